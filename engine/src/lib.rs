@@ -1,0 +1,1 @@
+//! Sylva engine: work-stealing job system, job graph, frame timings.
