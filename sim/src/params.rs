@@ -1,0 +1,185 @@
+//! Physical parameters: how mass, stiffness, damping and drag follow from a branch's shape,
+//! and the simulation settings (time step, solver, gravity).
+
+use crate::error::{check_positive, check_range, SimError};
+
+/// How a joint's angular spring constant k [N·m/rad] follows from the segment's shape.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Stiffness {
+    /// Euler-Bernoulli beam: a segment of length l and radius r bends like a beam of flexural
+    /// rigidity E·π·r⁴/4, so the joint at its base has k = E·π·r⁴ / (4·l).
+    Beam { youngs_modulus: f32 },
+    /// The empirical power law the papers suggest, k = coefficient · r^exponent (r in metres;
+    /// Weber and Oliapuram use exponents near 2.5).
+    Power { coefficient: f32, exponent: f32 },
+}
+
+/// How a joint's structural damping c [N·m·s/rad] follows from its stiffness and inertia.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Damping {
+    /// c = 2·ζ·sqrt(k·I): the damping ratio ζ of the segment swinging alone on its spring.
+    Ratio(f32),
+    /// c = coefficient · r^exponent (the papers suggest exponents near 3.5).
+    Power { coefficient: f32, exponent: f32 },
+}
+
+/// Material of the trees: turns a skeleton's geometry into masses, springs, dampers and drag.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Material {
+    /// Density of green wood [kg/m³].
+    pub wood_density: f32,
+    pub stiffness: Stiffness,
+    pub damping: Damping,
+    /// Fresh leaf mass per leaf area [kg/m²].
+    pub leaf_mass_per_area: f32,
+    /// Linear drag coefficient of bark [N·s/m³]: force = coefficient × frontal area (2·r·l) ×
+    /// wind velocity, Weber's f = l·r·(d·w). The default matches quadratic drag (C_d = 1.2,
+    /// air 1.225 kg/m³) at 10 m/s.
+    pub wood_drag: f32,
+    /// Linear drag coefficient of leaves [N·s/m³]: force = coefficient × leaf area × wind
+    /// velocity. The default matches C_d = 0.5 at 10 m/s.
+    pub leaf_drag: f32,
+    /// Pre-stress the springs so that the generated shape is the equilibrium under gravity
+    /// (trees grow under their own weight). Without it a tree sags when released.
+    pub compensate_gravity: bool,
+}
+
+impl Default for Material {
+    fn default() -> Self {
+        Material {
+            wood_density: 800.0,
+            // Green hardwood is near 8 GPa; Sylva's default is softer, as artists tune trees to
+            // move visibly in moderate wind.
+            stiffness: Stiffness::Beam { youngs_modulus: 2.0e9 },
+            damping: Damping::Ratio(0.15),
+            leaf_mass_per_area: 0.25,
+            wood_drag: 7.4,
+            leaf_drag: 3.1,
+            compensate_gravity: true,
+        }
+    }
+}
+
+impl Material {
+    pub fn validate(&self) -> Result<(), SimError> {
+        check_positive("wood_density", self.wood_density, 1.0e5)?;
+        match self.stiffness {
+            Stiffness::Beam { youngs_modulus } => check_positive("youngs_modulus", youngs_modulus, 1.0e13)?,
+            Stiffness::Power { coefficient, exponent } => {
+                check_positive("stiffness coefficient", coefficient, 1.0e15)?;
+                check_range("stiffness exponent", exponent, 0.0, 8.0)?;
+            }
+        }
+        match self.damping {
+            Damping::Ratio(z) => check_range("damping ratio", z, 0.0, 100.0)?,
+            Damping::Power { coefficient, exponent } => {
+                check_range("damping coefficient", coefficient, 0.0, 1.0e15)?;
+                check_range("damping exponent", exponent, 0.0, 8.0)?;
+            }
+        }
+        check_range("leaf_mass_per_area", self.leaf_mass_per_area, 0.0, 100.0)?;
+        check_range("wood_drag", self.wood_drag, 0.0, 1.0e4)?;
+        check_range("leaf_drag", self.leaf_drag, 0.0, 1.0e4)?;
+        Ok(())
+    }
+
+    /// Joint stiffness for a segment of base radius `r` and length `l`.
+    pub fn stiffness_of(&self, r: f32, l: f32) -> f32 {
+        match self.stiffness {
+            Stiffness::Beam { youngs_modulus } => youngs_modulus * std::f32::consts::PI * r.powi(4) / (4.0 * l),
+            Stiffness::Power { coefficient, exponent } => coefficient * r.powf(exponent),
+        }
+    }
+
+    /// Joint damping for a segment of base radius `r`, stiffness `k` and inertia `inertia`.
+    pub fn damping_of(&self, r: f32, k: f32, inertia: f32) -> f32 {
+        match self.damping {
+            Damping::Ratio(z) => 2.0 * z * (k * inertia).sqrt(),
+            Damping::Power { coefficient, exponent } => coefficient * r.powf(exponent),
+        }
+    }
+}
+
+/// Which linear solver runs Weber's Eq. 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SolverKind {
+    /// Exact elimination in tip-to-root order: the matrix graph is the tree, so Gaussian
+    /// elimination has no fill-in and costs O(n).
+    #[default]
+    Direct,
+    /// The paper's conjugate gradient with the preconditioner C = sqrt(diag A).
+    Cg,
+}
+
+impl SolverKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SolverKind::Direct => "direct",
+            SolverKind::Cg => "cg",
+        }
+    }
+}
+
+impl std::str::FromStr for SolverKind {
+    type Err = SimError;
+    fn from_str(s: &str) -> Result<Self, SimError> {
+        match s {
+            "direct" => Ok(SolverKind::Direct),
+            "cg" => Ok(SolverKind::Cg),
+            other => Err(SimError::param("solver", other, "must be `direct` or `cg`")),
+        }
+    }
+}
+
+/// Settings of the time integration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SimParams {
+    /// Time step h [s].
+    pub dt: f32,
+    /// Gravitational acceleration [m/s²], acting along -y.
+    pub gravity: f32,
+    pub solver: SolverKind,
+    /// Conjugate gradient: stop when the preconditioned residual norm falls below this fraction
+    /// of the right-hand side's.
+    pub cg_tolerance: f64,
+    /// Conjugate gradient: iteration cap per solve (a multiple of the tree size is never needed
+    /// in exact arithmetic; the cap guards against a non-converging system).
+    pub cg_max_iterations: u32,
+    /// Collision response: penetration passes per contacting segment (Weber uses one; a few
+    /// more clear deep contacts in the same step).
+    pub contact_passes: u32,
+    /// Collision response: Weber's multiplicative tweak factor on the desired correction.
+    pub contact_stiffness: f32,
+}
+
+impl Default for SimParams {
+    fn default() -> Self {
+        SimParams {
+            dt: 1.0 / 60.0,
+            gravity: 9.81,
+            solver: SolverKind::Direct,
+            cg_tolerance: 1e-10,
+            cg_max_iterations: 10_000,
+            contact_passes: 4,
+            contact_stiffness: 1.0,
+        }
+    }
+}
+
+impl SimParams {
+    pub fn validate(&self) -> Result<(), SimError> {
+        check_positive("time step", self.dt, 1.0)?;
+        check_range("gravity", self.gravity, 0.0, 1000.0)?;
+        if !(self.cg_tolerance.is_finite() && self.cg_tolerance > 0.0 && self.cg_tolerance < 1.0) {
+            return Err(SimError::param("cg_tolerance", self.cg_tolerance, "must be a number in (0, 1)"));
+        }
+        if self.cg_max_iterations == 0 {
+            return Err(SimError::param("cg_max_iterations", 0, "must be at least 1"));
+        }
+        if self.contact_passes == 0 || self.contact_passes > 64 {
+            return Err(SimError::param("contact_passes", self.contact_passes, "must be in 1..=64"));
+        }
+        check_range("contact_stiffness", self.contact_stiffness, 0.0, 4.0)?;
+        Ok(())
+    }
+}
