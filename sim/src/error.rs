@@ -35,7 +35,11 @@ pub(crate) fn check_range(name: &'static str, value: f32, lo: f32, hi: f32) -> R
     if value.is_finite() && value >= lo && value <= hi {
         Ok(())
     } else {
-        Err(SimError::param(name, value, format!("must be a finite number in [{lo}, {hi}]")))
+        Err(SimError::param(
+            name,
+            value,
+            format!("must be a finite number in [{lo}, {hi}]"),
+        ))
     }
 }
 
@@ -44,6 +48,10 @@ pub(crate) fn check_positive(name: &'static str, value: f32, hi: f32) -> Result<
     if value.is_finite() && value > 0.0 && value <= hi {
         Ok(())
     } else {
-        Err(SimError::param(name, value, format!("must be a finite number greater than 0 and at most {hi}")))
+        Err(SimError::param(
+            name,
+            value,
+            format!("must be a finite number greater than 0 and at most {hi}"),
+        ))
     }
 }

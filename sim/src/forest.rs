@@ -36,13 +36,11 @@ const QUAT_SCALE: f32 = 32767.0;
 /// Packs a unit quaternion into four signed 16-bit integers.
 #[inline(always)]
 pub fn pack_quat(q: Quat) -> [i16; 4] {
+    // Round half away from zero with a truncating cast: `f32::round` is a library call on
+    // baseline x86-64, and this runs for every leaf every step.
+    let quantise = |x: f32| (x * QUAT_SCALE + 0.5f32.copysign(x)) as i16;
     let v = q.to_array();
-    [
-        (v[0] * QUAT_SCALE).round() as i16,
-        (v[1] * QUAT_SCALE).round() as i16,
-        (v[2] * QUAT_SCALE).round() as i16,
-        (v[3] * QUAT_SCALE).round() as i16,
-    ]
+    [quantise(v[0]), quantise(v[1]), quantise(v[2]), quantise(v[3])]
 }
 
 /// Unpacks [`pack_quat`] (renormalised).
@@ -61,6 +59,9 @@ pub struct TreeInfo {
     pub root: Vec3,
     /// Mean width/length ratio of the tree's leaves (leaf width is stored per tree).
     pub leaf_aspect: f32,
+    /// Upper bound of the distance from the root to any point of the tree, in any pose: the
+    /// longest chain of segments plus the largest radius [m].
+    pub reach: f32,
 }
 
 /// A contiguous, depth-sorted run of segments: a tree's top or one subtree.
@@ -82,6 +83,11 @@ pub struct SegmentData {
     pub radius_tip: Vec<f32>,
     /// Wood plus leaves [kg].
     pub mass: Vec<f32>,
+    /// Inertia of the segment's angle [kg·m²]: the diagonal of the mass matrix in absolute
+    /// angles, I = m·l²/3 + M_out·l². Turning a segment's absolute angle swings the segment
+    /// about its base (a rod, m·l²/3) and carries everything outboard of it along with its tip
+    /// (mass M_out at distance l), since outboard segments keep their absolute angles.
+    pub inertia: Vec<f32>,
     /// Relative angles (Θx, Θz) of the generated shape, in Weber's mapping (the inverse of
     /// Eqs. 3 and 4 applied to the segment's direction in its parent's frame).
     pub shape: [Vec<f32>; 2],
@@ -191,15 +197,35 @@ impl Forest {
         material.validate()?;
         let total: usize = trees.iter().map(|t| t.skeleton.segments.len()).sum();
         if total > MAX_FOREST_SEGMENTS {
-            return Err(SimError::param("segments", total, format!("a forest holds at most {MAX_FOREST_SEGMENTS} segments")));
+            return Err(SimError::param(
+                "segments",
+                total,
+                format!("a forest holds at most {MAX_FOREST_SEGMENTS} segments"),
+            ));
         }
         let total_leaves: usize = trees.iter().map(|t| t.skeleton.leaves.len()).sum();
         if total_leaves > u32::MAX as usize - 1 {
-            return Err(SimError::param("leaves", total_leaves, format!("a forest holds at most {} leaves", u32::MAX - 1)));
+            return Err(SimError::param(
+                "leaves",
+                total_leaves,
+                format!("a forest holds at most {} leaves", u32::MAX - 1),
+            ));
         }
-        let mut f = Forest { material: *material, ..Default::default() };
+        let mut f = Forest {
+            material: *material,
+            ..Default::default()
+        };
         let s = &mut f.seg;
-        for v in [&mut s.length, &mut s.radius_base, &mut s.radius_tip, &mut s.mass, &mut s.stiffness, &mut s.damping, &mut s.drag] {
+        for v in [
+            &mut s.length,
+            &mut s.radius_base,
+            &mut s.radius_tip,
+            &mut s.mass,
+            &mut s.inertia,
+            &mut s.stiffness,
+            &mut s.damping,
+            &mut s.drag,
+        ] {
             v.reserve_exact(total);
         }
         for v in s.shape.iter_mut().chain(s.rest.iter_mut()) {
@@ -216,7 +242,11 @@ impl Forest {
                 other => other,
             })?;
             if !placement.position.is_finite() {
-                return Err(SimError::param("tree position", format!("{:?}", placement.position), "must be finite"));
+                return Err(SimError::param(
+                    "tree position",
+                    format!("{:?}", placement.position),
+                    "must be finite",
+                ));
             }
             f.append_tree(placement, material)?;
         }
@@ -304,6 +334,14 @@ impl Forest {
             orient[i] = (parent_q * mapping::relative_rotation(x, z)).normalize();
         }
 
+        let mut chain = vec![0.0f32; n];
+        let mut reach = 0.0f32;
+        for i in 0..n {
+            let s = &skel.segments[i];
+            chain[i] = s.parent.map_or(0.0, |p| chain[p as usize]) + s.length();
+            reach = reach.max(chain[i] + s.radius_base.max(s.radius_tip));
+        }
+
         // Leaves per segment and their area and mass.
         let mut leaf_area = vec![0.0f32; n];
         let mut leaf_count = vec![0u32; n];
@@ -338,29 +376,44 @@ impl Forest {
             self.leaf.rest[slot] = pack_quat((orient[seg].inverse() * leaf.orientation).normalize());
         }
 
+        // Masses: a frustum of wood plus the leaves; and the mass outboard of each segment.
+        let mass: Vec<f32> = (0..n)
+            .map(|i| {
+                let g = &skel.segments[i];
+                let (l, r0, r1) = (g.length(), g.radius_base, g.radius_tip);
+                let wood = material.wood_density * std::f32::consts::PI * l * (r0 * r0 + r0 * r1 + r1 * r1) / 3.0;
+                wood + material.leaf_mass_per_area * leaf_area[i]
+            })
+            .collect();
+        let mut outboard = vec![0.0f64; n];
+        for i in (1..n).rev() {
+            let p = skel.segments[i].parent.unwrap() as usize;
+            outboard[p] += outboard[i] + mass[i] as f64;
+        }
+
         // Per-segment physical data, in the new order.
         let s = &mut self.seg;
         for &i in &order {
             let g = &skel.segments[i];
             let l = g.length();
             let (r0, r1) = (g.radius_base, g.radius_tip);
-            // Frustum of wood plus the leaves' mass.
-            let wood = material.wood_density * std::f32::consts::PI * l * (r0 * r0 + r0 * r1 + r1 * r1) / 3.0;
-            let mass = wood + material.leaf_mass_per_area * leaf_area[i];
-            let inertia = segment_inertia(mass, l);
+            let mass = mass[i];
+            let inertia = mass * l * l / 3.0 + outboard[i] as f32 * l * l;
             let k = material.stiffness_of(r0, l);
             s.parent.push(g.parent.map_or(NO_PARENT, |p| new_index[p as usize]));
             s.length.push(l);
             s.radius_base.push(r0);
             s.radius_tip.push(r1);
             s.mass.push(mass);
+            s.inertia.push(inertia);
             s.shape[0].push(rel[i].0);
             s.shape[1].push(rel[i].1);
             s.rest[0].push(rel[i].0);
             s.rest[1].push(rel[i].1);
             s.stiffness.push(k);
             s.damping.push(material.damping_of(r0, k, inertia));
-            s.drag.push(material.wood_drag * (r0 + r1) * l + material.leaf_drag * leaf_area[i]);
+            s.drag
+                .push(material.wood_drag * (r0 + r1) * l + material.leaf_drag * leaf_area[i]);
             s.leaf_start.push(leaf_first[i]);
         }
 
@@ -369,7 +422,12 @@ impl Forest {
             leaves: leaf_begin as u32..(leaf_begin + leaves_total) as u32,
             blocks: first_block..self.blocks.len() as u32,
             root: placement.position + skel.segments[0].base,
-            leaf_aspect: if leaves_total > 0 { (aspect_sum / leaves_total as f64) as f32 } else { 0.5 },
+            leaf_aspect: if leaves_total > 0 {
+                (aspect_sum / leaves_total as f64) as f32
+            } else {
+                0.5
+            },
+            reach,
         });
         Ok(())
     }
@@ -385,6 +443,7 @@ impl Forest {
             s.radius_base.len(),
             s.radius_tip.len(),
             s.mass.len(),
+            s.inertia.len(),
             s.shape[0].len(),
             s.shape[1].len(),
             s.rest[0].len(),
@@ -394,7 +453,10 @@ impl Forest {
             s.drag.len(),
         ];
         if lens.iter().any(|&l| l != n) || s.leaf_start.len() != n + 1 {
-            return bad(format!("segment arrays have different lengths: {lens:?}, leaf_start {}", s.leaf_start.len()));
+            return bad(format!(
+                "segment arrays have different lengths: {lens:?}, leaf_start {}",
+                s.leaf_start.len()
+            ));
         }
         let m = self.leaf_count();
         if self.leaf.length.len() != m || self.leaf.rest.len() != m {
@@ -405,13 +467,22 @@ impl Forest {
         let mut block_cursor = 0u32;
         for (t, tree) in self.trees.iter().enumerate() {
             if tree.segments.start != seg_cursor || tree.segments.is_empty() {
-                return bad(format!("tree {t}: segments {:?} do not continue at {seg_cursor}", tree.segments));
+                return bad(format!(
+                    "tree {t}: segments {:?} do not continue at {seg_cursor}",
+                    tree.segments
+                ));
             }
             if tree.leaves.start != leaf_cursor || s.leaf_start[tree.segments.start as usize] != tree.leaves.start {
-                return bad(format!("tree {t}: leaves {:?} do not continue at {leaf_cursor}", tree.leaves));
+                return bad(format!(
+                    "tree {t}: leaves {:?} do not continue at {leaf_cursor}",
+                    tree.leaves
+                ));
             }
             if tree.blocks.start != block_cursor || tree.blocks.is_empty() {
-                return bad(format!("tree {t}: blocks {:?} do not continue at {block_cursor}", tree.blocks));
+                return bad(format!(
+                    "tree {t}: blocks {:?} do not continue at {block_cursor}",
+                    tree.blocks
+                ));
             }
             seg_cursor = tree.segments.end;
             leaf_cursor = tree.leaves.end;
@@ -434,7 +505,10 @@ impl Forest {
             for b in tree.blocks.start as usize..tree.blocks.end as usize {
                 let block = &self.blocks[b];
                 if block.segments.start != block_start || block.segments.is_empty() || block.levels.is_empty() {
-                    return bad(format!("block {b}: segments {:?} do not continue at {block_start}", block.segments));
+                    return bad(format!(
+                        "block {b}: segments {:?} do not continue at {block_start}",
+                        block.segments
+                    ));
                 }
                 block_start = block.segments.end;
                 if self.level_starts[block.levels.start as usize] != block.segments.start {
@@ -458,7 +532,9 @@ impl Forest {
                             top.segments.contains(&p)
                         };
                         if !ok {
-                            return bad(format!("segment {i} (block {b}, level {k}): parent {p} breaks the depth order"));
+                            return bad(format!(
+                                "segment {i} (block {b}, level {k}): parent {p} breaks the depth order"
+                            ));
                         }
                     }
                 }
@@ -466,12 +542,18 @@ impl Forest {
                     let parent_of_root = s.parent[block.segments.start as usize] as usize;
                     let depth_parent = self.depth_in_top(tree, parent_of_root);
                     if depth_parent.map(|d| d + 1) != Some(block.depth0) {
-                        return bad(format!("block {b}: depth0 {} does not follow its parent's depth", block.depth0));
+                        return bad(format!(
+                            "block {b}: depth0 {} does not follow its parent's depth",
+                            block.depth0
+                        ));
                     }
                 }
             }
             if block_start != tree.segments.end {
-                return bad(format!("tree {t}: blocks end at {block_start}, segments at {}", tree.segments.end));
+                return bad(format!(
+                    "tree {t}: blocks end at {block_start}, segments at {}",
+                    tree.segments.end
+                ));
             }
         }
         if seg_cursor as usize != n || leaf_cursor as usize != m || block_cursor as usize != self.blocks.len() {
@@ -486,7 +568,9 @@ impl Forest {
                 && s.radius_base[i] > 0.0
                 && s.radius_tip[i] > 0.0
                 && s.mass[i] > 0.0
-                && s.mass[i].is_finite();
+                && s.mass[i].is_finite()
+                && s.inertia[i] > 0.0
+                && s.inertia[i].is_finite();
             let finite_phys = s.stiffness[i] >= 0.0
                 && s.stiffness[i].is_finite()
                 && s.damping[i] >= 0.0
@@ -520,6 +604,7 @@ impl Forest {
             + b(&s.radius_base)
             + b(&s.radius_tip)
             + b(&s.mass)
+            + b(&s.inertia)
             + b(&s.shape[0])
             + b(&s.shape[1])
             + b(&s.rest[0])
@@ -537,24 +622,24 @@ impl Forest {
     }
 }
 
-/// Moment of inertia of a segment about its base: a uniform rod, I = m·l²/3 (leaves are spread
-/// uniformly along the segment, which gives the same mean square distance).
-#[inline]
-pub fn segment_inertia(mass: f32, length: f32) -> f32 {
-    mass * length * length / 3.0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testtree::test_tree;
 
     fn forest_of(sizes: &[(usize, usize)]) -> Forest {
-        let skels: Vec<_> = sizes.iter().enumerate().map(|(k, &(n, m))| test_tree(k as u64, n, m).unwrap()).collect();
+        let skels: Vec<_> = sizes
+            .iter()
+            .enumerate()
+            .map(|(k, &(n, m))| test_tree(k as u64, n, m).unwrap())
+            .collect();
         let placements: Vec<_> = skels
             .iter()
             .enumerate()
-            .map(|(k, s)| TreePlacement { skeleton: s, position: Vec3::new(10.0 * k as f32, 0.0, 0.0) })
+            .map(|(k, s)| TreePlacement {
+                skeleton: s,
+                position: Vec3::new(10.0 * k as f32, 0.0, 0.0),
+            })
             .collect();
         Forest::build(&placements, &Material::default()).unwrap()
     }
@@ -572,7 +657,7 @@ mod tests {
         // Subtree blocks respect the size bound.
         let t = &f.trees[0];
         for b in t.blocks.start as usize + 1..t.blocks.end as usize {
-            assert!(f.blocks[b].segments.len() <= (2246 / 16).max(64));
+            assert!(f.blocks[b].segments.len() <= 2246 / 16);
         }
     }
 
@@ -592,7 +677,14 @@ mod tests {
     #[test]
     fn shape_angles_reproduce_directions() {
         let skel = test_tree(3, 500, 100).unwrap();
-        let f = Forest::build(&[TreePlacement { skeleton: &skel, position: Vec3::ZERO }], &Material::default()).unwrap();
+        let f = Forest::build(
+            &[TreePlacement {
+                skeleton: &skel,
+                position: Vec3::ZERO,
+            }],
+            &Material::default(),
+        )
+        .unwrap();
         // Rebuild world directions from the stored angles and compare with the skeleton's,
         // matched through the segment lengths and parent structure by walking both orders.
         let n = f.segment_count();
@@ -606,10 +698,18 @@ mod tests {
         }
         let mut want: Vec<Vec3> = skel.segments.iter().map(|s| (s.tip - s.base).normalize()).collect();
         let mut got = dirs.clone();
-        let key = |v: &Vec3| (v.x * 1e4).round() as i64 * 1_000_000_000 + (v.y * 1e4).round() as i64 * 100_000 + (v.z * 1e4).round() as i64;
+        let key = |v: &Vec3| {
+            (v.x * 1e4).round() as i64 * 1_000_000_000
+                + (v.y * 1e4).round() as i64 * 100_000
+                + (v.z * 1e4).round() as i64
+        };
         want.sort_by_key(key);
         got.sort_by_key(key);
-        let matched = want.iter().zip(&got).filter(|(a, b)| (**a - **b).length() < 1e-3).count();
+        let matched = want
+            .iter()
+            .zip(&got)
+            .filter(|(a, b)| (**a - **b).length() < 1e-3)
+            .count();
         assert!(matched as f32 > 0.99 * n as f32, "{matched} of {n}");
     }
 

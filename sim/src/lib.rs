@@ -1,10 +1,28 @@
-//! Sylva simulation: tree data, generators and dynamics.
+//! Sylva simulation: tree data (SoA forest), generators, and Weber's dynamics.
+//!
+//! `sim` never sees Vulkan or a window: it produces the pose of every segment and leaf, which
+//! the renderer reads.
+
+// The kernels walk several parallel arrays with one index; that is the point of the layout.
+#![allow(clippy::needless_range_loop)]
+
+pub mod collider;
 pub mod error;
 pub mod forest;
 pub mod mapping;
 pub mod params;
 pub mod rng;
+pub mod scene;
 pub mod skeleton;
 pub mod testtree;
+pub mod weber;
+pub mod wind;
 
+pub use collider::{Contact, Motion, SphereCollider};
 pub use error::SimError;
+pub use forest::{Forest, TreePlacement};
+pub use params::{Damping, Material, SimParams, SolverKind, Stiffness};
+pub use skeleton::Skeleton;
+pub use testtree::{test_tree, TreeSize};
+pub use weber::{PlaneEdit, PlaneState, PoseState, Simulation, StepStats, PHASES};
+pub use wind::{Calm, GustingWind, WindField};

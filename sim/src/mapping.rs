@@ -57,8 +57,7 @@ fn half_angle(w: f32) -> (f32, f32) {
             + a2 * (1.0 / 24.0
                 + a2 * (-1.0 / 720.0
                     + a2 * (1.0 / 40_320.0
-                        + a2 * (-1.0 / 3_628_800.0
-                            + a2 * (1.0 / 479_001_600.0 + a2 * (-1.0 / 87_178_291_200.0)))))));
+                        + a2 * (-1.0 / 3_628_800.0 + a2 * (1.0 / 479_001_600.0 + a2 * (-1.0 / 87_178_291_200.0)))))));
     (0.5 * sinc, cos)
 }
 
@@ -100,7 +99,11 @@ pub fn angles_for_direction(dir: Vec3) -> (f32, f32) {
     let dir = dir.normalize_or(Vec3::Y);
     let horizontal = (dir.x * dir.x + dir.z * dir.z).sqrt();
     if horizontal < 1e-12 {
-        return if dir.y >= 0.0 { (0.0, 0.0) } else { (std::f32::consts::PI, 0.0) };
+        return if dir.y >= 0.0 {
+            (0.0, 0.0)
+        } else {
+            (std::f32::consts::PI, 0.0)
+        };
     }
     let w = horizontal.atan2(dir.y);
     // u = (x S, cos w, z S) with S = sin w / w and sin w = horizontal.
@@ -133,11 +136,22 @@ mod tests {
 
     #[test]
     fn rotation_axis_and_derivatives_are_consistent() {
-        let samples = [(0.0, 0.0), (1e-4, -2e-4), (0.2, 0.1), (-0.7, 0.45), (1.3, -1.1), (2.0, 2.0), (-0.01, 3.0)];
+        let samples = [
+            (0.0, 0.0),
+            (1e-4, -2e-4),
+            (0.2, 0.1),
+            (-0.7, 0.45),
+            (1.3, -1.1),
+            (2.0, 2.0),
+            (-0.01, 3.0),
+        ];
         for &(x, z) in &samples {
             let b = bend(x, z);
             assert!((b.rotation.length() - 1.0).abs() < 1e-6, "unit quaternion at {x},{z}");
-            assert!(close(b.rotation * Vec3::Y, b.axis, 2e-6), "axis matches rotation at {x},{z}");
+            assert!(
+                close(b.rotation * Vec3::Y, b.axis, 2e-6),
+                "axis matches rotation at {x},{z}"
+            );
             assert!((b.axis.length() - 1.0).abs() < 2e-6);
             // Central differences in f64 of the closed-form axis.
             let u = |x: f64, z: f64| {
@@ -148,9 +162,17 @@ mod tests {
             let e = 1e-6;
             let (x64, z64) = (x as f64, z as f64);
             let (p, m) = (u(x64 + e, z64), u(x64 - e, z64));
-            let fd_x = Vec3::new(((p[0] - m[0]) / (2.0 * e)) as f32, ((p[1] - m[1]) / (2.0 * e)) as f32, ((p[2] - m[2]) / (2.0 * e)) as f32);
+            let fd_x = Vec3::new(
+                ((p[0] - m[0]) / (2.0 * e)) as f32,
+                ((p[1] - m[1]) / (2.0 * e)) as f32,
+                ((p[2] - m[2]) / (2.0 * e)) as f32,
+            );
             let (p, m) = (u(x64, z64 + e), u(x64, z64 - e));
-            let fd_z = Vec3::new(((p[0] - m[0]) / (2.0 * e)) as f32, ((p[1] - m[1]) / (2.0 * e)) as f32, ((p[2] - m[2]) / (2.0 * e)) as f32);
+            let fd_z = Vec3::new(
+                ((p[0] - m[0]) / (2.0 * e)) as f32,
+                ((p[1] - m[1]) / (2.0 * e)) as f32,
+                ((p[2] - m[2]) / (2.0 * e)) as f32,
+            );
             assert!(close(b.d_dx, fd_x, 2e-5), "d/dx at {x},{z}: {:?} vs {:?}", b.d_dx, fd_x);
             assert!(close(b.d_dz, fd_z, 2e-5), "d/dz at {x},{z}: {:?} vs {:?}", b.d_dz, fd_z);
         }
@@ -161,7 +183,10 @@ mod tests {
         for &(x, z) in &[(0.0f32, 0.0f32), (0.1, -0.2), (1.0, 0.5), (-2.5, 1.0), (0.0, 3.0)] {
             let u = bend(x, z).axis;
             let (x2, z2) = angles_for_direction(u);
-            assert!((x - x2).abs() < 1e-5 && (z - z2).abs() < 1e-5, "({x},{z}) -> ({x2},{z2})");
+            assert!(
+                (x - x2).abs() < 1e-5 && (z - z2).abs() < 1e-5,
+                "({x},{z}) -> ({x2},{z2})"
+            );
         }
         let (x, z) = angles_for_direction(-Vec3::Y);
         assert!(close(bend(x, z).axis, -Vec3::Y, 1e-6));

@@ -48,9 +48,8 @@ impl Default for Material {
     fn default() -> Self {
         Material {
             wood_density: 800.0,
-            // Green hardwood is near 8 GPa; Sylva's default is softer, as artists tune trees to
-            // move visibly in moderate wind.
-            stiffness: Stiffness::Beam { youngs_modulus: 2.0e9 },
+            // Green hardwood, parallel to the grain.
+            stiffness: Stiffness::Beam { youngs_modulus: 8.0e9 },
             damping: Damping::Ratio(0.15),
             leaf_mass_per_area: 0.25,
             wood_drag: 7.4,
@@ -171,13 +170,21 @@ impl SimParams {
         check_positive("time step", self.dt, 1.0)?;
         check_range("gravity", self.gravity, 0.0, 1000.0)?;
         if !(self.cg_tolerance.is_finite() && self.cg_tolerance > 0.0 && self.cg_tolerance < 1.0) {
-            return Err(SimError::param("cg_tolerance", self.cg_tolerance, "must be a number in (0, 1)"));
+            return Err(SimError::param(
+                "cg_tolerance",
+                self.cg_tolerance,
+                "must be a number in (0, 1)",
+            ));
         }
         if self.cg_max_iterations == 0 {
             return Err(SimError::param("cg_max_iterations", 0, "must be at least 1"));
         }
         if self.contact_passes == 0 || self.contact_passes > 64 {
-            return Err(SimError::param("contact_passes", self.contact_passes, "must be in 1..=64"));
+            return Err(SimError::param(
+                "contact_passes",
+                self.contact_passes,
+                "must be in 1..=64",
+            ));
         }
         check_range("contact_stiffness", self.contact_stiffness, 0.0, 4.0)?;
         Ok(())

@@ -75,16 +75,25 @@ impl Skeleton {
             )));
         }
         for (i, s) in self.segments.iter().enumerate() {
-            let finite = s.base.is_finite() && s.tip.is_finite() && s.radius_base.is_finite() && s.radius_tip.is_finite();
+            let finite =
+                s.base.is_finite() && s.tip.is_finite() && s.radius_base.is_finite() && s.radius_tip.is_finite();
             if !finite {
-                return Err(SimError::Skeleton(format!("segment {i} has a non-finite position or radius")));
+                return Err(SimError::Skeleton(format!(
+                    "segment {i} has a non-finite position or radius"
+                )));
             }
             match (i, s.parent) {
                 (0, None) => {}
                 (0, Some(_)) => return Err(SimError::Skeleton("segment 0 must be the root (no parent)".into())),
-                (_, None) => return Err(SimError::Skeleton(format!("segment {i} has no parent; only segment 0 may be a root"))),
+                (_, None) => {
+                    return Err(SimError::Skeleton(format!(
+                        "segment {i} has no parent; only segment 0 may be a root"
+                    )))
+                }
                 (_, Some(p)) if p as usize >= i => {
-                    return Err(SimError::Skeleton(format!("segment {i} has parent {p}; a parent must come before its children")))
+                    return Err(SimError::Skeleton(format!(
+                        "segment {i} has parent {p}; a parent must come before its children"
+                    )))
                 }
                 (_, Some(p)) => {
                     let gap = (self.segments[p as usize].tip - s.base).length();
@@ -98,7 +107,9 @@ impl Skeleton {
             }
             let l = s.length();
             if l.is_nan() || l <= 1e-6 {
-                return Err(SimError::Skeleton(format!("segment {i} has length {l} m; it must be longer than 1 µm")));
+                return Err(SimError::Skeleton(format!(
+                    "segment {i} has length {l} m; it must be longer than 1 µm"
+                )));
             }
             if !(s.radius_base > 0.0 && s.radius_tip > 0.0) {
                 return Err(SimError::Skeleton(format!(
@@ -115,7 +126,10 @@ impl Skeleton {
                 )));
             }
             if !(0.0..=1.0).contains(&leaf.along) {
-                return Err(SimError::Skeleton(format!("leaf {j} sits at {} along its segment; allowed is 0 to 1", leaf.along)));
+                return Err(SimError::Skeleton(format!(
+                    "leaf {j} sits at {} along its segment; allowed is 0 to 1",
+                    leaf.along
+                )));
             }
             if !(leaf.length.is_finite() && leaf.length > 0.0 && leaf.width.is_finite() && leaf.width > 0.0) {
                 return Err(SimError::Skeleton(format!(
@@ -124,7 +138,9 @@ impl Skeleton {
                 )));
             }
             if !(leaf.orientation.is_finite() && (leaf.orientation.length() - 1.0).abs() < 1e-3) {
-                return Err(SimError::Skeleton(format!("leaf {j} has a non-unit orientation quaternion")));
+                return Err(SimError::Skeleton(format!(
+                    "leaf {j} has a non-unit orientation quaternion"
+                )));
             }
         }
         Ok(())
@@ -133,6 +149,9 @@ impl Skeleton {
     /// Height of the highest point above the root's base [m].
     pub fn height(&self) -> f32 {
         let y0 = self.segments.first().map_or(0.0, |s| s.base.y);
-        self.segments.iter().map(|s| s.tip.y.max(s.base.y) - y0).fold(0.0, f32::max)
+        self.segments
+            .iter()
+            .map(|s| s.tip.y.max(s.base.y) - y0)
+            .fold(0.0, f32::max)
     }
 }

@@ -59,10 +59,18 @@ pub fn test_tree(seed: u64, segments: usize, leaves: usize) -> Result<Skeleton, 
         ));
     }
     if segments > MAX_SEGMENTS_PER_TREE {
-        return Err(SimError::param("segments", segments, format!("allowed 1..={MAX_SEGMENTS_PER_TREE}")));
+        return Err(SimError::param(
+            "segments",
+            segments,
+            format!("allowed 1..={MAX_SEGMENTS_PER_TREE}"),
+        ));
     }
     if leaves > MAX_LEAVES_PER_TREE {
-        return Err(SimError::param("leaves", leaves, format!("allowed 0..={MAX_LEAVES_PER_TREE}")));
+        return Err(SimError::param(
+            "leaves",
+            leaves,
+            format!("allowed 0..={MAX_LEAVES_PER_TREE}"),
+        ));
     }
     let rng = Rng::new(seed);
     let mut layout_rng = rng.fork(1);
@@ -72,7 +80,14 @@ pub fn test_tree(seed: u64, segments: usize, leaves: usize) -> Result<Skeleton, 
     let mut level_of: Vec<u32> = Vec::with_capacity(segments);
     let mut queue = std::collections::VecDeque::new();
     let lean = Vec3::new(layout_rng.sym(0.03), 1.0, layout_rng.sym(0.03)).normalize();
-    queue.push_back(StemPlan { attach: None, base: Vec3::ZERO, direction: lean, length: height, budget: segments, level: 0 });
+    queue.push_back(StemPlan {
+        attach: None,
+        base: Vec3::ZERO,
+        direction: lean,
+        length: height,
+        budget: segments,
+        level: 0,
+    });
 
     while let Some(stem) = queue.pop_front() {
         lay_out_stem(&stem, height, &mut layout_rng, &mut skel, &mut level_of, &mut queue);
@@ -100,21 +115,40 @@ fn lay_out_stem(
     }
     .clamp(1, budget);
     let rest = budget - own;
-    let seg_len = stem.length / own as f32;
+    // Twigs and small branches are short: a long, thin segment cannot carry its own weight.
+    let max_segment = match stem.level {
+        0 => f32::INFINITY,
+        1 => 0.5,
+        2 => 0.35,
+        _ => 0.25,
+    };
+    let length = stem.length.min(max_segment * own as f32);
+    let seg_len = length / own as f32;
 
     // The stem's own segments: a gentle curve with upward tropism for branches and some wobble.
     let first = skel.segments.len() as u32;
     let mut dir = stem.direction;
     let mut base = stem.base;
     let mut parent = stem.attach;
-    let tropism = if stem.level == 0 { 0.0 } else { 0.05 + 0.03 * stem.level as f32 };
+    // The trunk keeps straightening towards vertical; branches turn up towards the light.
+    let (tropism, wobble_size) = if stem.level == 0 {
+        (0.04, 0.03)
+    } else {
+        (0.05 + 0.03 * stem.level as f32, 0.06)
+    };
     for _ in 0..own {
         let tip = base + dir * seg_len;
-        skel.segments.push(SkeletonSegment { parent, base, tip, radius_base: 1.0, radius_tip: 1.0 });
+        skel.segments.push(SkeletonSegment {
+            parent,
+            base,
+            tip,
+            radius_base: 1.0,
+            radius_tip: 1.0,
+        });
         level_of.push(stem.level);
         parent = Some(skel.segments.len() as u32 - 1);
         base = tip;
-        let wobble = Vec3::new(rng.sym(1.0), rng.sym(1.0), rng.sym(1.0)) * 0.06;
+        let wobble = Vec3::new(rng.sym(1.0), rng.sym(1.0), rng.sym(1.0)) * wobble_size;
         dir = (dir + Vec3::Y * tropism + wobble).normalize();
     }
     if rest == 0 {
@@ -148,13 +182,20 @@ fn lay_out_stem(
             // Conical crown: long branches low in the crown, short ones near the top.
             let crown = ((along - bare) / (1.0 - bare)).clamp(0.0, 1.0);
             let down = (65.0 - 30.0 * crown + rng.sym(8.0)).to_radians();
-            (down, height * (0.5 * (1.0 - crown).powf(0.7) + 0.08) * rng.range(0.85, 1.15))
+            (
+                down,
+                height * (0.5 * (1.0 - crown).powf(0.7) + 0.08) * rng.range(0.85, 1.15),
+            )
         } else {
-            let remaining = stem.length * (1.0 - along) + 0.3 * stem.length;
+            let remaining = length * (1.0 - along) + 0.3 * length;
             ((45.0 + rng.sym(12.0)).to_radians(), remaining * rng.range(0.45, 0.65))
         };
         let direction = tilt(axis, down, azimuth);
-        kids.push(Child { joint, direction, length: length.max(0.05) });
+        kids.push(Child {
+            joint,
+            direction,
+            length: length.max(0.05),
+        });
     }
 
     // Budgets: at least one segment each, the rest in proportion to length (largest remainder).
@@ -191,7 +232,13 @@ pub(crate) fn apportion(total: usize, weights: &[f64]) -> Vec<usize> {
     let uniform = !(sum > 0.0 && sum.is_finite());
     let ideal: Vec<f64> = weights
         .iter()
-        .map(|w| if uniform { total as f64 / n as f64 } else { total as f64 * w / sum })
+        .map(|w| {
+            if uniform {
+                total as f64 / n as f64
+            } else {
+                total as f64 * w / sum
+            }
+        })
         .collect();
     let mut shares: Vec<usize> = ideal.iter().map(|x| x.floor() as usize).collect();
     let assigned: usize = shares.iter().sum();
@@ -227,9 +274,7 @@ fn assign_pipe_radii(skel: &mut Skeleton, height: f32, leaves: usize, level_of: 
     let weights: Vec<f64> = (0..n)
         .map(|i| {
             let level = level_of[i];
-            if max_level == 0 {
-                1.0
-            } else if !has_children[i] {
+            if max_level == 0 || !has_children[i] {
                 1.0
             } else if level + 1 >= max_level && level > 0 {
                 0.4
@@ -295,7 +340,17 @@ mod tests {
 
     #[test]
     fn exact_counts_and_valid_for_many_sizes() {
-        for &(n, m) in &[(1, 0), (1, 5), (2, 3), (3, 0), (17, 40), (200, 10), (907, 1530), (2246, 6840), (1597, 3603)] {
+        for &(n, m) in &[
+            (1, 0),
+            (1, 5),
+            (2, 3),
+            (3, 0),
+            (17, 40),
+            (200, 10),
+            (907, 1530),
+            (2246, 6840),
+            (1597, 3603),
+        ] {
             for seed in 0..3 {
                 let t = test_tree(seed, n, m).unwrap();
                 assert_eq!(t.segments.len(), n);
@@ -339,8 +394,15 @@ mod tests {
         let t = test_tree(1, 2246, 6840).unwrap();
         let h = t.height();
         assert!((5.0..20.0).contains(&h), "height {h}");
-        let width = t.segments.iter().map(|s| s.tip.x.abs().max(s.tip.z.abs())).fold(0.0, f32::max);
-        assert!(width > 0.2 * h && width < 1.5 * h, "crown half-width {width} for height {h}");
+        let width = t
+            .segments
+            .iter()
+            .map(|s| s.tip.x.abs().max(s.tip.z.abs()))
+            .fold(0.0, f32::max);
+        assert!(
+            width > 0.2 * h && width < 1.5 * h,
+            "crown half-width {width} for height {h}"
+        );
         let r0 = t.segments[0].radius_base;
         assert!((0.05..0.5).contains(&r0), "trunk radius {r0}");
         // Branching: many stems end in twigs.
@@ -356,8 +418,14 @@ mod tests {
 
     #[test]
     fn refuses_zero_and_absurd_sizes() {
-        assert!(matches!(test_tree(0, 0, 0), Err(SimError::Parameter { name: "segments", .. })));
-        assert!(matches!(test_tree(0, 0, 10), Err(SimError::Parameter { name: "segments", .. })));
+        assert!(matches!(
+            test_tree(0, 0, 0),
+            Err(SimError::Parameter { name: "segments", .. })
+        ));
+        assert!(matches!(
+            test_tree(0, 0, 10),
+            Err(SimError::Parameter { name: "segments", .. })
+        ));
         assert!(test_tree(0, MAX_SEGMENTS_PER_TREE + 1, 0).is_err());
         assert!(test_tree(0, 10, MAX_LEAVES_PER_TREE + 1).is_err());
     }

@@ -1,0 +1,1017 @@
+//! Weber 2008, "Fast Simulation of Realistic Trees": every segment a rigid rod on an angular
+//! spring to its parent, with one degree of freedom per plane (its absolute angle from vertical
+//! in the x-y and z-y planes), solved as two separable 1D semi-implicit systems per tree (Eq. 1)
+//! and recombined into 3D by the relative angle-axis mapping (Eqs. 3 and 4).
+//!
+//! One step, as jobs (see `docs/ARCHITECTURE.md` for what each reads and writes):
+//!
+//! | job        | waits for          | does |
+//! |------------|--------------------|------|
+//! | populate   | the previous step  | generalized forces (gravity, wind, loads carried) and Eq. 1's right-hand side for both planes |
+//! | solve_x    | populate           | Δv for the x plane (direct elimination or CG), then v += Δv, Θ += y + h·v |
+//! | solve_z    | populate           | the same for the z plane |
+//! | kinematics | solve_x, solve_z   | root outward: orientations, bases, direction vectors, leaves; subtrees as jobs |
+//! | collide    | kinematics         | Weber's spatial collision response, root outward, into y and the pose |
+//!
+//! With many trees each tree runs all five as one job instead (whole trees are the natural
+//! jobs of a forest). The work is split by data (trees, planes, subtree blocks) and never
+//! by thread count, and no floating-point sum crosses a job boundary, so the state is
+//! bit-identical for any number of workers.
+//!
+//! Contacts run at the end of the step so that the published pose is free of penetration;
+//! their displacement y reaches the solver in the next step exactly as Eq. 1 prescribes
+//! (Δx = h(v0 + Δv) + y), which Weber's populate stage does at the start of his step.
+
+mod kernels;
+
+use std::ops::Deref;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Instant;
+
+use glam::{Quat, Vec3};
+use sylva_engine::{FrameTimings, JobGraph, JobGraphBuilder, JobSystem};
+
+use crate::collider::SphereCollider;
+use crate::error::SimError;
+use crate::forest::Forest;
+use crate::params::{SimParams, SolverKind};
+use crate::wind::{Calm, WindField};
+use kernels::{CgWork, ContactParams, Contacts, Part, PlaneMut, PoseRef, TreeStatic};
+
+/// Names of the timed phases, as recorded in [`FrameTimings`].
+/// `kinematics` includes the contact response, which runs inside its root-outward pass.
+pub const PHASES: [&str; 3] = ["populate", "solve", "kinematics"];
+const POPULATE: usize = 0;
+const SOLVE: usize = 1;
+const KINEMATICS: usize = 2;
+
+/// Subtree blocks are grouped into kinematics jobs of at least this many segments.
+const KINEMATICS_JOB_SEGMENTS: usize = 256;
+
+/// One plane's state over all segments.
+#[derive(Clone, Debug, Default)]
+pub struct PlaneState {
+    /// Absolute angle in the plane [rad].
+    pub theta: Vec<f32>,
+    /// Angular velocity [rad/s].
+    pub vel: Vec<f32>,
+    /// Collision displacement applied to the pose and imposed in the next solve (Eq. 1's y).
+    pub y: Vec<f32>,
+    /// Eq. 1's right-hand side, then Δv.
+    pub rhs: Vec<f32>,
+}
+
+/// Writable angles and velocities of one plane, for [`Simulation::edit_state`].
+pub struct PlaneEdit<'a> {
+    /// Absolute angle in the plane [rad].
+    pub theta: &'a mut [f32],
+    /// Angular velocity [rad/s].
+    pub vel: &'a mut [f32],
+}
+
+/// World pose of every segment and leaf.
+#[derive(Clone, Debug, Default)]
+pub struct PoseState {
+    pub base: Vec<Vec3>,
+    pub orient: Vec<Quat>,
+    /// The two correction direction vectors: the tip's displacement per radian of the segment's
+    /// own Θx and Θz.
+    pub dir: [Vec<Vec3>; 2],
+    /// World position of every leaf's attachment point.
+    pub leaf_pos: Vec<Vec3>,
+}
+
+impl PoseState {
+    /// World orientation of leaf `j` hanging on segment `segment`: the segment's orientation
+    /// times the leaf's rest orientation in the segment's frame. Leaves are rigid on their
+    /// segment, so this is derived on demand (the renderer composes it on the GPU) instead of
+    /// being stored every step.
+    #[inline]
+    pub fn leaf_orientation(&self, forest: &Forest, segment: usize, j: usize) -> Quat {
+        self.orient[segment] * crate::forest::unpack_quat(forest.leaf.rest[j])
+    }
+
+    /// Tip of segment `i` given its length.
+    #[inline]
+    pub fn tip(&self, i: usize, length: f32) -> Vec3 {
+        self.base[i] + self.orient[i] * Vec3::new(0.0, length, 0.0)
+    }
+}
+
+#[derive(Default)]
+struct Scratch {
+    /// Sum of the external forces on each segment's strict descendants.
+    load: Vec<Vec3>,
+}
+
+#[derive(Default)]
+struct CgBuffers {
+    x: Vec<f64>,
+    r: Vec<f64>,
+    p: Vec<f64>,
+    ap: Vec<f64>,
+}
+
+/// Everything a step reads or writes, shared by its jobs. Each piece a job writes sits behind
+/// its own lock, taken once per job; the job graph orders the jobs so no lock is contended.
+struct Shared {
+    forest: Forest,
+    params: SimParams,
+    inv_pivot: Vec<f64>,
+    cg_scale: Vec<f64>,
+    planes: [RwLock<PlaneState>; 2],
+    pose: RwLock<PoseState>,
+    scratch: RwLock<Scratch>,
+    cg: [RwLock<CgBuffers>; 2],
+    wind: Box<dyn WindField>,
+    colliders: Vec<SphereCollider>,
+    phase_ns: [AtomicU64; 3],
+    corrections: AtomicU64,
+    cg_iterations: AtomicU64,
+    cg_solves: AtomicU64,
+    nonfinite: AtomicBool,
+}
+
+/// Write access for a step's job. The job graph orders the jobs, so this never waits.
+fn lock<T>(m: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    m.write()
+        .expect("simulation state poisoned by a panic in an earlier step")
+}
+
+/// Read access between steps (a step needs `&mut Simulation`, so nothing writes meanwhile).
+fn read<T>(m: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    m.try_read().expect("simulation state is readable between steps")
+}
+
+/// Running counters of a simulation.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepStats {
+    pub steps: u64,
+    /// Collision corrections applied (segment passes that moved a segment out of a collider).
+    pub corrections: u64,
+    /// Conjugate-gradient iterations and solves (zero with the direct solver).
+    pub cg_iterations: u64,
+    pub cg_solves: u64,
+}
+
+/// A forest simulated with Weber's model.
+pub struct Simulation {
+    sh: Shared,
+    per_tree: JobGraph<Shared>,
+    per_phase: JobGraph<Shared>,
+    time: f64,
+    stats: StepStats,
+}
+
+impl Simulation {
+    /// Sets up the state at the forest's generated shape, at rest. Refuses invalid parameters.
+    pub fn new(forest: Forest, params: SimParams) -> Result<Simulation, SimError> {
+        params.validate()?;
+        forest.validate()?;
+        if forest.segment_count() == 0 {
+            return Err(SimError::param(
+                "segments",
+                0,
+                "a simulation needs at least one tree with one segment",
+            ));
+        }
+        if let Some(i) = forest
+            .seg
+            .stiffness
+            .iter()
+            .position(|k| k.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater))
+        {
+            return Err(SimError::param(
+                "stiffness",
+                forest.seg.stiffness[i],
+                format!("segment {i}: springs must be stiffer than 0 N·m/rad"),
+            ));
+        }
+        let n = forest.segment_count();
+        let m = forest.leaf_count();
+        let plane = || PlaneState {
+            theta: vec![0.0; n],
+            vel: vec![0.0; n],
+            y: vec![0.0; n],
+            rhs: vec![0.0; n],
+        };
+        let mut planes = [plane(), plane()];
+        shape_angles(&forest, &mut planes);
+        let pose = PoseState {
+            base: vec![Vec3::ZERO; n],
+            orient: vec![Quat::IDENTITY; n],
+            dir: [vec![Vec3::ZERO; n], vec![Vec3::ZERO; n]],
+            leaf_pos: vec![Vec3::ZERO; m],
+        };
+        let [px, pz] = planes;
+        let sh = Shared {
+            forest,
+            params,
+            inv_pivot: vec![0.0; n],
+            cg_scale: Vec::new(),
+            planes: [RwLock::new(px), RwLock::new(pz)],
+            pose: RwLock::new(pose),
+            scratch: RwLock::new(Scratch {
+                load: vec![Vec3::ZERO; n],
+            }),
+            cg: [RwLock::new(CgBuffers::default()), RwLock::new(CgBuffers::default())],
+            wind: Box::new(Calm),
+            colliders: Vec::new(),
+            phase_ns: Default::default(),
+            corrections: AtomicU64::new(0),
+            cg_iterations: AtomicU64::new(0),
+            cg_solves: AtomicU64::new(0),
+            nonfinite: AtomicBool::new(false),
+        };
+        let mut sim = Simulation {
+            sh,
+            per_tree: per_tree_graph(),
+            per_phase: per_phase_graph(),
+            time: 0.0,
+            stats: StepStats::default(),
+        };
+        sim.prepare_solver();
+        sim.refresh_pose();
+        if sim.sh.forest.material.compensate_gravity {
+            sim.compensate_gravity();
+        }
+        Ok(sim)
+    }
+
+    /// Replaces the wind field.
+    pub fn set_wind(&mut self, mut wind: Box<dyn WindField>) {
+        wind.advance(self.time);
+        self.sh.wind = wind;
+    }
+
+    /// Adds a collider; returns its index.
+    pub fn add_collider(&mut self, mut collider: SphereCollider) -> usize {
+        collider.move_to(self.time);
+        self.sh.colliders.push(collider);
+        self.sh.colliders.len() - 1
+    }
+
+    pub fn colliders(&self) -> &[SphereCollider] {
+        &self.sh.colliders
+    }
+
+    pub fn colliders_mut(&mut self) -> &mut Vec<SphereCollider> {
+        &mut self.sh.colliders
+    }
+
+    /// Switches the linear solver.
+    pub fn set_solver(&mut self, solver: SolverKind) {
+        self.sh.params.solver = solver;
+        self.prepare_solver();
+    }
+
+    /// Changes the time step (refactors the system matrix).
+    pub fn set_time_step(&mut self, dt: f32) -> Result<(), SimError> {
+        let params = SimParams { dt, ..self.sh.params };
+        params.validate()?;
+        self.sh.params = params;
+        self.prepare_solver();
+        Ok(())
+    }
+
+    pub fn params(&self) -> &SimParams {
+        &self.sh.params
+    }
+    pub fn forest(&self) -> &Forest {
+        &self.sh.forest
+    }
+    /// Simulated time [s].
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+    pub fn stats(&self) -> StepStats {
+        self.stats
+    }
+    /// False once any angle or velocity stopped being finite.
+    pub fn finite(&self) -> bool {
+        !self.sh.nonfinite.load(Ordering::Relaxed)
+    }
+
+    /// The pose of every segment and leaf after the last step.
+    pub fn pose(&self) -> impl Deref<Target = PoseState> + '_ {
+        read(&self.sh.pose)
+    }
+    /// One plane's state (0 = x, 1 = z).
+    pub fn plane(&self, k: usize) -> impl Deref<Target = PlaneState> + '_ {
+        read(&self.sh.planes[k])
+    }
+
+    /// Edits the absolute angles and velocities (to bend a tree or push it), then rebuilds the
+    /// pose from them.
+    pub fn edit_state(&mut self, f: impl FnOnce(&Forest, [PlaneEdit<'_>; 2])) {
+        let [a, b] = &mut self.sh.planes;
+        let (a, b) = (
+            a.get_mut().expect("unpoisoned state"),
+            b.get_mut().expect("unpoisoned state"),
+        );
+        f(&self.sh.forest, [plane_edit(a), plane_edit(b)]);
+        self.refresh_pose();
+    }
+
+    /// Puts every tree back in its generated shape, at rest, with no pending contact.
+    pub fn reset(&mut self) {
+        let [a, b] = &mut self.sh.planes;
+        let mut planes = [
+            std::mem::take(a.get_mut().expect("unpoisoned state")),
+            std::mem::take(b.get_mut().expect("unpoisoned state")),
+        ];
+        shape_angles(&self.sh.forest, &mut planes);
+        for p in &mut planes {
+            p.vel.fill(0.0);
+            p.y.fill(0.0);
+            p.rhs.fill(0.0);
+        }
+        let [x, z] = planes;
+        *a.get_mut().expect("unpoisoned state") = x;
+        *b.get_mut().expect("unpoisoned state") = z;
+        self.refresh_pose();
+    }
+
+    /// Kinetic energy in the model's generalized coordinates with its diagonal mass matrix,
+    /// ½·Σ I·(vx² + vz²) [J].
+    pub fn kinetic_energy(&self) -> f64 {
+        let (px, pz) = (self.plane(0), self.plane(1));
+        let s = &self.sh.forest.seg;
+        (0..s.length.len())
+            .map(|i| {
+                let inertia = s.inertia[i] as f64;
+                0.5 * inertia * ((px.vel[i] as f64).powi(2) + (pz.vel[i] as f64).powi(2))
+            })
+            .sum()
+    }
+
+    /// Largest |Θ + y| over all segments and both planes [rad].
+    pub fn max_abs_angle(&self) -> f32 {
+        let (px, pz) = (self.plane(0), self.plane(1));
+        (0..px.theta.len())
+            .map(|i| (px.theta[i] + px.y[i]).abs().max((pz.theta[i] + pz.y[i]).abs()))
+            .fold(0.0, f32::max)
+    }
+
+    /// Largest bend of a joint away from the generated shape, |relative angle - shape| [rad].
+    pub fn max_deflection(&self) -> f32 {
+        let (px, pz) = (self.plane(0), self.plane(1));
+        let s = &self.sh.forest.seg;
+        let mut worst = 0.0f32;
+        for i in 0..px.theta.len() {
+            for (k, pl) in [&px, &pz].into_iter().enumerate() {
+                let parent = match s.parent[i] {
+                    crate::forest::NO_PARENT => 0.0,
+                    p => pl.theta[p as usize] + pl.y[p as usize],
+                };
+                worst = worst.max((pl.theta[i] + pl.y[i] - parent - s.shape[k][i]).abs());
+            }
+        }
+        worst
+    }
+
+    /// FNV-1a hash of the bit patterns of every angle, velocity and pending displacement.
+    pub fn state_hash(&self) -> u64 {
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        for k in 0..2 {
+            let pl = self.plane(k);
+            for v in pl.theta.iter().chain(&pl.vel).chain(&pl.y) {
+                for byte in v.to_bits().to_le_bytes() {
+                    h ^= byte as u64;
+                    h = h.wrapping_mul(0x0000_0100_0000_01b3);
+                }
+            }
+        }
+        h
+    }
+
+    /// Bytes of simulation state in memory: the forest's static arrays, the solver's
+    /// factorisation and scratch, the dynamic state and the pose (capacities, not lengths).
+    pub fn heap_bytes(&self) -> usize {
+        fn b<T>(v: &Vec<T>) -> usize {
+            v.capacity() * std::mem::size_of::<T>()
+        }
+        let mut total = self.sh.forest.heap_bytes() + b(&self.sh.inv_pivot) + b(&self.sh.cg_scale);
+        for k in 0..2 {
+            let pl = self.plane(k);
+            total += b(&pl.theta) + b(&pl.vel) + b(&pl.y) + b(&pl.rhs);
+            let cg = read(&self.sh.cg[k]);
+            total += b(&cg.x) + b(&cg.r) + b(&cg.p) + b(&cg.ap);
+        }
+        let pose = self.pose();
+        total += b(&pose.base) + b(&pose.orient) + b(&pose.dir[0]) + b(&pose.dir[1]) + b(&pose.leaf_pos);
+        let scratch = read(&self.sh.scratch);
+        total + b(&scratch.load)
+    }
+
+    /// Advances one time step. Phase times (work time, summed over threads) are added to the
+    /// phases of `timings` named in [`PHASES`], where it has them.
+    pub fn step(&mut self, jobs: &JobSystem, timings: &FrameTimings) {
+        let h = self.sh.params.dt as f64;
+        // Forces are taken at the start of the step; contacts against the colliders where they
+        // are at its end, where the new pose is.
+        self.sh.wind.advance(self.time);
+        for c in &mut self.sh.colliders {
+            c.move_to(self.time + h);
+        }
+        for ns in &self.sh.phase_ns {
+            ns.store(0, Ordering::Relaxed);
+        }
+        // Whole trees are the jobs when there are enough of them to keep every thread busy;
+        // otherwise phases, planes and subtrees are. Both run the same arithmetic per tree.
+        let graph = if jobs.threads() == 1 || self.sh.forest.tree_count() >= 2 * jobs.threads() {
+            &self.per_tree
+        } else {
+            &self.per_phase
+        };
+        graph.run(jobs, &self.sh, None);
+        for (k, name) in PHASES.iter().enumerate() {
+            if let Some(id) = timings.phase_id(name) {
+                timings.add(
+                    id,
+                    std::time::Duration::from_nanos(self.sh.phase_ns[k].load(Ordering::Relaxed)),
+                );
+            }
+        }
+        self.time += h;
+        self.stats.steps += 1;
+        self.stats.corrections += self.sh.corrections.swap(0, Ordering::Relaxed);
+        self.stats.cg_iterations += self.sh.cg_iterations.swap(0, Ordering::Relaxed);
+        self.stats.cg_solves += self.sh.cg_solves.swap(0, Ordering::Relaxed);
+    }
+
+    /// Δv that `solver` gives for the current state, both planes, without advancing: the same
+    /// right-hand side for every solver, so solvers can be compared.
+    pub fn trial_delta_v(&mut self, solver: SolverKind) -> [Vec<f32>; 2] {
+        self.trial(Some(solver))
+    }
+
+    /// The right-hand side of Eq. 1 for the current state, both planes, without advancing.
+    pub fn trial_rhs(&mut self) -> [Vec<f32>; 2] {
+        self.trial(None)
+    }
+
+    fn trial(&mut self, solver: Option<SolverKind>) -> [Vec<f32>; 2] {
+        let saved = self.sh.params.solver;
+        if let Some(solver) = solver {
+            self.set_solver(solver);
+        }
+        let sh = &self.sh;
+        let [a, b] = &sh.planes;
+        let (mut pa, mut pb) = (lock(a), lock(b));
+        let pose = lock(&sh.pose);
+        let mut scratch = lock(&sh.scratch);
+        let [ca, cb] = &sh.cg;
+        let (mut ca, mut cb) = (lock(ca), lock(cb));
+        for t in 0..sh.forest.tree_count() {
+            let ts = tree_static(sh, t);
+            let r = seg_range(sh, t);
+            let (mut px, mut pz) = (plane_mut(&mut pa, r.clone()), plane_mut(&mut pb, r.clone()));
+            populate_tree(
+                sh,
+                &ts,
+                [&mut px, &mut pz],
+                pose_ref(&pose, r.clone()),
+                &mut scratch.load[r.clone()],
+            );
+            if solver.is_some() {
+                solve_plane(sh, &ts, &mut px, cg_work(&mut ca, r.clone()));
+                solve_plane(sh, &ts, &mut pz, cg_work(&mut cb, r.clone()));
+            }
+        }
+        // The right-hand side is scratch: the next step recomputes it.
+        let out = [pa.rhs.clone(), pb.rhs.clone()];
+        drop((pa, pb, pose, scratch, ca, cb));
+        if solver.is_some() {
+            self.set_solver(saved);
+        }
+        out
+    }
+
+    fn prepare_solver(&mut self) {
+        let sh = &mut self.sh;
+        let n = sh.forest.segment_count();
+        let h = sh.params.dt;
+        let mut diag = vec![0.0f64; n];
+        let mut inv_pivot = std::mem::take(&mut sh.inv_pivot);
+        let mut cg_scale = Vec::new();
+        for t in 0..sh.forest.tree_count() {
+            let r = seg_range(sh, t);
+            let ts = tree_static(sh, t);
+            let inertia = |i: usize| sh.forest.seg.inertia[r.start + i] as f64;
+            kernels::diagonal(&ts, h, inertia, &mut diag[r.clone()]);
+        }
+        if sh.params.solver == SolverKind::Cg {
+            cg_scale = diag.iter().map(|d| 1.0 / d.sqrt()).collect();
+            for c in &mut sh.cg {
+                let c = c.get_mut().unwrap();
+                for v in [&mut c.x, &mut c.r, &mut c.p, &mut c.ap] {
+                    v.clear();
+                    v.resize(n, 0.0);
+                    v.shrink_to_fit();
+                }
+            }
+        } else {
+            for c in &mut sh.cg {
+                *c.get_mut().unwrap() = CgBuffers::default();
+            }
+        }
+        for t in 0..sh.forest.tree_count() {
+            let r = seg_range(sh, t);
+            let ts = tree_static(sh, t);
+            kernels::factor(&ts, h, &mut diag[r.clone()], &mut inv_pivot[r]);
+        }
+        sh.inv_pivot = inv_pivot;
+        sh.cg_scale = cg_scale;
+    }
+
+    /// Rebuilds the whole pose from the angles, sequentially, without contacts.
+    fn refresh_pose(&mut self) {
+        let sh = &self.sh;
+        let (mut pa, mut pz) = (lock(&sh.planes[0]), lock(&sh.planes[1]));
+        let mut pose = lock(&sh.pose);
+        let (theta, parts) = parts_per_tree(&mut pose, &mut pa, &mut pz, sh);
+        for (t, mut part) in parts.into_iter().enumerate() {
+            let ts = tree_static(sh, t);
+            let r = seg_range(sh, t);
+            let th = [&theta[0][r.clone()], &theta[1][r]];
+            kernels::kinematics(&ts, th, 0, ts.len(), None, &mut part, &Contacts::none());
+        }
+    }
+
+    /// Pre-stresses the springs so the current shape is the equilibrium under gravity: at rest
+    /// each joint's spring torque equals the generalized gravity force of its whole subtree,
+    /// s_i = Σ_subtree τ_j, so the rest angle becomes shape - s/k.
+    fn compensate_gravity(&mut self) {
+        let sh = &mut self.sh;
+        let g = sh.params.gravity;
+        let pose = sh.pose.get_mut().unwrap();
+        let s = &mut sh.forest.seg;
+        let n = s.parent.len();
+        let mut load = vec![Vec3::ZERO; n];
+        let mut torque = vec![[0.0f32; 2]; n];
+        for i in (0..n).rev() {
+            let f = Vec3::new(0.0, -s.mass[i] * g, 0.0);
+            let lever = 0.5 * f + load[i];
+            let tau = [pose.dir[0][i].dot(lever), pose.dir[1][i].dot(lever)];
+            torque[i][0] += tau[0];
+            torque[i][1] += tau[1];
+            if s.parent[i] != crate::forest::NO_PARENT {
+                let p = s.parent[i] as usize;
+                let below = load[i];
+                load[p] += f + below;
+                torque[p][0] += torque[i][0];
+                torque[p][1] += torque[i][1];
+            }
+            for k in 0..2 {
+                s.rest[k][i] = s.shape[k][i] - torque[i][k] / s.stiffness[i];
+            }
+        }
+    }
+}
+
+fn plane_edit(p: &mut PlaneState) -> PlaneEdit<'_> {
+    PlaneEdit {
+        theta: &mut p.theta,
+        vel: &mut p.vel,
+    }
+}
+
+/// Absolute angles of the generated shape: sums of the relative ones down from the root.
+fn shape_angles(forest: &Forest, planes: &mut [PlaneState; 2]) {
+    for i in 0..forest.segment_count() {
+        let p = forest.seg.parent[i];
+        for (k, pl) in planes.iter_mut().enumerate() {
+            let parent = if p == crate::forest::NO_PARENT {
+                0.0
+            } else {
+                pl.theta[p as usize]
+            };
+            pl.theta[i] = parent + forest.seg.shape[k][i];
+        }
+    }
+}
+
+fn seg_range(sh: &Shared, t: usize) -> std::ops::Range<usize> {
+    let r = &sh.forest.trees[t].segments;
+    r.start as usize..r.end as usize
+}
+
+fn leaf_range(sh: &Shared, t: usize) -> std::ops::Range<usize> {
+    let r = &sh.forest.trees[t].leaves;
+    r.start as usize..r.end as usize
+}
+
+fn tree_static(sh: &Shared, t: usize) -> TreeStatic<'_> {
+    let tree = &sh.forest.trees[t];
+    let r = seg_range(sh, t);
+    let l = leaf_range(sh, t);
+    let s = &sh.forest.seg;
+    TreeStatic {
+        offset: tree.segments.start,
+        leaf_offset: tree.leaves.start,
+        root: tree.root,
+        reach: tree.reach,
+        parent: &s.parent[r.clone()],
+        length: &s.length[r.clone()],
+        radius_base: &s.radius_base[r.clone()],
+        radius_tip: &s.radius_tip[r.clone()],
+        mass: &s.mass[r.clone()],
+        rest: [&s.rest[0][r.clone()], &s.rest[1][r.clone()]],
+        stiffness: &s.stiffness[r.clone()],
+        damping: &s.damping[r.clone()],
+        drag: &s.drag[r.clone()],
+        leaf_start: &s.leaf_start[r.start..r.end + 1],
+        leaf_along: &sh.forest.leaf.along[l],
+        inv_pivot: sh.inv_pivot.get(r).unwrap_or(&[]),
+    }
+}
+
+fn plane_mut(p: &mut PlaneState, r: std::ops::Range<usize>) -> PlaneMut<'_> {
+    PlaneMut {
+        theta: &mut p.theta[r.clone()],
+        vel: &mut p.vel[r.clone()],
+        y: &mut p.y[r.clone()],
+        rhs: &mut p.rhs[r],
+    }
+}
+
+fn pose_ref(p: &PoseState, r: std::ops::Range<usize>) -> PoseRef<'_> {
+    PoseRef {
+        base: &p.base[r.clone()],
+        orient: &p.orient[r.clone()],
+        dir: [&p.dir[0][r.clone()], &p.dir[1][r]],
+    }
+}
+
+fn cg_work(c: &mut CgBuffers, r: std::ops::Range<usize>) -> Option<CgWork<'_>> {
+    if c.x.is_empty() {
+        return None;
+    }
+    Some(CgWork {
+        x: &mut c.x[r.clone()],
+        r: &mut c.r[r.clone()],
+        p: &mut c.p[r.clone()],
+        ap: &mut c.ap[r],
+    })
+}
+
+/// Splits a slice into consecutive pieces of the given lengths.
+fn split_lengths<T>(mut s: &mut [T], lengths: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
+    let mut out = Vec::new();
+    for n in lengths {
+        let (a, rest) = std::mem::take(&mut s).split_at_mut(n);
+        out.push(a);
+        s = rest;
+    }
+    out
+}
+
+fn tree_lengths(sh: &Shared) -> impl Iterator<Item = usize> + '_ {
+    sh.forest.trees.iter().map(|t| t.segments.len())
+}
+
+fn planes_per_tree<'a>(p: &'a mut PlaneState, sh: &Shared) -> Vec<PlaneMut<'a>> {
+    let th = split_lengths(&mut p.theta, tree_lengths(sh));
+    let v = split_lengths(&mut p.vel, tree_lengths(sh));
+    let y = split_lengths(&mut p.y, tree_lengths(sh));
+    let r = split_lengths(&mut p.rhs, tree_lengths(sh));
+    th.into_iter()
+        .zip(v)
+        .zip(y)
+        .zip(r)
+        .map(|(((theta, vel), y), rhs)| PlaneMut { theta, vel, y, rhs })
+        .collect()
+}
+
+/// The kinematics view of every tree: Θ read-only (whole forest), and per tree a `Part` with its
+/// pose, leaves, y and velocities.
+fn parts_per_tree<'a>(
+    pose: &'a mut PoseState,
+    pa: &'a mut PlaneState,
+    pz: &'a mut PlaneState,
+    sh: &Shared,
+) -> ([&'a [f32]; 2], Vec<Part<'a>>) {
+    let PlaneState {
+        theta: tha,
+        vel: va,
+        y: ya,
+        ..
+    } = pa;
+    let PlaneState {
+        theta: thz,
+        vel: vz,
+        y: yz,
+        ..
+    } = pz;
+    let [d0, d1] = &mut pose.dir;
+    let base = split_lengths(&mut pose.base, tree_lengths(sh));
+    let orient = split_lengths(&mut pose.orient, tree_lengths(sh));
+    let dx = split_lengths(d0, tree_lengths(sh));
+    let dz = split_lengths(d1, tree_lengths(sh));
+    let lp = split_lengths(&mut pose.leaf_pos, sh.forest.trees.iter().map(|t| t.leaves.len()));
+    let ya = split_lengths(ya, tree_lengths(sh));
+    let yz = split_lengths(yz, tree_lengths(sh));
+    let va = split_lengths(va, tree_lengths(sh));
+    let vz = split_lengths(vz, tree_lengths(sh));
+    let parts = base
+        .into_iter()
+        .zip(orient)
+        .zip(dx.into_iter().zip(dz))
+        .zip(lp)
+        .zip(ya.into_iter().zip(yz))
+        .zip(va.into_iter().zip(vz))
+        .map(|(((((base, orient), (x, z)), leaf_pos), (y0, y1)), (v0, v1))| Part {
+            base,
+            orient,
+            dir: [x, z],
+            leaf_pos,
+            y: [y0, y1],
+            vel: [v0, v1],
+        })
+        .collect();
+    ([&**tha, &**thz], parts)
+}
+
+fn cg_per_tree<'a>(c: &'a mut CgBuffers, sh: &Shared) -> Vec<Option<CgWork<'a>>> {
+    if c.x.is_empty() {
+        return (0..sh.forest.tree_count()).map(|_| None).collect();
+    }
+    let x = split_lengths(&mut c.x, tree_lengths(sh));
+    let r = split_lengths(&mut c.r, tree_lengths(sh));
+    let p = split_lengths(&mut c.p, tree_lengths(sh));
+    let ap = split_lengths(&mut c.ap, tree_lengths(sh));
+    x.into_iter()
+        .zip(r)
+        .zip(p)
+        .zip(ap)
+        .map(|(((x, r), p), ap)| Some(CgWork { x, r, p, ap }))
+        .collect()
+}
+
+/// Runs `f` and adds its duration to phase `k`.
+#[inline]
+fn timed<R>(sh: &Shared, k: usize, f: impl FnOnce() -> R) -> R {
+    let t0 = Instant::now();
+    let r = f();
+    sh.phase_ns[k].fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    r
+}
+
+fn populate_tree(sh: &Shared, ts: &TreeStatic, planes: [&mut PlaneMut; 2], pose: PoseRef, load: &mut [Vec3]) {
+    let (h, g) = (sh.params.dt, sh.params.gravity);
+    match sh.wind.uniform() {
+        Some(w) => kernels::populate(ts, planes, pose, load, h, g, |_| w),
+        None => {
+            let wind = &*sh.wind;
+            kernels::populate(ts, planes, pose, load, h, g, |p| wind.sample(p))
+        }
+    }
+}
+
+/// Solves one plane of one tree, leaving Δv in `rhs`.
+fn solve_plane(sh: &Shared, ts: &TreeStatic, pl: &mut PlaneMut, cg: Option<CgWork>) {
+    let h = sh.params.dt;
+    match (sh.params.solver, cg) {
+        (SolverKind::Cg, Some(work)) => {
+            let r = ts.offset as usize..ts.offset as usize + ts.len();
+            let it = kernels::solve_cg(
+                ts,
+                pl.rhs,
+                h,
+                &sh.cg_scale[r],
+                sh.params.cg_tolerance,
+                sh.params.cg_max_iterations,
+                work,
+            );
+            sh.cg_iterations.fetch_add(it as u64, Ordering::Relaxed);
+            sh.cg_solves.fetch_add(1, Ordering::Relaxed);
+        }
+        _ => kernels::solve_direct(ts, pl.rhs, h),
+    }
+}
+
+fn solve_and_integrate(sh: &Shared, ts: &TreeStatic, pl: &mut PlaneMut, cg: Option<CgWork>) {
+    solve_plane(sh, ts, pl, cg);
+    if !kernels::integrate(pl, sh.params.dt) {
+        sh.nonfinite.store(true, Ordering::Relaxed);
+    }
+}
+
+fn contacts_for<'a>(sh: &'a Shared, ts: &TreeStatic) -> Contacts<'a> {
+    let params = ContactParams {
+        passes: sh.params.contact_passes,
+        stiffness: sh.params.contact_stiffness,
+    };
+    Contacts::near(ts, &sh.colliders, params)
+}
+
+/// A whole step of one tree, as one job.
+fn step_tree<'a>(
+    sh: &Shared,
+    t: usize,
+    mut px: PlaneMut<'a>,
+    mut pz: PlaneMut<'a>,
+    pose: PoseParts<'a>,
+    load: &mut [Vec3],
+    cg: [Option<CgWork>; 2],
+) {
+    let ts = tree_static(sh, t);
+    let PoseParts {
+        base,
+        orient,
+        dir,
+        leaf_pos,
+    } = pose;
+    timed(sh, POPULATE, || {
+        let pr = PoseRef {
+            base,
+            orient,
+            dir: [&*dir[0], &*dir[1]],
+        };
+        populate_tree(sh, &ts, [&mut px, &mut pz], pr, load)
+    });
+    let [cgx, cgz] = cg;
+    timed(sh, SOLVE, || {
+        solve_and_integrate(sh, &ts, &mut px, cgx);
+        solve_and_integrate(sh, &ts, &mut pz, cgz);
+    });
+    timed(sh, KINEMATICS, || {
+        let [d0, d1] = dir;
+        let mut part = Part {
+            base,
+            orient,
+            dir: [d0, d1],
+            leaf_pos,
+            y: [px.y, pz.y],
+            vel: [px.vel, pz.vel],
+        };
+        let contacts = contacts_for(sh, &ts);
+        let c = kernels::kinematics(&ts, [&*px.theta, &*pz.theta], 0, ts.len(), None, &mut part, &contacts);
+        sh.corrections.fetch_add(c as u64, Ordering::Relaxed);
+    });
+}
+
+/// One tree's pose arrays.
+struct PoseParts<'a> {
+    base: &'a mut [Vec3],
+    orient: &'a mut [Quat],
+    dir: [&'a mut [Vec3]; 2],
+    leaf_pos: &'a mut [Vec3],
+}
+
+fn pose_parts_per_tree<'a>(p: &'a mut PoseState, sh: &Shared) -> Vec<PoseParts<'a>> {
+    let [d0, d1] = &mut p.dir;
+    let base = split_lengths(&mut p.base, tree_lengths(sh));
+    let orient = split_lengths(&mut p.orient, tree_lengths(sh));
+    let dx = split_lengths(d0, tree_lengths(sh));
+    let dz = split_lengths(d1, tree_lengths(sh));
+    let lp = split_lengths(&mut p.leaf_pos, sh.forest.trees.iter().map(|t| t.leaves.len()));
+    base.into_iter()
+        .zip(orient)
+        .zip(dx.into_iter().zip(dz))
+        .zip(lp)
+        .map(|(((base, orient), (x, z)), leaf_pos)| PoseParts {
+            base,
+            orient,
+            dir: [x, z],
+            leaf_pos,
+        })
+        .collect()
+}
+
+/// The graph for forests: one job per tree runs the whole step.
+fn per_tree_graph() -> JobGraph<Shared> {
+    let mut b = JobGraphBuilder::new();
+    b.add("trees", &[], |sh: &Shared, jobs: &JobSystem| {
+        let [a, z] = &sh.planes;
+        let (mut pa, mut pz) = (lock(a), lock(z));
+        let mut pose = lock(&sh.pose);
+        let mut scratch = lock(&sh.scratch);
+        let [ca, cz] = &sh.cg;
+        let (mut ca, mut cz) = (lock(ca), lock(cz));
+        let xs = planes_per_tree(&mut pa, sh);
+        let zs = planes_per_tree(&mut pz, sh);
+        let poses = pose_parts_per_tree(&mut pose, sh);
+        let loads = split_lengths(&mut scratch.load, tree_lengths(sh));
+        let cgx = cg_per_tree(&mut ca, sh);
+        let cgz = cg_per_tree(&mut cz, sh);
+        let work = xs
+            .into_iter()
+            .zip(zs)
+            .zip(poses)
+            .zip(loads)
+            .zip(cgx.into_iter().zip(cgz));
+        jobs.scope(|s| {
+            for (t, ((((px, pz), pose), load), (cx, cz))) in work.enumerate() {
+                s.spawn(move |_| step_tree(sh, t, px, pz, pose, load, [cx, cz]));
+            }
+        });
+    });
+    b.build().expect("the per-tree step graph is well formed")
+}
+
+/// The graph for a few trees: phases as jobs, the two planes in parallel, kinematics as a queue
+/// of subtree jobs after the top of each tree.
+fn per_phase_graph() -> JobGraph<Shared> {
+    let mut b = JobGraphBuilder::new();
+    b.add("populate", &[], |sh: &Shared, jobs: &JobSystem| {
+        let [a, z] = &sh.planes;
+        let (mut pa, mut pz) = (lock(a), lock(z));
+        let pose = lock(&sh.pose);
+        let mut scratch = lock(&sh.scratch);
+        let xs = planes_per_tree(&mut pa, sh);
+        let zs = planes_per_tree(&mut pz, sh);
+        let loads = split_lengths(&mut scratch.load, tree_lengths(sh));
+        let pose = &*pose;
+        jobs.scope(|s| {
+            for (t, ((mut px, mut pz), load)) in xs.into_iter().zip(zs).zip(loads).enumerate() {
+                s.spawn(move |_| {
+                    let ts = tree_static(sh, t);
+                    let pr = pose_ref(pose, seg_range(sh, t));
+                    timed(sh, POPULATE, || populate_tree(sh, &ts, [&mut px, &mut pz], pr, load));
+                });
+            }
+        });
+    });
+    for (k, name) in [(0usize, "solve_x"), (1, "solve_z")] {
+        b.add(name, &["populate"], move |sh: &Shared, jobs: &JobSystem| {
+            let mut pl = lock(&sh.planes[k]);
+            let mut cg = lock(&sh.cg[k]);
+            let planes = planes_per_tree(&mut pl, sh);
+            let cgs = cg_per_tree(&mut cg, sh);
+            jobs.scope(|s| {
+                for (t, (mut p, c)) in planes.into_iter().zip(cgs).enumerate() {
+                    s.spawn(move |_| {
+                        let ts = tree_static(sh, t);
+                        timed(sh, SOLVE, || solve_and_integrate(sh, &ts, &mut p, c));
+                    });
+                }
+            });
+        });
+    }
+    b.add(
+        "kinematics",
+        &["solve_x", "solve_z"],
+        |sh: &Shared, jobs: &JobSystem| {
+            let [a, z] = &sh.planes;
+            let (mut pa, mut pz) = (lock(a), lock(z));
+            let mut pose = lock(&sh.pose);
+            let (theta, parts) = parts_per_tree(&mut pose, &mut pa, &mut pz, sh);
+            jobs.scope(|s| {
+                for (t, part) in parts.into_iter().enumerate() {
+                    let r = seg_range(sh, t);
+                    let th = [&theta[0][r.clone()], &theta[1][r]];
+                    s.spawn(move |s| kinematics_tree(sh, t, th, part, s));
+                }
+            });
+        },
+    );
+    b.build().expect("the per-phase step graph is well formed")
+}
+
+/// Weber's kinematics queue for one tree: the calling job poses the top block, then every group
+/// of subtree blocks becomes a job that reads the top's pose and writes only its own segments.
+fn kinematics_tree<'s, 'e>(
+    sh: &'e Shared,
+    t: usize,
+    theta: [&'e [f32]; 2],
+    part: Part<'e>,
+    scope: &'s sylva_engine::Scope<'s, 'e>,
+) {
+    let ts = tree_static(sh, t);
+    let tree = &sh.forest.trees[t];
+    let blocks = &sh.forest.blocks[tree.blocks.start as usize..tree.blocks.end as usize];
+    let local = |g: u32| (g - tree.segments.start) as usize;
+    let leaf_local = |seg: usize| (ts.leaf_start[seg] - ts.leaf_offset) as usize;
+    let top_end = local(blocks[0].segments.end);
+    let (mut top, mut rest) = part.split_at(top_end, leaf_local(top_end));
+    let contacts = contacts_for(sh, &ts);
+    timed(sh, KINEMATICS, || {
+        let c = kernels::kinematics(&ts, theta, 0, top_end, None, &mut top, &contacts);
+        sh.corrections.fetch_add(c as u64, Ordering::Relaxed);
+    });
+    let top = top.into_done();
+    let mut lo = top_end;
+    let mut k = 1;
+    while k < blocks.len() {
+        let mut hi = local(blocks[k].segments.end);
+        k += 1;
+        while k < blocks.len() && hi - lo < KINEMATICS_JOB_SEGMENTS {
+            hi = local(blocks[k].segments.end);
+            k += 1;
+        }
+        let (mut own, after) = rest.split_at(hi - lo, leaf_local(hi) - leaf_local(lo));
+        rest = after;
+        scope.spawn(move |_| {
+            let ts = tree_static(sh, t);
+            let contacts = contacts_for(sh, &ts);
+            timed(sh, KINEMATICS, || {
+                let c = kernels::kinematics(&ts, theta, lo, hi, Some(top), &mut own, &contacts);
+                sh.corrections.fetch_add(c as u64, Ordering::Relaxed);
+            });
+        });
+        lo = hi;
+    }
+}
