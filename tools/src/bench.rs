@@ -1,0 +1,220 @@
+//! `sylva bench sim`: Weber's Tables 1 and 2 on this machine.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use sylva_engine::{FrameTimings, JobSystem};
+use sylva_sim::scene::{orbit_collider, TestForest, MAX_TEST_FOREST_SEGMENTS};
+use sylva_sim::skeleton::MAX_LEAVES_PER_TREE;
+use sylva_sim::{GustingWind, Material, SimParams, Simulation, SolverKind, PHASES};
+
+use crate::args::{count_in, number_in};
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum SolverArg {
+    Direct,
+    Cg,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
+pub enum ColliderArg {
+    None,
+    Orbit,
+}
+
+#[derive(Args, Debug)]
+pub struct SimArgs {
+    /// Segments per tree (Weber's dense tree: 2246; simple: 907; Oliapuram's: 1597).
+    #[arg(long, default_value = "2246", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, MAX_TEST_FOREST_SEGMENTS as u64))]
+    segments: u64,
+    /// Leaves per tree (dense: 6840; simple: 1530; Oliapuram's: 3603).
+    #[arg(long, default_value = "6840", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 0, MAX_LEAVES_PER_TREE as u64))]
+    leaves: u64,
+    /// Trees in the forest.
+    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, 100_000))]
+    trees: u64,
+    /// Time steps to simulate.
+    #[arg(long, default_value = "600", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, 100_000_000))]
+    steps: u64,
+    /// Threads running jobs, the calling thread included.
+    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, sylva_engine::MAX_THREADS as u64))]
+    threads: u64,
+    /// Linear solver for Eq. 1.
+    #[arg(long, value_enum, default_value = "direct")]
+    solver: SolverArg,
+    /// `orbit`: a sphere orbiting closely around each trunk (Weber's Table 2).
+    #[arg(long, value_enum, default_value = "none")]
+    collider: ColliderArg,
+    /// Mean wind speed [m/s], gusting ±50 %.
+    #[arg(long, default_value = "10", allow_hyphen_values = true, value_parser = |s: &str| number_in(s, 0.0, 200.0))]
+    wind: f64,
+    /// Time step [s].
+    #[arg(long, default_value = "0.0166666667", allow_hyphen_values = true, value_parser = |s: &str| number_in(s, 1e-6, 1.0))]
+    dt: f64,
+    /// Seed of the test trees (tree k uses seed + k) and of the gusts.
+    #[arg(long, default_value = "1")]
+    seed: u64,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct PhaseFigures {
+    populate: f64,
+    solve: f64,
+    /// Kinematics including the contact response, which runs inside its root-outward pass.
+    kinematics: f64,
+    total: f64,
+}
+
+#[derive(Serialize)]
+struct SimReport {
+    segments: u64,
+    leaves: u64,
+    trees: u64,
+    steps: u64,
+    threads: u64,
+    solver: &'static str,
+    collider: &'static str,
+    wind: f64,
+    dt: f64,
+    seed: u64,
+    /// Work time per phase (summed over threads) and wall time per step, per segment [ns].
+    ns_per_segment_step: PhaseFigures,
+    wall_ms_per_step: f64,
+    bytes_per_segment: f64,
+    state_hash: String,
+    max_abs_angle: f32,
+    max_deflection: f32,
+    finite: bool,
+    corrections_per_step: f64,
+    cg_iterations_per_solve: f64,
+    setup_ms: f64,
+}
+
+pub fn run_sim(a: &SimArgs) -> Result<()> {
+    let setup = Instant::now();
+    let material = Material::default();
+    let scene = TestForest::new(
+        a.seed,
+        a.segments as usize,
+        a.leaves as usize,
+        a.trees as usize,
+        &material,
+    )
+    .context("cannot build the test forest")?;
+    let solver = match a.solver {
+        SolverArg::Direct => SolverKind::Direct,
+        SolverArg::Cg => SolverKind::Cg,
+    };
+    let params = SimParams {
+        dt: a.dt as f32,
+        solver,
+        ..SimParams::default()
+    };
+    let mut sim = Simulation::new(scene.forest, params).context("cannot set up the simulation")?;
+    sim.set_wind(Box::new(GustingWind::new(a.wind as f32, 0.0, 0.5, a.seed)?));
+    if a.collider == ColliderArg::Orbit {
+        for (skel, pos) in scene.skeletons.iter().zip(&scene.positions) {
+            sim.add_collider(orbit_collider(skel, *pos)?);
+        }
+    }
+    let jobs = JobSystem::new(a.threads as usize)?;
+    let mut timings = FrameTimings::new(&PHASES);
+    let setup_ms = setup.elapsed().as_secs_f64() * 1e3;
+
+    let mut wall = Duration::ZERO;
+    for _ in 0..a.steps {
+        let t0 = Instant::now();
+        sim.step(&jobs, &timings);
+        let dt = t0.elapsed();
+        wall += dt;
+        timings.end_frame(dt);
+    }
+
+    let segments = sim.forest().segment_count() as f64;
+    let per = |d: Duration| d.as_nanos() as f64 / (segments * a.steps as f64);
+    let phase = |name: &str| timings.phase_id(name).map_or(0.0, |id| per(timings.total(id)));
+    let stats = sim.stats();
+    let report = SimReport {
+        segments: sim.forest().segment_count() as u64,
+        leaves: sim.forest().leaf_count() as u64,
+        trees: a.trees,
+        steps: a.steps,
+        threads: a.threads,
+        solver: solver.name(),
+        collider: if a.collider == ColliderArg::Orbit {
+            "orbit"
+        } else {
+            "none"
+        },
+        wind: a.wind,
+        dt: a.dt,
+        seed: a.seed,
+        ns_per_segment_step: PhaseFigures {
+            populate: phase("populate"),
+            solve: phase("solve"),
+            kinematics: phase("kinematics"),
+            total: per(wall),
+        },
+        wall_ms_per_step: wall.as_secs_f64() * 1e3 / a.steps as f64,
+        bytes_per_segment: sim.heap_bytes() as f64 / segments,
+        state_hash: format!("{:016x}", sim.state_hash()),
+        max_abs_angle: sim.max_abs_angle(),
+        max_deflection: sim.max_deflection(),
+        finite: sim.finite(),
+        corrections_per_step: stats.corrections as f64 / a.steps as f64,
+        cg_iterations_per_solve: if stats.cg_solves > 0 {
+            stats.cg_iterations as f64 / stats.cg_solves as f64
+        } else {
+            0.0
+        },
+        setup_ms,
+    };
+    if a.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print_table(&report, &timings);
+    }
+    Ok(())
+}
+
+fn print_table(r: &SimReport, timings: &FrameTimings) {
+    println!("sylva bench sim: Weber 2008 separable semi-implicit trees");
+    println!(
+        "  {} tree(s), {} segments, {} leaves, {} steps of {:.4} s, {} thread(s), solver {}, collider {}, wind {} m/s",
+        r.trees, r.segments, r.leaves, r.steps, r.dt, r.threads, r.solver, r.collider, r.wind
+    );
+    println!();
+    println!("  {:<12} {:>14} {:>14}", "phase", "ns/seg/step", "ms/step");
+    let ms = |ns: f64| ns * r.segments as f64 / 1e6;
+    let n = &r.ns_per_segment_step;
+    for (name, v) in [
+        ("populate", n.populate),
+        ("solve", n.solve),
+        ("kinematics", n.kinematics),
+    ] {
+        println!("  {:<12} {:>14.2} {:>14.4}", name, v, ms(v));
+    }
+    println!(
+        "  {:<12} {:>14.2} {:>14.4}   (wall clock; phases are work time summed over threads)",
+        "total", n.total, r.wall_ms_per_step
+    );
+    println!();
+    println!("  bytes per segment      {:.1}", r.bytes_per_segment);
+    println!("  state hash             {}", r.state_hash);
+    println!("  max |angle|            {:.4} rad", r.max_abs_angle);
+    println!("  max joint deflection   {:.4} rad", r.max_deflection);
+    println!("  finite                 {}", r.finite);
+    if r.collider != "none" {
+        println!("  corrections per step   {:.1}", r.corrections_per_step);
+    }
+    if r.solver == "cg" {
+        println!("  CG iterations / solve  {:.1}", r.cg_iterations_per_solve);
+    }
+    println!("  setup                  {:.1} ms", r.setup_ms);
+    let _ = timings;
+}
