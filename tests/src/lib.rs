@@ -1,1 +1,59 @@
-//! Shared helpers for the cross-crate tests.
+//! Helpers shared by the cross-crate tests.
+
+use glam::Vec3;
+use sylva_engine::{FrameTimings, JobSystem};
+use sylva_sim::skeleton::{Skeleton, SkeletonSegment};
+use sylva_sim::{test_tree, Forest, Material, SimParams, Simulation, TreePlacement, TreeSize, PHASES};
+
+/// A simulation of one test tree of a named size.
+pub fn tree_sim(size: TreeSize, seed: u64, material: Material, params: SimParams) -> Simulation {
+    let (n, m) = size.counts();
+    let skel = test_tree(seed, n, m).expect("test tree");
+    sim_of(&[skel], material, params)
+}
+
+/// A simulation of skeletons placed 20 m apart along x.
+pub fn sim_of(skeletons: &[Skeleton], material: Material, params: SimParams) -> Simulation {
+    let placements: Vec<_> = skeletons
+        .iter()
+        .enumerate()
+        .map(|(k, s)| TreePlacement {
+            skeleton: s,
+            position: Vec3::new(20.0 * k as f32, 0.0, 0.0),
+        })
+        .collect();
+    let forest = Forest::build(&placements, &material).expect("forest");
+    Simulation::new(forest, params).expect("simulation")
+}
+
+/// A straight chain of `n` segments of length `l` and radius `r` from the origin along `dir`.
+pub fn chain(n: usize, l: f32, r: f32, dir: Vec3) -> Skeleton {
+    let dir = dir.normalize();
+    let segments = (0..n)
+        .map(|i| SkeletonSegment {
+            parent: if i == 0 { None } else { Some(i as u32 - 1) },
+            base: dir * (l * i as f32),
+            tip: dir * (l * (i + 1) as f32),
+            radius_base: r,
+            radius_tip: r,
+        })
+        .collect();
+    Skeleton {
+        segments,
+        leaves: Vec::new(),
+    }
+}
+
+/// Steps a simulation `steps` times on `jobs`, calling `check` after each step.
+pub fn run(sim: &mut Simulation, jobs: &JobSystem, steps: usize, mut check: impl FnMut(usize, &Simulation)) {
+    let timings = FrameTimings::new(&PHASES);
+    for k in 0..steps {
+        sim.step(jobs, &timings);
+        check(k, sim);
+    }
+}
+
+/// Tip of segment `i` in the current pose.
+pub fn tip(sim: &Simulation, i: usize) -> Vec3 {
+    sim.pose().tip(i, sim.forest().seg.length[i])
+}
