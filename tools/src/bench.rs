@@ -216,5 +216,9 @@ fn print_table(r: &SimReport, timings: &FrameTimings) {
         println!("  CG iterations / solve  {:.1}", r.cg_iterations_per_solve);
     }
     println!("  setup                  {:.1} ms", r.setup_ms);
-    let _ = timings;
+    println!();
+    println!("frame timings (per step):");
+    for line in timings.to_string().lines() {
+        println!("  {line}");
+    }
 }
