@@ -3,13 +3,24 @@
 use glam::Vec3;
 use sylva_engine::{FrameTimings, JobSystem};
 use sylva_sim::skeleton::{Skeleton, SkeletonSegment};
-use sylva_sim::{test_tree, Forest, Material, SimParams, Simulation, TreePlacement, TreeSize, PHASES};
+use sylva_sim::{test_tree, Forest, Material, SimError, SimParams, Simulation, TreePlacement, TreeSize, PHASES};
 
 /// A simulation of one test tree of a named size.
 pub fn tree_sim(size: TreeSize, seed: u64, material: Material, params: SimParams) -> Simulation {
     let (n, m) = size.counts();
     let skel = test_tree(seed, n, m).expect("test tree");
     sim_of(&[skel], material, params)
+}
+
+/// A forest of one skeleton at the origin.
+pub fn forest_of(skeleton: &Skeleton, material: &Material) -> Result<Forest, SimError> {
+    Forest::build(
+        &[TreePlacement {
+            skeleton,
+            position: Vec3::ZERO,
+        }],
+        material,
+    )
 }
 
 /// A simulation of skeletons placed 20 m apart along x.

@@ -5,10 +5,9 @@ use glam::Vec3;
 use sylva_engine::JobSystem;
 use sylva_sim::skeleton::{Skeleton, SkeletonLeaf, SkeletonSegment};
 use sylva_sim::{
-    test_tree, Damping, Forest, GustingWind, Material, Motion, SimError, SimParams, Simulation, SphereCollider,
-    Stiffness, TreePlacement,
+    test_tree, Damping, GustingWind, Material, Motion, SimError, SimParams, Simulation, SphereCollider, Stiffness,
 };
-use sylva_tests::chain;
+use sylva_tests::{chain, forest_of};
 
 fn message(e: impl std::fmt::Display) -> String {
     e.to_string()
@@ -32,29 +31,13 @@ fn zero_segments_and_leaves_without_segments() {
             width: 0.05,
         }],
     };
-    let e = Forest::build(
-        &[TreePlacement {
-            skeleton: &skel,
-            position: Vec3::ZERO,
-        }],
-        &Material::default(),
-    )
-    .unwrap_err();
+    let e = forest_of(&skel, &Material::default()).unwrap_err();
     assert!(message(&e).contains("at least one segment"), "{e}");
 }
 
 #[test]
 fn bad_time_steps_are_refused() {
-    let forest = || {
-        Forest::build(
-            &[TreePlacement {
-                skeleton: &chain(3, 0.5, 0.02, Vec3::Y),
-                position: Vec3::ZERO,
-            }],
-            &Material::default(),
-        )
-        .unwrap()
-    };
+    let forest = || forest_of(&chain(3, 0.5, 0.02, Vec3::Y), &Material::default()).unwrap();
     for dt in [0.0f32, -0.01, f32::NAN, f32::INFINITY, 5.0] {
         let e = Simulation::new(
             forest(),
@@ -84,10 +67,6 @@ fn bad_time_steps_are_refused() {
 #[test]
 fn negative_or_absurd_material_is_refused() {
     let skel = chain(3, 0.5, 0.02, Vec3::Y);
-    let place = [TreePlacement {
-        skeleton: &skel,
-        position: Vec3::ZERO,
-    }];
     let bad = [
         Material {
             stiffness: Stiffness::Beam { youngs_modulus: -1.0e9 },
@@ -120,7 +99,7 @@ fn negative_or_absurd_material_is_refused() {
         },
     ];
     for m in bad {
-        let e = Forest::build(&place, &m).unwrap_err();
+        let e = forest_of(&skel, &m).unwrap_err();
         assert!(matches!(e, SimError::Parameter { .. }), "{e}");
         assert!(message(&e).contains("must be"), "{e}");
     }
@@ -171,14 +150,7 @@ fn malformed_skeletons_are_refused() {
     s.segments[1].tip = s.segments[1].base;
     cases.push((s, "must be longer"));
     for (skel, want) in cases {
-        let e = Forest::build(
-            &[TreePlacement {
-                skeleton: &skel,
-                position: Vec3::ZERO,
-            }],
-            &Material::default(),
-        )
-        .unwrap_err();
+        let e = forest_of(&skel, &Material::default()).unwrap_err();
         assert!(message(&e).contains(want), "expected '{want}' in: {e}");
     }
 }
