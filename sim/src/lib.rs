@@ -7,13 +7,16 @@
 #![allow(clippy::needless_range_loop)]
 
 pub mod collider;
+pub mod colonize;
 pub mod error;
 pub mod forest;
+pub mod lsystem;
 pub mod mapping;
 pub mod params;
 pub mod rng;
 pub mod scene;
 pub mod skeleton;
+pub mod spec;
 pub mod testtree;
 pub mod weber;
 pub mod wind;

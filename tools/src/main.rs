@@ -2,6 +2,7 @@
 
 mod args;
 mod bench;
+mod export;
 
 use clap::{Parser, Subcommand};
 
