@@ -19,6 +19,7 @@ pub mod skeleton;
 pub mod spec;
 pub mod testtree;
 pub mod weber;
+pub mod weberpenn;
 pub mod wind;
 
 pub use collider::{Contact, Motion, SphereCollider};

@@ -37,6 +37,16 @@ impl Rng {
         (self.next_u64() >> 40) as f32 * (1.0 / (1u64 << 24) as f32)
     }
 
+    /// Uniform in [0, 1) with 53 random bits.
+    pub fn unit_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Uniform in [-v, v) in double precision (Arbaro's `var(v)`).
+    pub fn var(&mut self, v: f64) -> f64 {
+        -v + 2.0 * v * self.unit_f64()
+    }
+
     /// Uniform in [lo, hi).
     pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
         lo + (hi - lo) * self.unit()
