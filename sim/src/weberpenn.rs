@@ -34,6 +34,7 @@ use crate::error::SimError;
 use crate::rng::Rng;
 use crate::skeleton::{Skeleton, SkeletonLeaf, SkeletonSegment};
 use crate::spec::{Conical, DownAngleV, NegativeRotate, SpecTool, WeberPennSpec};
+pub use crate::stats::TreeStats;
 
 /// Arbaro: stems shorter than 0.5 mm or thinner than 0.05 mm are not created.
 const MIN_STEM_LEN: f64 = 0.0005;
@@ -78,24 +79,6 @@ impl Default for GenOptions {
             fork_rules: true,
         }
     }
-}
-
-/// What a grown tree is made of.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct TreeStats {
-    pub species: String,
-    pub levels: u32,
-    /// Stems created at each level other than clones, level 0 (trunks) first.
-    pub stems_per_level: Vec<u64>,
-    /// Clones (stems split off by `nSegSplits`/`0BaseSplits`) at each level.
-    pub clones_per_level: Vec<u64>,
-    pub leaves: u64,
-    /// Solver segments.
-    pub segments: u64,
-    /// Highest stem point above the base [m].
-    pub height: f64,
-    /// Largest horizontal extent of the stems, the larger of the x and z extents [m].
-    pub width: f64,
 }
 
 /// A grown Weber-Penn tree.
@@ -1407,13 +1390,7 @@ impl Gen<'_> {
                 stats.stems_per_level[slot] += 1;
             }
         }
-        let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
-        for s in &skeleton.segments {
-            lo = lo.min(s.base).min(s.tip);
-            hi = hi.max(s.base).max(s.tip);
-        }
-        stats.height = hi.y.max(0.0) as f64;
-        stats.width = (hi.x - lo.x).max(hi.z - lo.z) as f64;
+        stats.fill_extent(&skeleton);
         Ok((skeleton, stats))
     }
 
