@@ -65,7 +65,22 @@ pub const LEVEL_STEM_PARAMS: [&str; 12] = [
 struct RawParam<'a> {
     name: &'a str,
     value: &'a str,
-    line: u32,
+    /// Line of the element (computed only for errors: it costs a scan of the text).
+    line: LazyLine<'a>,
+}
+
+/// A line number computed on demand.
+#[derive(Clone, Copy)]
+struct LazyLine<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl std::fmt::Display for LazyLine<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let before = &self.text.as_bytes()[..self.pos.min(self.text.len())];
+        write!(f, "{}", before.iter().filter(|&&b| b == b'\n').count() + 1)
+    }
 }
 
 /// Reads an Arbaro XML file into one spec (validated).
@@ -86,7 +101,10 @@ pub fn parse(text: &str, file: &str) -> Result<WeberPennSpec, SpecError> {
     let mut species_names: Vec<&str> = Vec::new();
     let mut params: Vec<RawParam<'_>> = Vec::new();
     for node in doc.descendants().filter(|n| n.is_element()) {
-        let line = doc.text_pos_at(node.range().start).row;
+        let line = LazyLine {
+            text,
+            pos: node.range().start,
+        };
         match node.tag_name().name() {
             "species" => match node.attribute("name") {
                 Some(name) => species_names.push(name),
@@ -142,13 +160,14 @@ pub fn parse(text: &str, file: &str) -> Result<WeberPennSpec, SpecError> {
     let mut given: BTreeSet<&str> = BTreeSet::new();
     let mut duplicates: BTreeSet<&str> = BTreeSet::new();
     let mut unknown: Vec<&str> = Vec::new();
+    let mut unknown_seen: BTreeSet<&str> = BTreeSet::new();
     let mut attraction_up = 0.0;
     for p in &params {
         if !given.insert(p.name) {
             duplicates.insert(p.name);
         }
         if !apply(&mut spec, &mut attraction_up, p, file)? {
-            if !unknown.contains(&p.name) {
+            if unknown_seen.insert(p.name) {
                 unknown.push(p.name);
             }
             spec.extras.insert(p.name.to_string(), p.value.to_string());

@@ -125,12 +125,15 @@ pub fn parse(text: &str, file: &str) -> Result<Vec<WeberPennSpec>, SpecError> {
 
     let mut species: Vec<WeberPennSpec> = Vec::new();
     for tree in root.children().filter(|n| n.has_tag_name("WeberPennTree")) {
-        let line = doc.text_pos_at(tree.range().start).row;
+        let line = || doc.text_pos_at(tree.range().start).row;
         let Some(label) = tree.attribute("label").filter(|l| !l.is_empty()) else {
             return Err(SpecError::new(
                 file,
                 "WeberPennTree",
-                format!("line {line}: <WeberPennTree> has no label; allowed: <WeberPennTree label=\"Almond\">"),
+                format!(
+                    "line {}: <WeberPennTree> has no label; allowed: <WeberPennTree label=\"Almond\">",
+                    line()
+                ),
             ));
         };
         let mut spec = read_tree(&doc, tree, label, file)?;
@@ -145,7 +148,7 @@ pub fn parse(text: &str, file: &str) -> Result<Vec<WeberPennSpec>, SpecError> {
         match species.iter_mut().find(|s| s.species == label) {
             Some(earlier) => {
                 spec.notes.push(format!(
-                    "'{label}' is defined more than once; the last definition (line {line}) is used, as Helios does"
+                    "'{label}' is defined more than once; the last definition is used, as Helios does"
                 ));
                 *earlier = spec;
             }
@@ -170,14 +173,14 @@ fn read_tree(
     label: &str,
     file: &str,
 ) -> Result<WeberPennSpec, SpecError> {
-    let tree_line = doc.text_pos_at(tree.range().start).row;
+    let tree_line = || doc.text_pos_at(tree.range().start).row;
     let child = |name: &str| tree.children().find(|n| n.has_tag_name(name));
     let line_of = |node: roxmltree::Node<'_, '_>| doc.text_pos_at(node.range().start).row;
     let err = |param: &str, line: u32, msg: String| {
         SpecError::new(file, param, format!("tree '{label}', line {line}: {msg}"))
     };
     // The trimmed text of a required element.
-    let required = |name: &str| -> Result<(&str, u32), SpecError> {
+    let required = |name: &str| -> Result<(&str, roxmltree::Node<'_, '_>), SpecError> {
         match child(name) {
             Some(node) => {
                 let t = element_text(node).trim();
@@ -188,32 +191,32 @@ fn read_tree(
                         format!("<{name}> is empty; allowed: a value (Helios requires one)"),
                     ))
                 } else {
-                    Ok((t, line_of(node)))
+                    Ok((t, node))
                 }
             }
             None => Err(err(
                 name,
-                tree_line,
+                tree_line(),
                 format!("<{name}> is missing; allowed: Helios requires <{name}> in every tree"),
             )),
         }
     };
     let real = |name: &str| -> Result<f64, SpecError> {
-        let (t, line) = required(name)?;
+        let (t, node) = required(name)?;
         decimal(t).ok_or_else(|| {
             err(
                 name,
-                line,
+                line_of(node),
                 format!("'{t}' is not a number; allowed: a decimal such as 0.35 or 1."),
             )
         })
     };
     let int = |name: &str| -> Result<i64, SpecError> {
-        let (t, line) = required(name)?;
+        let (t, node) = required(name)?;
         helios_int(t).ok_or_else(|| {
             err(
                 name,
-                line,
+                line_of(node),
                 format!("'{t}' is not a whole number; allowed: an integer such as 3 (Helios reads it with atoi)"),
             )
         })
@@ -244,13 +247,13 @@ fn read_tree(
     let count = (spec.levels.clamp(0, 3) + 1) as usize;
     let mut extra_values: Vec<String> = Vec::new();
     for name in LISTS {
-        let (t, line) = required(name)?;
+        let (t, node) = required(name)?;
         let tokens: Vec<&str> = t.split_whitespace().take(count + 1).collect();
         let total = t.split_whitespace().count();
         if tokens.len() < count {
             return Err(err(
                 name,
-                line,
+                line_of(node),
                 format!(
                     "{} value(s) given; allowed: at least Levels + 1 = {count} (Helios reads one per level 0..{})",
                     tokens.len(),
@@ -265,7 +268,7 @@ fn read_tree(
             let bad = || {
                 err(
                     name,
-                    line,
+                    line_of(node),
                     format!(
                         "value {} ('{tok}') is not a number; allowed: numbers separated by spaces",
                         n + 1
@@ -337,12 +340,13 @@ fn read_tree(
         }
     }
     let mut unknown: Vec<&str> = Vec::new();
+    let mut unknown_seen = std::collections::BTreeSet::new();
     for node in tree.children().filter(|n| n.is_element()) {
         let name = node.tag_name().name();
         if REQUIRED_SCALARS.contains(&name) || LISTS.contains(&name) || OPTIONAL.contains(&name) {
             continue;
         }
-        if !unknown.contains(&name) {
+        if unknown_seen.insert(name) {
             unknown.push(name);
             let t = element_text(node).split_whitespace().collect::<Vec<_>>().join(" ");
             spec.extras.insert(name.to_string(), t);

@@ -550,6 +550,7 @@ pub fn parse(text: &str, file: &str) -> Result<WeberPennSpec, SpecError> {
     // Everything else: extras, UI keys dropped.
     let mut dropped = Vec::new();
     let mut unknown = Vec::new();
+    let mut unknown_seen = std::collections::BTreeSet::new();
     for (k, v) in pairs {
         let Value::Str(key) = k else { continue };
         if MAPPED_KEYS.contains(&key.as_str()) {
@@ -561,7 +562,7 @@ pub fn parse(text: &str, file: &str) -> Result<WeberPennSpec, SpecError> {
             }
             continue;
         }
-        if !EXTRA_KEYS.contains(&key.as_str()) && !unknown.contains(&key.as_str()) {
+        if !EXTRA_KEYS.contains(&key.as_str()) && unknown_seen.insert(key.as_str()) {
             unknown.push(key.as_str());
         }
         spec.extras.insert(key.clone(), denoise_value(v).to_string());

@@ -378,12 +378,6 @@ pub fn parse(text: &str, file: &str) -> Result<WeberPennSpec, SpecError> {
             "down_angle_v" => semantics[2] = Some(value.to_string()),
             k if k.starts_with("extra.") => {
                 let name = k["extra.".len()..].to_string();
-                if name.is_empty() {
-                    return Err(err(
-                        k,
-                        "an extra needs a name; allowed: extra.<name> = value".to_string(),
-                    ));
-                }
                 let v = parse_string(value).map_err(|m| err(k, m))?;
                 spec.extras.insert(name, v);
             }
