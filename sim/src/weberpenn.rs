@@ -463,7 +463,9 @@ impl<'a> Gen<'a> {
                 substem_error: 0.0,
             });
         }
-        let scale_tree = spec.scale + levels[0].rng.var(spec.scale_v);
+        // Scale ± ScaleV; files with ScaleV ≥ Scale exist (ca_black_oak, shave-grass), where
+        // Arbaro would grow nothing at all for some seeds: the size is kept above 5 % of Scale.
+        let scale_tree = (spec.scale + levels[0].rng.var(spec.scale_v)).max(0.05 * spec.scale);
         let l0 = spec.level(0);
         let l1 = spec.level(1);
         // Progress counts trunk segments and first-level branches.
@@ -1409,7 +1411,12 @@ impl Gen<'_> {
                 side_area[i] + cont.get(i).copied().flatten().map_or(0.0, |c| area_base[c])
             } else {
                 let s = self.spec.level(p.level).fork_area;
-                cont[i].map_or(own_tip, |c| area_base[c]) + s * side_area[i]
+                match cont[i] {
+                    Some(c) => area_base[c] + s * side_area[i],
+                    // A stem ending where branches go on: with the rule, what goes on is all.
+                    None if side_area[i] > 0.0 => (1.0 - s) * own_tip + s * side_area[i],
+                    None => own_tip,
+                }
             };
             let base = (tip + (p.r_base * p.r_base - own_tip)).max(tip);
             area_base[i] = base;
