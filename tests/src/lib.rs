@@ -1,5 +1,7 @@
 //! Helpers shared by the cross-crate tests.
 
+pub mod arbaro_model;
+
 use glam::Vec3;
 use sylva_engine::{FrameTimings, JobSystem};
 use sylva_sim::skeleton::{Skeleton, SkeletonSegment};
