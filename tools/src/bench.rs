@@ -222,3 +222,65 @@ fn print_table(r: &SimReport, timings: &FrameTimings) {
         println!("  {line}");
     }
 }
+
+#[derive(Args, Debug)]
+pub struct GenArgs {
+    /// A spec file (any supported format).
+    file: std::path::PathBuf,
+    #[arg(long)]
+    species: Option<String>,
+    #[arg(long, default_value = "13")]
+    seed: u64,
+    /// Generations to time; the report gives the fastest and the mean.
+    #[arg(long, default_value = "10", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, 10_000))]
+    repeat: u64,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct GenReport {
+    species: String,
+    stems: u64,
+    leaves: u64,
+    segments: u64,
+    repeat: u64,
+    ms_min: f64,
+    ms_mean: f64,
+}
+
+/// `sylva bench gen`: time to grow a spec on one thread.
+pub fn run_gen(a: &GenArgs) -> Result<()> {
+    let spec = crate::trees::load_spec(&a.file, a.species.as_deref())?;
+    let opts = sylva_sim::weberpenn::GenOptions {
+        seed: a.seed,
+        ..Default::default()
+    };
+    let mut times = Vec::with_capacity(a.repeat as usize);
+    let mut stats = None;
+    for _ in 0..a.repeat {
+        let t0 = Instant::now();
+        let grown = sylva_sim::weberpenn::generate(&spec, &opts, &mut |_| {})?;
+        times.push(t0.elapsed().as_secs_f64() * 1e3);
+        stats = Some(grown.stats);
+    }
+    let stats = stats.expect("at least one run");
+    let report = GenReport {
+        species: spec.species.clone(),
+        stems: stats.stems_per_level.iter().chain(&stats.clones_per_level).sum(),
+        leaves: stats.leaves,
+        segments: stats.segments,
+        repeat: a.repeat,
+        ms_min: times.iter().copied().fold(f64::MAX, f64::min),
+        ms_mean: times.iter().sum::<f64>() / times.len() as f64,
+    };
+    if a.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        println!(
+            "sylva bench gen: {} ({} stems, {} leaves, {} segments): fastest {:.1} ms, mean {:.1} ms over {} runs",
+            report.species, report.stems, report.leaves, report.segments, report.ms_min, report.ms_mean, report.repeat
+        );
+    }
+    Ok(())
+}

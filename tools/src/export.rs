@@ -16,9 +16,6 @@
 //! Files are written to a temporary file in the destination's directory and renamed into place
 //! only once complete, so a failed export leaves no partial file behind.
 
-// The `sylva export` command is wired into main.rs separately; until then only the tests call in.
-#![allow(dead_code)]
-
 use std::f32::consts::TAU;
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
@@ -126,6 +123,15 @@ pub struct Mesh {
 }
 
 impl Mesh {
+    /// Appends another mesh, renumbering its indices.
+    pub fn append(&mut self, other: Mesh) {
+        let offset = self.positions.len() as u32;
+        self.positions.extend(other.positions);
+        self.normals.extend(other.normals);
+        self.uvs.extend(other.uvs);
+        self.indices.extend(other.indices.into_iter().map(|i| i + offset));
+    }
+
     pub fn vertex_count(&self) -> usize {
         self.positions.len()
     }
@@ -496,13 +502,23 @@ impl Format {
 
 /// Meshes `skeleton` and writes it to `path`, as OBJ or GLB by the path's extension.
 pub fn export(skeleton: &Skeleton, path: &Path, opts: &ExportOptions) -> Result<ExportStats> {
+    export_all(&[skeleton], path, opts)
+}
+
+/// Exports several skeletons (a grove, or a tree and its roots) as one mesh.
+pub fn export_all(skeletons: &[&Skeleton], path: &Path, opts: &ExportOptions) -> Result<ExportStats> {
     let format = Format::from_path(path)?;
     opts.validate()
         .with_context(|| format!("cannot export to {}", path.display()))?;
-    skeleton
-        .validate()
-        .with_context(|| format!("cannot export to {}", path.display()))?;
-    let mesh = build_mesh(skeleton, opts);
+    let mut mesh = TreeMesh::default();
+    for skeleton in skeletons {
+        skeleton
+            .validate()
+            .with_context(|| format!("cannot export to {}", path.display()))?;
+        let part = build_mesh(skeleton, opts);
+        mesh.bark.append(part.bark);
+        mesh.leaves.append(part.leaves);
+    }
     match format {
         Format::Obj => write_obj(&mesh, path),
         Format::Glb => write_glb(&mesh, path),

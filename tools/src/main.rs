@@ -3,6 +3,9 @@
 mod args;
 mod bench;
 mod export;
+mod grow;
+mod progress;
+mod trees;
 
 use clap::{Parser, Subcommand};
 
@@ -25,12 +28,26 @@ enum Command {
         #[command(subcommand)]
         what: BenchCommand,
     },
+    /// Tree specs from Arbaro, Blender Sapling, tree-gen, Helios and Sylva.
+    Spec {
+        #[command(subcommand)]
+        what: trees::SpecCommand,
+    },
+    /// Grows a spec and writes it as a mesh for other tools (.obj or .glb).
+    Export(trees::ExportArgs),
+    /// Grows a tree by an algorithm (space colonization, L-system) and writes its mesh.
+    Grow {
+        #[command(subcommand)]
+        what: grow::GrowCommand,
+    },
 }
 
 #[derive(Subcommand)]
 enum BenchCommand {
     /// Steps a forest of test trees with Weber's model and reports time per segment and step.
     Sim(bench::SimArgs),
+    /// Grows a spec repeatedly on one thread and reports the time.
+    Gen(bench::GenArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -39,6 +56,12 @@ fn main() -> std::process::ExitCode {
         Command::Bench {
             what: BenchCommand::Sim(args),
         } => bench::run_sim(&args),
+        Command::Bench {
+            what: BenchCommand::Gen(args),
+        } => bench::run_gen(&args),
+        Command::Spec { what } => trees::run_spec(&what),
+        Command::Export(args) => trees::run_export(&args),
+        Command::Grow { what } => grow::run(&what),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

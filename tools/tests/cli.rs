@@ -136,3 +136,206 @@ fn bench_sim_table_is_readable() {
         assert!(out.contains(word), "table lacks {word}:\n{out}");
     }
 }
+
+fn data(rel: &str) -> String {
+    format!("{}/../../shared/data/tree-specs/{rel}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("sylva-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn spec_stats_prints_the_promised_fields() {
+    let (code, out, err) = sylva(&[
+        "spec",
+        "stats",
+        &data("arbaro-xml/wdiestel-arbaro/black_tupelo.xml"),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["species"], "black_tupelo");
+    assert_eq!(v["levels"], 4);
+    assert_eq!(v["stems_per_level"].as_array().unwrap().len(), 4);
+    assert_eq!(v["stems_per_level"][1], 50);
+    for key in ["clones_per_level", "leaves", "segments", "height", "width"] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    assert!(v["height"].as_f64().unwrap() > 15.0);
+}
+
+#[test]
+fn spec_libraries_need_a_species_and_bad_files_are_refused() {
+    let lib = data("helios-xml/WeberPennTreeLibrary.xml");
+    let (code, _, err) = sylva(&["spec", "stats", &lib]);
+    assert_ne!(code, 0);
+    assert!(err.contains("Almond") && err.contains("allowed"), "{err}");
+    let (code, _, err) = sylva(&["spec", "stats", &lib, "--species", "Baobab"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("Baobab") && err.contains("Walnut"), "{err}");
+    let (code, out, err) = sylva(&["spec", "stats", &lib, "--species", "Olive", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"species\":\"Olive\""));
+
+    let dir = scratch("bad");
+    let truncated = dir.join("truncated.xml");
+    let text = std::fs::read_to_string(data("arbaro-xml/wdiestel-arbaro/quaking_aspen.xml")).unwrap();
+    std::fs::write(&truncated, &text[..text.len() / 2]).unwrap();
+    let (code, _, err) = sylva(&["spec", "stats", truncated.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(err.contains("truncated.xml") && !err.contains("panicked"), "{err}");
+    let absurd = dir.join("absurd.xml");
+    std::fs::write(
+        &absurd,
+        text.replace("name='1Branches' value='50'", "name='1Branches' value='1000000000'"),
+    )
+    .unwrap();
+    let (code, _, err) = sylva(&["spec", "stats", absurd.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(err.contains("1Branches") && err.contains("allowed"), "{err}");
+    let (code, _, err) = sylva(&["spec", "stats", dir.join("missing.xml").to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(err.contains("missing.xml"), "{err}");
+}
+
+#[test]
+fn spec_convert_round_trips_and_keeps_existing_files() {
+    let dir = scratch("convert");
+    let out = dir.join("tupelo.sylva");
+    let src = data("sapling-py/blender-addons-v0.2-legacy/black_tupelo.py");
+    let (code, _, err) = sylva(&["spec", "convert", &src, "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let stats = |file: &str| {
+        let (code, out, err) = sylva(&["spec", "stats", file, "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let mut v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        v["generation_ms"] = serde_json::Value::Null;
+        v
+    };
+    assert_eq!(
+        stats(&src),
+        stats(out.to_str().unwrap()),
+        "the converted spec grows the same tree"
+    );
+    let before = std::fs::read(&out).unwrap();
+    let (code, _, err) = sylva(&[
+        "spec",
+        "convert",
+        &data("treegen-py/acer.py"),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("--force"), "{err}");
+    assert_eq!(std::fs::read(&out).unwrap(), before, "an existing file is not touched");
+}
+
+#[test]
+fn export_writes_meshes_and_grow_writes_grown_trees() {
+    let dir = scratch("export");
+    for ext in ["glb", "obj"] {
+        let out = dir.join(format!("aspen.{ext}"));
+        let (code, _, err) = sylva(&[
+            "export",
+            &data("arbaro-xml/wdiestel-arbaro/quaking_aspen.xml"),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        assert!(std::fs::metadata(&out).unwrap().len() > 10_000);
+    }
+    let (code, _, err) = sylva(&[
+        "export",
+        &data("arbaro-xml/wdiestel-arbaro/quaking_aspen.xml"),
+        "--out",
+        dir.join("aspen.fbx").to_str().unwrap(),
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains(".glb"), "{err}");
+
+    let out = dir.join("abop.glb");
+    let (code, stdout, err) = sylva(&[
+        "grow",
+        "lsystem",
+        "--preset",
+        "abop-1.24d",
+        "--iterations",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert!(v["segments"].as_u64().unwrap() > 100);
+    let (code, _, err) = sylva(&[
+        "grow",
+        "lsystem",
+        "--preset",
+        "fern",
+        "--out",
+        dir.join("x.glb").to_str().unwrap(),
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("oliapuram"), "{err}");
+
+    let out = dir.join("crown.glb");
+    let (code, stdout, err) = sylva(&[
+        "grow",
+        "colonize",
+        "--envelope",
+        "sphere:0,5,0,2.5",
+        "--points",
+        "3000",
+        "--roots",
+        "500",
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert!(v["height"].as_f64().unwrap() > 5.0, "{v}");
+    let (code, _, err) = sylva(&[
+        "grow",
+        "colonize",
+        "--envelope",
+        "blob:1,2",
+        "--out",
+        dir.join("y.glb").to_str().unwrap(),
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("sphere") && !err.contains("panicked"), "{err}");
+    let (code, _, err) = sylva(&[
+        "grow",
+        "colonize",
+        "--kill",
+        "2",
+        "--influence",
+        "1",
+        "--out",
+        dir.join("z.glb").to_str().unwrap(),
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("kill") && !err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn bench_gen_reports_time() {
+    let (code, out, err) = sylva(&[
+        "bench",
+        "gen",
+        &data("arbaro-xml/wdiestel-arbaro/black_tupelo.xml"),
+        "--repeat",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["species"], "black_tupelo");
+    assert!(v["ms_min"].as_f64().unwrap() > 0.0);
+}

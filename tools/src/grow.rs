@@ -1,0 +1,326 @@
+//! `sylva grow`: trees grown by algorithms rather than specs.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use glam::Vec3;
+use sylva_sim::colonize::{self, ColonizeParams, Envelope, RootParams};
+use sylva_sim::lsystem::{self, LSystem};
+use sylva_sim::stats::TreeStats;
+use sylva_sim::Skeleton;
+
+use crate::args::{count_in, number_in};
+use crate::export::{export, export_all, ExportOptions};
+use crate::progress::Progress;
+use crate::trees::{check_output, StatsReport};
+
+#[derive(Subcommand)]
+pub enum GrowCommand {
+    /// Space colonization (Runions et al. 2007) into an envelope of attraction points.
+    Colonize(ColonizeArgs),
+    /// Bracketed L-system (a file in Sylva's L-system format, or a preset).
+    Lsystem(LsystemArgs),
+}
+
+#[derive(Args)]
+pub struct ColonizeArgs {
+    /// The crown envelope; repeat for a union. `sphere:CX,CY,CZ,R`,
+    /// `ellipsoid:CX,CY,CZ,RX,RY,RZ`, `cone:BX,BY,BZ,R,H` (apex up), `cylinder:BX,BY,BZ,R,H`.
+    /// Default: sphere:0,7,0,4.
+    #[arg(long = "envelope", value_parser = parse_envelope)]
+    envelopes: Vec<Envelope>,
+    /// Attraction points from a file (`x y z` per line) instead of an envelope.
+    #[arg(long, conflicts_with = "envelopes")]
+    points_file: Option<PathBuf>,
+    /// Attraction points in the crown.
+    #[arg(long, default_value = "20000", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, colonize::MAX_POINTS as u64))]
+    points: u64,
+    /// Growth distance D: the length of a new segment [m].
+    #[arg(long, default_value = "0.15", allow_hyphen_values = true, value_parser = |s: &str| number_in(s, 1e-3, 100.0))]
+    growth: f64,
+    /// Influence distance: how far a point attracts a node [m].
+    #[arg(long, default_value = "1.5", allow_hyphen_values = true, value_parser = |s: &str| number_in(s, 1e-3, 1000.0))]
+    influence: f64,
+    /// Kill distance: a point this close to a node is reached and removed [m].
+    #[arg(long, default_value = "0.3", allow_hyphen_values = true, value_parser = |s: &str| number_in(s, 1e-3, 1000.0))]
+    kill: f64,
+    /// A trunk base on the ground at `X,Z`; repeat for several trunks. Default: 0,0.
+    #[arg(long = "trunk", value_parser = parse_ground_point)]
+    trunks: Vec<Vec3>,
+    /// Root attraction points below ground (0 = no roots).
+    #[arg(long, default_value = "0", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 0, colonize::MAX_POINTS as u64))]
+    roots: u64,
+    /// The root envelope (below ground), same forms as --envelope. Default:
+    /// ellipsoid:0,-1.2,0,3,1.1,3.
+    #[arg(long, value_parser = parse_envelope)]
+    root_envelope: Option<Envelope>,
+    #[arg(long, default_value = "1")]
+    seed: u64,
+    /// The mesh to write: `.obj` (with a `.mtl`) or `.glb`.
+    #[arg(long)]
+    out: PathBuf,
+    /// Replace the output file if it exists.
+    #[arg(long)]
+    force: bool,
+    /// Print the statistics as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Parses `shape:numbers`.
+fn parse_envelope(s: &str) -> Result<Envelope, String> {
+    let (shape, rest) = s
+        .split_once(':')
+        .ok_or_else(|| format!("`{s}`: expected SHAPE:NUMBERS, e.g. sphere:0,7,0,4"))?;
+    let nums: Vec<f32> = rest
+        .split(',')
+        .map(|v| {
+            v.trim()
+                .parse::<f32>()
+                .map_err(|_| format!("`{v}` in `{s}` is not a number"))
+        })
+        .collect::<Result<_, _>>()?;
+    if let Some(v) = nums.iter().find(|v| !v.is_finite()) {
+        return Err(format!("`{s}`: {v} is not a finite number"));
+    }
+    let want = |n: usize| {
+        if nums.len() == n {
+            Ok(())
+        } else {
+            Err(format!("`{s}`: {shape} takes {n} numbers, got {}", nums.len()))
+        }
+    };
+    let v3 = |i: usize| Vec3::new(nums[i], nums[i + 1], nums[i + 2]);
+    match shape {
+        "sphere" => want(4).map(|_| Envelope::Sphere {
+            center: v3(0),
+            radius: nums[3],
+        }),
+        "ellipsoid" => want(6).map(|_| Envelope::Ellipsoid {
+            center: v3(0),
+            radii: v3(3),
+        }),
+        "cone" => want(5).map(|_| Envelope::Cone {
+            base: v3(0),
+            radius: nums[3],
+            height: nums[4],
+        }),
+        "cylinder" => want(5).map(|_| Envelope::Cylinder {
+            base: v3(0),
+            radius: nums[3],
+            height: nums[4],
+        }),
+        other => Err(format!(
+            "unknown envelope shape `{other}`; allowed: sphere, ellipsoid, cone, cylinder"
+        )),
+    }
+}
+
+/// Parses `X,Z` as a point on the ground.
+fn parse_ground_point(s: &str) -> Result<Vec3, String> {
+    let nums: Vec<f32> = s
+        .split(',')
+        .map(|v| {
+            v.trim()
+                .parse::<f32>()
+                .map_err(|_| format!("`{v}` in `{s}` is not a number"))
+        })
+        .collect::<Result<_, _>>()?;
+    match nums[..] {
+        [x, z] if x.is_finite() && z.is_finite() => Ok(Vec3::new(x, 0.0, z)),
+        _ => Err(format!("`{s}`: expected X,Z (two finite numbers)")),
+    }
+}
+
+#[derive(Args)]
+pub struct LsystemArgs {
+    /// An L-system file.
+    #[arg(conflicts_with = "preset", required_unless_present = "preset")]
+    file: Option<PathBuf>,
+    /// A built-in L-system: abop-1.24a .. abop-1.24f, oliapuram.
+    #[arg(long)]
+    preset: Option<String>,
+    /// Rewriting steps (default: the L-system's own).
+    #[arg(long, allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 0, lsystem::MAX_ITERATIONS as u64))]
+    iterations: Option<u64>,
+    #[arg(long, default_value = "1")]
+    seed: u64,
+    /// The mesh to write: `.obj` (with a `.mtl`) or `.glb`.
+    #[arg(long)]
+    out: PathBuf,
+    /// Replace the output file if it exists.
+    #[arg(long)]
+    force: bool,
+    /// Print the statistics as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(cmd: &GrowCommand) -> Result<()> {
+    match cmd {
+        GrowCommand::Colonize(a) => run_colonize(a),
+        GrowCommand::Lsystem(a) => run_lsystem(a),
+    }
+}
+
+fn run_colonize(a: &ColonizeArgs) -> Result<()> {
+    let crown = if let Some(file) = &a.points_file {
+        let text = read_text(file, 256 << 20)?;
+        Envelope::Points(colonize::parse_points(&text, &file.display().to_string())?)
+    } else {
+        match a.envelopes.len() {
+            0 => Envelope::Sphere {
+                center: Vec3::new(0.0, 7.0, 0.0),
+                radius: 4.0,
+            },
+            1 => a.envelopes[0].clone(),
+            _ => Envelope::Union(a.envelopes.clone()),
+        }
+    };
+    let roots = (a.roots > 0).then(|| RootParams {
+        envelope: a.root_envelope.clone().unwrap_or(Envelope::Ellipsoid {
+            center: Vec3::new(0.0, -1.2, 0.0),
+            radii: Vec3::new(3.0, 1.1, 3.0),
+        }),
+        points: a.roots as usize,
+    });
+    let params = ColonizeParams {
+        crown,
+        points: a.points as usize,
+        growth_distance: a.growth as f32,
+        influence_distance: a.influence as f32,
+        kill_distance: a.kill as f32,
+        trunks: if a.trunks.is_empty() {
+            vec![Vec3::ZERO]
+        } else {
+            a.trunks.clone()
+        },
+        roots,
+        seed: a.seed,
+        ..ColonizeParams::default()
+    };
+    let mut inputs = Vec::new();
+    if let Some(f) = &a.points_file {
+        inputs.push(f.as_path());
+    }
+    check_output(&a.out, a.force, &inputs)?;
+    let mut progress = Progress::new("colonizing");
+    let start = Instant::now();
+    let grown = colonize::colonize(&params, &mut |f| progress.update(f))?;
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    progress.finish();
+    let c = &grown.crown;
+    eprintln!(
+        "{} iterations, {} nodes, {} of {} points reached, stopped: {:?}",
+        c.iterations, c.nodes, c.points_killed, c.points, c.stop
+    );
+    let mut parts: Vec<&Skeleton> = grown.trees.iter().collect();
+    parts.extend(grown.roots.iter());
+    let mut stats = TreeStats::default();
+    for (k, tree) in grown.trees.iter().enumerate() {
+        let s = TreeStats::of_skeleton("colonized", tree);
+        if k == 0 {
+            stats = s;
+        } else {
+            merge_stats(&mut stats, &s);
+        }
+    }
+    (stats.height, stats.width) = grove_extent(&grown.trees);
+    let written = export_all(&parts, &a.out, &ExportOptions::default())?;
+    StatsReport::new(&stats, a.seed, ms).print(a.json)?;
+    eprintln!(
+        "wrote {}: {} vertices, {} triangles, {} bytes",
+        a.out.display(),
+        written.vertices,
+        written.triangles,
+        written.bytes
+    );
+    Ok(())
+}
+
+/// Adds another trunk's statistics to a grove's.
+fn merge_stats(into: &mut TreeStats, other: &TreeStats) {
+    for (k, v) in other.stems_per_level.iter().enumerate() {
+        if into.stems_per_level.len() <= k {
+            into.stems_per_level.resize(k + 1, 0);
+            into.clones_per_level.resize(k + 1, 0);
+        }
+        into.stems_per_level[k] += v;
+    }
+    into.levels = into.stems_per_level.len() as u32;
+    into.leaves += other.leaves;
+    into.segments += other.segments;
+}
+
+/// Height above the ground and largest horizontal extent of several skeletons together.
+fn grove_extent(trees: &[Skeleton]) -> (f64, f64) {
+    let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
+    for s in trees.iter().flat_map(|t| &t.segments) {
+        lo = lo.min(s.base).min(s.tip);
+        hi = hi.max(s.base).max(s.tip);
+    }
+    (hi.y.max(0.0) as f64, (hi.x - lo.x).max(hi.z - lo.z).max(0.0) as f64)
+}
+
+fn run_lsystem(a: &LsystemArgs) -> Result<()> {
+    let ls = match (&a.file, &a.preset) {
+        (Some(file), _) => {
+            let text = read_text(file, lsystem::MAX_TEXT_BYTES)?;
+            LSystem::parse(&text, &file.display().to_string())?
+        }
+        (None, Some(name)) => match lsystem::preset(name) {
+            Some(ls) => ls,
+            None => bail!(
+                "unknown L-system preset `{name}`; allowed: {}",
+                lsystem::preset_names().join(", ")
+            ),
+        },
+        (None, None) => bail!("give an L-system file or --preset NAME"),
+    };
+    let mut inputs = Vec::new();
+    if let Some(f) = &a.file {
+        inputs.push(f.as_path());
+    }
+    check_output(&a.out, a.force, &inputs)?;
+    let iterations = a.iterations.map_or(ls.iterations, |n| n as u32);
+    let mut progress = Progress::new(format!("growing {}", ls.name));
+    let start = Instant::now();
+    let grown = lsystem::grow(&ls, iterations, a.seed, &mut |f| progress.update(f))?;
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    progress.finish();
+    write_grown(&ls.name, &grown.skeleton, &a.out, a.seed, ms, a.json)
+}
+
+/// Prints a grown tree's statistics and writes its mesh.
+pub fn write_grown(
+    name: &str,
+    skeleton: &Skeleton,
+    out: &std::path::Path,
+    seed: u64,
+    ms: f64,
+    json: bool,
+) -> Result<()> {
+    let stats = TreeStats::of_skeleton(name, skeleton);
+    let written = export(skeleton, out, &ExportOptions::default())?;
+    StatsReport::new(&stats, seed, ms).print(json)?;
+    eprintln!(
+        "wrote {}: {} vertices, {} triangles, {} bytes",
+        out.display(),
+        written.vertices,
+        written.triangles,
+        written.bytes
+    );
+    Ok(())
+}
+
+/// Reads a text file, refusing one larger than `limit` bytes.
+pub fn read_text(path: &std::path::Path, limit: usize) -> Result<String> {
+    let meta = std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if meta.len() > limit as u64 {
+        bail!("{} is {} bytes; allowed at most {limit}", path.display(), meta.len());
+    }
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", path.display()))
+}
