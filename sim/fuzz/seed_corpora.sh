@@ -32,3 +32,8 @@ cargo run -q --release --example write_sylva_seeds -- corpus/sylva_text $(find "
 cp corpus/sylva_text/* corpus/load_any/
 unset IFS
 echo "seeded corpora from $data"
+# L-systems: two small grammars in Sylva's L-system format; attraction points: a few lines.
+mkdir -p corpus/lsystem corpus/points
+printf 'name = seed-a\naxiom = F\nangle = 25.7\niterations = 3\nlength = 0.5\nF -> F[+F]F[-F]F\n' > corpus/lsystem/abop-a
+printf 'name = seed-s\naxiom = X\nangle = 22.5\niterations = 4\nX -> (0.5) F[+X][-X]FX | (0.5) F[&X][^X]L\nF -> FF\n' > corpus/lsystem/stochastic
+printf '# x y z\n0 5 0\n1.5, 6, -0.25\n-2 4.5 1e-1\n' > corpus/points/three
