@@ -7,6 +7,20 @@ use sylva_engine::{FrameTimings, JobSystem};
 use sylva_sim::skeleton::{Skeleton, SkeletonSegment};
 use sylva_sim::{test_tree, Forest, Material, SimError, SimParams, Simulation, TreePlacement, TreeSize, PHASES};
 
+/// `shared/data/tree-specs`, the real spec files: `$SYLVA_TREE_SPECS`, or found beside the
+/// checkout or one of its ancestors (the project's `../shared`). Panics when missing, so tests
+/// that need the files fail instead of passing without them.
+pub fn tree_specs_dir() -> std::path::PathBuf {
+    if let Ok(dir) = std::env::var("SYLVA_TREE_SPECS") {
+        return std::path::PathBuf::from(dir);
+    }
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|a| a.join("shared/data/tree-specs"))
+        .find(|p| p.is_dir())
+        .expect("shared/data/tree-specs not found beside the checkout (set SYLVA_TREE_SPECS)")
+}
+
 /// A simulation of one test tree of a named size.
 pub fn tree_sim(size: TreeSize, seed: u64, material: Material, params: SimParams) -> Simulation {
     let (n, m) = size.counts();

@@ -21,10 +21,7 @@ fn spec_files() -> Vec<PathBuf> {
         }
     }
     let mut files = Vec::new();
-    walk(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/tree-specs"),
-        &mut files,
-    );
+    walk(&sylva_tests::tree_specs_dir(), &mut files);
     files.sort();
     files
 }

@@ -7,16 +7,8 @@ use sylva_sim::spec::load::{load_file, load_str, SpecLibrary, MAX_FILE_BYTES};
 use sylva_sim::spec::SpecTool::{self, *};
 use sylva_sim::spec::{text, DownAngleV, SpecError, WeberPennSpec};
 
-/// `shared/data/tree-specs`, found beside the checkout (or in one of its ancestors).
 fn data_dir() -> PathBuf {
-    if let Ok(dir) = std::env::var("SYLVA_TREE_SPECS") {
-        return PathBuf::from(dir);
-    }
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    here.ancestors()
-        .map(|a| a.join("shared/data/tree-specs"))
-        .find(|p| p.is_dir())
-        .expect("shared/data/tree-specs not found beside the checkout (set SYLVA_TREE_SPECS)")
+    sylva_tests::tree_specs_dir()
 }
 
 fn load(rel: &str) -> SpecLibrary {

@@ -11,7 +11,7 @@ use sylva_sim::weberpenn::{generate, GenOptions};
 use sylva_tests::arbaro_model::expected_counts;
 
 fn arbaro_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/tree-specs/arbaro-xml/wdiestel-arbaro")
+    sylva_tests::tree_specs_dir().join("arbaro-xml/wdiestel-arbaro")
 }
 
 /// Arbaro's species files and test specs (some of the latter have no extension).

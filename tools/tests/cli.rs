@@ -138,7 +138,7 @@ fn bench_sim_table_is_readable() {
 }
 
 fn data(rel: &str) -> String {
-    format!("{}/../../shared/data/tree-specs/{rel}", env!("CARGO_MANIFEST_DIR"))
+    sylva_tests::tree_specs_dir().join(rel).display().to_string()
 }
 
 fn scratch(name: &str) -> std::path::PathBuf {
