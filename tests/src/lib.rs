@@ -21,6 +21,24 @@ pub fn tree_specs_dir() -> std::path::PathBuf {
         .expect("shared/data/tree-specs not found beside the checkout (set SYLVA_TREE_SPECS)")
 }
 
+/// Every file of the shared spec data but the SOURCES.md notes, sorted.
+pub fn tree_spec_files() -> Vec<std::path::PathBuf> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.file_name().is_some_and(|n| n != "SOURCES.md") {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&tree_specs_dir(), &mut out);
+    out.sort();
+    out
+}
+
 /// A simulation of one test tree of a named size.
 pub fn tree_sim(size: TreeSize, seed: u64, material: Material, params: SimParams) -> Simulation {
     let (n, m) = size.counts();

@@ -1,34 +1,15 @@
 //! Every spec file in the shared data, every species of each library: it loads, grows, builds
 //! solver data and simulates 100 steps in wind without a NaN.
 
-use std::path::{Path, PathBuf};
-
 use glam::Vec3;
 use sylva_engine::{FrameTimings, JobSystem};
 use sylva_sim::spec::load::load_file;
 use sylva_sim::weberpenn::{generate, GenOptions};
 use sylva_sim::{Forest, GustingWind, Material, SimParams, Simulation, TreePlacement, PHASES};
 
-fn spec_files() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.file_name().is_some_and(|n| n != "SOURCES.md") {
-                out.push(path);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(&sylva_tests::tree_specs_dir(), &mut files);
-    files.sort();
-    files
-}
-
 #[test]
 fn every_shared_spec_loads_grows_and_simulates() {
-    let files = spec_files();
+    let files = sylva_tests::tree_spec_files();
     assert!(files.len() >= 60, "found {} spec files", files.len());
     let jobs = JobSystem::new(2).unwrap();
     let timings = FrameTimings::new(&PHASES);

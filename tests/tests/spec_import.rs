@@ -2,7 +2,7 @@
 //! format, mapped values match the files, Sylva's text format round-trips every loaded spec
 //! exactly, and bad input gives errors that name the file, the parameter and what is allowed.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use sylva_sim::spec::load::{load_file, load_str, SpecLibrary, MAX_FILE_BYTES};
 use sylva_sim::spec::SpecTool::{self, *};
 use sylva_sim::spec::{text, DownAngleV, SpecError, WeberPennSpec};
@@ -20,22 +20,8 @@ fn one(rel: &str) -> WeberPennSpec {
     load(rel).pick(None).unwrap().clone()
 }
 
-/// Every file but the SOURCES.md notes, sorted.
 fn all_files() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let p = entry.unwrap().path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.file_name().is_some_and(|n| n != "SOURCES.md") {
-                out.push(p);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(&data_dir(), &mut out);
-    out.sort();
-    out
+    sylva_tests::tree_spec_files()
 }
 
 /// Single-species files: path, format, species name.

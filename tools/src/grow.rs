@@ -12,9 +12,9 @@ use sylva_sim::stats::TreeStats;
 use sylva_sim::Skeleton;
 
 use crate::args::{count_in, number_in};
-use crate::export::{export, export_all, ExportOptions};
+use crate::export::{export_all, ExportOptions};
 use crate::progress::Progress;
-use crate::trees::{check_output, StatsReport};
+use crate::trees::{check_output, print_stats, Output};
 
 #[derive(Subcommand)]
 pub enum GrowCommand {
@@ -22,6 +22,19 @@ pub enum GrowCommand {
     Colonize(ColonizeArgs),
     /// Bracketed L-system (a file in Sylva's L-system format, or a preset).
     Lsystem(LsystemArgs),
+}
+
+/// Seed, mesh file and statistics format of a grown tree.
+#[derive(Args)]
+pub struct GrownOutput {
+    #[arg(long, default_value = "1")]
+    seed: u64,
+    /// The mesh to write: `.obj` (with a `.mtl`) or `.glb`.
+    #[command(flatten)]
+    output: Output,
+    /// Print the statistics as one JSON object.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -56,17 +69,8 @@ pub struct ColonizeArgs {
     /// ellipsoid:0,-1.2,0,3,1.1,3.
     #[arg(long, value_parser = parse_envelope)]
     root_envelope: Option<Envelope>,
-    #[arg(long, default_value = "1")]
-    seed: u64,
-    /// The mesh to write: `.obj` (with a `.mtl`) or `.glb`.
-    #[arg(long)]
-    out: PathBuf,
-    /// Replace the output file if it exists.
-    #[arg(long)]
-    force: bool,
-    /// Print the statistics as one JSON object.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    grown: GrownOutput,
 }
 
 /// Parses `shape:numbers`.
@@ -145,17 +149,8 @@ pub struct LsystemArgs {
     /// Rewriting steps (default: the L-system's own).
     #[arg(long, allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 0, lsystem::MAX_ITERATIONS as u64))]
     iterations: Option<u64>,
-    #[arg(long, default_value = "1")]
-    seed: u64,
-    /// The mesh to write: `.obj` (with a `.mtl`) or `.glb`.
-    #[arg(long)]
-    out: PathBuf,
-    /// Replace the output file if it exists.
-    #[arg(long)]
-    force: bool,
-    /// Print the statistics as one JSON object.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    grown: GrownOutput,
 }
 
 pub fn run(cmd: &GrowCommand) -> Result<()> {
@@ -198,14 +193,14 @@ fn run_colonize(a: &ColonizeArgs) -> Result<()> {
             a.trunks.clone()
         },
         roots,
-        seed: a.seed,
+        seed: a.grown.seed,
         ..ColonizeParams::default()
     };
     let mut inputs = Vec::new();
     if let Some(f) = &a.points_file {
         inputs.push(f.as_path());
     }
-    check_output(&a.out, a.force, &inputs)?;
+    check_output(&a.grown.output, &inputs)?;
     let mut progress = Progress::new("colonizing");
     let start = Instant::now();
     let grown = colonize::colonize(&params, &mut |f| progress.update(f))?;
@@ -228,16 +223,7 @@ fn run_colonize(a: &ColonizeArgs) -> Result<()> {
         }
     }
     (stats.height, stats.width) = grove_extent(&grown.trees);
-    let written = export_all(&parts, &a.out, &ExportOptions::default())?;
-    StatsReport::new(&stats, a.seed, ms).print(a.json)?;
-    eprintln!(
-        "wrote {}: {} vertices, {} triangles, {} bytes",
-        a.out.display(),
-        written.vertices,
-        written.triangles,
-        written.bytes
-    );
-    Ok(())
+    report(&stats, &parts, &a.grown, ms)
 }
 
 /// Adds another trunk's statistics to a grove's.
@@ -283,31 +269,24 @@ fn run_lsystem(a: &LsystemArgs) -> Result<()> {
     if let Some(f) = &a.file {
         inputs.push(f.as_path());
     }
-    check_output(&a.out, a.force, &inputs)?;
+    check_output(&a.grown.output, &inputs)?;
     let iterations = a.iterations.map_or(ls.iterations, |n| n as u32);
     let mut progress = Progress::new(format!("growing {}", ls.name));
     let start = Instant::now();
-    let grown = lsystem::grow(&ls, iterations, a.seed, &mut |f| progress.update(f))?;
+    let grown = lsystem::grow(&ls, iterations, a.grown.seed, &mut |f| progress.update(f))?;
     let ms = start.elapsed().as_secs_f64() * 1e3;
     progress.finish();
-    write_grown(&ls.name, &grown.skeleton, &a.out, a.seed, ms, a.json)
+    let stats = TreeStats::of_skeleton(&ls.name, &grown.skeleton);
+    report(&stats, &[&grown.skeleton], &a.grown, ms)
 }
 
-/// Prints a grown tree's statistics and writes its mesh.
-pub fn write_grown(
-    name: &str,
-    skeleton: &Skeleton,
-    out: &std::path::Path,
-    seed: u64,
-    ms: f64,
-    json: bool,
-) -> Result<()> {
-    let stats = TreeStats::of_skeleton(name, skeleton);
-    let written = export(skeleton, out, &ExportOptions::default())?;
-    StatsReport::new(&stats, seed, ms).print(json)?;
+/// Writes a grown tree's mesh and prints its statistics.
+fn report(stats: &TreeStats, parts: &[&Skeleton], out: &GrownOutput, ms: f64) -> Result<()> {
+    let written = export_all(parts, &out.output.out, &ExportOptions::default())?;
+    print_stats(stats, out.seed, ms, out.json)?;
     eprintln!(
         "wrote {}: {} vertices, {} triangles, {} bytes",
-        out.display(),
+        out.output.out.display(),
         written.vertices,
         written.triangles,
         written.bytes

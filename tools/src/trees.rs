@@ -5,7 +5,6 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use serde::Serialize;
 use sylva_sim::spec::load::load_file;
 use sylva_sim::spec::{text, WeberPennSpec};
 use sylva_sim::stats::TreeStats;
@@ -23,14 +22,32 @@ pub enum SpecCommand {
     Convert(SpecConvertArgs),
 }
 
+/// A spec file and the species to take from it.
 #[derive(Args)]
-pub struct SpecStatsArgs {
+pub struct SpecSource {
     /// A spec file: Arbaro XML, Blender Sapling preset, tree-gen parameters, Helios XML library
     /// or a Sylva spec.
-    file: PathBuf,
+    pub file: PathBuf,
     /// The species to pick from a library with several.
     #[arg(long)]
-    species: Option<String>,
+    pub species: Option<String>,
+}
+
+/// Where a command writes its file.
+#[derive(Args)]
+pub struct Output {
+    /// The file to write.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Replace the output file if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Args)]
+pub struct SpecStatsArgs {
+    #[command(flatten)]
+    source: SpecSource,
     /// Seed of the tree's random streams.
     #[arg(long, default_value = "13")]
     seed: u64,
@@ -41,87 +58,60 @@ pub struct SpecStatsArgs {
 
 #[derive(Args)]
 pub struct SpecConvertArgs {
-    file: PathBuf,
-    #[arg(long)]
-    species: Option<String>,
+    #[command(flatten)]
+    source: SpecSource,
     /// Where to write the Sylva spec.
-    #[arg(long)]
-    out: PathBuf,
-    /// Replace the output file if it exists.
-    #[arg(long)]
-    force: bool,
+    #[command(flatten)]
+    output: Output,
 }
 
 #[derive(Args)]
 pub struct ExportArgs {
-    /// A spec file (any supported format).
-    file: PathBuf,
-    #[arg(long)]
-    species: Option<String>,
+    #[command(flatten)]
+    source: SpecSource,
     #[arg(long, default_value = "13")]
     seed: u64,
     /// The mesh to write: `.obj` (with a `.mtl`) or `.glb`.
-    #[arg(long)]
-    out: PathBuf,
+    #[command(flatten)]
+    output: Output,
     /// Sides of the branch tubes.
     #[arg(long, default_value_t = crate::export::DEFAULT_SIDES)]
     sides: u32,
     /// Leave the leaf cards out.
     #[arg(long)]
     no_leaves: bool,
-    /// Replace the output file if it exists.
-    #[arg(long)]
-    force: bool,
 }
 
-/// What `spec stats` and `grow` print.
-#[derive(Serialize)]
-pub struct StatsReport {
-    pub species: String,
-    pub levels: u32,
-    pub stems_per_level: Vec<u64>,
-    pub clones_per_level: Vec<u64>,
-    pub leaves: u64,
-    pub segments: u64,
-    pub height: f64,
-    pub width: f64,
-    pub seed: u64,
-    pub generation_ms: f64,
-}
-
-impl StatsReport {
-    pub fn new(stats: &TreeStats, seed: u64, generation_ms: f64) -> StatsReport {
-        StatsReport {
-            species: stats.species.clone(),
-            levels: stats.levels,
-            stems_per_level: stats.stems_per_level.clone(),
-            clones_per_level: stats.clones_per_level.clone(),
-            leaves: stats.leaves,
-            segments: stats.segments,
-            height: stats.height,
-            width: stats.width,
-            seed,
-            generation_ms,
-        }
+/// Prints what `spec stats` and `grow` report: the tree's statistics, the seed and the time it
+/// took to grow, as a table or one JSON object.
+pub fn print_stats(stats: &TreeStats, seed: u64, generation_ms: f64, json: bool) -> Result<()> {
+    if json {
+        let report = serde_json::json!({
+            "species": stats.species,
+            "levels": stats.levels,
+            "stems_per_level": stats.stems_per_level,
+            "clones_per_level": stats.clones_per_level,
+            "leaves": stats.leaves,
+            "segments": stats.segments,
+            "height": stats.height,
+            "width": stats.width,
+            "seed": seed,
+            "generation_ms": generation_ms,
+        });
+        println!("{report}");
+        return Ok(());
     }
-
-    pub fn print(&self, json: bool) -> Result<()> {
-        if json {
-            println!("{}", serde_json::to_string(self)?);
-            return Ok(());
-        }
-        println!("species            {}", self.species);
-        println!("levels             {}", self.levels);
-        println!("stems per level    {:?}", self.stems_per_level);
-        println!("clones per level   {:?}", self.clones_per_level);
-        println!("leaves             {}", self.leaves);
-        println!("segments           {}", self.segments);
-        println!("height             {:.2} m", self.height);
-        println!("width              {:.2} m", self.width);
-        println!("seed               {}", self.seed);
-        println!("generated in       {:.1} ms", self.generation_ms);
-        Ok(())
-    }
+    println!("species            {}", stats.species);
+    println!("levels             {}", stats.levels);
+    println!("stems per level    {:?}", stats.stems_per_level);
+    println!("clones per level   {:?}", stats.clones_per_level);
+    println!("leaves             {}", stats.leaves);
+    println!("segments           {}", stats.segments);
+    println!("height             {:.2} m", stats.height);
+    println!("width              {:.2} m", stats.width);
+    println!("seed               {seed}");
+    println!("generated in       {generation_ms:.1} ms");
+    Ok(())
 }
 
 /// Loads `file` and picks a species.
@@ -151,38 +141,43 @@ pub fn grow_spec(spec: &WeberPennSpec, seed: u64) -> Result<(Skeleton, TreeStats
 pub fn run_spec(cmd: &SpecCommand) -> Result<()> {
     match cmd {
         SpecCommand::Stats(a) => {
-            let spec = load_spec(&a.file, a.species.as_deref())?;
+            let spec = load_spec(&a.source.file, a.source.species.as_deref())?;
             if !a.json {
                 for note in &spec.notes {
                     eprintln!("note: {note}");
                 }
             }
             let (_, stats, ms) = grow_spec(&spec, a.seed)?;
-            StatsReport::new(&stats, a.seed, ms).print(a.json)
+            print_stats(&stats, a.seed, ms, a.json)
         }
         SpecCommand::Convert(a) => {
-            let spec = load_spec(&a.file, a.species.as_deref())?;
-            check_output(&a.out, a.force, &[&a.file])?;
-            write_atomically(&a.out, text::write(&spec).as_bytes())?;
-            eprintln!("wrote {} ({} from {})", a.out.display(), spec.species, spec.origin);
+            let spec = load_spec(&a.source.file, a.source.species.as_deref())?;
+            check_output(&a.output, &[&a.source.file])?;
+            write_atomically(&a.output.out, text::write(&spec).as_bytes())?;
+            eprintln!(
+                "wrote {} ({} from {})",
+                a.output.out.display(),
+                spec.species,
+                spec.origin
+            );
             Ok(())
         }
     }
 }
 
 pub fn run_export(a: &ExportArgs) -> Result<()> {
-    let spec = load_spec(&a.file, a.species.as_deref())?;
-    check_output(&a.out, a.force, &[&a.file])?;
+    let spec = load_spec(&a.source.file, a.source.species.as_deref())?;
+    check_output(&a.output, &[&a.source.file])?;
     let (skeleton, stats, _) = grow_spec(&spec, a.seed)?;
     let opts = ExportOptions {
         sides: a.sides,
         leaves: !a.no_leaves,
         ..ExportOptions::default()
     };
-    let written = export(&skeleton, &a.out, &opts)?;
+    let written = export(&skeleton, &a.output.out, &opts)?;
     eprintln!(
         "wrote {}: {} segments, {} leaves, {} vertices, {} triangles, {} bytes",
-        a.out.display(),
+        a.output.out.display(),
         stats.segments,
         stats.leaves,
         written.vertices,
@@ -193,7 +188,8 @@ pub fn run_export(a: &ExportArgs) -> Result<()> {
 }
 
 /// Refuses to replace an existing file unless asked to, and to write over an input.
-pub fn check_output(out: &Path, force: bool, inputs: &[&Path]) -> Result<()> {
+pub fn check_output(output: &Output, inputs: &[&Path]) -> Result<()> {
+    let (out, force) = (&output.out, output.force);
     for input in inputs {
         if let (Ok(a), Ok(b)) = (out.canonicalize(), input.canonicalize()) {
             if a == b {

@@ -53,18 +53,19 @@ impl SpecTool {
         }
     }
 
+    /// Every tool.
+    pub const ALL: [SpecTool; 7] = [
+        SpecTool::Arbaro,
+        SpecTool::SaplingV02,
+        SpecTool::SaplingV03,
+        SpecTool::Sapling4,
+        SpecTool::TreeGen,
+        SpecTool::Helios,
+        SpecTool::Sylva,
+    ];
+
     pub fn from_name(name: &str) -> Option<SpecTool> {
-        [
-            SpecTool::Arbaro,
-            SpecTool::SaplingV02,
-            SpecTool::SaplingV03,
-            SpecTool::Sapling4,
-            SpecTool::TreeGen,
-            SpecTool::Helios,
-            SpecTool::Sylva,
-        ]
-        .into_iter()
-        .find(|t| t.name() == name)
+        SpecTool::ALL.into_iter().find(|t| t.name() == name)
     }
 }
 

@@ -444,15 +444,7 @@ mod tests {
 
     #[test]
     fn defaults_are_valid() {
-        for tool in [
-            SpecTool::Arbaro,
-            SpecTool::SaplingV02,
-            SpecTool::SaplingV03,
-            SpecTool::Sapling4,
-            SpecTool::TreeGen,
-            SpecTool::Helios,
-            SpecTool::Sylva,
-        ] {
+        for tool in SpecTool::ALL {
             WeberPennSpec::arbaro_default("t", tool).validate("f").unwrap();
         }
     }
