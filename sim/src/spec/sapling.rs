@@ -438,6 +438,16 @@ pub fn parse(text: &str, file: &str) -> Result<WeberPennSpec, SpecError> {
         ));
     }
     spec.level[0].branches = 1;
+    // Sapling always grows the trunk straight up: downAngle[0] (often 90 in its presets) and
+    // downAngleV[0] are unused there, while Arbaro's semantics would tilt the trunk by them.
+    if spec.level[0].down_angle != 0.0 || spec.level[0].down_angle_v != 0.0 {
+        spec.extras.insert(
+            "downAngle[0]".into(),
+            format!("{} {}", spec.level[0].down_angle, spec.level[0].down_angle_v),
+        );
+        spec.level[0].down_angle = 0.0;
+        spec.level[0].down_angle_v = 0.0;
+    }
 
     // attractUp: one value per level, or (0.2) one for levels >= 2.
     match dict.dict_get("attractUp") {
