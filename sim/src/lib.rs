@@ -17,6 +17,7 @@ pub mod rng;
 pub mod scene;
 pub mod skeleton;
 pub mod spec;
+pub mod species;
 pub mod stats;
 pub mod testtree;
 pub mod weber;

@@ -7,8 +7,11 @@ use crate::collider::{Motion, SphereCollider};
 use crate::error::SimError;
 use crate::forest::{Forest, TreePlacement};
 use crate::params::Material;
+use crate::rng::Rng;
 use crate::skeleton::Skeleton;
+use crate::spec::WeberPennSpec;
 use crate::testtree::test_tree;
+use crate::weberpenn::{generate, GenOptions};
 
 /// Most segments a generated test forest may hold in total (about 8 GB of state), so that an
 /// absurd request is refused instead of exhausting memory.
@@ -81,6 +84,99 @@ impl TestForest {
     }
 }
 
+/// A forest of species trees: tree k is `specs[k % specs.len()]` grown from seed `seed + k`,
+/// standing on a square grid one crown apart, jittered so the rows do not look planted.
+pub struct SpeciesForest {
+    pub skeletons: Vec<Skeleton>,
+    pub positions: Vec<Vec3>,
+    pub forest: Forest,
+}
+
+impl SpeciesForest {
+    /// Grows the trees on up to `threads` threads (the result does not depend on it).
+    pub fn new(
+        specs: &[WeberPennSpec],
+        trees: usize,
+        seed: u64,
+        material: &Material,
+        threads: usize,
+    ) -> Result<SpeciesForest, SimError> {
+        if specs.is_empty() {
+            return Err(SimError::param("species", 0, "at least one species is needed"));
+        }
+        if trees == 0 || trees > MAX_TEST_FOREST_TREES {
+            return Err(SimError::param(
+                "trees",
+                trees,
+                format!("allowed 1..={MAX_TEST_FOREST_TREES}"),
+            ));
+        }
+        let grow = |k: usize| {
+            let opts = GenOptions {
+                seed: seed.wrapping_add(k as u64),
+                ..GenOptions::default()
+            };
+            generate(&specs[k % specs.len()], &opts, &mut |_| {}).map(|g| g.skeleton)
+        };
+        let threads = threads.clamp(1, trees);
+        let mut grown: Vec<Option<Result<Skeleton, SimError>>> = (0..trees).map(|_| None).collect();
+        std::thread::scope(|scope| {
+            for (t, chunk) in grown.chunks_mut(trees.div_ceil(threads)).enumerate() {
+                let first = t * trees.div_ceil(threads);
+                let grow = &grow;
+                scope.spawn(move || {
+                    for (i, slot) in chunk.iter_mut().enumerate() {
+                        *slot = Some(grow(first + i));
+                    }
+                });
+            }
+        });
+        let mut skeletons = Vec::with_capacity(trees);
+        let (mut segments, mut leaves) = (0usize, 0usize);
+        for g in grown {
+            let s = g.expect("every tree was grown")?;
+            segments += s.segments.len();
+            leaves += s.leaves.len();
+            if segments > MAX_TEST_FOREST_SEGMENTS || leaves > MAX_TEST_FOREST_LEAVES {
+                return Err(SimError::param(
+                    "trees",
+                    trees,
+                    format!(
+                        "this species grows {} segments and {} leaves per tree; a forest may hold at most \
+                         {MAX_TEST_FOREST_SEGMENTS} segments and {MAX_TEST_FOREST_LEAVES} leaves",
+                        s.segments.len(),
+                        s.leaves.len()
+                    ),
+                ));
+            }
+            skeletons.push(s);
+        }
+        let spacing = skeletons.iter().map(crown_width).fold(1.0f32, f32::max);
+        let side = (trees as f32).sqrt().ceil() as usize;
+        let mut rng = Rng::new(seed ^ 0x5EED_F0E5);
+        let positions: Vec<Vec3> = (0..trees)
+            .map(|k| {
+                let jitter = Vec3::new(rng.unit_f64() as f32 - 0.5, 0.0, rng.unit_f64() as f32 - 0.5) * (0.3 * spacing);
+                Vec3::new((k % side) as f32 * spacing, 0.0, (k / side) as f32 * spacing) + jitter
+            })
+            .collect();
+        let placements: Vec<_> = skeletons
+            .iter()
+            .zip(&positions)
+            .map(|(s, &p)| TreePlacement {
+                skeleton: s,
+                position: p,
+            })
+            .collect();
+        let forest = Forest::build(&placements, material)?;
+        Ok(SpeciesForest {
+            skeletons,
+            positions,
+            forest,
+        })
+    }
+}
+
 /// Largest horizontal extent of a skeleton [m].
 pub fn crown_width(s: &Skeleton) -> f32 {
     let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
@@ -126,4 +222,26 @@ pub fn orbit_collider(skeleton: &Skeleton, position: Vec3) -> Result<SphereColli
             period: 5.0,
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn species_forest_is_the_same_for_any_thread_count() {
+        let specs = [
+            crate::species::builtin("lombardy_poplar").unwrap(),
+            crate::species::builtin("quaking_aspen").unwrap(),
+        ];
+        let one = SpeciesForest::new(&specs, 5, 7, &Material::default(), 1).unwrap();
+        let three = SpeciesForest::new(&specs, 5, 7, &Material::default(), 3).unwrap();
+        assert_eq!(one.forest, three.forest);
+        assert_eq!(one.positions, three.positions);
+        assert_eq!(one.forest.tree_count(), 5);
+        one.forest.validate().unwrap();
+        assert!(!one.skeletons[0].segments.is_empty());
+        assert!(SpeciesForest::new(&specs, 0, 7, &Material::default(), 1).is_err());
+        assert!(SpeciesForest::new(&[], 3, 7, &Material::default(), 1).is_err());
+    }
 }

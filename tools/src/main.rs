@@ -2,10 +2,14 @@
 
 mod args;
 mod bench;
+mod bench_render;
 mod export;
 mod grow;
+mod headless;
 mod progress;
+mod scene;
 mod trees;
+mod view;
 
 use clap::{Parser, Subcommand};
 
@@ -35,6 +39,11 @@ enum Command {
     },
     /// Grows a spec and writes it as a mesh for other tools (.obj or .glb).
     Export(trees::ExportArgs),
+    /// Opens the viewer: a forest in wind, with orbit camera, timing overlay and a sphere to
+    /// push through the trees.
+    View(view::ViewArgs),
+    /// Simulates a scene for some frames and writes the last one as a PNG, without a window.
+    Render(headless::RenderArgs),
     /// Grows a tree by an algorithm (space colonization, L-system) and writes its mesh.
     Grow {
         #[command(subcommand)]
@@ -48,6 +57,8 @@ enum BenchCommand {
     Sim(bench::SimArgs),
     /// Grows a spec repeatedly on one thread and reports the time.
     Gen(bench::GenArgs),
+    /// Fill time per instance, upload bytes and frames per second of the viewer's pipeline.
+    Render(bench_render::RenderBenchArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -59,9 +70,14 @@ fn main() -> std::process::ExitCode {
         Command::Bench {
             what: BenchCommand::Gen(args),
         } => bench::run_gen(&args),
+        Command::Bench {
+            what: BenchCommand::Render(args),
+        } => bench_render::run(&args),
         Command::Spec { what } => trees::run_spec(&what),
         Command::Export(args) => trees::run_export(&args),
         Command::Grow { what } => grow::run(&what),
+        Command::Render(args) => headless::run(&args),
+        Command::View(args) => view::run(&args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -34,7 +34,7 @@ pub struct SpecSource {
 }
 
 /// Where a command writes its file.
-#[derive(Args)]
+#[derive(Args, Clone, Debug)]
 pub struct Output {
     /// The file to write.
     #[arg(long)]

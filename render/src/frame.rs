@@ -1,0 +1,414 @@
+//! What the simulation hands the renderer each frame (the content of the render command cache):
+//! the camera, per-instance data for every segment, leaf and collider sphere, sorted into the
+//! levels of detail they are drawn at, and the figures the overlay shows.
+//!
+//! [`RenderFrame::fill`] runs on the simulation thread. It culls whole trees against the view
+//! frustum, picks each tree's level of detail from its size on screen, and writes one
+//! [`SegmentInstance`] per drawn segment and one [`LeafInstance`] per drawn leaf straight from
+//! the simulation's arrays. Its vectors keep their capacity, so a steady scene fills without
+//! allocating.
+
+use glam::camera::rh::{proj::vulkan, view::look_at_mat4};
+use glam::{Mat4, Quat, Vec3, Vec4};
+use sylva_shaders::{pack_snorm4, LeafInstance, SegmentInstance, SphereInstance};
+use sylva_sim::forest::Forest;
+use sylva_sim::weber::PoseState;
+
+/// Levels of detail: 0 near, 2 far.
+pub const LODS: usize = 3;
+
+/// A perspective camera looking at `target` (y is up).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Camera {
+    pub eye: Vec3,
+    pub target: Vec3,
+    /// Vertical field of view [rad].
+    pub fov_y: f32,
+    /// Width over height of the image.
+    pub aspect: f32,
+    /// Image height in pixels (levels of detail depend on it).
+    pub height_px: f32,
+    /// Near plane distance [m].
+    pub near: f32,
+}
+
+impl Camera {
+    /// The vertical field of view [`orbit`](Self::orbit) gives [rad].
+    pub const FOV_Y: f32 = 45.0 * std::f32::consts::PI / 180.0;
+
+    /// A camera on a sphere around `target`: `yaw` about the vertical from +z, `pitch` up from
+    /// the horizon, `distance` from the target.
+    pub fn orbit(target: Vec3, yaw: f32, pitch: f32, distance: f32, aspect: f32, height_px: f32) -> Camera {
+        let dir = Vec3::new(pitch.cos() * yaw.sin(), pitch.sin(), pitch.cos() * yaw.cos());
+        Camera {
+            eye: target + dir * distance,
+            target,
+            fov_y: Self::FOV_Y,
+            aspect,
+            height_px,
+            near: (distance * 0.01).clamp(0.01, 1.0),
+        }
+    }
+
+    pub fn view(&self) -> Mat4 {
+        let forward = (self.target - self.eye).normalize_or(Vec3::NEG_Z);
+        // Looking straight down or up: any horizontal up vector will do.
+        let up = if forward.y.abs() > 0.999 { Vec3::Z } else { Vec3::Y };
+        look_at_mat4(self.eye, self.target, up)
+    }
+
+    /// Vulkan projection: reversed depth (1 at the near plane, 0 at infinity), y down in
+    /// normalised device coordinates so that +y is up on screen.
+    pub fn projection(&self) -> Mat4 {
+        vulkan::perspective_infinite_reverse(self.fov_y, self.aspect, self.near)
+    }
+
+    pub fn view_proj(&self) -> Mat4 {
+        self.projection() * self.view()
+    }
+
+    /// Pixels per metre at unit distance.
+    pub fn pixels_per_radian(&self) -> f32 {
+        self.height_px / (2.0 * (0.5 * self.fov_y).tan())
+    }
+
+    /// Projects a world point to pixel coordinates (x right, y down from the top left) and its
+    /// distance along the view direction; `None` behind the camera.
+    pub fn project(&self, p: Vec3, width_px: f32) -> Option<(f32, f32, f32)> {
+        let c = self.view_proj() * p.extend(1.0);
+        if c.w <= 1e-6 {
+            return None;
+        }
+        let x = (c.x / c.w * 0.5 + 0.5) * width_px;
+        let y = (c.y / c.w * 0.5 + 0.5) * self.height_px;
+        Some((x, y, c.w))
+    }
+}
+
+/// The view frustum's planes (normals pointing in), for culling bounding spheres.
+#[derive(Clone, Copy, Debug)]
+pub struct Frustum {
+    planes: [Vec4; 5],
+}
+
+impl Frustum {
+    pub fn new(view_proj: Mat4) -> Frustum {
+        let r = |i: usize| view_proj.row(i);
+        let (r0, r1, r2, r3) = (r(0), r(1), r(2), r(3));
+        // Left, right, bottom, top and near (reversed depth: z <= w). Infinite far plane.
+        let mut planes = [r3 + r0, r3 - r0, r3 + r1, r3 - r1, r3 - r2];
+        for p in &mut planes {
+            *p /= p.truncate().length().max(1e-12);
+        }
+        Frustum { planes }
+    }
+
+    /// Whether a sphere reaches into the frustum.
+    #[inline]
+    pub fn sees(&self, center: Vec3, radius: f32) -> bool {
+        self.planes.iter().all(|p| p.truncate().dot(center) + p.w >= -radius)
+    }
+}
+
+/// Levels of detail, chosen by size on screen.
+///
+/// Each branch segment is drawn with the cylinder whose side count suits its radius in pixels
+/// (see [`crate::mesh::CYLINDER_SIDES`]), so a distant tree's branches have fewer sides. Each
+/// tree gets a level from its bounding radius in pixels: at levels 1 and 2 its sub-pixel twigs
+/// are dropped and one leaf in `leaf_stride[level]` is kept, enlarged to keep the foliage's
+/// area.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LodSettings {
+    /// A tree whose bounding radius covers fewer pixels than `radius_px[0]` drops to level 1,
+    /// fewer than `radius_px[1]` to level 2.
+    pub radius_px: [f32; 2],
+    /// A segment whose base radius covers at least `sides_px[0]` pixels is drawn with the
+    /// first cylinder, at least `sides_px[1]` with the second, otherwise with the third.
+    pub sides_px: [f32; 2],
+    /// At tree levels 1 and 2, branches whose radius covers fewer pixels than this are dropped.
+    pub min_branch_px: f32,
+    /// At level l, one leaf in `leaf_stride[l]` is kept.
+    pub leaf_stride: [u32; LODS],
+}
+
+impl Default for LodSettings {
+    fn default() -> Self {
+        LodSettings {
+            radius_px: [260.0, 90.0],
+            sides_px: [4.0, 1.0],
+            min_branch_px: 0.15,
+            leaf_stride: [1, 2, 4],
+        }
+    }
+}
+
+/// Timings of the simulation's phases for the overlay.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SimTimings {
+    /// (phase name, last frame [ms], mean over recent frames [ms]).
+    pub phases: Vec<(String, f32, f32)>,
+    /// The simulation frame's wall time over recent frames [ms], oldest first.
+    pub history_ms: Vec<f32>,
+    /// Time the last publish waited for the renderer [ms].
+    pub cache_wait_ms: f32,
+}
+
+/// Scene state the overlay reports.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SceneInfo {
+    pub trees: usize,
+    pub segments: usize,
+    pub leaves: usize,
+    /// Simulated time [s].
+    pub sim_time: f64,
+    pub paused: bool,
+    pub solver: String,
+    /// Wind speed [m/s] and heading [deg].
+    pub wind_speed: f32,
+    pub wind_heading_deg: f32,
+    /// What is shown (a file name and species, or "default forest").
+    pub title: String,
+    /// A transient message (a loaded file, an error), shown until replaced.
+    pub message: String,
+    /// Changes when the scene is replaced (a file was loaded).
+    pub scene_id: u64,
+    /// Where the camera looks and from how far to see the whole scene.
+    pub home: (Vec3, f32),
+}
+
+/// One frame's worth of render commands.
+#[derive(Clone, Debug, Default)]
+pub struct RenderFrame {
+    pub camera: Option<Camera>,
+    /// Segments by cylinder (8, 5 and 3 sides).
+    pub segments: [Vec<SegmentInstance>; LODS],
+    /// Leaves by level of detail.
+    pub leaves: [Vec<LeafInstance>; LODS],
+    pub spheres: Vec<SphereInstance>,
+    /// Trees drawn at each level of detail (culled trees are not counted).
+    pub trees_drawn: [usize; LODS],
+    /// Bounding sphere of the whole scene (for the shadow map).
+    pub bounds: (Vec3, f32),
+    /// Unit direction towards the sun.
+    pub sun: Vec3,
+    pub info: SceneInfo,
+    pub timings: SimTimings,
+    /// Nanoseconds [`fill`](Self::fill) took.
+    pub fill_ns: u64,
+}
+
+/// A tree's bounding sphere: its reach around the middle of the root-to-reach span.
+#[inline]
+fn tree_sphere(root: Vec3, reach: f32) -> (Vec3, f32) {
+    (root + Vec3::new(0.0, 0.5 * reach, 0.0), reach)
+}
+
+/// Cheap colour variation per leaf in [0, 1].
+#[inline(always)]
+fn leaf_shade(j: usize) -> f32 {
+    ((j as u32).wrapping_mul(2_654_435_761) >> 24) as f32 * (1.0 / 255.0)
+}
+
+impl RenderFrame {
+    /// Instances drawn in all.
+    pub fn instance_count(&self) -> usize {
+        self.segments.iter().map(Vec::len).sum::<usize>()
+            + self.leaves.iter().map(Vec::len).sum::<usize>()
+            + self.spheres.len()
+    }
+
+    /// Bytes of instance data the frame uploads.
+    pub fn instance_bytes(&self) -> usize {
+        self.segments
+            .iter()
+            .map(|v| v.len() * size_of::<SegmentInstance>())
+            .sum::<usize>()
+            + self
+                .leaves
+                .iter()
+                .map(|v| v.len() * size_of::<LeafInstance>())
+                .sum::<usize>()
+            + self.spheres.len() * size_of::<SphereInstance>()
+    }
+
+    /// Fills the instance lists from the simulation's arrays for `camera` (replacing what was
+    /// there). Collider spheres are given as (centre, radius).
+    pub fn fill(
+        &mut self,
+        forest: &Forest,
+        pose: &PoseState,
+        spheres: impl IntoIterator<Item = (Vec3, f32)>,
+        camera: &Camera,
+        lod: &LodSettings,
+    ) {
+        let start = std::time::Instant::now();
+        for v in &mut self.segments {
+            v.clear();
+        }
+        for v in &mut self.leaves {
+            v.clear();
+        }
+        self.spheres.clear();
+        self.trees_drawn = [0; LODS];
+        self.camera = Some(*camera);
+
+        let frustum = Frustum::new(camera.view_proj());
+        let ppr = camera.pixels_per_radian();
+        let mut lo = Vec3::splat(f32::INFINITY);
+        let mut hi = Vec3::splat(f32::NEG_INFINITY);
+        for tree in &forest.trees {
+            let (center, radius) = tree_sphere(tree.root, tree.reach);
+            lo = lo.min(center - Vec3::splat(radius));
+            hi = hi.max(center + Vec3::splat(radius));
+            if !frustum.sees(center, radius) {
+                continue;
+            }
+            let distance = (center - camera.eye).length().max(1e-3);
+            let scale_px = ppr / distance;
+            let radius_px = radius * scale_px;
+            let level = if radius_px >= lod.radius_px[0] {
+                0
+            } else if radius_px >= lod.radius_px[1] {
+                1
+            } else {
+                2
+            };
+            self.trees_drawn[level] += 1;
+            let min_px = if level == 0 { 0.0 } else { lod.min_branch_px };
+            let segments = tree.segments.start as usize..tree.segments.end as usize;
+            self.fill_segments(forest, pose, segments.clone(), scale_px, min_px, lod.sides_px);
+            self.fill_leaves(forest, pose, segments, tree.leaf_aspect, level, lod.leaf_stride[level]);
+        }
+        for (c, r) in spheres {
+            self.spheres.push(SphereInstance {
+                center_radius: [c.x, c.y, c.z, r],
+            });
+        }
+        self.bounds = if forest.trees.is_empty() {
+            (Vec3::ZERO, 10.0)
+        } else {
+            ((lo + hi) * 0.5, ((hi - lo) * 0.5).length())
+        };
+        self.fill_ns = start.elapsed().as_nanos() as u64;
+    }
+
+    /// Segments of one tree, each into the list of the cylinder that suits its size on screen.
+    fn fill_segments(
+        &mut self,
+        forest: &Forest,
+        pose: &PoseState,
+        segments: std::ops::Range<usize>,
+        scale_px: f32,
+        min_px: f32,
+        sides_px: [f32; 2],
+    ) {
+        let seg = &forest.seg;
+        for v in &mut self.segments {
+            v.reserve(segments.len());
+        }
+        for i in segments {
+            let r0 = seg.radius_base[i];
+            let r_px = r0 * scale_px;
+            if r_px < min_px {
+                continue;
+            }
+            let mesh = if r_px >= sides_px[0] {
+                0
+            } else if r_px >= sides_px[1] {
+                1
+            } else {
+                2
+            };
+            let b = pose.base[i];
+            self.segments[mesh].push(SegmentInstance {
+                base_radius: [b.x, b.y, b.z, r0],
+                orient: pack_snorm4(pose.orient[i].to_array()),
+                length_tip: [seg.length[i], seg.radius_tip[i]],
+            });
+        }
+    }
+
+    /// Leaves of one tree at `level`: one in `leaf_stride`, enlarged to keep the area.
+    fn fill_leaves(
+        &mut self,
+        forest: &Forest,
+        pose: &PoseState,
+        segments: std::ops::Range<usize>,
+        leaf_aspect: f32,
+        level: usize,
+        leaf_stride: u32,
+    ) {
+        let seg = &forest.seg;
+        let leaves = &mut self.leaves[level];
+        let first = seg.leaf_start[segments.start] as usize;
+        let last = seg.leaf_start[segments.end] as usize;
+        let stride = leaf_stride.max(1) as usize;
+        // Keeping one leaf in `stride` and scaling each side by sqrt(stride) keeps the area.
+        let grow = (stride as f32).sqrt();
+        leaves.reserve((last - first) / stride + 1);
+        for i in segments {
+            let (a, b) = (seg.leaf_start[i] as usize, seg.leaf_start[i + 1] as usize);
+            if a == b {
+                continue;
+            }
+            let q: Quat = pose.orient[i];
+            // The first leaf of this segment that the stride keeps (global leaf index multiple
+            // of the stride, so the choice does not flicker with the pose).
+            let mut j = a.div_ceil(stride) * stride;
+            while j < b {
+                let p = pose.leaf_pos[j];
+                let length = forest.leaf.length_m(j) * grow;
+                // The rest orientation is stored unit length to 1/32767; the shader normalises
+                // the product, so no normalisation here.
+                let r = forest.leaf.rest[j];
+                let rest = Quat::from_xyzw(r[0] as f32, r[1] as f32, r[2] as f32, r[3] as f32) * (1.0 / 32767.0);
+                let o = q * rest;
+                leaves.push(LeafInstance {
+                    pos_length: [p.x, p.y, p.z, length],
+                    orient: pack_snorm4(o.to_array()),
+                    width_shade: [length * leaf_aspect, leaf_shade(j)],
+                });
+                j += stride;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn camera_projects_the_target_to_the_image_centre_with_y_down() {
+        let cam = Camera::orbit(Vec3::new(0.0, 5.0, 0.0), 0.3, 0.2, 30.0, 16.0 / 9.0, 720.0);
+        let (x, y, d) = cam.project(cam.target, 1280.0).unwrap();
+        assert!((x - 640.0).abs() < 1e-2 && (y - 360.0).abs() < 1e-2);
+        assert!((d - 30.0).abs() < 1e-3);
+        // A point above the target appears above the centre (smaller y).
+        let (_, y_up, _) = cam.project(cam.target + Vec3::Y, 1280.0).unwrap();
+        assert!(y_up < 360.0);
+        // Reversed depth: the near plane maps to 1, far points towards 0.
+        let vp = cam.view_proj();
+        let near = vp * (cam.eye + (cam.target - cam.eye).normalize() * cam.near).extend(1.0);
+        assert!((near.z / near.w - 1.0).abs() < 1e-4);
+        let far = vp * (cam.eye + (cam.target - cam.eye).normalize() * 1e4).extend(1.0);
+        assert!(far.z / far.w < 1e-3);
+    }
+
+    #[test]
+    fn frustum_keeps_what_is_in_view_and_culls_what_is_behind() {
+        let cam = Camera::orbit(Vec3::ZERO, 0.0, 0.0, 20.0, 1.0, 500.0);
+        let f = Frustum::new(cam.view_proj());
+        assert!(f.sees(Vec3::ZERO, 1.0));
+        assert!(
+            !f.sees(cam.eye + (cam.eye - cam.target).normalize() * 10.0, 1.0),
+            "behind the camera"
+        );
+        // 45° field of view: at 20 m the half-width is 8.3 m.
+        assert!(!f.sees(Vec3::new(15.0, 0.0, 0.0), 1.0));
+        assert!(
+            f.sees(Vec3::new(15.0, 0.0, 0.0), 8.0),
+            "a large sphere reaching in is kept"
+        );
+    }
+}

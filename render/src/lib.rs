@@ -1,0 +1,28 @@
+//! Sylva's Vulkan renderer.
+//!
+//! * [`gpu`]: the device layer: instance, validation, device and queue selection
+//!   ([`queues`]), memory through gpu-allocator, buffers and images, deferred release.
+//! * [`renderer`]: shadow and main passes drawing a [`frame::RenderFrame`] with instanced
+//!   meshes ([`mesh`]), the overlay ([`overlay`]) and GPU timestamps.
+//! * [`cache`]: the double-buffered render command cache between the simulation and render
+//!   threads.
+//! * [`swapchain`]: presenting to a window.
+//!
+//! Every `unsafe` block in Sylva is in this crate, each with a `// SAFETY:` comment.
+
+pub mod cache;
+pub mod error;
+pub mod frame;
+pub mod gpu;
+pub mod mesh;
+pub mod overlay;
+pub mod pipeline;
+pub mod queues;
+pub mod renderer;
+pub mod swapchain;
+
+pub use ash::vk;
+pub use error::{RenderError, Result};
+pub use frame::{Camera, LodSettings, RenderFrame};
+pub use gpu::{Gpu, GpuOptions, WindowHandles};
+pub use renderer::{DrawOptions, Output, Renderer, RendererOptions, Rgba};

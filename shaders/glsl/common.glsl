@@ -1,0 +1,56 @@
+// Shared by every Sylva shader: the per-frame uniforms (std140, matches
+// sylva_shaders::FrameUniforms) and small helpers.
+
+layout(set = 0, binding = 0, std140) uniform Frame {
+    mat4 view_proj;
+    mat4 light_view_proj;
+    vec4 camera_pos;     // xyz: eye
+    vec4 light_dir;      // xyz: towards the sun (unit), w: sun intensity
+    vec4 sun_color;
+    vec4 sky_zenith;
+    vec4 sky_horizon;
+    vec4 bark_color;
+    vec4 leaf_color;
+    vec4 ground_color;
+    vec4 viewport;       // width, height, 1/width, 1/height
+    vec4 params;         // x: time, y: shadow bias, z: ground fade distance, w: shadow texel
+    mat4 inv_view_proj;
+} frame;
+
+layout(set = 0, binding = 1) uniform sampler2DShadow shadow_map;
+
+// Rotates v by the unit quaternion q (xyzw).
+vec3 rotate(vec4 q, vec3 v) {
+    vec3 t = 2.0 * cross(q.xyz, v);
+    return v + q.w * t + cross(q.xyz, t);
+}
+
+// Fraction of sunlight reaching a world position: one depth-compare lookup, which the
+// sampler's linear filter turns into 2x2 percentage-closer filtering.
+float sunlight(vec3 world, vec3 normal) {
+    vec4 l = frame.light_view_proj * vec4(world + normal * frame.params.w * 2.0, 1.0);
+    vec3 uvz = l.xyz / l.w;
+    vec2 uv = uvz.xy * 0.5 + 0.5;
+    if (any(lessThan(uv, vec2(0.0))) || any(greaterThan(uv, vec2(1.0))) || uvz.z > 1.0) {
+        return 1.0;
+    }
+    return texture(shadow_map, vec3(uv, uvz.z - frame.params.y));
+}
+
+// Sky colour in a direction: horizon to zenith, and a warm glow around the sun.
+vec3 sky(vec3 dir) {
+    float up = clamp(dir.y, 0.0, 1.0);
+    vec3 c = mix(frame.sky_horizon.rgb, frame.sky_zenith.rgb, pow(up, 0.6));
+    float sun = max(dot(dir, frame.light_dir.xyz), 0.0);
+    c += frame.sun_color.rgb * (pow(sun, 400.0) * 4.0 + pow(sun, 8.0) * 0.15);
+    return c;
+}
+
+// Lambert lighting with sun, shadow and a sky ambient term.
+vec3 shade(vec3 albedo, vec3 n, vec3 world, float wrap) {
+    float ndl = dot(n, frame.light_dir.xyz);
+    float diffuse = clamp((ndl + wrap) / (1.0 + wrap), 0.0, 1.0);
+    float lit = diffuse > 0.0 ? sunlight(world, n) : 0.0;
+    vec3 ambient = mix(frame.ground_color.rgb * 0.35, frame.sky_zenith.rgb, n.y * 0.5 + 0.5) * 0.45;
+    return albedo * (ambient + frame.sun_color.rgb * frame.light_dir.w * diffuse * lit);
+}

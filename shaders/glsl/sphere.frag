@@ -1,0 +1,12 @@
+#version 450
+#include "common.glsl"
+
+layout(location = 0) in vec3 in_world;
+layout(location = 1) in vec3 in_normal;
+layout(location = 0) out vec4 out_color;
+
+void main() {
+    vec3 n = normalize(in_normal);
+    vec3 c = shade(vec3(0.75, 0.25, 0.2), n, in_world, 0.2);
+    out_color = vec4(c, 0.55);
+}

@@ -1,0 +1,194 @@
+//! Sylva's shaders: GLSL in `glsl/`, compiled to SPIR-V by `build.rs` with shaderc, and the
+//! structs the CPU shares with them.
+//!
+//! Every shared struct is `#[repr(C)]` + `bytemuck::Pod`, and its size and field offsets are
+//! checked at compile time against the layout the shaders declare (std140 for uniforms, the
+//! vertex input formats for instance data).
+
+use bytemuck::{Pod, Zeroable};
+
+/// SPIR-V of one shader stage.
+pub struct Spirv {
+    pub name: &'static str,
+    pub bytes: &'static [u8],
+}
+
+macro_rules! spirv {
+    ($ident:ident, $file:literal) => {
+        pub const $ident: Spirv = Spirv {
+            name: $file,
+            bytes: include_bytes!(concat!(env!("OUT_DIR"), "/", $file, ".spv")),
+        };
+    };
+}
+
+spirv!(BARK_VERT, "bark.vert");
+spirv!(BARK_FRAG, "bark.frag");
+spirv!(BARK_SHADOW_VERT, "bark_shadow.vert");
+spirv!(LEAF_VERT, "leaf.vert");
+spirv!(LEAF_FRAG, "leaf.frag");
+spirv!(LEAF_SHADOW_VERT, "leaf_shadow.vert");
+spirv!(LEAF_SHADOW_FRAG, "leaf_shadow.frag");
+spirv!(ENVIRONMENT_VERT, "environment.vert");
+spirv!(ENVIRONMENT_FRAG, "environment.frag");
+spirv!(SPHERE_VERT, "sphere.vert");
+spirv!(SPHERE_FRAG, "sphere.frag");
+spirv!(OVERLAY_VERT, "overlay.vert");
+spirv!(OVERLAY_FRAG, "overlay.frag");
+
+/// Every stage, for tools that check them all.
+pub const ALL: &[Spirv] = &[
+    BARK_VERT,
+    BARK_FRAG,
+    BARK_SHADOW_VERT,
+    LEAF_VERT,
+    LEAF_FRAG,
+    LEAF_SHADOW_VERT,
+    LEAF_SHADOW_FRAG,
+    ENVIRONMENT_VERT,
+    ENVIRONMENT_FRAG,
+    SPHERE_VERT,
+    SPHERE_FRAG,
+    OVERLAY_VERT,
+    OVERLAY_FRAG,
+];
+
+impl Spirv {
+    /// The SPIR-V words (the bytes are 4-byte aligned copies made on first use).
+    pub fn words(&self) -> Vec<u32> {
+        self.bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    }
+}
+
+/// Per-frame uniforms, std140 (`Frame` in `glsl/common.glsl`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct FrameUniforms {
+    pub view_proj: [[f32; 4]; 4],
+    pub light_view_proj: [[f32; 4]; 4],
+    /// xyz: camera position.
+    pub camera_pos: [f32; 4],
+    /// xyz: unit direction towards the sun, w: sun intensity.
+    pub light_dir: [f32; 4],
+    pub sun_color: [f32; 4],
+    pub sky_zenith: [f32; 4],
+    pub sky_horizon: [f32; 4],
+    pub bark_color: [f32; 4],
+    pub leaf_color: [f32; 4],
+    pub ground_color: [f32; 4],
+    /// width, height, 1/width, 1/height (pixels).
+    pub viewport: [f32; 4],
+    /// x: time, y: shadow depth bias, z: distance at which the ground has faded into the sky,
+    /// w: shadow-map texel size.
+    pub params: [f32; 4],
+    pub inv_view_proj: [[f32; 4]; 4],
+}
+
+/// One segment drawn as an instance of the tapered-cylinder mesh (vertex locations 2-4).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct SegmentInstance {
+    /// Base position xyz and radius at the base (location 2, R32G32B32A32_SFLOAT).
+    pub base_radius: [f32; 4],
+    /// Orientation quaternion xyzw (location 3, R16G16B16A16_SNORM).
+    pub orient: [i16; 4],
+    /// Length and radius at the tip (location 4, R32G32_SFLOAT).
+    pub length_tip: [f32; 2],
+}
+
+/// One leaf drawn as an instance of the card (vertex locations 2-4).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct LeafInstance {
+    /// Attachment point xyz and blade length (location 2, R32G32B32A32_SFLOAT).
+    pub pos_length: [f32; 4],
+    /// Orientation quaternion xyzw: +y along the blade, +z its normal (location 3,
+    /// R16G16B16A16_SNORM).
+    pub orient: [i16; 4],
+    /// Blade width and colour variation in [0, 1] (location 4, R32G32_SFLOAT).
+    pub width_shade: [f32; 2],
+}
+
+/// A collider sphere (location 2, R32G32B32A32_SFLOAT): centre xyz, radius.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct SphereInstance {
+    pub center_radius: [f32; 4],
+}
+
+/// A vertex of the tapered-cylinder and sphere meshes (locations 0-1).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct MeshVertex {
+    pub pos: [f32; 3],
+    pub normal: [f32; 3],
+}
+
+/// A corner of the leaf card (location 0, R32G32_SFLOAT).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct CardVertex {
+    pub uv: [f32; 2],
+}
+
+/// An overlay vertex: pixels from the top left, atlas coordinates, colour (R8G8B8A8_UNORM).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct OverlayVertex {
+    pub pos: [f32; 2],
+    pub uv: [f32; 2],
+    pub color: [u8; 4],
+}
+
+// Layout checks against the shaders' declarations.
+const _: () = {
+    use core::mem::{offset_of, size_of};
+    assert!(size_of::<FrameUniforms>() == 352);
+    assert!(offset_of!(FrameUniforms, light_view_proj) == 64);
+    assert!(offset_of!(FrameUniforms, camera_pos) == 128);
+    assert!(offset_of!(FrameUniforms, light_dir) == 144);
+    assert!(offset_of!(FrameUniforms, viewport) == 256);
+    assert!(offset_of!(FrameUniforms, params) == 272);
+    assert!(offset_of!(FrameUniforms, inv_view_proj) == 288);
+    assert!(size_of::<SegmentInstance>() == 32);
+    assert!(offset_of!(SegmentInstance, orient) == 16);
+    assert!(offset_of!(SegmentInstance, length_tip) == 24);
+    assert!(size_of::<LeafInstance>() == 32);
+    assert!(offset_of!(LeafInstance, orient) == 16);
+    assert!(offset_of!(LeafInstance, width_shade) == 24);
+    assert!(size_of::<SphereInstance>() == 16);
+    assert!(size_of::<MeshVertex>() == 24);
+    assert!(size_of::<CardVertex>() == 8);
+    assert!(size_of::<OverlayVertex>() == 20);
+    assert!(offset_of!(OverlayVertex, color) == 16);
+};
+
+/// Packs a unit quaternion as four signed-normalised 16-bit integers (the snorm16 vertex
+/// format), rounding half away from zero.
+#[inline(always)]
+pub fn pack_snorm4(q: [f32; 4]) -> [i16; 4] {
+    let f = |x: f32| (x.clamp(-1.0, 1.0) * 32767.0 + 0.5f32.copysign(x)) as i16;
+    [f(q[0]), f(q[1]), f(q[2]), f(q[3])]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_stage_is_spirv() {
+        for s in ALL {
+            let words = s.words();
+            assert!(words.len() > 5, "{}", s.name);
+            assert_eq!(words[0], 0x0723_0203, "{} lacks the SPIR-V magic number", s.name);
+        }
+    }
+
+    #[test]
+    fn snorm_packing() {
+        assert_eq!(pack_snorm4([1.0, -1.0, 0.0, 0.5]), [32767, -32767, 0, 16384]);
+    }
+}

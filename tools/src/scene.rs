@@ -1,0 +1,438 @@
+//! The scene the viewer and the headless renderer show, and the simulation side of a frame:
+//! stepping in real time, reacting to the user's commands, filling the render command cache.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, TryRecvError};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use glam::Vec3;
+use sylva_engine::{FrameTimings, JobSystem};
+use sylva_render::cache::CacheWriter;
+use sylva_render::frame::{Camera, LodSettings, RenderFrame, SceneInfo, SimTimings};
+use sylva_sim::scene::SpeciesForest;
+use sylva_sim::spec::load::load_file;
+use sylva_sim::spec::WeberPennSpec;
+use sylva_sim::{species, GustingWind, Material, Motion, SimParams, Simulation, SolverKind, SphereCollider, PHASES};
+
+/// The species of the default forest, planted in turn.
+pub const DEFAULT_SPECIES: [&str; 2] = ["quaking_aspen", "lombardy_poplar"];
+/// Trees in the default forest.
+pub const DEFAULT_TREES: u32 = 9;
+/// Most trees a scene may hold.
+pub const MAX_TREES: u64 = 10_000;
+
+/// What to grow.
+#[derive(Args, Clone, Debug, Default)]
+pub struct SceneArgs {
+    /// A spec file (Arbaro XML, Sapling preset, tree-gen parameters, Helios XML, Sylva spec).
+    /// Without one, a built-in species (`--species`) or the default forest.
+    pub spec: Option<PathBuf>,
+    /// The species: one of the file's species, or a built-in one (quaking_aspen,
+    /// lombardy_poplar, eastern_cottonwood, black_tupelo, sassafras) without a file.
+    #[arg(long)]
+    pub species: Option<String>,
+    /// Number of trees (default: 9 for the default forest, 1 for a spec or species).
+    #[arg(long, value_parser = |s: &str| crate::args::count_in(s, 1, MAX_TREES))]
+    pub trees: Option<u64>,
+    /// Seed of the trees' random streams (tree k uses seed + k).
+    #[arg(long, default_value = "13")]
+    pub seed: u64,
+    /// Wind speed [m/s].
+    #[arg(long, default_value = "6", value_parser = |s: &str| crate::args::number_in(s, 0.0, 60.0))]
+    pub wind: f64,
+}
+
+/// The species and title a scene request names.
+pub fn resolve_species(spec: Option<&Path>, species: Option<&str>) -> Result<(Vec<WeberPennSpec>, String)> {
+    match (spec, species) {
+        (Some(file), name) => {
+            let library = load_file(file)?;
+            let picked = library.pick(name)?.clone();
+            let title = format!(
+                "{} ({})",
+                picked.species,
+                file.file_name().map(|f| f.to_string_lossy()).unwrap_or_default()
+            );
+            Ok((vec![picked], title))
+        }
+        (None, Some(name)) => Ok((vec![species::builtin(name)?], name.to_string())),
+        (None, None) => {
+            let specs = DEFAULT_SPECIES
+                .iter()
+                .map(|n| species::builtin(n))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((specs, "default forest".to_string()))
+        }
+    }
+}
+
+/// A grown scene ready to simulate.
+pub struct Scene {
+    pub sim: Simulation,
+    pub title: String,
+    /// Centre and radius of the forest's bounding sphere.
+    pub bounds: (Vec3, f32),
+    /// Tallest tree [m].
+    pub height: f32,
+}
+
+impl Scene {
+    pub fn build(spec: Option<&Path>, species: Option<&str>, trees: Option<u64>, seed: u64) -> Result<Scene> {
+        let (specs, title) = resolve_species(spec, species)?;
+        let trees = trees.unwrap_or(if spec.is_none() && species.is_none() {
+            DEFAULT_TREES as u64
+        } else {
+            1
+        }) as usize;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let forest = SpeciesForest::new(&specs, trees, seed, &Material::default(), threads)
+            .with_context(|| format!("cannot grow {title}"))?;
+        let height = forest.skeletons.iter().map(|s| s.height()).fold(0.0f32, f32::max);
+        let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
+        for (s, p) in forest.skeletons.iter().zip(&forest.positions) {
+            for seg in &s.segments {
+                lo = lo.min(seg.base.min(seg.tip) + *p);
+                hi = hi.max(seg.base.max(seg.tip) + *p);
+            }
+        }
+        let bounds = ((lo + hi) * 0.5, ((hi - lo) * 0.5).length());
+        let sim = Simulation::new(forest.forest, SimParams::default()).context("cannot set up the simulation")?;
+        Ok(Scene {
+            sim,
+            title,
+            bounds,
+            height,
+        })
+    }
+
+    /// A camera that frames the whole scene from a little above.
+    pub fn default_camera(&self, aspect: f32, height_px: f32) -> OrbitCamera {
+        let (c, r) = self.bounds;
+        let target = Vec3::new(c.x, c.y.max(0.5), c.z);
+        // The bounding sphere fits the narrower of the two fields of view.
+        let half_fov = 0.5 * Camera::FOV_Y * aspect.min(1.0);
+        OrbitCamera {
+            target,
+            yaw: 0.6,
+            pitch: 0.15,
+            distance: (r / half_fov.sin()).max(2.0),
+            aspect,
+            height_px,
+        }
+    }
+}
+
+/// The viewer's camera: orbits a target.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OrbitCamera {
+    pub target: Vec3,
+    pub yaw: f32,
+    pub pitch: f32,
+    pub distance: f32,
+    pub aspect: f32,
+    pub height_px: f32,
+}
+
+impl OrbitCamera {
+    pub fn camera(&self) -> Camera {
+        Camera::orbit(
+            self.target,
+            self.yaw,
+            self.pitch,
+            self.distance,
+            self.aspect,
+            self.height_px,
+        )
+    }
+
+    pub fn orbit(&mut self, dx: f32, dy: f32) {
+        self.yaw -= dx * 0.006;
+        self.pitch = (self.pitch + dy * 0.006).clamp(-0.2, 1.5);
+    }
+
+    /// Moves the target in the view plane by a drag of (dx, dy) pixels.
+    pub fn pan(&mut self, dx: f32, dy: f32) {
+        let c = self.camera();
+        let forward = (c.target - c.eye).normalize();
+        let right = forward.cross(Vec3::Y).normalize_or(Vec3::X);
+        let up = right.cross(forward);
+        let metres_per_px = self.distance / c.pixels_per_radian();
+        self.target += (-right * dx + up * dy) * metres_per_px;
+        self.target.y = self.target.y.max(0.0);
+    }
+
+    pub fn zoom(&mut self, steps: f32) {
+        self.distance = (self.distance * 0.9f32.powf(steps)).clamp(0.5, 5000.0);
+    }
+}
+
+/// What the user asks the simulation to do.
+#[derive(Clone, Debug)]
+pub enum SimCommand {
+    TogglePause,
+    /// Advance one frame while paused.
+    Step,
+    Reset,
+    /// Turn the wind by this many degrees.
+    TurnWind(f32),
+    /// Change the wind speed by this many m/s.
+    ChangeWind(f32),
+    SwitchSolver,
+    /// Move the user's sphere collider to this centre.
+    MoveSphere(Vec3),
+    Camera(Camera),
+    /// Replace the scene by this spec file's.
+    Load(PathBuf),
+    Quit,
+}
+
+/// The user's sphere collider's radius relative to the tallest tree.
+const SPHERE_SIZE: f32 = 0.1;
+/// At most this many steps per frame; beyond it the simulation runs slower than real time.
+const MAX_STEPS_PER_FRAME: u32 = 4;
+
+/// The simulation side of the viewer: owns the scene, steps it in real time and fills frames.
+pub struct Driver {
+    pub scene: Scene,
+    jobs: JobSystem,
+    timings: FrameTimings,
+    fill_phase: sylva_engine::PhaseId,
+    pub paused: bool,
+    step_once: bool,
+    wind_speed: f32,
+    wind_heading: f32,
+    seed: u64,
+    trees: Option<u64>,
+    pub camera: Camera,
+    pub lod: LodSettings,
+    /// Simulated time not yet stepped [s].
+    backlog: f64,
+    message: String,
+    scene_id: u64,
+    pub quit: bool,
+}
+
+impl Driver {
+    pub fn new(
+        scene: Scene,
+        wind: f32,
+        seed: u64,
+        trees: Option<u64>,
+        camera: Camera,
+        threads: usize,
+    ) -> Result<Driver> {
+        let mut phases: Vec<&str> = PHASES.to_vec();
+        phases.push("fill");
+        let timings = FrameTimings::new(&phases);
+        let fill_phase = timings.phase_id("fill").expect("just added");
+        let mut d = Driver {
+            scene,
+            jobs: JobSystem::new(threads)?,
+            timings,
+            fill_phase,
+            paused: false,
+            step_once: false,
+            wind_speed: wind,
+            wind_heading: 30.0,
+            seed,
+            trees,
+            camera,
+            lod: LodSettings::default(),
+            backlog: 0.0,
+            message: String::new(),
+            scene_id: 1,
+            quit: false,
+        };
+        d.setup_scene()?;
+        Ok(d)
+    }
+
+    /// Wind and the user's sphere for a freshly built scene.
+    fn setup_scene(&mut self) -> Result<()> {
+        self.apply_wind()?;
+        let (c, r) = self.scene.bounds;
+        let radius = (SPHERE_SIZE * self.scene.height).max(0.2);
+        // Parked beside the forest, at crown height, until the user drags it in.
+        let centre = Vec3::new(c.x + r + 2.0 * radius, 0.5 * self.scene.height, c.z);
+        self.scene
+            .sim
+            .add_collider(SphereCollider::new(centre, radius, Motion::Static)?);
+        Ok(())
+    }
+
+    fn apply_wind(&mut self) -> Result<()> {
+        let wind = GustingWind::new(self.wind_speed, self.wind_heading.to_radians(), 0.5, self.seed)?;
+        self.scene.sim.set_wind(Box::new(wind));
+        Ok(())
+    }
+
+    pub fn handle(&mut self, cmd: SimCommand) {
+        let result = (|| -> Result<()> {
+            match cmd {
+                SimCommand::TogglePause => self.paused = !self.paused,
+                SimCommand::Step => self.step_once = true,
+                SimCommand::Reset => {
+                    self.scene.sim.reset();
+                    self.message = "reset".into();
+                }
+                SimCommand::TurnWind(deg) => {
+                    self.wind_heading = (self.wind_heading + deg).rem_euclid(360.0);
+                    self.apply_wind()?;
+                }
+                SimCommand::ChangeWind(ms) => {
+                    self.wind_speed = (self.wind_speed + ms).clamp(0.0, 40.0);
+                    self.apply_wind()?;
+                }
+                SimCommand::SwitchSolver => {
+                    let next = match self.scene.sim.params().solver {
+                        SolverKind::Direct => SolverKind::Cg,
+                        SolverKind::Cg => SolverKind::Direct,
+                    };
+                    self.scene.sim.set_solver(next);
+                }
+                SimCommand::MoveSphere(c) => {
+                    if c.is_finite() {
+                        if let Some(s) = self.scene.sim.colliders_mut().first_mut() {
+                            s.center = c;
+                        }
+                    }
+                }
+                SimCommand::Camera(c) => self.camera = c,
+                SimCommand::Load(path) => self.load(&path)?,
+                SimCommand::Quit => self.quit = true,
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            self.message = format!("{e:#}");
+        }
+    }
+
+    /// Replaces the scene by a spec file's; on failure the current scene stays.
+    fn load(&mut self, path: &Path) -> Result<()> {
+        let name = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let scene =
+            Scene::build(Some(path), None, self.trees, self.seed).with_context(|| format!("cannot load {name}"))?;
+        let camera = scene.default_camera(self.camera.aspect, self.camera.height_px);
+        self.scene = scene;
+        self.camera = camera.camera();
+        self.setup_scene()?;
+        self.scene_id += 1;
+        self.message = format!("loaded {name}");
+        Ok(())
+    }
+
+    /// Steps the simulation by `real` seconds of real time (in whole steps, at most
+    /// [`MAX_STEPS_PER_FRAME`]), or one step when a single step was asked for while paused.
+    pub fn advance(&mut self, real: Duration) -> u32 {
+        let dt = self.scene.sim.params().dt as f64;
+        let steps = if self.paused {
+            self.backlog = 0.0;
+            u32::from(std::mem::take(&mut self.step_once))
+        } else {
+            self.backlog += real.as_secs_f64();
+            let n = (self.backlog / dt).floor() as u32;
+            self.backlog -= n as f64 * dt;
+            if n > MAX_STEPS_PER_FRAME {
+                self.backlog = 0.0;
+            }
+            n.min(MAX_STEPS_PER_FRAME)
+        };
+        for _ in 0..steps {
+            self.scene.sim.step(&self.jobs, &self.timings);
+        }
+        steps
+    }
+
+    /// Steps exactly `n` steps (headless rendering).
+    pub fn step(&mut self, n: u32) {
+        for _ in 0..n {
+            self.scene.sim.step(&self.jobs, &self.timings);
+        }
+    }
+
+    /// Fills `frame` for the current camera and closes the timing frame begun at `frame_start`.
+    pub fn fill(&mut self, frame: &mut RenderFrame, frame_start: Instant, cache_wait: Duration) {
+        let t0 = Instant::now();
+        let sim = &self.scene.sim;
+        let spheres: Vec<(Vec3, f32)> = sim.colliders().iter().map(|c| (c.center, c.radius)).collect();
+        {
+            let pose = sim.pose();
+            frame.fill(sim.forest(), &pose, spheres, &self.camera, &self.lod);
+        }
+        frame.sun = Vec3::new(0.45, 0.8, 0.35).normalize();
+        let forest = sim.forest();
+        frame.info = SceneInfo {
+            trees: forest.tree_count(),
+            segments: forest.segment_count(),
+            leaves: forest.leaf_count(),
+            sim_time: sim.time(),
+            paused: self.paused,
+            solver: sim.params().solver.name().to_string(),
+            wind_speed: self.wind_speed,
+            wind_heading_deg: self.wind_heading,
+            title: self.scene.title.clone(),
+            message: self.message.clone(),
+            scene_id: self.scene_id,
+            home: {
+                let home = self.scene.default_camera(1.0, 1.0);
+                (home.target, home.distance)
+            },
+        };
+        self.timings.add(self.fill_phase, t0.elapsed());
+        self.timings.end_frame(frame_start.elapsed());
+        let t = &self.timings;
+        let ms = |d: Duration| d.as_secs_f32() * 1e3;
+        frame.timings = SimTimings {
+            phases: t
+                .phase_ids()
+                .map(|id| (t.phase_name(id).to_string(), ms(t.last(id)), ms(t.mean(id))))
+                .collect(),
+            history_ms: t.wall_history().rev().take(300).rev().map(ms).collect(),
+            cache_wait_ms: ms(cache_wait),
+        };
+    }
+}
+
+/// The simulation thread: applies commands, steps in real time, fills and publishes frames.
+pub fn simulate(mut driver: Driver, mut writer: CacheWriter<RenderFrame>, commands: Receiver<SimCommand>) {
+    let mut last = Instant::now();
+    let dt = Duration::from_secs_f32(driver.scene.sim.params().dt);
+    loop {
+        let start = Instant::now();
+        loop {
+            match commands.try_recv() {
+                Ok(cmd) => driver.handle(cmd),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => return,
+            }
+        }
+        if driver.quit {
+            return;
+        }
+        let now = Instant::now();
+        driver.advance(now - last);
+        last = now;
+        let waited = writer.take_wait_time();
+        driver.fill(writer.frame(), start, waited);
+        writer.publish();
+        // No faster than one step per frame: a faster loop would only refill the same pose.
+        if let Some(rest) = dt.checked_sub(start.elapsed()) {
+            std::thread::sleep(rest);
+        }
+    }
+}
+
+/// Parses `WxH` image sizes.
+pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("`{s}` is not a size; write WIDTHxHEIGHT, e.g. 1280x720"))?;
+    let side = |v: &str| crate::args::count_in(v, 16, 8192).map(|n| n as u32);
+    Ok((side(w)?, side(h)?))
+}

@@ -1,0 +1,504 @@
+//! `sylva view`: the interactive viewer. The simulation runs on its own thread and fills the
+//! write side of the render command cache; the main thread handles the window and input and
+//! draws the cache's read side (Weber 2008, "Threading").
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use anyhow::{anyhow, Context, Result};
+use clap::Args;
+use glam::{Vec3, Vec4};
+use sylva_render::cache::{command_cache, CacheReader};
+use sylva_render::frame::RenderFrame;
+use sylva_render::renderer::Output;
+use sylva_render::swapchain::Swapchain;
+use sylva_render::{vk, DrawOptions, Gpu, Renderer, RendererOptions, WindowHandles};
+use winit::application::ApplicationHandler;
+use winit::dpi::{PhysicalPosition, PhysicalSize};
+use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
+use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
+use winit::keyboard::{Key, NamedKey};
+use winit::raw_window_handle::{HasDisplayHandle, HasWindowHandle};
+use winit::window::{Window, WindowId};
+
+use crate::headless::{check_validation, write_png, GpuArgs, RenderArgs};
+use crate::scene::{parse_size, simulate, Driver, OrbitCamera, Scene, SceneArgs, SimCommand};
+use crate::trees::Output as OutArgs;
+
+/// The keys, shown on the help line.
+pub const HELP: &str = "drag: orbit   shift/middle-drag: pan   wheel: zoom   right-drag: move the sphere   F: frame all\n\
+space: pause   N: step   R: reset   O: overlay   ←→: wind direction   ↑↓: wind speed   S: solver   drop a spec file to load it   Esc: quit";
+
+#[derive(Args, Clone, Debug)]
+pub struct ViewArgs {
+    #[command(flatten)]
+    pub scene: SceneArgs,
+    /// Window size, WIDTHxHEIGHT.
+    #[arg(long, default_value = "1280x720", value_parser = parse_size)]
+    pub size: (u32, u32),
+    /// Quit after this many frames.
+    #[arg(long, value_parser = |s: &str| crate::args::count_in(s, 1, 100_000_000))]
+    pub frames: Option<u64>,
+    /// Write the last frame shown to this PNG file (with --frames: the frame the viewer quits
+    /// on; otherwise the frame shown when the window closes).
+    #[arg(long)]
+    pub screenshot: Option<PathBuf>,
+    /// Replace the screenshot file if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// Present as fast as possible instead of waiting for the display's refresh.
+    #[arg(long)]
+    pub no_vsync: bool,
+    /// Start with the overlay hidden.
+    #[arg(long)]
+    pub no_overlay: bool,
+    #[command(flatten)]
+    pub gpu: GpuArgs,
+}
+
+pub fn run(a: &ViewArgs) -> Result<()> {
+    if let Some(shot) = &a.screenshot {
+        crate::trees::check_output(
+            &OutArgs {
+                out: shot.clone(),
+                force: a.force,
+            },
+            &[],
+        )?;
+    }
+    if std::env::var_os("DISPLAY").is_none_or(|d| d.is_empty()) {
+        return headless_fallback(a, "no display (DISPLAY is not set)");
+    }
+    let event_loop = match EventLoop::new() {
+        Ok(l) => l,
+        Err(e) => return headless_fallback(a, &format!("no display ({e})")),
+    };
+    let (w, h) = a.size;
+    let scene = Scene::build(
+        a.scene.spec.as_deref(),
+        a.scene.species.as_deref(),
+        a.scene.trees,
+        a.scene.seed,
+    )?;
+    let orbit = scene.default_camera(w as f32 / h as f32, h as f32);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .saturating_sub(1)
+        .max(1);
+    let driver = Driver::new(
+        scene,
+        a.scene.wind as f32,
+        a.scene.seed,
+        a.scene.trees,
+        orbit.camera(),
+        threads,
+    )?;
+    event_loop.set_control_flow(ControlFlow::Poll);
+    let mut app = App::new(a.clone(), driver, orbit);
+    event_loop
+        .run_app(&mut app)
+        .map_err(|e| anyhow!("the window's event loop failed: {e}"))?;
+    app.shutdown()
+}
+
+/// Without a display, renders the scene headless to a PNG instead, and says so.
+fn headless_fallback(a: &ViewArgs, why: &str) -> Result<()> {
+    let out = match &a.screenshot {
+        Some(p) => p.clone(),
+        None => free_name(Path::new("sylva-view.png")),
+    };
+    eprintln!(
+        "sylva view: {why}, so no window can open; rendering {} frames headless to {} instead \
+         (sylva render does this directly)",
+        a.frames.unwrap_or(120),
+        out.display()
+    );
+    let args = RenderArgs {
+        scene: a.scene.clone(),
+        frames: a.frames.unwrap_or(120),
+        size: a.size,
+        overlay: !a.no_overlay,
+        output: OutArgs {
+            out,
+            force: a.force || a.screenshot.is_some(),
+        },
+        gpu: a.gpu.clone(),
+    };
+    crate::headless::run(&args)
+}
+
+/// `path`, or `stem-1.ext`, `stem-2.ext`, ... whichever does not exist yet.
+fn free_name(path: &Path) -> PathBuf {
+    if !path.exists() {
+        return path.to_path_buf();
+    }
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = path
+        .extension()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    (1..)
+        .map(|k| path.with_file_name(format!("{stem}-{k}.{ext}")))
+        .find(|p| !p.exists())
+        .expect("unbounded")
+}
+
+struct Viewer {
+    window: Arc<Window>,
+    gpu: Arc<Gpu>,
+    renderer: Renderer,
+    swapchain: Swapchain,
+    reader: CacheReader<RenderFrame>,
+    commands: Sender<SimCommand>,
+    sim: Option<JoinHandle<()>>,
+}
+
+struct App {
+    args: ViewArgs,
+    /// Until the window opens.
+    driver: Option<Driver>,
+    viewer: Option<Viewer>,
+    orbit: OrbitCamera,
+    overlay: bool,
+    frames: u64,
+    error: Option<anyhow::Error>,
+    cursor: PhysicalPosition<f64>,
+    /// Buttons held: left, middle, right.
+    buttons: [bool; 3],
+    shift: bool,
+    /// The sphere's centre in the last frame drawn.
+    sphere: Option<Vec3>,
+    scene_id: u64,
+    needs_resize: bool,
+    last_image: Option<sylva_render::Rgba>,
+}
+
+impl App {
+    fn new(args: ViewArgs, driver: Driver, orbit: OrbitCamera) -> App {
+        App {
+            overlay: !args.no_overlay,
+            args,
+            driver: Some(driver),
+            viewer: None,
+            orbit,
+            frames: 0,
+            error: None,
+            cursor: PhysicalPosition::new(0.0, 0.0),
+            buttons: [false; 3],
+            shift: false,
+            sphere: None,
+            scene_id: 0,
+            needs_resize: false,
+            last_image: None,
+        }
+    }
+
+    fn open(&mut self, event_loop: &ActiveEventLoop) -> Result<()> {
+        let (w, h) = self.args.size;
+        let attributes = Window::default_attributes()
+            .with_title("Sylva")
+            .with_inner_size(PhysicalSize::new(w, h))
+            .with_min_inner_size(PhysicalSize::new(64, 64));
+        let window = Arc::new(event_loop.create_window(attributes).context("cannot open a window")?);
+        let handles = WindowHandles {
+            display: window
+                .display_handle()
+                .map_err(|e| anyhow!("the window has no display handle: {e}"))?
+                .as_raw(),
+            window: window
+                .window_handle()
+                .map_err(|e| anyhow!("the window has no handle: {e}"))?
+                .as_raw(),
+        };
+        let gpu = Arc::new(Gpu::new(&self.args.gpu.options(), Some(handles)).context("cannot open a Vulkan device")?);
+        let renderer = Renderer::new(gpu.clone(), &RendererOptions::default())?;
+        let size = window.inner_size();
+        let swapchain = Swapchain::new(
+            &gpu,
+            vk::Extent2D {
+                width: size.width,
+                height: size.height,
+            },
+            !self.args.no_vsync,
+        )?;
+        self.orbit.aspect = swapchain.extent.width as f32 / swapchain.extent.height as f32;
+        self.orbit.height_px = swapchain.extent.height as f32;
+        let (writer, reader) = command_cache(RenderFrame::default(), RenderFrame::default());
+        let (tx, rx) = channel();
+        let mut driver = self.driver.take().expect("the window opens once");
+        driver.camera = self.orbit.camera();
+        let sim = std::thread::Builder::new()
+            .name("simulation".into())
+            .spawn(move || simulate(driver, writer, rx))
+            .context("cannot start the simulation thread")?;
+        eprintln!(
+            "sylva view: {} on {}, {}x{}, {:?} presentation",
+            gpu.name(),
+            if gpu.is_software() {
+                "the CPU (software rendering)"
+            } else {
+                "the GPU"
+            },
+            swapchain.extent.width,
+            swapchain.extent.height,
+            swapchain.present_mode
+        );
+        self.viewer = Some(Viewer {
+            window,
+            gpu,
+            renderer,
+            swapchain,
+            reader,
+            commands: tx,
+            sim: Some(sim),
+        });
+        Ok(())
+    }
+
+    fn send(&self, cmd: SimCommand) {
+        if let Some(v) = &self.viewer {
+            // A closed channel means the simulation thread ended; `shutdown` reports why.
+            let _ = v.commands.send(cmd);
+        }
+    }
+
+    fn camera_changed(&self) {
+        self.send(SimCommand::Camera(self.orbit.camera()));
+    }
+
+    fn redraw(&mut self, event_loop: &ActiveEventLoop) -> Result<()> {
+        let Some(v) = self.viewer.as_mut() else { return Ok(()) };
+        if self.needs_resize {
+            let size = v.window.inner_size();
+            if size.width == 0 || size.height == 0 {
+                return Ok(()); // minimised
+            }
+            v.swapchain.recreate(
+                &v.gpu,
+                vk::Extent2D {
+                    width: size.width,
+                    height: size.height,
+                },
+                !self.args.no_vsync,
+            )?;
+            self.needs_resize = false;
+            self.orbit.aspect = v.swapchain.extent.width as f32 / v.swapchain.extent.height as f32;
+            self.orbit.height_px = v.swapchain.extent.height as f32;
+            let _ = v.commands.send(SimCommand::Camera(self.orbit.camera()));
+        }
+        let slot = v.renderer.begin_frame()?;
+        let Some((index, target)) = v.swapchain.acquire(&v.gpu, slot)? else {
+            self.needs_resize = true;
+            return Ok(());
+        };
+        let last = self.args.frames.is_some_and(|n| self.frames + 1 >= n);
+        // Every frame is read back when a screenshot on close is wanted without a frame count.
+        let readback = self.args.screenshot.is_some() && (last || self.args.frames.is_none());
+        let frame = v.reader.acquire();
+        if frame.info.scene_id != self.scene_id {
+            // A new scene (a dropped file): frame it.
+            self.scene_id = frame.info.scene_id;
+            self.orbit.target = frame.info.home.0;
+            self.orbit.distance = frame.info.home.1;
+            let _ = v.commands.send(SimCommand::Camera(self.orbit.camera()));
+        }
+        self.sphere = frame
+            .spheres
+            .first()
+            .map(|s| Vec3::new(s.center_radius[0], s.center_radius[1], s.center_radius[2]));
+        let options = DrawOptions {
+            overlay: self.overlay,
+            shadows: true,
+            help: HELP.to_string(),
+        };
+        let output = Output {
+            extent: v.swapchain.extent,
+            present: Some(target),
+            readback,
+        };
+        let image = v.renderer.draw(&frame, &options, &output)?;
+        drop(frame);
+        if !v.swapchain.present(&v.gpu, index)? {
+            self.needs_resize = true;
+        }
+        if image.is_some() {
+            self.last_image = image;
+        }
+        self.frames += 1;
+        if last {
+            event_loop.exit();
+        }
+        Ok(())
+    }
+
+    /// Moves the sphere to where the cursor's ray meets the plane through the sphere facing the
+    /// camera.
+    fn drag_sphere(&self) {
+        let (Some(v), Some(centre)) = (&self.viewer, self.sphere) else {
+            return;
+        };
+        let ext = v.swapchain.extent;
+        let cam = self.orbit.camera();
+        let inv = cam.view_proj().inverse();
+        let ndc_x = (2.0 * self.cursor.x / ext.width as f64 - 1.0) as f32;
+        let ndc_y = (2.0 * self.cursor.y / ext.height as f64 - 1.0) as f32;
+        let unproject = |z: f32| {
+            let p = inv * Vec4::new(ndc_x, ndc_y, z, 1.0);
+            p.truncate() / p.w
+        };
+        // Reversed depth: 1 is the near plane, smaller is farther.
+        let (near, far) = (unproject(1.0), unproject(0.01));
+        let dir = (far - near).normalize_or_zero();
+        let normal = (cam.target - cam.eye).normalize_or_zero();
+        let denom = dir.dot(normal);
+        if denom.abs() < 1e-4 {
+            return;
+        }
+        let t = (centre - near).dot(normal) / denom;
+        if t > 0.0 {
+            let mut hit = near + dir * t;
+            hit.y = hit.y.max(0.0);
+            self.send(SimCommand::MoveSphere(hit));
+        }
+    }
+
+    fn key(&mut self, key: &Key, event_loop: &ActiveEventLoop) {
+        match key {
+            Key::Named(NamedKey::Escape) => event_loop.exit(),
+            Key::Named(NamedKey::Space) => self.send(SimCommand::TogglePause),
+            Key::Named(NamedKey::ArrowLeft) => self.send(SimCommand::TurnWind(-15.0)),
+            Key::Named(NamedKey::ArrowRight) => self.send(SimCommand::TurnWind(15.0)),
+            Key::Named(NamedKey::ArrowUp) => self.send(SimCommand::ChangeWind(1.0)),
+            Key::Named(NamedKey::ArrowDown) => self.send(SimCommand::ChangeWind(-1.0)),
+            Key::Character(c) => match c.to_lowercase().as_str() {
+                "n" => self.send(SimCommand::Step),
+                "r" => self.send(SimCommand::Reset),
+                "o" => self.overlay = !self.overlay,
+                "s" => self.send(SimCommand::SwitchSolver),
+                "q" => event_loop.exit(),
+                "f" => {
+                    // Back to the frame the scene was opened with.
+                    self.scene_id = u64::MAX;
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+
+    /// Stops the simulation thread, writes the screenshot and reports errors.
+    fn shutdown(&mut self) -> Result<()> {
+        let mut result = match self.error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        };
+        if let Some(mut v) = self.viewer.take() {
+            let _ = v.commands.send(SimCommand::Quit);
+            drop(v.commands);
+            // The simulation may be waiting to publish: release the read side by not holding
+            // it (no guard is alive here) and join.
+            if let Some(sim) = v.sim.take() {
+                if sim.join().is_err() && result.is_ok() {
+                    result = Err(anyhow!("the simulation thread panicked"));
+                }
+            }
+            let _ = v.renderer.finish();
+            v.swapchain.destroy(&v.gpu);
+            drop(v.renderer);
+            if result.is_ok() {
+                result = check_validation(&v.gpu);
+            }
+            eprintln!("sylva view: {} frames", self.frames);
+        }
+        if let (Some(path), Some(image)) = (&self.args.screenshot, &self.last_image) {
+            write_png(path, image)?;
+        } else if self.args.screenshot.is_some() && result.is_ok() {
+            result = Err(anyhow!("no frame was drawn, so there is no screenshot to write"));
+        }
+        result
+    }
+}
+
+impl ApplicationHandler for App {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        if self.viewer.is_some() || self.error.is_some() {
+            return;
+        }
+        if let Err(e) = self.open(event_loop) {
+            self.error = Some(e);
+            event_loop.exit();
+        }
+    }
+
+    fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
+        match event {
+            WindowEvent::CloseRequested => event_loop.exit(),
+            WindowEvent::Resized(_) => self.needs_resize = true,
+            WindowEvent::RedrawRequested => {
+                if let Err(e) = self.redraw(event_loop) {
+                    self.error = Some(e);
+                    event_loop.exit();
+                }
+            }
+            WindowEvent::ModifiersChanged(m) => self.shift = m.state().shift_key(),
+            WindowEvent::KeyboardInput { event, .. } if event.state == ElementState::Pressed && !event.repeat => {
+                self.key(&event.logical_key, event_loop)
+            }
+            WindowEvent::KeyboardInput { event, .. } if event.state == ElementState::Pressed => {
+                // Held arrows keep turning and strengthening the wind.
+                if matches!(
+                    event.logical_key,
+                    Key::Named(NamedKey::ArrowLeft | NamedKey::ArrowRight | NamedKey::ArrowUp | NamedKey::ArrowDown)
+                ) {
+                    self.key(&event.logical_key, event_loop)
+                }
+            }
+            WindowEvent::MouseInput { state, button, .. } => {
+                let i = match button {
+                    MouseButton::Left => 0,
+                    MouseButton::Middle => 1,
+                    MouseButton::Right => 2,
+                    _ => return,
+                };
+                self.buttons[i] = state == ElementState::Pressed;
+                if i == 2 && self.buttons[2] {
+                    self.drag_sphere();
+                }
+            }
+            WindowEvent::CursorMoved { position, .. } => {
+                let (dx, dy) = ((position.x - self.cursor.x) as f32, (position.y - self.cursor.y) as f32);
+                self.cursor = position;
+                if self.buttons[2] {
+                    self.drag_sphere();
+                } else if self.buttons[1] || (self.buttons[0] && self.shift) {
+                    self.orbit.pan(dx, dy);
+                    self.camera_changed();
+                } else if self.buttons[0] {
+                    self.orbit.orbit(dx, dy);
+                    self.camera_changed();
+                }
+            }
+            WindowEvent::MouseWheel { delta, .. } => {
+                let steps = match delta {
+                    MouseScrollDelta::LineDelta(_, y) => y,
+                    MouseScrollDelta::PixelDelta(p) => (p.y / 40.0) as f32,
+                };
+                self.orbit.zoom(steps);
+                self.camera_changed();
+            }
+            WindowEvent::DroppedFile(path) => self.send(SimCommand::Load(path)),
+            _ => {}
+        }
+    }
+
+    fn about_to_wait(&mut self, _event_loop: &ActiveEventLoop) {
+        if let Some(v) = &self.viewer {
+            v.window.request_redraw();
+        }
+    }
+}
