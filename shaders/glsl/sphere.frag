@@ -7,6 +7,7 @@ layout(location = 0) out vec4 out_color;
 
 void main() {
     vec3 n = normalize(in_normal);
-    vec3 c = shade(vec3(0.75, 0.25, 0.2), n, in_world, 0.2);
+    // Violet: apart from the bark, leaf, ground and sky colours.
+    vec3 c = shade(vec3(0.50, 0.22, 0.70), n, in_world, 0.2);
     out_color = vec4(c, 0.55);
 }

@@ -102,3 +102,44 @@ pub fn run(sim: &mut Simulation, jobs: &JobSystem, steps: usize, mut check: impl
 pub fn tip(sim: &Simulation, i: usize) -> Vec3 {
     sim.pose().tip(i, sim.forest().seg.length[i])
 }
+
+/// Telling rendered tree pixels apart from ground and sky by colour. The renderer's palette
+/// (`sylva_render::renderer::palette`) keeps the hues apart: bark is red-brown (red well above
+/// green and blue), leaves are green (green well above red and blue), the ground is a dry
+/// meadow whose red and green are about equal, the sky is blue, the collider violet.
+pub mod pixels {
+    /// What a pixel shows.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Class {
+        Bark,
+        Leaf,
+        Other,
+    }
+
+    /// Classifies an sRGB pixel.
+    pub fn classify(p: [u8; 4]) -> Class {
+        let [r, g, b] = [p[0] as f32, p[1] as f32, p[2] as f32];
+        if g > 1.18 * r && g > 1.3 * b {
+            Class::Leaf
+        } else if r > 1.15 * g && r > 1.3 * b {
+            Class::Bark
+        } else {
+            Class::Other
+        }
+    }
+
+    /// Pixels of each class in a rectangle (x0..x1, y0..y1) of an RGBA image.
+    pub fn count(image: &sylva_render::Rgba, x0: u32, y0: u32, x1: u32, y1: u32) -> (usize, usize) {
+        let (mut bark, mut leaf) = (0, 0);
+        for y in y0..y1.min(image.height) {
+            for x in x0..x1.min(image.width) {
+                match classify(image.pixel(x, y)) {
+                    Class::Bark => bark += 1,
+                    Class::Leaf => leaf += 1,
+                    Class::Other => {}
+                }
+            }
+        }
+        (bark, leaf)
+    }
+}

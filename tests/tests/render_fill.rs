@@ -1,0 +1,175 @@
+//! Filling the render command cache from the simulation's arrays (CPU only): instances carry
+//! the simulated pose exactly, levels of detail thin distant trees while keeping their foliage
+//! area, and trees outside the view are culled.
+
+use glam::{Quat, Vec3};
+use sylva_engine::{FrameTimings, JobSystem};
+use sylva_render::frame::{Camera, LodSettings, RenderFrame};
+use sylva_sim::scene::SpeciesForest;
+use sylva_sim::{species, Material, SimParams, Simulation, PHASES};
+
+fn forest_sim(trees: usize) -> Simulation {
+    let specs = [species::builtin("lombardy_poplar").unwrap()];
+    let forest = SpeciesForest::new(&specs, trees, 3, &Material::default(), 2).unwrap();
+    let mut sim = Simulation::new(forest.forest, SimParams::default()).unwrap();
+    sim.set_wind(Box::new(sylva_sim::GustingWind::new(10.0, 0.0, 0.5, 1).unwrap()));
+    let jobs = JobSystem::new(1).unwrap();
+    let timings = FrameTimings::new(&PHASES);
+    for _ in 0..30 {
+        sim.step(&jobs, &timings);
+    }
+    sim
+}
+
+fn quat(q: [i16; 4]) -> Quat {
+    Quat::from_xyzw(q[0] as f32, q[1] as f32, q[2] as f32, q[3] as f32).normalize()
+}
+
+#[test]
+fn near_trees_carry_every_segment_and_leaf_of_the_pose() {
+    let sim = forest_sim(1);
+    let tree = &sim.forest().trees[0];
+    let camera = Camera::orbit(tree.root + Vec3::Y * 10.0, 0.0, 0.1, 1.5 * tree.reach, 1.5, 1080.0);
+    let mut frame = RenderFrame::default();
+    frame.fill(
+        sim.forest(),
+        &sim.pose(),
+        [(Vec3::ONE, 0.5)],
+        &camera,
+        &LodSettings::default(),
+    );
+    assert_eq!(frame.trees_drawn, [1, 0, 0]);
+    let forest = sim.forest();
+    let pose = sim.pose();
+    let mut segments: Vec<_> = frame.segments.iter().flatten().copied().collect();
+    assert_eq!(
+        segments.len(),
+        forest.segment_count(),
+        "full detail draws every segment"
+    );
+    // Each instance is one segment: match them by base position and length.
+    segments.sort_by(|a, b| a.base_radius.partial_cmp(&b.base_radius).unwrap());
+    for i in 0..forest.segment_count() {
+        let b = pose.base[i];
+        let inst = segments
+            .iter()
+            .find(|s| {
+                s.base_radius[..3] == [b.x, b.y, b.z]
+                    && s.length_tip[0] == forest.seg.length[i]
+                    && s.base_radius[3] == forest.seg.radius_base[i]
+            })
+            .unwrap_or_else(|| panic!("segment {i} has no instance"));
+        assert_eq!(inst.length_tip[1], forest.seg.radius_tip[i]);
+        let q = quat(inst.orient);
+        assert!(
+            q.dot(pose.orient[i]).abs() > 0.99999,
+            "segment {i}: {q:?} vs {:?}",
+            pose.orient[i]
+        );
+    }
+    let leaves = &frame.leaves[0];
+    assert_eq!(leaves.len(), forest.leaf_count());
+    for (j, l) in leaves.iter().enumerate() {
+        let p = pose.leaf_pos[j];
+        assert_eq!(l.pos_length[..3], [p.x, p.y, p.z]);
+        assert!((l.pos_length[3] - forest.leaf.length_m(j)).abs() < 1e-6);
+        let seg = (0..forest.segment_count())
+            .find(|&i| forest.leaves_of(i).contains(&j))
+            .unwrap();
+        let expected = pose.leaf_orientation(forest, seg, j);
+        assert!(quat(l.orient).dot(expected).abs() > 0.9999, "leaf {j}");
+    }
+    assert_eq!(frame.spheres.len(), 1);
+    assert_eq!(frame.instance_count(), forest.segment_count() + forest.leaf_count() + 1);
+    assert_eq!(
+        frame.instance_bytes(),
+        32 * (forest.segment_count() + forest.leaf_count()) + 16
+    );
+}
+
+#[test]
+fn distant_trees_lose_twigs_and_leaves_but_keep_their_foliage_area() {
+    let sim = forest_sim(1);
+    let tree = sim.forest().trees[0].clone();
+    let area = |frame: &RenderFrame| -> f64 {
+        frame
+            .leaves
+            .iter()
+            .flatten()
+            .map(|l| (l.pos_length[3] * l.width_shade[0]) as f64)
+            .sum()
+    };
+    let fill = |distance: f32| {
+        let camera = Camera::orbit(tree.root + Vec3::Y * 10.0, 0.0, 0.1, distance, 1.5, 720.0);
+        let mut frame = RenderFrame::default();
+        frame.fill(sim.forest(), &sim.pose(), [], &camera, &LodSettings::default());
+        frame
+    };
+    let near = fill(1.5 * tree.reach);
+    let mid = fill(6.0 * tree.reach);
+    let far = fill(30.0 * tree.reach);
+    assert_eq!(
+        (near.trees_drawn, mid.trees_drawn, far.trees_drawn),
+        ([1, 0, 0], [0, 1, 0], [0, 0, 1])
+    );
+    let count = |f: &RenderFrame| f.segments.iter().map(Vec::len).sum::<usize>();
+    let leaves = |f: &RenderFrame| f.leaves.iter().map(Vec::len).sum::<usize>();
+    assert!(
+        count(&mid) < count(&near) && count(&far) < count(&mid),
+        "twigs are dropped with distance"
+    );
+    assert!(
+        far.segments[0].is_empty() && far.segments[1].is_empty(),
+        "a far tree's branches are all 3-sided"
+    );
+    let n = sim.forest().leaf_count();
+    assert!(
+        leaves(&mid).abs_diff(n / 2) <= 1 + n / 100,
+        "level 1 keeps half the leaves: {} of {n}",
+        leaves(&mid)
+    );
+    assert!(
+        leaves(&far).abs_diff(n / 4) <= 1 + n / 100,
+        "level 2 keeps a quarter: {} of {n}",
+        leaves(&far)
+    );
+    for f in [&mid, &far] {
+        let ratio = area(f) / area(&near);
+        assert!(
+            (0.9..1.1).contains(&ratio),
+            "foliage area changed by the level of detail: ratio {ratio}"
+        );
+    }
+}
+
+#[test]
+fn trees_out_of_view_are_culled() {
+    let sim = forest_sim(4);
+    let forest = sim.forest();
+    let c = forest.trees.iter().map(|t| t.root).sum::<Vec3>() / 4.0;
+    // Looking away from the forest, from beside it.
+    let eye = c + Vec3::new(200.0, 5.0, 0.0);
+    let away = Camera {
+        eye,
+        target: eye + Vec3::X,
+        fov_y: 0.8,
+        aspect: 1.5,
+        height_px: 720.0,
+        near: 0.1,
+    };
+    let mut frame = RenderFrame::default();
+    frame.fill(forest, &sim.pose(), [], &away, &LodSettings::default());
+    assert_eq!(frame.trees_drawn, [0, 0, 0]);
+    assert_eq!(frame.instance_count(), 0);
+    // Turned around, all four are drawn.
+    let toward = Camera { target: c, ..away };
+    frame.fill(forest, &sim.pose(), [], &toward, &LodSettings::default());
+    assert_eq!(frame.trees_drawn.iter().sum::<usize>(), 4);
+    let capacity: usize = frame.leaves.iter().map(Vec::capacity).sum();
+    frame.fill(forest, &sim.pose(), [], &toward, &LodSettings::default());
+    assert_eq!(
+        frame.leaves.iter().map(Vec::capacity).sum::<usize>(),
+        capacity,
+        "a steady scene refills without allocating"
+    );
+}

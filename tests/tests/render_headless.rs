@@ -1,0 +1,281 @@
+//! The renderer on a real Vulkan device (lavapipe on a machine without a GPU), with the Khronos
+//! validation layer on: every test fails on a validation error, and fails (rather than
+//! passing) when no device can be opened.
+//!
+//! Images are checked against geometry computed on the CPU: tree pixels (told apart by colour,
+//! see `sylva_tests::pixels`) must lie inside the projected bounding box of the simulated
+//! segments and leaves.
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use glam::Vec3;
+use sylva_engine::{FrameTimings, JobSystem};
+use sylva_render::frame::{Camera, LodSettings, RenderFrame};
+use sylva_render::renderer::Output;
+use sylva_render::{vk, DrawOptions, Gpu, GpuOptions, Renderer, RendererOptions, Rgba};
+use sylva_sim::scene::SpeciesForest;
+use sylva_sim::{species, Material, SimParams, Simulation, PHASES};
+use sylva_tests::pixels::{classify, count, Class};
+
+const W: u32 = 480;
+const H: u32 = 360;
+
+/// One device and renderer for the whole file (opening lavapipe with validation is slow);
+/// tests take turns.
+fn renderer() -> std::sync::MutexGuard<'static, Renderer> {
+    static R: OnceLock<Mutex<Renderer>> = OnceLock::new();
+    R.get_or_init(|| {
+        let gpu = Gpu::new(
+            &GpuOptions {
+                validation: true,
+                device_name: None,
+            },
+            None,
+        )
+        .unwrap_or_else(|e| panic!("no Vulkan device for the GPU tests (they must not pass without one): {e}"));
+        let renderer = Renderer::new(Arc::new(gpu), &RendererOptions::default()).expect("renderer");
+        Mutex::new(renderer)
+    })
+    .lock()
+    .unwrap_or_else(|e| e.into_inner())
+}
+
+fn draw(r: &mut Renderer, frame: &RenderFrame, shadows: bool) -> Rgba {
+    let options = DrawOptions {
+        overlay: false,
+        shadows,
+        help: String::new(),
+    };
+    let output = Output {
+        extent: vk::Extent2D { width: W, height: H },
+        present: None,
+        readback: true,
+    };
+    let image = r.draw(frame, &options, &output).expect("draw").expect("readback");
+    let gpu = r.gpu();
+    assert_eq!(
+        gpu.validation_errors(),
+        0,
+        "validation errors: {:#?}",
+        gpu.validation_messages()
+    );
+    image
+}
+
+/// A quaking aspen simulated for a second of gusting wind.
+fn aspen() -> Simulation {
+    let specs = [species::builtin("quaking_aspen").unwrap()];
+    let forest = SpeciesForest::new(&specs, 1, 13, &Material::default(), 1).unwrap();
+    let mut sim = Simulation::new(forest.forest, SimParams::default()).unwrap();
+    sim.set_wind(Box::new(sylva_sim::GustingWind::new(8.0, 0.3, 0.5, 1).unwrap()));
+    let jobs = JobSystem::new(1).unwrap();
+    let timings = FrameTimings::new(&PHASES);
+    for _ in 0..60 {
+        sim.step(&jobs, &timings);
+    }
+    sim
+}
+
+/// A camera 1.6 tree heights away, looking at the middle of the crown from a little above.
+fn camera_for(sim: &Simulation) -> Camera {
+    let tree = &sim.forest().trees[0];
+    let reach = tree.reach;
+    Camera::orbit(
+        tree.root + Vec3::new(0.0, 0.5 * reach, 0.0),
+        0.4,
+        0.15,
+        1.6 * reach,
+        W as f32 / H as f32,
+        H as f32,
+    )
+}
+
+fn frame_of(sim: &Simulation, camera: &Camera) -> RenderFrame {
+    let mut frame = RenderFrame::default();
+    frame.fill(sim.forest(), &sim.pose(), [], camera, &LodSettings::default());
+    frame.sun = Vec3::new(0.45, 0.8, 0.35).normalize();
+    frame
+}
+
+/// The pixel rectangle covering every segment end and leaf of the simulated pose, projected
+/// with the same camera, widened by `margin` pixels.
+fn projected_box(sim: &Simulation, camera: &Camera, margin: f32) -> (f32, f32, f32, f32) {
+    let pose = sim.pose();
+    let forest = sim.forest();
+    let mut points: Vec<Vec3> = Vec::new();
+    for i in 0..forest.segment_count() {
+        let r = forest.seg.radius_base[i];
+        for p in [pose.base[i], pose.tip(i, forest.seg.length[i])] {
+            // The cylinder's surface reaches r beyond its axis.
+            for d in [Vec3::X, Vec3::NEG_X, Vec3::Y, Vec3::NEG_Y, Vec3::Z, Vec3::NEG_Z] {
+                points.push(p + d * r);
+            }
+        }
+    }
+    for (j, &p) in pose.leaf_pos.iter().enumerate() {
+        // A leaf card reaches its length from the attachment point.
+        let l = forest.leaf.length_m(j) * 1.01;
+        for d in [
+            Vec3::ZERO,
+            Vec3::X,
+            Vec3::NEG_X,
+            Vec3::Y,
+            Vec3::NEG_Y,
+            Vec3::Z,
+            Vec3::NEG_Z,
+        ] {
+            points.push(p + d * l);
+        }
+    }
+    let (mut x0, mut y0, mut x1, mut y1) = (f32::MAX, f32::MAX, f32::MIN, f32::MIN);
+    for p in points {
+        let (x, y, _) = camera.project(p, W as f32).expect("the tree is in front of the camera");
+        x0 = x0.min(x);
+        y0 = y0.min(y);
+        x1 = x1.max(x);
+        y1 = y1.max(y);
+    }
+    (x0 - margin, y0 - margin, x1 + margin, y1 + margin)
+}
+
+fn save_on_failure(name: &str, image: &Rgba) -> String {
+    let path = std::env::temp_dir().join(format!("sylva-test-{name}.png"));
+    let _ = std::fs::write(&path, image.to_png());
+    path.display().to_string()
+}
+
+#[test]
+fn a_known_tree_appears_where_its_segments_project() {
+    let sim = aspen();
+    let camera = camera_for(&sim);
+    let frame = frame_of(&sim, &camera);
+    assert!(frame.trees_drawn[0] == 1, "a near tree is drawn at full detail");
+    let image = draw(&mut renderer(), &frame, false);
+    let saved = save_on_failure("known-tree", &image);
+    let (bx0, by0, bx1, by1) = projected_box(&sim, &camera, 2.0);
+    let (mut inside, mut outside, mut bark, mut leaf) = (0usize, 0usize, 0usize, 0usize);
+    let (mut leaf_x, mut leaf_y, mut bark_near_root) = (0.0f64, 0.0f64, 0usize);
+    let (root_x, root_y, _) = camera.project(sim.forest().trees[0].root, W as f32).unwrap();
+    for y in 0..H {
+        for x in 0..W {
+            let class = classify(image.pixel(x, y));
+            if class == Class::Other {
+                continue;
+            }
+            let (fx, fy) = (x as f32 + 0.5, y as f32 + 0.5);
+            if fx >= bx0 && fx <= bx1 && fy >= by0 && fy <= by1 {
+                inside += 1;
+            } else {
+                outside += 1;
+            }
+            match class {
+                Class::Bark => {
+                    bark += 1;
+                    if (fx - root_x).abs() < 8.0 && (fy - root_y).abs() < 8.0 {
+                        bark_near_root += 1;
+                    }
+                }
+                Class::Leaf => {
+                    leaf += 1;
+                    leaf_x += fx as f64;
+                    leaf_y += fy as f64;
+                }
+                Class::Other => {}
+            }
+        }
+    }
+    // Where the leaves should be: the mean of their projected attachment points.
+    let pose = sim.pose();
+    let projected: Vec<(f32, f32, f32)> = pose
+        .leaf_pos
+        .iter()
+        .map(|&p| camera.project(p, W as f32).unwrap())
+        .collect();
+    let expect_x = projected.iter().map(|p| p.0 as f64).sum::<f64>() / projected.len() as f64;
+    let expect_y = projected.iter().map(|p| p.1 as f64).sum::<f64>() / projected.len() as f64;
+    drop(pose);
+    let (leaf_x, leaf_y) = (leaf_x / leaf.max(1) as f64, leaf_y / leaf.max(1) as f64);
+    eprintln!("leaf pixels centred at ({leaf_x:.0},{leaf_y:.0}), projected leaves at ({expect_x:.0},{expect_y:.0})");
+    let box_area = (bx1 - bx0) * (by1 - by0);
+    let fraction = inside as f32 / box_area;
+    eprintln!(
+        "box ({bx0:.0},{by0:.0})-({bx1:.0},{by1:.0}), {inside} tree pixels inside ({:.1}%), {outside} outside, \
+         bark {bark}, leaf {leaf}; image {saved}",
+        100.0 * fraction
+    );
+    assert_eq!(
+        outside, 0,
+        "tree-coloured pixels outside the projected box; image {saved}"
+    );
+    // The box is well filled by the crown and trunk, but not solid: light shows through the crown.
+    assert!(
+        (0.15..0.85).contains(&fraction),
+        "tree pixels cover {:.1}% of the box; image {saved}",
+        100.0 * fraction
+    );
+    assert!(leaf > 2000, "only {leaf} leaf pixels; image {saved}");
+    assert!(bark > 100, "only {bark} bark pixels; image {saved}");
+    // The trunk stands on its projected root, the crown where its leaves project (not
+    // mirrored or upside down).
+    assert!(
+        bark_near_root > 20,
+        "only {bark_near_root} bark pixels at the projected root; image {saved}"
+    );
+    let tolerance = 0.1 * (bx1 - bx0).max(by1 - by0) as f64;
+    assert!(
+        (leaf_x - expect_x).abs() < tolerance && (leaf_y - expect_y).abs() < tolerance,
+        "leaf pixels centred at ({leaf_x:.0},{leaf_y:.0}), leaves project around ({expect_x:.0},{expect_y:.0}); image {saved}"
+    );
+    // The box itself sits inside the image, where the camera was aimed.
+    assert!(
+        bx0 > 0.0 && by0 > 0.0 && bx1 < W as f32 && by1 < H as f32,
+        "camera framing"
+    );
+}
+
+#[test]
+fn an_empty_scene_has_no_tree_pixels() {
+    let sim = aspen();
+    let camera = camera_for(&sim);
+    let mut frame = frame_of(&sim, &camera);
+    frame.segments.iter_mut().for_each(Vec::clear);
+    frame.leaves.iter_mut().for_each(Vec::clear);
+    for shadows in [false, true] {
+        let image = draw(&mut renderer(), &frame, shadows);
+        let (bark, leaf) = count(&image, 0, 0, W, H);
+        let saved = save_on_failure("empty", &image);
+        assert_eq!((bark, leaf), (0, 0), "tree pixels in an empty scene; image {saved}");
+        // Sky above, ground below the horizon.
+        let top = image.pixel(W / 2, 2);
+        let bottom = image.pixel(W / 2, H - 3);
+        assert!(top[2] > top[0] && top[2] > 150, "sky is blue: {top:?}");
+        assert!(bottom[0] >= bottom[2], "ground is not blue: {bottom:?}");
+    }
+}
+
+#[test]
+fn the_tree_casts_a_shadow_on_the_ground() {
+    let sim = aspen();
+    let camera = camera_for(&sim);
+    let frame = frame_of(&sim, &camera);
+    let mut r = renderer();
+    let lit = draw(&mut r, &frame, false);
+    let shaded = draw(&mut r, &frame, true);
+    // Ground pixels (neither bark nor leaf in either image) that the shadow darkened.
+    let mut darker = 0;
+    for y in 0..H {
+        for x in 0..W {
+            let (a, b) = (lit.pixel(x, y), shaded.pixel(x, y));
+            if classify(a) != Class::Other || classify(b) != Class::Other {
+                continue;
+            }
+            let la = a[0] as u32 + a[1] as u32 + a[2] as u32;
+            let lb = b[0] as u32 + b[1] as u32 + b[2] as u32;
+            if lb * 10 < la * 8 {
+                darker += 1;
+            }
+        }
+    }
+    let saved = save_on_failure("shadow", &shaded);
+    assert!(darker > 1000, "only {darker} ground pixels in shadow; image {saved}");
+}

@@ -1,0 +1,217 @@
+//! `sylva view` and `sylva render` end to end, on the machine's Vulkan device (lavapipe without
+//! a GPU) with the validation layer on. The viewer runs under Xvfb; its screenshot must show
+//! the overlay's text and the trees.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use sylva_render::Rgba;
+use sylva_tests::pixels::count;
+
+struct Run {
+    code: i32,
+    stderr: String,
+}
+
+fn run(cmd: &mut Command) -> Run {
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn sylva() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_sylva"))
+}
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("sylva-viewer-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn read_png(path: &Path) -> Rgba {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    Rgba::from_png(&bytes).unwrap()
+}
+
+/// Pixels in a rectangle that are near white (text) and near black (the text's backing box).
+fn text_and_box(image: &Rgba, x1: u32, y1: u32) -> (usize, usize) {
+    let (mut white, mut dark) = (0, 0);
+    for y in 0..y1 {
+        for x in 0..x1 {
+            let p = image.pixel(x, y);
+            let (lo, hi) = (p[0].min(p[1]).min(p[2]), p[0].max(p[1]).max(p[2]));
+            if lo > 225 {
+                white += 1;
+            } else if hi < 100 {
+                dark += 1;
+            }
+        }
+    }
+    (white, dark)
+}
+
+#[test]
+fn viewer_runs_120_frames_under_xvfb_and_its_screenshot_shows_overlay_and_trees() {
+    let dir = TempDir::new("xvfb");
+    let shot = dir.path("shot.png");
+    let r = run(Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1280x800x24"])
+        .arg(env!("CARGO_BIN_EXE_sylva"))
+        .args(["view", "--frames", "120", "--no-vsync", "--validation", "--screenshot"])
+        .arg(&shot));
+    assert_eq!(
+        r.code, 0,
+        "sylva view under Xvfb failed (xvfb-run comes with scripts/setup.sh):\n{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("120 frames"), "{}", r.stderr);
+    let image = read_png(&shot);
+    assert_eq!((image.width, image.height), (1280, 720));
+    // The overlay's lines of text fill the top left: white glyphs on dark boxes.
+    let (white, dark) = text_and_box(&image, 700, 90);
+    assert!(
+        white > 1500 && dark > 10_000,
+        "overlay text not visible: {white} white, {dark} dark pixels"
+    );
+    // A frame of the overlay without the text would be all box: the glyphs are a real share.
+    assert!(
+        white * 20 > dark,
+        "overlay boxes without text: {white} white, {dark} dark pixels"
+    );
+    // The default forest fills the middle of the picture.
+    let (bark, leaf) = count(&image, 0, 100, 1280, 660);
+    assert!(
+        leaf > 20_000 && bark > 1_000,
+        "trees not visible: {leaf} leaf and {bark} bark pixels"
+    );
+}
+
+#[test]
+fn view_without_a_display_renders_headless_and_says_so() {
+    let dir = TempDir::new("nodisplay");
+    let shot = dir.path("fallback.png");
+    let r = run(sylva()
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .args([
+            "view",
+            "--species",
+            "lombardy_poplar",
+            "--frames",
+            "3",
+            "--size",
+            "320x200",
+            "--screenshot",
+        ])
+        .arg(&shot));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("no display") && r.stderr.contains("headless"),
+        "{}",
+        r.stderr
+    );
+    let image = read_png(&shot);
+    assert_eq!((image.width, image.height), (320, 200));
+    let (_, leaf) = count(&image, 0, 0, 320, 200);
+    assert!(leaf > 500, "{leaf} leaf pixels");
+}
+
+#[test]
+fn render_writes_the_last_frame_as_png() {
+    let dir = TempDir::new("render");
+    let out = dir.path("tree.png");
+    let r = run(sylva()
+        .args([
+            "render",
+            "--species",
+            "quaking_aspen",
+            "--frames",
+            "10",
+            "--size",
+            "400x300",
+            "--validation",
+            "--out",
+        ])
+        .arg(&out));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let image = read_png(&out);
+    assert_eq!((image.width, image.height), (400, 300));
+    let (bark, leaf) = count(&image, 0, 0, 400, 300);
+    assert!(leaf > 3000 && bark > 100, "{leaf} leaf and {bark} bark pixels");
+    // The file is not replaced without --force, and stays whole.
+    let again = run(sylva()
+        .args(["render", "--species", "quaking_aspen", "--frames", "1", "--out"])
+        .arg(&out));
+    assert_ne!(again.code, 0);
+    assert!(again.stderr.contains("--force"), "{}", again.stderr);
+    assert_eq!(read_png(&out), image);
+}
+
+#[test]
+fn render_refuses_bad_input_clearly() {
+    let dir = TempDir::new("bad");
+    let out = dir.path("x.png");
+    let out = out.to_str().unwrap();
+    let missing = dir.path("missing.xml");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["render", "--size", "0x100", "--out", out], "--size"),
+        (vec!["render", "--size", "1280", "--out", out], "WIDTHxHEIGHT"),
+        (vec!["render", "--size", "99999x10", "--out", out], "--size"),
+        (vec!["render", "--frames", "0", "--out", out], "--frames"),
+        (vec!["render", "--trees", "0", "--out", out], "--trees"),
+        (vec!["render", "--species", "baobab", "--out", out], "quaking_aspen"),
+        (vec!["render", missing.to_str().unwrap(), "--out", out], "missing.xml"),
+        (vec!["view", "--size", "10x10"], "--size"),
+        (vec!["view", "--frames", "0"], "--frames"),
+    ];
+    for (args, expect) in cases {
+        let r = run(sylva().args(&args));
+        // 2: refused by the argument parser; 1: refused when checked.
+        assert!(r.code == 1 || r.code == 2, "{args:?}: exit {}: {}", r.code, r.stderr);
+        assert!(
+            r.stderr.contains(expect),
+            "{args:?}: expected '{expect}' in: {}",
+            r.stderr
+        );
+        assert!(!r.stderr.contains("panicked"), "{args:?}: {}", r.stderr);
+    }
+    assert!(!Path::new(out).exists(), "nothing is written on bad input");
+}
+
+#[test]
+fn no_vulkan_driver_is_a_clear_error() {
+    let dir = TempDir::new("novk");
+    let out = dir.path("x.png");
+    // Point the Vulkan loader at a driver list with nothing in it.
+    let r = run(sylva()
+        .env("VK_ICD_FILENAMES", dir.path("none.json"))
+        .env("VK_DRIVER_FILES", dir.path("none.json"))
+        .args(["render", "--species", "lombardy_poplar", "--frames", "1", "--out"])
+        .arg(&out));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("Vulkan"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("mesa-vulkan-drivers"),
+        "the message says what to install: {}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    assert!(!out.exists());
+}
