@@ -167,11 +167,13 @@ const _: () = {
 };
 
 /// Packs a unit quaternion as four signed-normalised 16-bit integers (the snorm16 vertex
-/// format), rounding half away from zero.
+/// format), truncating towards zero (an error under 1/32767 per component, which the shaders'
+/// normalisation absorbs). Components slightly beyond ±1 saturate.
 #[inline(always)]
 pub fn pack_snorm4(q: [f32; 4]) -> [i16; 4] {
-    let f = |x: f32| (x.clamp(-1.0, 1.0) * 32767.0 + 0.5f32.copysign(x)) as i16;
-    [f(q[0]), f(q[1]), f(q[2]), f(q[3])]
+    let v = glam::Vec4::from_array(q) * 32767.0;
+    // `as` saturates out-of-range floats.
+    [v.x as i16, v.y as i16, v.z as i16, v.w as i16]
 }
 
 #[cfg(test)]
@@ -189,6 +191,7 @@ mod tests {
 
     #[test]
     fn snorm_packing() {
-        assert_eq!(pack_snorm4([1.0, -1.0, 0.0, 0.5]), [32767, -32767, 0, 16384]);
+        assert_eq!(pack_snorm4([1.0, -1.0, 0.0, 0.5]), [32767, -32767, 0, 16383]);
+        assert_eq!(pack_snorm4([1.0001, -1.0001, 0.0, 0.0])[..2], [32767, -32767]);
     }
 }
