@@ -116,7 +116,9 @@ impl Frustum {
 /// (see [`crate::mesh::CYLINDER_SIDES`]), so a distant tree's branches have fewer sides. Each
 /// tree gets a level from its bounding radius in pixels: at levels 1 and 2 its sub-pixel twigs
 /// are dropped and one leaf in `leaf_stride[level]` is kept, enlarged to keep the foliage's
-/// area.
+/// area. Beyond level 2 the stride keeps growing with the square of the distance (up to
+/// `max_leaf_stride`), so a distant tree costs about as many leaf cards as the pixels it
+/// covers allow.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LodSettings {
     /// A tree whose bounding radius covers fewer pixels than `radius_px[0]` drops to level 1,
@@ -127,8 +129,12 @@ pub struct LodSettings {
     pub sides_px: [f32; 2],
     /// At tree levels 1 and 2, branches whose radius covers fewer pixels than this are dropped.
     pub min_branch_px: f32,
-    /// At level l, one leaf in `leaf_stride[l]` is kept.
+    /// At level l, one leaf in `leaf_stride[l]` is kept (at level 2: at least); powers of two
+    /// up to [`MAX_LEAF_STRIDE`].
     pub leaf_stride: [u32; LODS],
+    /// The largest leaf stride of the farthest trees (a power of two, at most
+    /// [`MAX_LEAF_STRIDE`]).
+    pub max_leaf_stride: u32,
 }
 
 impl Default for LodSettings {
@@ -138,7 +144,96 @@ impl Default for LodSettings {
             sides_px: [4.0, 1.0],
             min_branch_px: 0.15,
             leaf_stride: [1, 2, 4],
+            max_leaf_stride: MAX_LEAF_STRIDE,
         }
+    }
+}
+
+/// Static lookups that let [`RenderFrame::fill`] read only what it draws: each tree's segments
+/// sorted by radius (thickest first, so dropping sub-pixel twigs ends the loop instead of
+/// testing every twig), and each tree's leaves in *progressive order*: every 32nd leaf first,
+/// then the remaining 16ths, 8ths, quarters, halves and the rest, so that the leaves a level
+/// keeps (one in `s`) are a prefix, read contiguously. Built once per forest.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FillIndex {
+    /// Per tree, its segment indices by decreasing base radius, at the tree's segment range.
+    by_radius: Vec<u32>,
+    /// Per tree, its leaves in progressive order, at the tree's leaf range.
+    leaves: Vec<LeafRef>,
+    segments: usize,
+}
+
+/// What filling a leaf's instance needs besides its segment's pose.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct LeafRef {
+    /// The leaf's index in the forest (for its colour variation).
+    leaf: u32,
+    segment: u32,
+    /// Distance of the attachment point from the segment's base along its axis [m].
+    along: f32,
+    /// Blade length [m].
+    length: f32,
+    /// Orientation relative to the segment, snorm16.
+    rest: [i16; 4],
+}
+
+/// The coarsest leaf subsampling the progressive order serves directly (a power of two).
+pub const MAX_LEAF_STRIDE: u32 = 32;
+
+/// Position of relative leaf index `k` in the progressive order of `n` leaves, as the key
+/// (coarsest stride dividing k first, then k).
+fn progressive_key(k: usize) -> (u32, usize) {
+    let mut level = 0;
+    let mut s = MAX_LEAF_STRIDE as usize;
+    while s > 1 && k % s != 0 {
+        s /= 2;
+        level += 1;
+    }
+    (level, k)
+}
+
+/// How many of `n` leaves (relative indices 0..n) are multiples of `stride`.
+fn multiples(n: usize, stride: usize) -> usize {
+    n.div_ceil(stride)
+}
+
+impl FillIndex {
+    pub fn new(forest: &Forest) -> FillIndex {
+        let mut by_radius: Vec<u32> = (0..forest.segment_count() as u32).collect();
+        for tree in &forest.trees {
+            let range = &mut by_radius[tree.segments.start as usize..tree.segments.end as usize];
+            range.sort_by(|&a, &b| forest.seg.radius_base[b as usize].total_cmp(&forest.seg.radius_base[a as usize]));
+        }
+        let mut leaves = Vec::with_capacity(forest.leaf_count());
+        for tree in &forest.trees {
+            let first = tree.leaves.start as usize;
+            let mut refs: Vec<LeafRef> = Vec::with_capacity(tree.leaves.len());
+            for i in tree.segments.start as usize..tree.segments.end as usize {
+                for j in forest.leaves_of(i) {
+                    refs.push(LeafRef {
+                        leaf: j as u32,
+                        segment: i as u32,
+                        along: forest.leaf.along_f32(j) * forest.seg.length[i],
+                        length: forest.leaf.length_m(j),
+                        rest: forest.leaf.rest[j],
+                    });
+                }
+            }
+            debug_assert!(refs.iter().enumerate().all(|(k, r)| r.leaf as usize == first + k));
+            refs.sort_by_key(|r| progressive_key(r.leaf as usize - first));
+            leaves.extend(refs);
+        }
+        FillIndex {
+            by_radius,
+            leaves,
+            segments: forest.segment_count(),
+        }
+    }
+
+    /// Whether this index was built for a forest of this size (a cheap guard against mixing
+    /// up scenes).
+    pub fn fits(&self, forest: &Forest) -> bool {
+        self.segments == forest.segment_count() && self.leaves.len() == forest.leaf_count()
     }
 }
 
@@ -232,16 +327,27 @@ impl RenderFrame {
     }
 
     /// Fills the instance lists from the simulation's arrays for `camera` (replacing what was
-    /// there). Collider spheres are given as (centre, radius).
+    /// there). Collider spheres are given as (centre, radius). `index` is
+    /// [`FillIndex::new`]`(forest)`.
+    ///
+    /// # Panics
+    ///
+    /// If `index` was built for another forest.
+    #[allow(clippy::too_many_arguments)]
     pub fn fill(
         &mut self,
         forest: &Forest,
+        index: &FillIndex,
         pose: &PoseState,
         spheres: impl IntoIterator<Item = (Vec3, f32)>,
         camera: &Camera,
         lod: &LodSettings,
     ) {
         let start = std::time::Instant::now();
+        assert!(
+            index.fits(forest),
+            "RenderFrame::fill: the FillIndex belongs to another forest"
+        );
         for v in &mut self.segments {
             v.clear();
         }
@@ -276,8 +382,24 @@ impl RenderFrame {
             self.trees_drawn[level] += 1;
             let min_px = if level == 0 { 0.0 } else { lod.min_branch_px };
             let segments = tree.segments.start as usize..tree.segments.end as usize;
-            self.fill_segments(forest, pose, segments.clone(), scale_px, min_px, lod.sides_px);
-            self.fill_leaves(forest, pose, segments, tree.leaf_aspect, level, lod.leaf_stride[level]);
+            let by_radius = &index.by_radius[segments.clone()];
+            self.fill_segments(forest, pose, by_radius, scale_px, min_px, lod.sides_px);
+            let stride = if level < 2 {
+                lod.leaf_stride[level]
+            } else {
+                // Leaves per pixel of crown kept about constant: the stride grows with the
+                // square of the distance beyond the level's threshold.
+                let growth = (lod.radius_px[1] / radius_px.max(1e-3)).powi(2);
+                ((lod.leaf_stride[2] as f32 * growth) as u32)
+                    .clamp(lod.leaf_stride[2], lod.max_leaf_stride.clamp(1, MAX_LEAF_STRIDE))
+                    .next_power_of_two()
+            };
+            if stride <= 1 {
+                self.fill_all_leaves(forest, pose, segments, tree.leaf_aspect, level);
+            } else {
+                let leaves = &index.leaves[tree.leaves.start as usize..tree.leaves.end as usize];
+                self.fill_leaves(pose, leaves, tree.leaf_aspect, level, stride);
+            }
         }
         for (c, r) in spheres {
             self.spheres.push(SphereInstance {
@@ -292,25 +414,27 @@ impl RenderFrame {
         self.fill_ns = start.elapsed().as_nanos() as u64;
     }
 
-    /// Segments of one tree, each into the list of the cylinder that suits its size on screen.
+    /// Segments of one tree (given thickest first), each into the list of the cylinder that
+    /// suits its size on screen, until they get thinner than `min_px`.
     fn fill_segments(
         &mut self,
         forest: &Forest,
         pose: &PoseState,
-        segments: std::ops::Range<usize>,
+        by_radius: &[u32],
         scale_px: f32,
         min_px: f32,
         sides_px: [f32; 2],
     ) {
         let seg = &forest.seg;
         for v in &mut self.segments {
-            v.reserve(segments.len());
+            v.reserve(by_radius.len());
         }
-        for i in segments {
+        for &i in by_radius {
+            let i = i as usize;
             let r0 = seg.radius_base[i];
             let r_px = r0 * scale_px;
             if r_px < min_px {
-                continue;
+                break;
             }
             let mesh = if r_px >= sides_px[0] {
                 0
@@ -328,48 +452,59 @@ impl RenderFrame {
         }
     }
 
-    /// Leaves of one tree at `level`: one in `leaf_stride`, enlarged to keep the area.
-    fn fill_leaves(
+    /// Every leaf of one tree, in the simulation's order (sequential reads of its arrays).
+    fn fill_all_leaves(
         &mut self,
         forest: &Forest,
         pose: &PoseState,
         segments: std::ops::Range<usize>,
         leaf_aspect: f32,
         level: usize,
-        leaf_stride: u32,
     ) {
         let seg = &forest.seg;
-        let leaves = &mut self.leaves[level];
-        let first = seg.leaf_start[segments.start] as usize;
-        let last = seg.leaf_start[segments.end] as usize;
-        let stride = leaf_stride.max(1) as usize;
-        // Keeping one leaf in `stride` and scaling each side by sqrt(stride) keeps the area.
-        let grow = (stride as f32).sqrt();
-        leaves.reserve((last - first) / stride + 1);
+        let out = &mut self.leaves[level];
+        out.reserve((seg.leaf_start[segments.end] - seg.leaf_start[segments.start]) as usize);
         for i in segments {
-            let (a, b) = (seg.leaf_start[i] as usize, seg.leaf_start[i + 1] as usize);
-            if a == b {
-                continue;
-            }
             let q: Quat = pose.orient[i];
-            // The first leaf of this segment that the stride keeps (global leaf index multiple
-            // of the stride, so the choice does not flicker with the pose).
-            let mut j = a.div_ceil(stride) * stride;
-            while j < b {
+            for j in seg.leaf_start[i] as usize..seg.leaf_start[i + 1] as usize {
                 let p = pose.leaf_pos[j];
-                let length = forest.leaf.length_m(j) * grow;
-                // The rest orientation is stored unit length to 1/32767; the shader normalises
-                // the product, so no normalisation here.
+                let length = forest.leaf.length_m(j);
                 let r = forest.leaf.rest[j];
                 let rest = Quat::from_xyzw(r[0] as f32, r[1] as f32, r[2] as f32, r[3] as f32) * (1.0 / 32767.0);
-                let o = q * rest;
-                leaves.push(LeafInstance {
+                out.push(LeafInstance {
                     pos_length: [p.x, p.y, p.z, length],
-                    orient: pack_snorm4(o.to_array()),
+                    orient: pack_snorm4((q * rest).to_array()),
                     width_shade: [length * leaf_aspect, leaf_shade(j)],
                 });
-                j += stride;
             }
+        }
+    }
+
+    /// Leaves of one tree at `level`: one in `stride` (a power of two up to
+    /// [`MAX_LEAF_STRIDE`]; those whose index in the tree is a multiple of it, so the choice
+    /// does not flicker with the pose), each enlarged by sqrt(stride) on each side to keep the
+    /// foliage's area. `leaves` is the tree's progressive order, whose prefix they are.
+    fn fill_leaves(&mut self, pose: &PoseState, leaves: &[LeafRef], leaf_aspect: f32, level: usize, stride: u32) {
+        let out = &mut self.leaves[level];
+        let stride = stride.clamp(1, MAX_LEAF_STRIDE).next_power_of_two() as usize;
+        let grow = (stride as f32).sqrt();
+        let kept = &leaves[..multiples(leaves.len(), stride)];
+        out.reserve(kept.len());
+        for l in kept {
+            let i = l.segment as usize;
+            let q: Quat = pose.orient[i];
+            // The attachment point, as the simulation places it: along the segment's axis.
+            let p = pose.base[i] + q * Vec3::new(0.0, l.along, 0.0);
+            let length = l.length * grow;
+            // The rest orientation is stored unit length to 1/32767; the shader normalises the
+            // product, so no normalisation here (nor in `fill_all_leaves`).
+            let r = l.rest;
+            let rest = Quat::from_xyzw(r[0] as f32, r[1] as f32, r[2] as f32, r[3] as f32) * (1.0 / 32767.0);
+            out.push(LeafInstance {
+                pos_length: [p.x, p.y, p.z, length],
+                orient: pack_snorm4((q * rest).to_array()),
+                width_shade: [length * leaf_aspect, leaf_shade(l.leaf as usize)],
+            });
         }
     }
 }
@@ -393,6 +528,18 @@ mod tests {
         assert!((near.z / near.w - 1.0).abs() < 1e-4);
         let far = vp * (cam.eye + (cam.target - cam.eye).normalize() * 1e4).extend(1.0);
         assert!(far.z / far.w < 1e-3);
+    }
+
+    #[test]
+    fn progressive_order_makes_every_subsample_a_prefix() {
+        let n = 1000;
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&k| progressive_key(k));
+        for stride in [1, 2, 4, 8, 16, 32] {
+            let prefix = &order[..multiples(n, stride)];
+            assert!(prefix.iter().all(|k| k % stride == 0), "stride {stride}");
+            assert_eq!(prefix.len(), (0..n).filter(|k| k % stride == 0).count());
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use glam::{Quat, Vec3};
 use sylva_engine::{FrameTimings, JobSystem};
-use sylva_render::frame::{Camera, LodSettings, RenderFrame};
+use sylva_render::frame::{Camera, FillIndex, LodSettings, RenderFrame};
 use sylva_sim::scene::SpeciesForest;
 use sylva_sim::{species, Material, SimParams, Simulation, PHASES};
 
@@ -33,6 +33,7 @@ fn near_trees_carry_every_segment_and_leaf_of_the_pose() {
     let mut frame = RenderFrame::default();
     frame.fill(
         sim.forest(),
+        &FillIndex::new(sim.forest()),
         &sim.pose(),
         [(Vec3::ONE, 0.5)],
         &camera,
@@ -102,7 +103,14 @@ fn distant_trees_lose_twigs_and_leaves_but_keep_their_foliage_area() {
     let fill = |distance: f32| {
         let camera = Camera::orbit(tree.root + Vec3::Y * 10.0, 0.0, 0.1, distance, 1.5, 720.0);
         let mut frame = RenderFrame::default();
-        frame.fill(sim.forest(), &sim.pose(), [], &camera, &LodSettings::default());
+        frame.fill(
+            sim.forest(),
+            &FillIndex::new(sim.forest()),
+            &sim.pose(),
+            [],
+            &camera,
+            &LodSettings::default(),
+        );
         frame
     };
     let near = fill(1.5 * tree.reach);
@@ -128,15 +136,37 @@ fn distant_trees_lose_twigs_and_leaves_but_keep_their_foliage_area() {
         "level 1 keeps half the leaves: {} of {n}",
         leaves(&mid)
     );
+    // The kept leaves are the tree's even leaves, where the simulation put them.
+    {
+        let pose = sim.pose();
+        let first = tree.leaves.start as usize;
+        let expected: Vec<Vec3> = (first..tree.leaves.end as usize)
+            .step_by(2)
+            .map(|j| pose.leaf_pos[j])
+            .collect();
+        for l in mid.leaves.iter().flatten() {
+            let p = Vec3::new(l.pos_length[0], l.pos_length[1], l.pos_length[2]);
+            let nearest = expected.iter().map(|e| e.distance(p)).fold(f32::INFINITY, f32::min);
+            assert!(
+                nearest < 1e-4,
+                "a level-1 leaf at {p} is {nearest} m from every kept leaf"
+            );
+        }
+    }
+    // Level 2 keeps a quarter or fewer, down to 1 in 32 for a tree a few pixels tall.
+    let (kept_far, tiny) = (leaves(&far), leaves(&fill(300.0 * tree.reach)));
     assert!(
-        leaves(&far).abs_diff(n / 4) <= 1 + n / 100,
-        "level 2 keeps a quarter: {} of {n}",
-        leaves(&far)
+        kept_far <= n / 4 + 1 + n / 100,
+        "level 2 keeps at most a quarter: {kept_far} of {n}"
     );
-    for f in [&mid, &far] {
+    assert!(
+        tiny.abs_diff(n / 32) <= 1 + n / 100,
+        "the farthest keep 1 in 32: {tiny} of {n}"
+    );
+    for (f, tolerance) in [(&mid, 0.1), (&far, 0.15)] {
         let ratio = area(f) / area(&near);
         assert!(
-            (0.9..1.1).contains(&ratio),
+            (ratio - 1.0).abs() < tolerance,
             "foliage area changed by the level of detail: ratio {ratio}"
         );
     }
@@ -146,6 +176,7 @@ fn distant_trees_lose_twigs_and_leaves_but_keep_their_foliage_area() {
 fn trees_out_of_view_are_culled() {
     let sim = forest_sim(4);
     let forest = sim.forest();
+    let index = FillIndex::new(forest);
     let c = forest.trees.iter().map(|t| t.root).sum::<Vec3>() / 4.0;
     // Looking away from the forest, from beside it.
     let eye = c + Vec3::new(200.0, 5.0, 0.0);
@@ -158,15 +189,15 @@ fn trees_out_of_view_are_culled() {
         near: 0.1,
     };
     let mut frame = RenderFrame::default();
-    frame.fill(forest, &sim.pose(), [], &away, &LodSettings::default());
+    frame.fill(forest, &index, &sim.pose(), [], &away, &LodSettings::default());
     assert_eq!(frame.trees_drawn, [0, 0, 0]);
     assert_eq!(frame.instance_count(), 0);
     // Turned around, all four are drawn.
     let toward = Camera { target: c, ..away };
-    frame.fill(forest, &sim.pose(), [], &toward, &LodSettings::default());
+    frame.fill(forest, &index, &sim.pose(), [], &toward, &LodSettings::default());
     assert_eq!(frame.trees_drawn.iter().sum::<usize>(), 4);
     let capacity: usize = frame.leaves.iter().map(Vec::capacity).sum();
-    frame.fill(forest, &sim.pose(), [], &toward, &LodSettings::default());
+    frame.fill(forest, &index, &sim.pose(), [], &toward, &LodSettings::default());
     assert_eq!(
         frame.leaves.iter().map(Vec::capacity).sum::<usize>(),
         capacity,

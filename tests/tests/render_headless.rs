@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use glam::Vec3;
 use sylva_engine::{FrameTimings, JobSystem};
-use sylva_render::frame::{Camera, LodSettings, RenderFrame};
+use sylva_render::frame::{Camera, FillIndex, LodSettings, RenderFrame};
 use sylva_render::renderer::Output;
 use sylva_render::{vk, DrawOptions, Gpu, GpuOptions, Renderer, RendererOptions, Rgba};
 use sylva_sim::scene::SpeciesForest;
@@ -92,7 +92,14 @@ fn camera_for(sim: &Simulation) -> Camera {
 
 fn frame_of(sim: &Simulation, camera: &Camera) -> RenderFrame {
     let mut frame = RenderFrame::default();
-    frame.fill(sim.forest(), &sim.pose(), [], camera, &LodSettings::default());
+    frame.fill(
+        sim.forest(),
+        &FillIndex::new(sim.forest()),
+        &sim.pose(),
+        [],
+        camera,
+        &LodSettings::default(),
+    );
     frame.sun = Vec3::new(0.45, 0.8, 0.35).normalize();
     frame
 }

@@ -10,7 +10,7 @@ use clap::Args;
 use glam::Vec3;
 use sylva_engine::{FrameTimings, JobSystem};
 use sylva_render::cache::CacheWriter;
-use sylva_render::frame::{Camera, LodSettings, RenderFrame, SceneInfo, SimTimings};
+use sylva_render::frame::{Camera, FillIndex, LodSettings, RenderFrame, SceneInfo, SimTimings};
 use sylva_sim::scene::SpeciesForest;
 use sylva_sim::spec::load::load_file;
 use sylva_sim::spec::WeberPennSpec;
@@ -207,6 +207,7 @@ pub struct Driver {
     trees: Option<u64>,
     pub camera: Camera,
     pub lod: LodSettings,
+    index: FillIndex,
     /// Simulated time not yet stepped [s].
     backlog: f64,
     message: String,
@@ -240,6 +241,7 @@ impl Driver {
             trees,
             camera,
             lod: LodSettings::default(),
+            index: FillIndex::default(),
             backlog: 0.0,
             message: String::new(),
             scene_id: 1,
@@ -249,8 +251,9 @@ impl Driver {
         Ok(d)
     }
 
-    /// Wind and the user's sphere for a freshly built scene.
+    /// Wind, the user's sphere and the fill index for a freshly built scene.
     fn setup_scene(&mut self) -> Result<()> {
+        self.index = FillIndex::new(self.scene.sim.forest());
         self.apply_wind()?;
         let (c, r) = self.scene.bounds;
         let radius = (SPHERE_SIZE * self.scene.height).max(0.2);
@@ -363,7 +366,7 @@ impl Driver {
         let spheres: Vec<(Vec3, f32)> = sim.colliders().iter().map(|c| (c.center, c.radius)).collect();
         {
             let pose = sim.pose();
-            frame.fill(sim.forest(), &pose, spheres, &self.camera, &self.lod);
+            frame.fill(sim.forest(), &self.index, &pose, spheres, &self.camera, &self.lod);
         }
         frame.sun = Vec3::new(0.45, 0.8, 0.35).normalize();
         let forest = sim.forest();
@@ -435,4 +438,104 @@ pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
         .ok_or_else(|| format!("`{s}` is not a size; write WIDTHxHEIGHT, e.g. 1280x720"))?;
     let side = |v: &str| crate::args::count_in(v, 16, 8192).map(|n| n as u32);
     Ok((side(w)?, side(h)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn driver() -> Driver {
+        let scene = Scene::build(None, Some("lombardy_poplar"), Some(1), 5).unwrap();
+        let camera = scene.default_camera(1.5, 600.0).camera();
+        Driver::new(scene, 8.0, 5, Some(1), camera, 1).unwrap()
+    }
+
+    fn filled(d: &mut Driver) -> RenderFrame {
+        let mut f = RenderFrame::default();
+        d.fill(&mut f, Instant::now(), Duration::ZERO);
+        f
+    }
+
+    #[test]
+    fn pause_step_and_reset_drive_the_simulation_clock() {
+        let mut d = driver();
+        let dt = d.scene.sim.params().dt as f64;
+        assert_eq!(d.advance(Duration::from_secs_f64(3.5 * dt)), 3);
+        d.handle(SimCommand::TogglePause);
+        assert_eq!(d.advance(Duration::from_secs(1)), 0, "paused");
+        d.handle(SimCommand::Step);
+        assert_eq!(d.advance(Duration::from_secs(1)), 1, "one step while paused");
+        assert_eq!(d.advance(Duration::from_secs(1)), 0);
+        let f = filled(&mut d);
+        assert!(f.info.paused);
+        assert!((f.info.sim_time - 4.0 * dt).abs() < 1e-9);
+        d.handle(SimCommand::Reset);
+        assert_eq!(d.scene.sim.kinetic_energy(), 0.0, "reset puts the trees back at rest");
+        assert_eq!(filled(&mut d).info.message, "reset");
+        d.handle(SimCommand::TogglePause);
+        // A long stall runs at most MAX_STEPS_PER_FRAME steps and drops the rest.
+        assert_eq!(d.advance(Duration::from_secs(10)), MAX_STEPS_PER_FRAME);
+        assert_eq!(d.advance(Duration::ZERO), 0);
+    }
+
+    #[test]
+    fn wind_solver_and_sphere_follow_the_commands() {
+        let mut d = driver();
+        d.handle(SimCommand::TurnWind(-45.0));
+        d.handle(SimCommand::ChangeWind(2.0));
+        d.handle(SimCommand::SwitchSolver);
+        let target = d.scene.bounds.0 + Vec3::Y;
+        d.handle(SimCommand::MoveSphere(target));
+        d.handle(SimCommand::MoveSphere(Vec3::NAN));
+        let f = filled(&mut d);
+        assert_eq!((f.info.wind_heading_deg, f.info.wind_speed), (345.0, 10.0));
+        assert_eq!(f.info.solver, "cg");
+        let s = f.spheres[0].center_radius;
+        assert_eq!(
+            Vec3::new(s[0], s[1], s[2]),
+            target,
+            "the sphere moved and ignored the NaN"
+        );
+        for _ in 0..40 {
+            d.handle(SimCommand::ChangeWind(-1.0));
+        }
+        assert_eq!(
+            filled(&mut d).info.wind_speed,
+            0.0,
+            "wind speed stays within 0..=40 m/s"
+        );
+    }
+
+    #[test]
+    fn loading_a_spec_replaces_the_scene_and_a_bad_one_keeps_it() {
+        let mut d = driver();
+        let before = filled(&mut d).info;
+        let dir = std::env::temp_dir().join(format!("sylva-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bad = dir.join("broken.xml");
+        std::fs::write(
+            &bad,
+            "<arbaro><species name='x'><param name='Levels' value='many'/></species></arbaro>",
+        )
+        .unwrap();
+        d.handle(SimCommand::Load(bad));
+        let after_bad = filled(&mut d).info;
+        assert_eq!(
+            (after_bad.scene_id, after_bad.segments),
+            (before.scene_id, before.segments)
+        );
+        assert!(after_bad.message.contains("broken.xml"), "{}", after_bad.message);
+        d.handle(SimCommand::Load(dir.join("missing.xml")));
+        assert!(filled(&mut d).info.message.contains("missing.xml"));
+        let good = dir.join("aspen.sylva");
+        let text = sylva_sim::spec::text::write(&species::builtin("quaking_aspen").unwrap());
+        std::fs::write(&good, text).unwrap();
+        d.handle(SimCommand::Load(good));
+        let after = filled(&mut d).info;
+        assert_eq!(after.scene_id, before.scene_id + 1);
+        assert!(after.title.starts_with("quaking_aspen"), "{}", after.title);
+        assert_ne!(after.segments, before.segments);
+        assert_eq!(filled(&mut d).spheres.len(), 1, "the new scene has the user's sphere");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
