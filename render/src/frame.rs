@@ -240,7 +240,7 @@ impl FillIndex {
 /// Timings of the simulation's phases for the overlay.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SimTimings {
-    /// (phase name, last frame [ms], mean over recent frames [ms]).
+    /// (phase name, last frame [ms], mean over the last 60 frames [ms]).
     pub phases: Vec<(String, f32, f32)>,
     /// The simulation frame's wall time over recent frames [ms], oldest first.
     pub history_ms: Vec<f32>,

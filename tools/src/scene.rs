@@ -188,6 +188,8 @@ pub enum SimCommand {
     Quit,
 }
 
+/// Frames the overlay's per-phase means cover.
+const RECENT_FRAMES: usize = 60;
 /// The user's sphere collider's radius relative to the tallest tree.
 const SPHERE_SIZE: f32 = 0.1;
 /// At most this many steps per frame; beyond it the simulation runs slower than real time.
@@ -352,10 +354,12 @@ impl Driver {
         steps
     }
 
-    /// Steps exactly `n` steps (headless rendering).
+    /// Steps exactly `n` steps (headless rendering), each closing a timing frame.
     pub fn step(&mut self, n: u32) {
         for _ in 0..n {
+            let start = Instant::now();
             self.scene.sim.step(&self.jobs, &self.timings);
+            self.timings.end_frame(start.elapsed());
         }
     }
 
@@ -394,7 +398,11 @@ impl Driver {
         frame.timings = SimTimings {
             phases: t
                 .phase_ids()
-                .map(|id| (t.phase_name(id).to_string(), ms(t.last(id)), ms(t.mean(id))))
+                .map(|id| {
+                    let recent: Vec<Duration> = t.history(id).rev().take(RECENT_FRAMES).collect();
+                    let mean = recent.iter().sum::<Duration>() / recent.len().max(1) as u32;
+                    (t.phase_name(id).to_string(), ms(t.last(id)), ms(mean))
+                })
                 .collect(),
             history_ms: t.wall_history().rev().take(300).rev().map(ms).collect(),
             cache_wait_ms: ms(cache_wait),
