@@ -134,8 +134,10 @@ pub struct DrawStats {
     pub instances: usize,
     /// Bytes written to GPU-visible memory for the frame (instances, uniforms, overlay).
     pub upload_bytes: usize,
-    /// CPU time to record and submit [ms].
+    /// CPU time to upload and record, from the start of [`Renderer::draw`] [ms].
     pub record_ms: f32,
+    /// CPU time of the queue submission (on a software device, the drawing itself) [ms].
+    pub submit_ms: f32,
 }
 
 #[derive(Default)]
@@ -855,11 +857,20 @@ impl Renderer {
 
     /// Waits until the next frame slot is free (its previous frame finished) and returns its
     /// index, for [`Swapchain::acquire`](crate::swapchain::Swapchain::acquire).
+    ///
+    /// It also reads the slot's timestamps and frees its release list. Call it before taking
+    /// the render command cache's read side: reading timestamps can wait for the GPU (lavapipe
+    /// finishes all earlier work first), and the simulation must not wait for that.
+    /// [`draw`](Self::draw) calls it too (then it returns at once).
     pub fn begin_frame(&mut self) -> Result<usize> {
-        let fence = self.slots[self.slot].fence;
+        let si = self.slot;
+        let fence = self.slots[si].fence;
         // SAFETY: the fence belongs to this device.
         unsafe { self.gpu.device.wait_for_fences(&[fence], true, u64::MAX) }.map_err(vk_err("vkWaitForFences"))?;
-        Ok(self.slot)
+        self.collect_timestamps(si)?;
+        let gpu = self.gpu.clone();
+        self.slots[si].release.free(&gpu);
+        Ok(si)
     }
 
     /// Draws `frame` to `output`. With `output.readback`, waits for the GPU and returns the image.
@@ -868,11 +879,7 @@ impl Renderer {
         let extent = output.extent;
         let gpu = self.gpu.clone();
         let dev = &gpu.device;
-        let si = self.slot;
-        // SAFETY: the fence belongs to this device; waiting has no other precondition.
-        unsafe { dev.wait_for_fences(&[self.slots[si].fence], true, u64::MAX) }.map_err(vk_err("vkWaitForFences"))?;
-        self.collect_timestamps(si)?;
-        self.slots[si].release.free(&gpu);
+        let si = self.begin_frame()?;
         self.ensure_targets(extent, output.readback, si)?;
         if let Some(last) = self.last_frame.replace(start) {
             let dt = (start - last).as_secs_f32();
@@ -974,7 +981,9 @@ impl Renderer {
             .command_buffer_infos(&cmds)
             .wait_semaphore_infos(&waits)
             .signal_semaphore_infos(&signals);
+        let recorded = start.elapsed();
         gpu.submit(&[submit], slot.fence)?;
+        let submitted = start.elapsed() - recorded;
         self.slots[si].queries_pending = gpu.timestamps;
         self.slot = (si + 1) % FRAMES_IN_FLIGHT;
         self.frames += 1;
@@ -987,7 +996,8 @@ impl Renderer {
             draws,
             instances: frame.instance_count(),
             upload_bytes: upload,
-            record_ms: start.elapsed().as_secs_f32() * 1e3,
+            record_ms: recorded.as_secs_f32() * 1e3,
+            submit_ms: submitted.as_secs_f32() * 1e3,
         };
 
         if !output.readback {
