@@ -215,6 +215,8 @@ pub struct Driver {
     message: String,
     scene_id: u64,
     pub quit: bool,
+    /// Print what each command did on stderr.
+    pub log: bool,
 }
 
 impl Driver {
@@ -248,6 +250,7 @@ impl Driver {
             message: String::new(),
             scene_id: 1,
             quit: false,
+            log: false,
         };
         d.setup_scene()?;
         Ok(d)
@@ -273,22 +276,33 @@ impl Driver {
         Ok(())
     }
 
+    /// Applies a user command. What it did becomes the overlay's message (and, with
+    /// [`log`](Self::log) on, a line on stderr); a command that fails leaves the scene as it
+    /// was and says why.
     pub fn handle(&mut self, cmd: SimCommand) {
-        let result = (|| -> Result<()> {
-            match cmd {
-                SimCommand::TogglePause => self.paused = !self.paused,
-                SimCommand::Step => self.step_once = true,
+        let result = (|| -> Result<Option<String>> {
+            Ok(match cmd {
+                SimCommand::TogglePause => {
+                    self.paused = !self.paused;
+                    Some(if self.paused { "paused" } else { "running" }.to_string())
+                }
+                SimCommand::Step => {
+                    self.step_once = true;
+                    Some("one step".to_string())
+                }
                 SimCommand::Reset => {
                     self.scene.sim.reset();
-                    self.message = "reset".into();
+                    Some("reset".to_string())
                 }
                 SimCommand::TurnWind(deg) => {
                     self.wind_heading = (self.wind_heading + deg).rem_euclid(360.0);
                     self.apply_wind()?;
+                    Some(self.wind_text())
                 }
                 SimCommand::ChangeWind(ms) => {
                     self.wind_speed = (self.wind_speed + ms).clamp(0.0, 40.0);
                     self.apply_wind()?;
+                    Some(self.wind_text())
                 }
                 SimCommand::SwitchSolver => {
                     let next = match self.scene.sim.params().solver {
@@ -296,6 +310,7 @@ impl Driver {
                         SolverKind::Cg => SolverKind::Direct,
                     };
                     self.scene.sim.set_solver(next);
+                    Some(format!("solver {}", next.name()))
                 }
                 SimCommand::MoveSphere(c) => {
                     if c.is_finite() {
@@ -303,20 +318,36 @@ impl Driver {
                             s.center = c;
                         }
                     }
+                    None
                 }
-                SimCommand::Camera(c) => self.camera = c,
-                SimCommand::Load(path) => self.load(&path)?,
-                SimCommand::Quit => self.quit = true,
-            }
-            Ok(())
+                SimCommand::Camera(c) => {
+                    self.camera = c;
+                    None
+                }
+                SimCommand::Load(path) => Some(self.load(&path)?),
+                SimCommand::Quit => {
+                    self.quit = true;
+                    None
+                }
+            })
         })();
-        if let Err(e) = result {
-            self.message = format!("{e:#}");
+        let message = match result {
+            Ok(Some(m)) => m,
+            Ok(None) => return,
+            Err(e) => format!("{e:#}"),
+        };
+        if self.log {
+            eprintln!("sylva view: {message}");
         }
+        self.message = message;
+    }
+
+    fn wind_text(&self) -> String {
+        format!("wind {:.1} m/s towards {:.0}°", self.wind_speed, self.wind_heading)
     }
 
     /// Replaces the scene by a spec file's; on failure the current scene stays.
-    fn load(&mut self, path: &Path) -> Result<()> {
+    fn load(&mut self, path: &Path) -> Result<String> {
         let name = path
             .file_name()
             .map(|f| f.to_string_lossy().into_owned())
@@ -328,8 +359,7 @@ impl Driver {
         self.camera = camera.camera();
         self.setup_scene()?;
         self.scene_id += 1;
-        self.message = format!("loaded {name}");
-        Ok(())
+        Ok(format!("loaded {name}"))
     }
 
     /// Steps the simulation by `real` seconds of real time (in whole steps, at most

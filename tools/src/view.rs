@@ -171,8 +171,11 @@ struct App {
     /// Buttons held: left, middle, right.
     buttons: [bool; 3],
     shift: bool,
-    /// The sphere's centre in the last frame drawn.
+    /// The sphere's centre in the last frame drawn, and its radius.
     sphere: Option<Vec3>,
+    sphere_radius: f32,
+    /// Where the current drag last sent the sphere.
+    sphere_target: Option<Vec3>,
     scene_id: u64,
     needs_resize: bool,
     last_image: Option<sylva_render::Rgba>,
@@ -192,6 +195,8 @@ impl App {
             buttons: [false; 3],
             shift: false,
             sphere: None,
+            sphere_radius: 0.0,
+            sphere_target: None,
             scene_id: 0,
             needs_resize: false,
             last_image: None,
@@ -232,6 +237,7 @@ impl App {
         let (tx, rx) = channel();
         let mut driver = self.driver.take().expect("the window opens once");
         driver.camera = self.orbit.camera();
+        driver.log = true;
         let sim = std::thread::Builder::new()
             .name("simulation".into())
             .spawn(move || simulate(driver, writer, rx))
@@ -307,10 +313,10 @@ impl App {
             self.orbit.distance = frame.info.home.1;
             let _ = v.commands.send(SimCommand::Camera(self.orbit.camera()));
         }
-        self.sphere = frame
-            .spheres
-            .first()
-            .map(|s| Vec3::new(s.center_radius[0], s.center_radius[1], s.center_radius[2]));
+        if let Some(s) = frame.spheres.first() {
+            self.sphere = Some(Vec3::new(s.center_radius[0], s.center_radius[1], s.center_radius[2]));
+            self.sphere_radius = s.center_radius[3];
+        }
         let options = DrawOptions {
             overlay: self.overlay,
             shadows: true,
@@ -338,7 +344,7 @@ impl App {
 
     /// Moves the sphere to where the cursor's ray meets the plane through the sphere facing the
     /// camera.
-    fn drag_sphere(&self) {
+    fn drag_sphere(&mut self) {
         let (Some(v), Some(centre)) = (&self.viewer, self.sphere) else {
             return;
         };
@@ -362,8 +368,10 @@ impl App {
         let t = (centre - near).dot(normal) / denom;
         if t > 0.0 {
             let mut hit = near + dir * t;
-            hit.y = hit.y.max(0.0);
+            // Keep the sphere above the ground.
+            hit.y = hit.y.max(self.sphere_radius);
             self.send(SimCommand::MoveSphere(hit));
+            self.sphere_target = Some(hit);
         }
     }
 
@@ -378,7 +386,10 @@ impl App {
             Key::Character(c) => match c.to_lowercase().as_str() {
                 "n" => self.send(SimCommand::Step),
                 "r" => self.send(SimCommand::Reset),
-                "o" => self.overlay = !self.overlay,
+                "o" => {
+                    self.overlay = !self.overlay;
+                    eprintln!("sylva view: overlay {}", if self.overlay { "on" } else { "off" });
+                }
                 "s" => self.send(SimCommand::SwitchSolver),
                 "q" => event_loop.exit(),
                 "f" => {
@@ -468,6 +479,10 @@ impl ApplicationHandler for App {
                 self.buttons[i] = state == ElementState::Pressed;
                 if i == 2 && self.buttons[2] {
                     self.drag_sphere();
+                } else if i == 2 {
+                    if let Some(c) = self.sphere_target.take() {
+                        eprintln!("sylva view: sphere moved to ({:.2}, {:.2}, {:.2})", c.x, c.y, c.z);
+                    }
                 }
             }
             WindowEvent::CursorMoved { position, .. } => {

@@ -215,3 +215,80 @@ fn no_vulkan_driver_is_a_clear_error() {
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     assert!(!out.exists());
 }
+
+/// Drives the viewer with real X input (xdotool under Xvfb): keys for pause, step, overlay,
+/// wind, solver and reset, and a right-button drag that pulls the sphere into the tree.
+#[test]
+fn viewer_answers_keys_and_the_sphere_follows_a_drag() {
+    let dir = TempDir::new("input");
+    let shot = dir.path("input.png");
+    let log = dir.path("view.log");
+    let script = r#"
+        set -u
+        "$SYLVA" view --species lombardy_poplar --size 640x400 --no-vsync --screenshot "$SHOT" 2> "$LOG" &
+        pid=$!
+        wid=$(xdotool search --sync --name '^Sylva$' | head -1)
+        # Until the viewer says it is drawing (up to a minute on a loaded machine), then a
+        # little more so the first frames are out.
+        for _ in $(seq 300); do grep -q presentation "$LOG" && break; sleep 0.2; done
+        sleep 2
+        xdotool windowfocus --sync "$wid" 2>/dev/null || true
+        xdotool mousemove --window "$wid" 320 200
+        for k in space n o Right Up s r; do xdotool key "$k"; sleep 0.3; done
+        xdotool mousemove --window "$wid" 600 200 mousedown 3
+        sleep 0.3
+        xdotool mousemove --window "$wid" 400 220
+        sleep 0.3
+        xdotool mousemove --window "$wid" 330 230
+        sleep 0.5
+        xdotool mouseup 3
+        sleep 0.5
+        xdotool key Escape
+        wait $pid
+    "#;
+    let r = run(Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1280x800x24", "bash", "-c", script])
+        .env("SYLVA", env!("CARGO_BIN_EXE_sylva"))
+        .env("SHOT", &shot)
+        .env("LOG", &log));
+    let said = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(
+        r.code, 0,
+        "xvfb-run/xdotool (from scripts/setup.sh) or the viewer failed:\n{}\n{said}",
+        r.stderr
+    );
+    let expected = [
+        "paused",
+        "one step",
+        "overlay off",
+        "wind 6.0 m/s towards 45°",
+        "wind 7.0 m/s towards 45°",
+        "solver cg",
+        "reset",
+        "sphere moved to",
+    ];
+    let mut rest = said.as_str();
+    for line in expected {
+        let at = rest
+            .find(line)
+            .unwrap_or_else(|| panic!("'{line}' missing or out of order in:\n{said}"));
+        rest = &rest[at + line.len()..];
+    }
+    let image = read_png(&shot);
+    // Overlay off: no text.
+    assert_eq!(text_and_box(&image, 400, 90).0, 0, "the overlay is still drawn");
+    // The violet sphere now sits where it was dragged, over the tree in the middle.
+    let mut violet = 0;
+    for y in 180..280 {
+        for x in 280..380 {
+            let p = image.pixel(x, y).map(|c| c as f32);
+            if p[2] > 1.2 * p[1] && p[0] > 1.2 * p[1] {
+                violet += 1;
+            }
+        }
+    }
+    assert!(
+        violet > 2000,
+        "only {violet} violet pixels where the sphere was dragged"
+    );
+}
