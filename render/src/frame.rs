@@ -135,6 +135,10 @@ pub struct LodSettings {
     /// The largest leaf stride of the farthest trees (a power of two, at most
     /// [`MAX_LEAF_STRIDE`]).
     pub max_leaf_stride: u32,
+    /// Divides every size on screen before the thresholds apply (at least 1): 2 gives each
+    /// tree and branch the detail it would have at twice the distance. The viewer raises it
+    /// while frames are slow.
+    pub bias: f32,
 }
 
 impl Default for LodSettings {
@@ -145,6 +149,7 @@ impl Default for LodSettings {
             min_branch_px: 0.15,
             leaf_stride: [1, 2, 4],
             max_leaf_stride: MAX_LEAF_STRIDE,
+            bias: 1.0,
         }
     }
 }
@@ -269,6 +274,8 @@ pub struct SceneInfo {
     pub scene_id: u64,
     /// Where the camera looks and from how far to see the whole scene.
     pub home: (Vec3, f32),
+    /// The level-of-detail bias the frame was filled with.
+    pub lod_bias: f32,
 }
 
 /// One frame's worth of render commands.
@@ -370,7 +377,7 @@ impl RenderFrame {
                 continue;
             }
             let distance = (center - camera.eye).length().max(1e-3);
-            let scale_px = ppr / distance;
+            let scale_px = ppr / distance / lod.bias.max(1.0);
             let radius_px = radius * scale_px;
             let level = if radius_px >= lod.radius_px[0] {
                 0

@@ -183,11 +183,15 @@ pub enum SimCommand {
     /// Move the user's sphere collider to this centre.
     MoveSphere(Vec3),
     Camera(Camera),
+    /// Set the level-of-detail bias (see `LodSettings::bias`).
+    LodBias(f32),
     /// Replace the scene by this spec file's.
     Load(PathBuf),
     Quit,
 }
 
+/// The largest level-of-detail bias the viewer may set.
+pub const MAX_LOD_BIAS: f32 = 8.0;
 /// Frames the overlay's per-phase means cover.
 const RECENT_FRAMES: usize = 60;
 /// The user's sphere collider's radius relative to the tallest tree.
@@ -324,6 +328,10 @@ impl Driver {
                     self.camera = c;
                     None
                 }
+                SimCommand::LodBias(b) => {
+                    self.lod.bias = if b.is_finite() { b.clamp(1.0, MAX_LOD_BIAS) } else { 1.0 };
+                    None
+                }
                 SimCommand::Load(path) => Some(self.load(&path)?),
                 SimCommand::Quit => {
                     self.quit = true;
@@ -416,6 +424,7 @@ impl Driver {
             title: self.scene.title.clone(),
             message: self.message.clone(),
             scene_id: self.scene_id,
+            lod_bias: self.lod.bias,
             home: {
                 let home = self.scene.default_camera(1.0, 1.0);
                 (home.target, home.distance)

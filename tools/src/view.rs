@@ -24,12 +24,32 @@ use winit::raw_window_handle::{HasDisplayHandle, HasWindowHandle};
 use winit::window::{Window, WindowId};
 
 use crate::headless::{check_validation, write_png, GpuArgs, RenderArgs};
-use crate::scene::{parse_size, simulate, Driver, OrbitCamera, Scene, SceneArgs, SimCommand};
+use crate::scene::{parse_size, simulate, Driver, OrbitCamera, Scene, SceneArgs, SimCommand, MAX_LOD_BIAS};
 use crate::trees::Output as OutArgs;
 
 /// The keys, shown on the help line.
-pub const HELP: &str = "drag: orbit   shift/middle-drag: pan   wheel: zoom   right-drag: move the sphere   F: frame all\n\
-space: pause   N: step   R: reset   O: overlay   ←→: wind direction   ↑↓: wind speed   S: solver   drop a spec file to load it   Esc: quit";
+pub const HELP: &str = "drag: orbit   shift/middle-drag: pan   wheel: zoom   right-drag: move the sphere   F: frame all   drop a spec file to load it\n\
+space: pause   N: step   R: reset   O: overlay   ←→ ↑↓: wind direction and speed   S: solver   L: auto detail   Esc: quit";
+
+/// Below this frame rate the viewer coarsens the levels of detail (when automatic)...
+const AUTO_LOD_MIN_FPS: f32 = 15.0;
+/// ...and above this it refines them again, down to the full detail of bias 1.
+const AUTO_LOD_MAX_FPS: f32 = 30.0;
+/// Frames between adjustments, so each change shows in the frame rate before the next.
+const AUTO_LOD_PERIOD: u32 = 10;
+
+/// One step of the automatic level of detail: a quarter coarser below
+/// [`AUTO_LOD_MIN_FPS`], a quarter finer above [`AUTO_LOD_MAX_FPS`], within 1..=[`MAX_LOD_BIAS`].
+/// A frame rate of 0 (nothing measured yet) leaves the bias alone.
+fn next_lod_bias(bias: f32, fps: f32) -> f32 {
+    if fps > 0.0 && fps < AUTO_LOD_MIN_FPS {
+        (bias * 1.25).min(MAX_LOD_BIAS)
+    } else if fps > AUTO_LOD_MAX_FPS {
+        (bias / 1.25).max(1.0)
+    } else {
+        bias
+    }
+}
 
 #[derive(Args, Clone, Debug)]
 pub struct ViewArgs {
@@ -54,6 +74,10 @@ pub struct ViewArgs {
     /// Start with the overlay hidden.
     #[arg(long)]
     pub no_overlay: bool,
+    /// Keep the levels of detail fixed instead of coarsening them while frames are slow
+    /// (below 15 per second).
+    #[arg(long)]
+    pub fixed_lod: bool,
     #[command(flatten)]
     pub gpu: GpuArgs,
 }
@@ -178,11 +202,15 @@ struct App {
     sphere_target: Option<Vec3>,
     scene_id: u64,
     needs_resize: bool,
+    auto_lod: bool,
+    lod_bias: f32,
+    lod_frames: u32,
     last_image: Option<sylva_render::Rgba>,
 }
 
 impl App {
     fn new(args: ViewArgs, driver: Driver, orbit: OrbitCamera) -> App {
+        let auto_lod = !args.fixed_lod;
         App {
             overlay: !args.no_overlay,
             args,
@@ -199,6 +227,9 @@ impl App {
             sphere_target: None,
             scene_id: 0,
             needs_resize: false,
+            auto_lod,
+            lod_bias: 1.0,
+            lod_frames: 0,
             last_image: None,
         }
     }
@@ -336,10 +367,29 @@ impl App {
             self.last_image = image;
         }
         self.frames += 1;
+        self.adjust_lod();
         if last {
             event_loop.exit();
         }
         Ok(())
+    }
+
+    /// Automatic level of detail: coarser while frames are slow, finer again when they are fast.
+    fn adjust_lod(&mut self) {
+        let Some(v) = &self.viewer else { return };
+        if !self.auto_lod {
+            return;
+        }
+        self.lod_frames += 1;
+        if self.lod_frames < AUTO_LOD_PERIOD {
+            return;
+        }
+        self.lod_frames = 0;
+        let old = self.lod_bias;
+        self.lod_bias = next_lod_bias(old, v.renderer.fps());
+        if self.lod_bias != old {
+            self.send(SimCommand::LodBias(self.lod_bias));
+        }
     }
 
     /// Moves the sphere to where the cursor's ray meets the plane through the sphere facing the
@@ -386,6 +436,17 @@ impl App {
             Key::Character(c) => match c.to_lowercase().as_str() {
                 "n" => self.send(SimCommand::Step),
                 "r" => self.send(SimCommand::Reset),
+                "l" => {
+                    self.auto_lod = !self.auto_lod;
+                    if !self.auto_lod {
+                        self.lod_bias = 1.0;
+                        self.send(SimCommand::LodBias(1.0));
+                    }
+                    eprintln!(
+                        "sylva view: automatic level of detail {}",
+                        if self.auto_lod { "on" } else { "off" }
+                    );
+                }
                 "o" => {
                     self.overlay = !self.overlay;
                     eprintln!("sylva view: overlay {}", if self.overlay { "on" } else { "off" });
@@ -515,5 +576,25 @@ impl ApplicationHandler for App {
         if let Some(v) = &self.viewer {
             v.window.request_redraw();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn automatic_detail_coarsens_when_slow_and_recovers_when_fast() {
+        let mut b = 1.0;
+        for _ in 0..40 {
+            b = next_lod_bias(b, 5.0);
+        }
+        assert_eq!(b, MAX_LOD_BIAS);
+        assert_eq!(next_lod_bias(2.0, 20.0), 2.0, "inside the band nothing changes");
+        assert_eq!(next_lod_bias(2.0, 0.0), 2.0, "no measurement, no change");
+        for _ in 0..40 {
+            b = next_lod_bias(b, 60.0);
+        }
+        assert_eq!(b, 1.0);
     }
 }
