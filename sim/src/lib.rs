@@ -9,6 +9,7 @@
 pub mod collider;
 pub mod colonize;
 pub mod error;
+pub mod fluid;
 pub mod forest;
 pub mod lsystem;
 pub mod mapping;

@@ -3,6 +3,7 @@
 //! the dynamics.
 
 use glam::Vec3;
+use sylva_engine::{FrameTimings, JobSystem};
 
 use crate::error::{check_range, SimError};
 use crate::rng::Rng;
@@ -11,6 +12,20 @@ use crate::rng::Rng;
 pub trait WindField: Send + Sync {
     /// Moves the field to time `time` [s] before a step samples it.
     fn advance(&mut self, time: f64);
+    /// Moves the field to time `time` before a step, with the step's job system and timings:
+    /// a field that simulates (the fluid grid) steps here. By default, [`advance`].
+    ///
+    /// [`advance`]: WindField::advance
+    fn prepare(&mut self, time: f64, _jobs: &JobSystem, _timings: &FrameTimings) {
+        self.advance(time);
+    }
+    /// The fluid grid behind this field, if it is one.
+    fn fluid(&self) -> Option<&crate::fluid::FluidGrid> {
+        None
+    }
+    fn fluid_mut(&mut self) -> Option<&mut crate::fluid::FluidGrid> {
+        None
+    }
     /// Wind velocity at a world position.
     fn sample(&self, position: Vec3) -> Vec3;
     /// `Some(w)` when the field is the same everywhere at the current time, so the solver can

@@ -245,6 +245,14 @@ impl Simulation {
         self.sh.wind = wind;
     }
 
+    /// The wind field.
+    pub fn wind(&self) -> &dyn WindField {
+        &*self.sh.wind
+    }
+    pub fn wind_mut(&mut self) -> &mut dyn WindField {
+        &mut *self.sh.wind
+    }
+
     /// Adds a collider; returns its index.
     pub fn add_collider(&mut self, mut collider: SphereCollider) -> usize {
         collider.move_to(self.time);
@@ -411,7 +419,7 @@ impl Simulation {
         let h = self.sh.params.dt as f64;
         // Forces are taken at the start of the step; contacts against the colliders where they
         // are at its end, where the new pose is.
-        self.sh.wind.advance(self.time);
+        self.sh.wind.prepare(self.time, jobs, timings);
         for c in &mut self.sh.colliders {
             c.move_to(self.time + h);
         }
