@@ -100,6 +100,9 @@ pub struct SegmentData {
     pub damping: Vec<f32>,
     /// Linear drag of bark and leaves [N·s/m]: wind force = drag · wind velocity.
     pub drag: Vec<f32>,
+    /// The leaves' part of `drag` [N·s/m]: in a wind field it acts with the wind at the leaves'
+    /// own positions, the rest with the wind at the segment's centre.
+    pub leaf_drag: Vec<f32>,
     /// Segment i owns leaves `leaf_start[i]..leaf_start[i + 1]`; one more entry than segments.
     pub leaf_start: Vec<u32>,
 }
@@ -225,6 +228,7 @@ impl Forest {
             &mut s.stiffness,
             &mut s.damping,
             &mut s.drag,
+            &mut s.leaf_drag,
         ] {
             v.reserve_exact(total);
         }
@@ -414,6 +418,7 @@ impl Forest {
             s.damping.push(material.damping_of(r0, k, inertia));
             s.drag
                 .push(material.wood_drag * (r0 + r1) * l + material.leaf_drag * leaf_area[i]);
+            s.leaf_drag.push(material.leaf_drag * leaf_area[i]);
             s.leaf_start.push(leaf_first[i]);
         }
 
@@ -451,6 +456,7 @@ impl Forest {
             s.stiffness.len(),
             s.damping.len(),
             s.drag.len(),
+            s.leaf_drag.len(),
         ];
         if lens.iter().any(|&l| l != n) || s.leaf_start.len() != n + 1 {
             return bad(format!(
@@ -577,6 +583,8 @@ impl Forest {
                 && s.damping[i].is_finite()
                 && s.drag[i] >= 0.0
                 && s.drag[i].is_finite()
+                && s.leaf_drag[i] >= 0.0
+                && s.leaf_drag[i] <= s.drag[i]
                 && (0..2).all(|p| s.rest[p][i].is_finite() && s.shape[p][i].is_finite());
             if !(finite_pos && finite_phys) {
                 return bad(format!("segment {i}: non-finite or out-of-range physical data"));
@@ -612,6 +620,7 @@ impl Forest {
             + b(&s.stiffness)
             + b(&s.damping)
             + b(&s.drag)
+            + b(&s.leaf_drag)
             + b(&s.leaf_start)
             + b(&self.leaf.along)
             + b(&self.leaf.length)

@@ -47,8 +47,15 @@ fn converged_projection_is_divergence_free() {
     let jobs = JobSystem::new(2).unwrap();
     let mut sides = [Side::Open; 6];
     sides[2] = Side::Closed;
-    let mut g = FluidGrid::new(params([40, 12, 36], Vec3::new(40.0, 10.0, 36.0), sides, Pressure::CONVERGED)).unwrap();
-    g.add_solid_box(Vec3::new(10.0, 0.0, 10.0), Vec3::new(14.0, 6.0, 20.0)).unwrap();
+    let mut g = FluidGrid::new(params(
+        [40, 12, 36],
+        Vec3::new(40.0, 10.0, 36.0),
+        sides,
+        Pressure::CONVERGED,
+    ))
+    .unwrap();
+    g.add_solid_box(Vec3::new(10.0, 0.0, 10.0), Vec3::new(14.0, 6.0, 20.0))
+        .unwrap();
     for s in 0..3 {
         swirl(&mut g, s as f32);
         let before = g.divergence_rms(&jobs);
@@ -61,7 +68,11 @@ fn converged_projection_is_divergence_free() {
         );
         assert!(stats.solve.converged, "{:?}", stats.solve);
         assert!(rel <= 1e-4, "divergence_rel {rel:e} > 1e-4");
-        assert!(stats.solve.iterations <= 60, "multigrid preconditioning too weak: {:?}", stats.solve);
+        assert!(
+            stats.solve.iterations <= 60,
+            "multigrid preconditioning too weak: {:?}",
+            stats.solve
+        );
     }
     // Jacobi with 4 iterations reduces it, but far less.
     g.set_pressure_solver(Pressure::JACOBI4).unwrap();
@@ -76,7 +87,13 @@ fn converged_projection_is_divergence_free() {
 #[test]
 fn uniform_field_in_a_closed_box_projects_to_rest() {
     let jobs = JobSystem::new(2).unwrap();
-    let mut g = FluidGrid::new(params([16, 8, 12], Vec3::new(16.0, 8.0, 12.0), CLOSED, Pressure::CONVERGED)).unwrap();
+    let mut g = FluidGrid::new(params(
+        [16, 8, 12],
+        Vec3::new(16.0, 8.0, 12.0),
+        CLOSED,
+        Pressure::CONVERGED,
+    ))
+    .unwrap();
     // Interior faces carry a uniform wind; the walls' faces are 0 (free slip).
     for (a, value) in [(0usize, 3.0f32), (1, -1.0), (2, 2.0)] {
         let mut dims = g.cells();
@@ -94,9 +111,14 @@ fn uniform_field_in_a_closed_box_projects_to_rest() {
     }
     let stats = g.step(&jobs);
     assert!(stats.solve.converged);
-    let max = (0..3).flat_map(|a| g.velocity(a).iter()).fold(0.0f32, |m, v| m.max(v.abs()));
+    let max = (0..3)
+        .flat_map(|a| g.velocity(a).iter())
+        .fold(0.0f32, |m, v| m.max(v.abs()));
     eprintln!("largest velocity left: {max:e} m/s of 3.7");
-    assert!(max < 1e-3, "a uniform field in a closed box must project to rest, {max} left");
+    assert!(
+        max < 1e-3,
+        "a uniform field in a closed box must project to rest, {max} left"
+    );
 }
 
 #[test]
@@ -107,7 +129,14 @@ fn uniform_inflow_through_an_open_domain_stays_uniform() {
         let mut p = params(
             [24, 8, 20],
             Vec3::new(48.0, 16.0, 40.0),
-            [Side::Border, Side::Border, Side::Closed, Side::Closed, Side::Border, Side::Border],
+            [
+                Side::Border,
+                Side::Border,
+                Side::Closed,
+                Side::Closed,
+                Side::Border,
+                Side::Border,
+            ],
             pressure,
         );
         p.border = wind;
@@ -137,12 +166,21 @@ fn no_flow_enters_a_solid_cell() {
         let mut p = params(
             [32, 10, 24],
             Vec3::new(32.0, 10.0, 24.0),
-            [Side::Border, Side::Border, Side::Closed, Side::Open, Side::Border, Side::Border],
+            [
+                Side::Border,
+                Side::Border,
+                Side::Closed,
+                Side::Open,
+                Side::Border,
+                Side::Border,
+            ],
             pressure,
         );
         p.border = Vec3::new(5.0, 0.0, 1.0);
         let mut g = FluidGrid::new(p).unwrap();
-        let marked = g.add_solid_box(Vec3::new(12.0, 0.0, 8.0), Vec3::new(16.0, 7.0, 16.0)).unwrap();
+        let marked = g
+            .add_solid_box(Vec3::new(12.0, 0.0, 8.0), Vec3::new(16.0, 7.0, 16.0))
+            .unwrap();
         assert!(marked > 0);
         g.add_ball(WindBall {
             centre: Vec3::new(8.0, 4.0, 12.0),
@@ -186,7 +224,14 @@ fn wind_ball_momentum_travels_downstream_at_the_flow_speed() {
     let mut p = params(
         [96, 8, 16],
         Vec3::new(96.0, 8.0, 16.0),
-        [Side::Border, Side::Border, Side::Closed, Side::Closed, Side::Border, Side::Border],
+        [
+            Side::Border,
+            Side::Border,
+            Side::Closed,
+            Side::Closed,
+            Side::Border,
+            Side::Border,
+        ],
         Pressure::CONVERGED,
     );
     p.border = Vec3::new(speed, 0.0, 0.0);
@@ -211,7 +256,9 @@ fn wind_ball_momentum_travels_downstream_at_the_flow_speed() {
     let centroid = |g: &FluidGrid| {
         let n = g.cells();
         let cells = || (0..n[2]).flat_map(move |k| (0..n[1]).flat_map(move |j| (0..n[0]).map(move |i| (i, j, k))));
-        let peak = cells().map(|(i, j, k)| g.cell_velocity(i, j, k).z.abs()).fold(0.0f32, f32::max);
+        let peak = cells()
+            .map(|(i, j, k)| g.cell_velocity(i, j, k).z.abs())
+            .fold(0.0f32, f32::max);
         let (mut m, mut mx) = (0.0f64, 0.0f64);
         for (i, j, k) in cells() {
             let w = g.cell_velocity(i, j, k).z.abs();
@@ -242,12 +289,20 @@ fn result_is_identical_for_1_2_and_4_workers() {
             let mut p = params(
                 [64, 12, 48],
                 Vec3::new(64.0, 12.0, 48.0),
-                [Side::Border, Side::Border, Side::Closed, Side::Closed, Side::Border, Side::Border],
+                [
+                    Side::Border,
+                    Side::Border,
+                    Side::Closed,
+                    Side::Closed,
+                    Side::Border,
+                    Side::Border,
+                ],
                 pressure,
             );
             p.border = Vec3::new(3.0, 0.0, 2.0);
             let mut g = FluidGrid::new(p).unwrap();
-            g.add_solid_box(Vec3::new(20.0, 0.0, 20.0), Vec3::new(30.0, 5.0, 24.0)).unwrap();
+            g.add_solid_box(Vec3::new(20.0, 0.0, 20.0), Vec3::new(30.0, 5.0, 24.0))
+                .unwrap();
             g.add_ball(WindBall {
                 centre: Vec3::new(10.0, 6.0, 10.0),
                 radius: 4.0,
@@ -268,13 +323,49 @@ fn result_is_identical_for_1_2_and_4_workers() {
 fn bad_parameters_are_refused_with_their_names() {
     let ok = params([8, 8, 8], Vec3::splat(8.0), CLOSED, Pressure::JACOBI4);
     let cases: Vec<(FluidParams, &str)> = vec![
-        (FluidParams { cells: [1, 8, 8], ..ok.clone() }, "cells along x"),
-        (FluidParams { cells: [4096, 4096, 4096], ..ok.clone() }, "wind grid cells"),
+        (
+            FluidParams {
+                cells: [1, 8, 8],
+                ..ok.clone()
+            },
+            "cells along x",
+        ),
+        (
+            FluidParams {
+                cells: [4096, 4096, 4096],
+                ..ok.clone()
+            },
+            "wind grid cells",
+        ),
         (FluidParams { dt: 0.0, ..ok.clone() }, "time step"),
-        (FluidParams { dt: f32::NAN, ..ok.clone() }, "time step"),
-        (FluidParams { extent: Vec3::new(8.0, -1.0, 8.0), ..ok.clone() }, "extent"),
-        (FluidParams { border: Vec3::new(1e9, 0.0, 0.0), ..ok.clone() }, "border wind"),
-        (FluidParams { pressure: Pressure::Jacobi { iterations: 0 }, ..ok.clone() }, "Jacobi"),
+        (
+            FluidParams {
+                dt: f32::NAN,
+                ..ok.clone()
+            },
+            "time step",
+        ),
+        (
+            FluidParams {
+                extent: Vec3::new(8.0, -1.0, 8.0),
+                ..ok.clone()
+            },
+            "extent",
+        ),
+        (
+            FluidParams {
+                border: Vec3::new(1e9, 0.0, 0.0),
+                ..ok.clone()
+            },
+            "border wind",
+        ),
+        (
+            FluidParams {
+                pressure: Pressure::Jacobi { iterations: 0 },
+                ..ok.clone()
+            },
+            "Jacobi",
+        ),
         (
             FluidParams {
                 pressure: Pressure::Converged {

@@ -3,6 +3,7 @@
 mod args;
 mod bench;
 mod bench_render;
+mod bench_wind;
 mod export;
 mod grow;
 mod headless;
@@ -59,6 +60,8 @@ enum BenchCommand {
     Gen(bench::GenArgs),
     /// Fill time per instance, upload bytes and frames per second of the viewer's pipeline.
     Render(bench_render::RenderBenchArgs),
+    /// Steps the stable-fluids wind grid and reports time per pass and the divergence left.
+    Wind(bench_wind::WindBenchArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -73,6 +76,9 @@ fn main() -> std::process::ExitCode {
         Command::Bench {
             what: BenchCommand::Render(args),
         } => bench_render::run(&args),
+        Command::Bench {
+            what: BenchCommand::Wind(args),
+        } => bench_wind::run(&args),
         Command::Spec { what } => trees::run_spec(&what),
         Command::Export(args) => trees::run_export(&args),
         Command::Grow { what } => grow::run(&what),

@@ -155,7 +155,11 @@ impl FluidParams {
         for (a, &n) in self.cells.iter().enumerate() {
             if !(2..=1 << 16).contains(&n) {
                 return Err(SimError::param(
-                    ["wind grid cells along x", "wind grid cells along y", "wind grid cells along z"][a],
+                    [
+                        "wind grid cells along x",
+                        "wind grid cells along y",
+                        "wind grid cells along z",
+                    ][a],
                     n,
                     "must be between 2 and 65536",
                 ));
@@ -179,7 +183,11 @@ impl FluidParams {
         }
         match self.pressure {
             Pressure::Jacobi { iterations } if !(1..=10_000).contains(&iterations) => {
-                return Err(SimError::param("Jacobi iterations", iterations, "must be between 1 and 10000"))
+                return Err(SimError::param(
+                    "Jacobi iterations",
+                    iterations,
+                    "must be between 1 and 10000",
+                ))
             }
             Pressure::Converged {
                 tolerance,
@@ -276,7 +284,11 @@ impl Dims {
         d
     }
     pub fn inv_h2(&self) -> [f32; 3] {
-        [1.0 / (self.h[0] * self.h[0]), 1.0 / (self.h[1] * self.h[1]), 1.0 / (self.h[2] * self.h[2])]
+        [
+            1.0 / (self.h[0] * self.h[0]),
+            1.0 / (self.h[1] * self.h[1]),
+            1.0 / (self.h[2] * self.h[2]),
+        ]
     }
 }
 
@@ -335,8 +347,6 @@ pub struct FluidGrid {
     vel: [Vec<f32>; 3],
     /// Advection's output, swapped with `vel`.
     next: [Vec<f32>; 3],
-    /// Cell-centred velocity, unpadded, x/y/z interleaved.
-    centre: Vec<[f32; 3]>,
     /// Padded: 1 for fluid cells, 0 for solid; ghosts 1 beyond open sides, 0 otherwise.
     act: Vec<f32>,
     /// Unpadded: solid cells.
@@ -364,7 +374,6 @@ impl FluidGrid {
         Ok(FluidGrid {
             next: vel.clone(),
             vel,
-            centre: vec![[0.0; 3]; dims.cells()],
             act: vec![0.0; dims.padded()],
             solid: vec![false; dims.cells()],
             pressure: pressure::PressureState::new(dims),
@@ -469,7 +478,13 @@ impl FluidGrid {
         validate_ball(&ball)?;
         match self.balls.get_mut(index) {
             Some(b) => *b = ball,
-            None => return Err(SimError::param("wind ball", index, format!("there are {} balls", self.balls.len()))),
+            None => {
+                return Err(SimError::param(
+                    "wind ball",
+                    index,
+                    format!("there are {} balls", self.balls.len()),
+                ))
+            }
         }
         Ok(())
     }
@@ -493,7 +508,10 @@ impl FluidGrid {
     /// Marks a cell solid (or fluid again). Faces beside solid cells are set to zero at once.
     pub fn set_solid(&mut self, cell: [usize; 3], solid: bool) {
         let n = self.dims.n;
-        assert!(cell[0] < n[0] && cell[1] < n[1] && cell[2] < n[2], "set_solid: cell outside the grid");
+        assert!(
+            cell[0] < n[0] && cell[1] < n[1] && cell[2] < n[2],
+            "set_solid: cell outside the grid"
+        );
         let c = cell[0] + n[0] * (cell[1] + n[1] * cell[2]);
         if self.solid[c] != solid {
             self.solid[c] = solid;
@@ -547,7 +565,8 @@ impl FluidGrid {
             self.for_cells_in(lo, hi, |g, c, centre| {
                 let ab = b - a;
                 let t = ((centre - a).dot(ab) / ab.length_squared().max(1e-12)).clamp(0.0, 1.0);
-                if (a + ab * t - centre).length() <= reach && !g.solid[c[0] + g.dims.n[0] * (c[1] + g.dims.n[1] * c[2])] {
+                if (a + ab * t - centre).length() <= reach && !g.solid[c[0] + g.dims.n[0] * (c[1] + g.dims.n[1] * c[2])]
+                {
                     g.set_solid(c, true);
                     count += 1;
                 }
@@ -586,7 +605,11 @@ impl FluidGrid {
         for s in 0..6 {
             let a = s / 2;
             // Inward normal: +axis on the low side, −axis on the high side.
-            let inward = if s % 2 == 0 { self.params.border[a] } else { -self.params.border[a] };
+            let inward = if s % 2 == 0 {
+                self.params.border[a]
+            } else {
+                -self.params.border[a]
+            };
             match self.params.sides[s] {
                 Side::Closed => {}
                 Side::Open => open[s] = true,
@@ -734,40 +757,23 @@ impl FluidGrid {
         }
     }
 
-    /// Cell-centred velocities, then semi-Lagrangian advection of every face (Eq. 4).
+    /// Semi-Lagrangian advection of every face (Eq. 4).
     fn advect(&mut self, jobs: &JobSystem, inputs: &StepInputs) {
         let d = self.dims;
-        let (nx, ny) = (d.n[0], d.n[1]);
-        let vel = &self.vel;
-        par_slabs(jobs, &mut self.centre, nx * ny, |k0, chunk| {
-            for (r, row) in chunk.chunks_mut(nx).enumerate() {
-                let (j, k) = (r % ny, k0 + r / ny);
-                for (i, c) in row.iter_mut().enumerate() {
-                    *c = centre_velocity(&d, vel, i, j, k);
-                }
-            }
-        });
         let ctx = Advect {
             d,
             vel: &self.vel,
-            centre: &self.centre,
             act: &self.act,
-            origin: self.params.origin,
             dt: self.params.dt,
             inputs,
+            any_inflow: inputs.inflow.iter().any(|&f| f),
         };
-        for a in 0..3 {
-            let fd = d.face_dims(a);
-            let ctx = &ctx;
-            par_slabs(jobs, &mut self.next[a], fd[0] * fd[1], |k0, chunk| {
-                for (r, row) in chunk.chunks_mut(fd[0]).enumerate() {
-                    let (j, k) = (r % fd[1], k0 + r / fd[1]);
-                    for (i, out) in row.iter_mut().enumerate() {
-                        *out = ctx.face(a, [i, j, k]);
-                    }
-                }
-            });
-        }
+        let ctx = &ctx;
+        let [nu, nv, nw] = &mut self.next;
+        let fd = [d.face_dims(0), d.face_dims(1), d.face_dims(2)];
+        par_slabs(jobs, nu, fd[0][0] * fd[0][1], |k0, chunk| ctx.rows::<0>(k0, chunk));
+        par_slabs(jobs, nv, fd[1][0] * fd[1][1], |k0, chunk| ctx.rows::<1>(k0, chunk));
+        par_slabs(jobs, nw, fd[2][0] * fd[2][1], |k0, chunk| ctx.rows::<2>(k0, chunk));
         std::mem::swap(&mut self.vel, &mut self.next);
     }
 
@@ -788,7 +794,9 @@ impl FluidGrid {
             let mut khi = 0;
             for &(c, r, _) in &inputs.balls {
                 let g0 = ((c.z - 3.0 * r - origin.z) / d.h[2] - off[2]).ceil().max(0.0);
-                let g1 = ((c.z + 3.0 * r - origin.z) / d.h[2] - off[2]).floor().min(fd[2] as f32 - 1.0);
+                let g1 = ((c.z + 3.0 * r - origin.z) / d.h[2] - off[2])
+                    .floor()
+                    .min(fd[2] as f32 - 1.0);
                 if g0 <= g1 {
                     klo = klo.min(g0 as usize);
                     khi = khi.max(g1 as usize);
@@ -902,91 +910,141 @@ fn centre_velocity(d: &Dims, vel: &[Vec<f32>; 3], i: usize, j: usize, k: usize) 
 /// component's staggered grid.
 #[inline]
 fn sample_component(d: &Dims, f: &[f32], a: usize, g: Vec3) -> f32 {
-    let fd = d.face_dims(a);
-    let mut i0 = [0usize; 3];
-    let mut t = [0f32; 3];
-    for b in 0..3 {
-        let off = if b == a { 0.0 } else { 0.5 };
-        let max = (fd[b] - 1) as f32;
-        let x = (g[b] - off).clamp(0.0, max);
-        let fl = x.floor().min(max - 1.0);
-        i0[b] = fl as usize;
-        t[b] = x - fl;
-    }
-    let (sx, sy) = (1, fd[0]);
-    let sz = fd[0] * fd[1];
-    let base = i0[0] + fd[0] * (i0[1] + fd[1] * i0[2]);
-    let lerp = |a: f32, b: f32, t: f32| a + (b - a) * t;
-    let c00 = lerp(f[base], f[base + sx], t[0]);
-    let c10 = lerp(f[base + sy], f[base + sy + sx], t[0]);
-    let c01 = lerp(f[base + sz], f[base + sz + sx], t[0]);
-    let c11 = lerp(f[base + sz + sy], f[base + sz + sy + sx], t[0]);
-    lerp(lerp(c00, c10, t[1]), lerp(c01, c11, t[1]), t[2])
+    let mut c = [g.x - 0.5, g.y - 0.5, g.z - 0.5];
+    c[a] += 0.5;
+    trilinear(f, d.face_dims(a), c)
 }
 
 struct Advect<'a> {
     d: Dims,
     vel: &'a [Vec<f32>; 3],
-    centre: &'a [[f32; 3]],
     act: &'a [f32],
-    origin: Vec3,
     dt: f32,
     inputs: &'a StepInputs,
+    any_inflow: bool,
 }
 
 impl Advect<'_> {
-    /// New value of face `f` of component `a`.
-    #[inline]
-    fn face(&self, a: usize, f: [usize; 3]) -> f32 {
+    /// New values of component `A` on the face rows of `chunk`, whose first slab is `k0`.
+    #[inline(never)]
+    fn rows<const A: usize>(&self, k0: usize, chunk: &mut [f32]) {
         let d = &self.d;
-        let (i, j, k) = (f[0] as isize, f[1] as isize, f[2] as isize);
+        let n = d.n;
+        let fds = [d.face_dims(0), d.face_dims(1), d.face_dims(2)];
+        let fd = fds[A];
         let s = d.pad_strides();
-        let cr = d.pad(i, j, k);
-        let cl = cr - s[a];
-        if self.act[cl] * self.act[cr] == 0.0 {
-            // Prescribed: the border wind on an inflow side, zero on walls and solids.
-            let side = if f[a] == 0 {
-                Some(2 * a)
-            } else if f[a] == d.n[a] {
-                Some(2 * a + 1)
-            } else {
-                None
-            };
-            return match side {
-                Some(s) if self.inputs.inflow[s] => self.inputs.border[a],
-                _ => 0.0,
-            };
-        }
-        // Velocity at the face: its own component, the others from the cells beside it.
-        let nx = d.n[0];
-        let cell = |c: [usize; 3]| self.centre[c[0] + nx * (c[1] + d.n[1] * c[2])];
-        let mut lo = f;
-        let mut hi = f;
-        if f[a] > 0 {
-            lo[a] -= 1;
-        }
-        if hi[a] == d.n[a] {
-            hi[a] -= 1;
-        }
-        let (vl, vh) = (cell(lo), cell(hi));
-        let mut v = [0.5 * (vl[0] + vh[0]), 0.5 * (vl[1] + vh[1]), 0.5 * (vl[2] + vh[2])];
-        let fd = d.face_dims(a);
-        v[a] = self.vel[a][f[0] + fd[0] * (f[1] + fd[1] * f[2])];
-        let mut off = [0.5f32; 3];
-        off[a] = 0.0;
-        let mut g = Vec3::ZERO;
-        for b in 0..3 {
-            g[b] = f[b] as f32 + off[b] - self.dt * v[b] / d.h[b];
-        }
-        // Beyond an inflow side the air is the border wind.
-        for b in 0..3 {
-            if g[b] < 0.0 && self.inputs.inflow[2 * b] || g[b] > d.n[b] as f32 && self.inputs.inflow[2 * b + 1] {
-                return self.inputs.border[a];
+        let k_dt = [self.dt / d.h[0], self.dt / d.h[1], self.dt / d.h[2]];
+        let own = &self.vel[A][..];
+        for (r, row) in chunk.chunks_mut(fd[0]).enumerate() {
+            let (j, k) = (r % fd[1], k0 + r / fd[1]);
+            let pad_row = d.pad(0, j as isize, k as isize);
+            let own_row = &own[fd[0] * (j + fd[1] * k)..][..fd[0]];
+            // Rows of the cells beside this face row (lower and upper along A, x = 0), and for
+            // each other component b: the index of those cells' lower b-face and b's stride.
+            let mut lo = [0, j, k];
+            let mut hi = [0, j, k];
+            if A != 0 {
+                if lo[A] > 0 {
+                    lo[A] -= 1;
+                }
+                if hi[A] == n[A] {
+                    hi[A] -= 1;
+                }
+            }
+            let mut others = [(0usize, 0usize, 0usize); 3];
+            for b in 0..3 {
+                if b != A {
+                    let fb = fds[b];
+                    let sb = [1, fb[0], fb[0] * fb[1]][b];
+                    others[b] = (fb[0] * (lo[1] + fb[1] * lo[2]), fb[0] * (hi[1] + fb[1] * hi[2]), sb);
+                }
+            }
+            for (i, out) in row.iter_mut().enumerate() {
+                let f = [i, j, k];
+                let cr = pad_row + i;
+                let cl = cr - s[A];
+                if self.act[cl] * self.act[cr] == 0.0 {
+                    // Prescribed: the border wind on an inflow side, zero on walls and solids.
+                    let side = if f[A] == 0 {
+                        2 * A
+                    } else if f[A] == n[A] {
+                        2 * A + 1
+                    } else {
+                        usize::MAX
+                    };
+                    *out = if side != usize::MAX && self.inputs.inflow[side] {
+                        self.inputs.border[A]
+                    } else {
+                        0.0
+                    };
+                    continue;
+                }
+                // Velocity at the face: its own component; each other component the mean of
+                // the cell-centred values of the cells beside the face.
+                let (xl, xh) = if A == 0 {
+                    (i.saturating_sub(1), i.min(n[0] - 1))
+                } else {
+                    (i, i)
+                };
+                let mut v = [0.0f32; 3];
+                v[A] = own_row[i];
+                for (b, ob) in others.iter().enumerate() {
+                    if b == A {
+                        continue;
+                    }
+                    let vb = &self.vel[b];
+                    let (l, h) = (ob.0 + xl, ob.1 + xh);
+                    v[b] = 0.5 * (0.5 * (vb[l] + vb[l + ob.2]) + 0.5 * (vb[h] + vb[h + ob.2]));
+                }
+                // Back-traced point in this component's grid coordinates.
+                let g = [
+                    f[0] as f32 - v[0] * k_dt[0],
+                    f[1] as f32 - v[1] * k_dt[1],
+                    f[2] as f32 - v[2] * k_dt[2],
+                ];
+                if self.any_inflow {
+                    let mut beyond = false;
+                    for b in 0..3 {
+                        // Domain edges in this grid's coordinates: −off and n − off.
+                        let off = if b == A { 0.0 } else { 0.5 };
+                        if (g[b] < -off && self.inputs.inflow[2 * b])
+                            || (g[b] > n[b] as f32 - off && self.inputs.inflow[2 * b + 1])
+                        {
+                            beyond = true;
+                        }
+                    }
+                    if beyond {
+                        *out = self.inputs.border[A];
+                        continue;
+                    }
+                }
+                *out = trilinear(own, fd, g);
             }
         }
-        let _ = self.origin;
-        sample_component(d, &self.vel[a], a, g)
     }
+}
+
+/// Trilinear interpolation of a grid of `fd` values at grid coordinates `g`, clamped into it.
+#[inline(always)]
+fn trilinear(f: &[f32], fd: [usize; 3], g: [f32; 3]) -> f32 {
+    let mut i0 = [0usize; 3];
+    let mut t = [0f32; 3];
+    for b in 0..3 {
+        let max = (fd[b] - 1) as f32;
+        let x = g[b].max(0.0).min(max);
+        // x ≥ 0, so truncation is floor.
+        let fl = (x as usize).min(fd[b] - 2);
+        i0[b] = fl;
+        t[b] = x - fl as f32;
+    }
+    let (sy, sz) = (fd[0], fd[0] * fd[1]);
+    let base = i0[0] + fd[0] * (i0[1] + fd[1] * i0[2]);
+    let lerp = |a: f32, b: f32, t: f32| a + (b - a) * t;
+    let c00 = lerp(f[base], f[base + 1], t[0]);
+    let c10 = lerp(f[base + sy], f[base + sy + 1], t[0]);
+    let c01 = lerp(f[base + sz], f[base + sz + 1], t[0]);
+    let c11 = lerp(f[base + sz + sy], f[base + sz + sy + 1], t[0]);
+    lerp(lerp(c00, c10, t[1]), lerp(c01, c11, t[1]), t[2])
 }
 
 /// Divergence of the face velocities at every fluid cell into `div` (padded); returns the sum

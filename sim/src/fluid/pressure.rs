@@ -483,13 +483,51 @@ fn norm(jobs: &JobSystem, d: &Dims, v: &[f32]) -> f64 {
     slab_sum(jobs, d, |c| (v[c] as f64) * (v[c] as f64)).sqrt()
 }
 
+/// Runs `f(row_start, out_row)` for every interior row (nx cells from padded index
+/// `row_start`), slab-parallel.
+fn map_rows(jobs: &JobSystem, d: &Dims, out: &mut [f32], f: impl Fn(usize, &mut [f32]) + Sync) {
+    let plane = (d.n[0] + 2) * (d.n[1] + 2);
+    let nz = d.n[2];
+    let nx = d.n[0];
+    let interior = &mut out[plane..plane * (nz + 1)];
+    super::par_slabs(jobs, interior, plane, |k0, chunk| {
+        for (kk, slab) in chunk.chunks_mut(plane).enumerate() {
+            let k = k0 + kk;
+            for row in rows(d, k) {
+                let local = row - (k + 1) * plane;
+                f(row, &mut slab[local..local + nx]);
+            }
+        }
+    });
+}
+
+/// The six neighbour rows of the interior row starting at padded index `c` (length `len`):
+/// x− (length len + 2, starting one before), y−, y+, z−, z+.
+#[inline(always)]
+fn neighbours<'a>(x: &'a [f32], c: usize, len: usize, s: [usize; 3]) -> (&'a [f32], [&'a [f32]; 4]) {
+    (
+        &x[c - 1..c + len + 1],
+        [
+            &x[c - s[1]..c - s[1] + len],
+            &x[c + s[1]..c + s[1] + len],
+            &x[c - s[2]..c - s[2] + len],
+            &x[c + s[2]..c + s[2] + len],
+        ],
+    )
+}
+
 /// `out = A x = fluid · (diag x − Σ_axes (x⁺ + x⁻) / h²)`; x must be 0 at solids and ghosts.
 fn apply(jobs: &JobSystem, d: &Dims, fluid: &[f32], diag: &[f32], x: &[f32], out: &mut [f32]) {
     let ih2 = d.inv_h2();
     let s = d.pad_strides();
-    map(jobs, d, out, |c, _| {
-        let nb = ih2[0] * (x[c - 1] + x[c + 1]) + ih2[1] * (x[c - s[1]] + x[c + s[1]]) + ih2[2] * (x[c - s[2]] + x[c + s[2]]);
-        fluid[c] * (diag[c] * x[c] - nb)
+    map_rows(jobs, d, out, |c, row| {
+        let len = row.len();
+        let (xs, [ym, yp, zm, zp]) = neighbours(x, c, len, s);
+        let (fl, dg) = (&fluid[c..c + len], &diag[c..c + len]);
+        for i in 0..len {
+            let nb = ih2[0] * (xs[i] + xs[i + 2]) + ih2[1] * (ym[i] + yp[i]) + ih2[2] * (zm[i] + zp[i]);
+            row[i] = fl[i] * (dg[i] * xs[i + 1] - nb);
+        }
     });
 }
 
@@ -497,8 +535,13 @@ fn apply(jobs: &JobSystem, d: &Dims, fluid: &[f32], diag: &[f32], x: &[f32], out
 fn jacobi(jobs: &JobSystem, d: &Dims, inv_diag: &[f32], p: &[f32], rhs: &[f32], out: &mut [f32]) {
     let ih2 = d.inv_h2();
     let s = d.pad_strides();
-    map(jobs, d, out, |c, _| {
-        let nb = ih2[0] * (p[c - 1] + p[c + 1]) + ih2[1] * (p[c - s[1]] + p[c + s[1]]) + ih2[2] * (p[c - s[2]] + p[c + s[2]]);
-        (nb - rhs[c]) * inv_diag[c]
+    map_rows(jobs, d, out, |c, row| {
+        let len = row.len();
+        let (xs, [ym, yp, zm, zp]) = neighbours(p, c, len, s);
+        let (r, inv) = (&rhs[c..c + len], &inv_diag[c..c + len]);
+        for i in 0..len {
+            let nb = ih2[0] * (xs[i] + xs[i + 2]) + ih2[1] * (ym[i] + yp[i]) + ih2[2] * (zm[i] + zp[i]);
+            row[i] = (nb - r[i]) * inv[i];
+        }
     });
 }

@@ -25,6 +25,8 @@ pub(crate) struct TreeStatic<'a> {
     pub stiffness: &'a [f32],
     pub damping: &'a [f32],
     pub drag: &'a [f32],
+    /// The leaves' part of `drag`.
+    pub leaf_drag: &'a [f32],
     /// Global leaf index ranges: segment i owns `leaf_start[i]..leaf_start[i + 1]`.
     pub leaf_start: &'a [u32],
     pub leaf_along: &'a [u16],
@@ -73,6 +75,8 @@ pub(crate) struct PoseRef<'a> {
     pub base: &'a [Vec3],
     pub orient: &'a [Quat],
     pub dir: [&'a [Vec3]; 2],
+    /// The tree's leaf positions (the last pose).
+    pub leaf_pos: &'a [Vec3],
 }
 
 /// The run of segments a kinematics job poses, with their leaves, and the collision
@@ -327,7 +331,9 @@ pub(crate) fn kinematics(
 /// load acts at its centre, which moves by D/2 (D its correction direction vector); in absolute
 /// angles every descendant translates with i's tip, so their loads contribute (ΣF)·D. In the
 /// planar case this is Weber's f_g = m·g·sin Θ and f_w = l·r·(d·w) times the lever arm, plus the
-/// loads the branch carries. `wind` returns the wind velocity at a point.
+/// loads the branch carries. `wind` returns the wind velocity at a point. With `per_leaf`, the
+/// leaves' share of the drag takes the mean wind at the segment's leaves (in a varying field
+/// a leaf feels the air where it is), the bark's the wind at the segment's centre.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn populate<W: Fn(Vec3) -> Vec3>(
     t: &TreeStatic,
@@ -336,6 +342,7 @@ pub(crate) fn populate<W: Fn(Vec3) -> Vec3>(
     load: &mut [Vec3],
     h: f32,
     gravity: f32,
+    per_leaf: bool,
     wind: W,
 ) {
     let n = t.len();
@@ -346,7 +353,18 @@ pub(crate) fn populate<W: Fn(Vec3) -> Vec3>(
     for i in (0..n).rev() {
         let l = t.length[i];
         let center = pose.base[i] + pose.orient[i] * Vec3::new(0.0, 0.5 * l, 0.0);
-        let f = Vec3::new(0.0, -t.mass[i] * gravity, 0.0) + wind(center) * t.drag[i];
+        let leaves = t.leaves_of(i);
+        let wind_force = if per_leaf && !leaves.is_empty() {
+            let mut sum = Vec3::ZERO;
+            for &p in &pose.leaf_pos[leaves.clone()] {
+                sum += wind(p);
+            }
+            let leaf = t.leaf_drag[i];
+            wind(center) * (t.drag[i] - leaf) + sum * (leaf / leaves.len() as f32)
+        } else {
+            wind(center) * t.drag[i]
+        };
+        let f = Vec3::new(0.0, -t.mass[i] * gravity, 0.0) + wind_force;
         let lever = 0.5 * f + load[i];
         let tau = [pose.dir[0][i].dot(lever), pose.dir[1][i].dot(lever)];
         let (k, c) = (t.stiffness[i], t.damping[i]);

@@ -480,7 +480,7 @@ impl Simulation {
                 sh,
                 &ts,
                 [&mut px, &mut pz],
-                pose_ref(&pose, r.clone()),
+                pose_ref(&pose, r.clone(), leaf_range(sh, t)),
                 &mut scratch.load[r.clone()],
             );
             if solver.is_some() {
@@ -630,6 +630,7 @@ fn tree_static(sh: &Shared, t: usize) -> TreeStatic<'_> {
         stiffness: &s.stiffness[r.clone()],
         damping: &s.damping[r.clone()],
         drag: &s.drag[r.clone()],
+        leaf_drag: &s.leaf_drag[r.clone()],
         leaf_start: &s.leaf_start[r.start..r.end + 1],
         leaf_along: &sh.forest.leaf.along[l],
         inv_pivot: sh.inv_pivot.get(r).unwrap_or(&[]),
@@ -645,11 +646,12 @@ fn plane_mut(p: &mut PlaneState, r: std::ops::Range<usize>) -> PlaneMut<'_> {
     }
 }
 
-fn pose_ref(p: &PoseState, r: std::ops::Range<usize>) -> PoseRef<'_> {
+fn pose_ref(p: &PoseState, r: std::ops::Range<usize>, leaves: std::ops::Range<usize>) -> PoseRef<'_> {
     PoseRef {
         base: &p.base[r.clone()],
         orient: &p.orient[r.clone()],
         dir: [&p.dir[0][r.clone()], &p.dir[1][r]],
+        leaf_pos: &p.leaf_pos[leaves],
     }
 }
 
@@ -770,10 +772,10 @@ fn timed<R>(sh: &Shared, k: usize, f: impl FnOnce() -> R) -> R {
 fn populate_tree(sh: &Shared, ts: &TreeStatic, planes: [&mut PlaneMut; 2], pose: PoseRef, load: &mut [Vec3]) {
     let (h, g) = (sh.params.dt, sh.params.gravity);
     match sh.wind.uniform() {
-        Some(w) => kernels::populate(ts, planes, pose, load, h, g, |_| w),
+        Some(w) => kernels::populate(ts, planes, pose, load, h, g, false, |_| w),
         None => {
             let wind = &*sh.wind;
-            kernels::populate(ts, planes, pose, load, h, g, |p| wind.sample(p))
+            kernels::populate(ts, planes, pose, load, h, g, true, |p| wind.sample(p))
         }
     }
 }
@@ -837,6 +839,7 @@ fn step_tree<'a>(
             base,
             orient,
             dir: [&*dir[0], &*dir[1]],
+            leaf_pos: &*leaf_pos,
         };
         populate_tree(sh, &ts, [&mut px, &mut pz], pr, load)
     });
@@ -937,7 +940,7 @@ fn per_phase_graph() -> JobGraph<Shared> {
             for (t, ((mut px, mut pz), load)) in xs.into_iter().zip(zs).zip(loads).enumerate() {
                 s.spawn(move |_| {
                     let ts = tree_static(sh, t);
-                    let pr = pose_ref(pose, seg_range(sh, t));
+                    let pr = pose_ref(pose, seg_range(sh, t), leaf_range(sh, t));
                     timed(sh, POPULATE, || populate_tree(sh, &ts, [&mut px, &mut pz], pr, load));
                 });
             }

@@ -1,0 +1,209 @@
+//! `sylva bench wind`: the stable-fluids wind grid (paper 004, §2; its Table 1) on this machine.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
+use glam::Vec3;
+use serde::Serialize;
+use sylva_engine::JobSystem;
+use sylva_sim::fluid::{FluidGrid, FluidParams, Pressure, WindBall, MAX_CELLS};
+
+use crate::args::count_in;
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
+pub enum PressureArg {
+    /// The paper's 4 Jacobi iterations.
+    Jacobi4,
+    /// Multigrid-preconditioned conjugate gradients to a relative residual of 1e-5.
+    Converged,
+}
+
+#[derive(Args, Debug)]
+pub struct WindBenchArgs {
+    /// Cells east × north × up, e.g. 256x256x16 (the paper's grid).
+    #[arg(long, default_value = "256x256x16", value_parser = parse_cells)]
+    size: [usize; 3],
+    /// Steps to time (after one untimed step).
+    #[arg(long, default_value = "100", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, 1_000_000))]
+    steps: u64,
+    /// Threads running jobs, the calling thread included.
+    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, sylva_engine::MAX_THREADS as u64))]
+    threads: u64,
+    #[arg(long, value_enum, default_value = "jacobi4")]
+    pressure: PressureArg,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Parses `XxYxZ` (east × north × up) into cells along world x, y (up), z.
+pub fn parse_cells(s: &str) -> Result<[usize; 3], String> {
+    let parts: Vec<&str> = s.split(['x', 'X', '×']).collect();
+    let allowed = "allowed: three whole numbers from 2 to 65536 as EASTxNORTHxUP, e.g. 256x256x16";
+    if parts.len() != 3 {
+        return Err(format!("`{s}` is not a grid size; {allowed}"));
+    }
+    let mut n = [0usize; 3];
+    for (k, p) in parts.iter().enumerate() {
+        n[k] = p
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|v| (2..=65536).contains(v))
+            .ok_or_else(|| format!("`{p}` in `{s}` is not a valid cell count; {allowed}"))?;
+    }
+    let total = n.iter().map(|&v| v as u128).product::<u128>();
+    if total > MAX_CELLS as u128 {
+        return Err(format!("{s} is {total} cells; at most {MAX_CELLS} are allowed"));
+    }
+    Ok([n[0], n[2], n[1]])
+}
+
+#[derive(Serialize)]
+struct PassFigures {
+    advect: f64,
+    forces: f64,
+    pressure: f64,
+    project: f64,
+    total: f64,
+}
+
+#[derive(Serialize)]
+struct WindReport {
+    /// East × north × up.
+    size: String,
+    cells: usize,
+    steps: u64,
+    threads: u64,
+    pressure: &'static str,
+    ms_per_step: PassFigures,
+    /// RMS divergence after projection over RMS divergence before, last step.
+    divergence_rel: f64,
+    /// The same, averaged over the timed steps.
+    divergence_rel_mean: f64,
+    pressure_iterations_per_step: f64,
+    /// Largest relative residual of the converged solver over the steps (null for Jacobi).
+    residual_rel_max: Option<f64>,
+    state_hash: String,
+    wall_ms_per_step: f64,
+    setup_ms: f64,
+}
+
+/// The benchmark's scene: a 128 m × 128 m × 32 m domain over a forest, an 8 m/s west wind
+/// entering at the border, a jittered wind ball and a row of solid blocks standing in for a
+/// wall and trunks.
+pub fn bench_scene(cells: [usize; 3], pressure: Pressure) -> Result<FluidGrid> {
+    let mut p = FluidParams::over(Vec3::new(-64.0, 0.0, -64.0), Vec3::new(64.0, 32.0, 64.0));
+    p.cells = cells;
+    p.pressure = pressure;
+    p.border = Vec3::new(8.0, 0.0, 1.5);
+    let mut g = FluidGrid::new(p).context("cannot set up the wind grid")?;
+    for a in 0..3 {
+        let w = g.params().border[a];
+        g.velocity_mut(a).iter_mut().for_each(|v| *v = w);
+    }
+    g.add_solid_box(Vec3::new(-20.0, 0.0, -30.0), Vec3::new(-18.0, 6.0, 10.0))?;
+    for k in 0..5 {
+        let x = 10.0 + 8.0 * k as f32;
+        g.add_solid_box(Vec3::new(x, 0.0, -2.0), Vec3::new(x + 1.0, 14.0, 0.0))?;
+    }
+    g.add_ball(WindBall {
+        centre: Vec3::new(-40.0, 8.0, 20.0),
+        radius: 6.0,
+        accel: Vec3::new(30.0, 0.0, -10.0),
+        jitter: 0.4,
+    })?;
+    Ok(g)
+}
+
+pub fn run(a: &WindBenchArgs) -> Result<()> {
+    let setup = Instant::now();
+    let pressure = match a.pressure {
+        PressureArg::Jacobi4 => Pressure::JACOBI4,
+        PressureArg::Converged => Pressure::CONVERGED,
+    };
+    let jobs = JobSystem::new(a.threads as usize).context("cannot start the job system")?;
+    let mut g = bench_scene(a.size, pressure)?;
+    g.step(&jobs);
+    let setup_ms = setup.elapsed().as_secs_f64() * 1e3;
+    let mut sum = [Duration::ZERO; 4];
+    let mut wall = Duration::ZERO;
+    let (mut rel_sum, mut rel_last, mut iters) = (0.0, 0.0, 0u64);
+    let mut residual_max: Option<f64> = None;
+    for _ in 0..a.steps {
+        let t = Instant::now();
+        let s = g.step(&jobs);
+        wall += t.elapsed();
+        for (acc, d) in sum.iter_mut().zip(s.phases()) {
+            *acc += d;
+        }
+        iters += s.solve.iterations as u64;
+        if matches!(pressure, Pressure::Converged { .. }) {
+            residual_max = Some(residual_max.unwrap_or(0.0).max(s.solve.residual_rel));
+        }
+        // Measured outside the timed step.
+        let after = g.divergence_rms(&jobs);
+        rel_last = if s.divergence_before > 0.0 {
+            after / s.divergence_before
+        } else {
+            0.0
+        };
+        rel_sum += rel_last;
+        if !rel_last.is_finite() {
+            bail!("the wind field became non-finite");
+        }
+    }
+    let n = a.steps as f64;
+    let ms = |d: Duration| d.as_secs_f64() * 1e3 / n;
+    let [ad, fo, pr, pj] = sum;
+    let c = g.cells();
+    let report = WindReport {
+        size: format!("{}x{}x{}", c[0], c[2], c[1]),
+        cells: c.iter().product(),
+        steps: a.steps,
+        threads: a.threads,
+        pressure: match a.pressure {
+            PressureArg::Jacobi4 => "jacobi4",
+            PressureArg::Converged => "converged",
+        },
+        ms_per_step: PassFigures {
+            advect: ms(ad),
+            forces: ms(fo),
+            pressure: ms(pr),
+            project: ms(pj),
+            total: ms(ad + fo + pr + pj),
+        },
+        divergence_rel: rel_last,
+        divergence_rel_mean: rel_sum / n,
+        pressure_iterations_per_step: iters as f64 / n,
+        residual_rel_max: residual_max,
+        state_hash: format!("{:016x}", g.state_hash()),
+        wall_ms_per_step: ms(wall),
+        setup_ms,
+    };
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        let r = &report;
+        println!(
+            "wind grid {} ({} cells), {} steps, {} thread(s), pressure {}",
+            r.size, r.cells, r.steps, r.threads, r.pressure
+        );
+        println!(
+            "  ms/step   advect {:.3}  forces {:.3}  pressure {:.3}  project {:.3}  total {:.3}  (wall {:.3})",
+            r.ms_per_step.advect,
+            r.ms_per_step.forces,
+            r.ms_per_step.pressure,
+            r.ms_per_step.project,
+            r.ms_per_step.total,
+            r.wall_ms_per_step
+        );
+        println!(
+            "  divergence after/before {:.3e} (mean {:.3e}), {:.1} pressure iterations/step",
+            r.divergence_rel, r.divergence_rel_mean, r.pressure_iterations_per_step
+        );
+        println!("  state hash {}", r.state_hash);
+    }
+    Ok(())
+}
