@@ -1,8 +1,8 @@
 //! The Vulkan device: instance, validation messages, device and queue selection, memory
 //! allocation, and resources with deferred release.
 //!
-//! Sylva needs Vulkan 1.3 with dynamic rendering and synchronization2 (every current desktop
-//! driver and Mesa's lavapipe have them).
+//! Sylva needs Vulkan 1.3 with dynamic rendering, synchronization2 and timeline semaphores
+//! (every current desktop driver and Mesa's lavapipe have them).
 
 use std::ffi::{c_void, CStr};
 use std::mem::ManuallyDrop;
@@ -193,8 +193,11 @@ pub struct Gpu {
     /// The graphics (and present) queue. Submissions go through [`Gpu::submit`], which
     /// serialises them.
     graphics_queue: Mutex<vk::Queue>,
-    /// The compute queue (the graphics queue when shared).
+    /// The compute queue (the graphics queue when shared). Submissions go through
+    /// [`Gpu::submit_compute`].
     pub compute_queue: vk::Queue,
+    /// Serialises submissions to a compute queue of its own.
+    compute_lock: Mutex<()>,
     /// Whether the graphics queue records timestamps.
     pub timestamps: bool,
     /// Nanoseconds per timestamp tick.
@@ -397,6 +400,7 @@ impl Gpu {
             queues: chosen.queues,
             graphics_queue: Mutex::new(graphics_queue),
             compute_queue,
+            compute_lock: Mutex::new(()),
             surface_fn,
             swapchain_fn,
             surface,
@@ -442,16 +446,21 @@ impl Gpu {
                 ));
                 continue;
             }
+            let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
             let mut f13 = vk::PhysicalDeviceVulkan13Features::default();
-            let mut features = vk::PhysicalDeviceFeatures2::default().push_next(&mut f13);
+            let mut features = vk::PhysicalDeviceFeatures2::default()
+                .push_next(&mut f12)
+                .push_next(&mut f13);
             // SAFETY: the output chain is valid for the call.
             unsafe { instance.get_physical_device_features2(physical, &mut features) };
             if f13.dynamic_rendering == vk::FALSE
                 || f13.synchronization2 == vk::FALSE
                 || f13.shader_demote_to_helper_invocation == vk::FALSE
+                || f12.timeline_semaphore == vk::FALSE
             {
                 rejected.push(format!(
-                    "{name}: lacks one of dynamic rendering, synchronization2, demote to helper invocation"
+                    "{name}: lacks one of dynamic rendering, synchronization2, demote to helper invocation, \
+                     timeline semaphores"
                 ));
                 continue;
             }
@@ -528,9 +537,12 @@ impl Gpu {
             .dynamic_rendering(true)
             .synchronization2(true)
             .shader_demote_to_helper_invocation(true);
+        // Timeline semaphores order the wind solver's compute steps (`wind`).
+        let mut f12 = vk::PhysicalDeviceVulkan12Features::default().timeline_semaphore(true);
         let info = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queue_infos)
             .enabled_extension_names(&extensions)
+            .push_next(&mut f12)
             .push_next(&mut f13);
         // SAFETY: the physical device belongs to the instance and the features asked for were
         // checked in `pick_device`; the create info lives until the call returns.
@@ -588,6 +600,23 @@ impl Gpu {
         usage: vk::BufferUsageFlags,
         location: MemoryLocation,
     ) -> Result<Buffer> {
+        self.create_buffer_shared(name, size, usage, location, &[])
+    }
+
+    /// Creates a buffer as [`create_buffer`](Self::create_buffer), shared (`CONCURRENT`)
+    /// between the queue families listed when they are two or more different ones, exclusive
+    /// otherwise.
+    pub fn create_buffer_shared(
+        &self,
+        name: &str,
+        size: u64,
+        usage: vk::BufferUsageFlags,
+        location: MemoryLocation,
+        families: &[u32],
+    ) -> Result<Buffer> {
+        let mut distinct: Vec<u32> = families.to_vec();
+        distinct.sort_unstable();
+        distinct.dedup();
         if size == 0 {
             return Err(RenderError::Invalid {
                 what: "buffer size",
@@ -595,10 +624,15 @@ impl Gpu {
                 allowed: "at least 1 byte".into(),
             });
         }
-        let info = vk::BufferCreateInfo::default()
+        let mut info = vk::BufferCreateInfo::default()
             .size(size)
             .usage(usage)
             .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        if distinct.len() > 1 {
+            info = info
+                .sharing_mode(vk::SharingMode::CONCURRENT)
+                .queue_family_indices(&distinct);
+        }
         // SAFETY: valid device and create info.
         let raw = unsafe { self.device.create_buffer(&info, None) }.map_err(vk_err("vkCreateBuffer"))?;
         // SAFETY: `raw` was just created from this device.
@@ -753,6 +787,19 @@ impl Gpu {
         unsafe { self.device.queue_submit2(*queue, submits, fence) }.map_err(vk_err("vkQueueSubmit2"))
     }
 
+    /// Submits command buffers to the compute queue (the graphics queue when they are shared;
+    /// either way submissions are serialised with every other submission to that queue).
+    pub fn submit_compute(&self, submits: &[vk::SubmitInfo2<'_>], fence: vk::Fence) -> Result<()> {
+        if self.queues.compute == ComputeQueue::Shared {
+            return self.submit(submits, fence);
+        }
+        let _queue = self.compute_lock.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: the compute queue is externally synchronised by `compute_lock`; the submit
+        // infos and their arrays live until the call returns; the caller recorded valid command
+        // buffers for the compute family.
+        unsafe { self.device.queue_submit2(self.compute_queue, submits, fence) }.map_err(vk_err("vkQueueSubmit2"))
+    }
+
     /// Presents a swapchain image on the graphics queue.
     pub fn present(&self, info: &vk::PresentInfoKHR<'_>) -> Result<bool> {
         let swapchain_fn = self
@@ -768,7 +815,8 @@ impl Gpu {
     /// Waits until the device is idle.
     pub fn wait_idle(&self) -> Result<()> {
         let _queue = self.graphics_queue.lock().unwrap_or_else(|e| e.into_inner());
-        // SAFETY: the queue mutex is held, so no submission races the wait.
+        let _compute = self.compute_lock.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: both queue mutexes are held, so no submission races the wait.
         unsafe { self.device.device_wait_idle() }.map_err(vk_err("vkDeviceWaitIdle"))
     }
 

@@ -7,6 +7,8 @@
 //! * [`cache`]: the double-buffered render command cache between the simulation and render
 //!   threads.
 //! * [`swapchain`]: presenting to a window.
+//! * [`wind`]: the wind grid's stable-fluids solver as compute shaders, the twin of
+//!   `sylva_sim::fluid`.
 //!
 //! Every `unsafe` block in Sylva is in this crate, each with a `// SAFETY:` comment.
 
@@ -20,9 +22,11 @@ pub mod pipeline;
 pub mod queues;
 pub mod renderer;
 pub mod swapchain;
+pub mod wind;
 
 pub use ash::vk;
 pub use error::{RenderError, Result};
 pub use frame::{Camera, LodSettings, RenderFrame};
 pub use gpu::{Gpu, GpuOptions, WindowHandles};
 pub use renderer::{DrawOptions, Output, Renderer, RendererOptions, Rgba};
+pub use wind::{FieldBuffers, GpuFluid};

@@ -2,8 +2,8 @@
 //! structs the CPU shares with them.
 //!
 //! Every shared struct is `#[repr(C)]` + `bytemuck::Pod`, and its size and field offsets are
-//! checked at compile time against the layout the shaders declare (std140 for uniforms, the
-//! vertex input formats for instance data).
+//! checked at compile time against the layout the shaders declare (std140 for uniforms, std430
+//! for push constants and storage buffers, the vertex input formats for instance data).
 
 use bytemuck::{Pod, Zeroable};
 
@@ -35,6 +35,14 @@ spirv!(SPHERE_VERT, "sphere.vert");
 spirv!(SPHERE_FRAG, "sphere.frag");
 spirv!(OVERLAY_VERT, "overlay.vert");
 spirv!(OVERLAY_FRAG, "overlay.frag");
+spirv!(WIND_ACT_COMP, "wind_act.comp");
+spirv!(WIND_DIAG_COMP, "wind_diag.comp");
+spirv!(WIND_CENTRE_COMP, "wind_centre.comp");
+spirv!(WIND_ADVECT_COMP, "wind_advect.comp");
+spirv!(WIND_FORCES_COMP, "wind_forces.comp");
+spirv!(WIND_DIVERGENCE_COMP, "wind_divergence.comp");
+spirv!(WIND_JACOBI_COMP, "wind_jacobi.comp");
+spirv!(WIND_PROJECT_COMP, "wind_project.comp");
 
 /// Every stage, for tools that check them all.
 pub const ALL: &[Spirv] = &[
@@ -51,7 +59,19 @@ pub const ALL: &[Spirv] = &[
     SPHERE_FRAG,
     OVERLAY_VERT,
     OVERLAY_FRAG,
+    WIND_ACT_COMP,
+    WIND_DIAG_COMP,
+    WIND_CENTRE_COMP,
+    WIND_ADVECT_COMP,
+    WIND_FORCES_COMP,
+    WIND_DIVERGENCE_COMP,
+    WIND_JACOBI_COMP,
+    WIND_PROJECT_COMP,
 ];
+
+/// Local workgroup size of the wind kernels (`glsl/wind_common.glsl`): the paper's 16×8×4
+/// blocks (paper 004 §2.4), 16 along world x, 4 along y (vertical, the short axis), 8 along z.
+pub const WIND_LOCAL_SIZE: [u32; 3] = [16, 4, 8];
 
 impl Spirv {
     /// The SPIR-V words (the bytes are 4-byte aligned copies made on first use).
@@ -143,6 +163,46 @@ pub struct OverlayVertex {
     pub color: [u8; 4],
 }
 
+/// Push constants of every wind kernel, std430 (`Push` in `glsl/wind_common.glsl`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct WindPush {
+    /// Cells nx, ny, nz; w: number of wind balls.
+    pub n: [u32; 4],
+    /// Cell size hx, hy, hz; w: time step.
+    pub h: [f32; 4],
+    /// 1 / h (w unused).
+    pub inv_h: [f32; 4],
+    /// 1 / h² (w unused).
+    pub inv_h2: [f32; 4],
+    /// Minimum corner of the domain (w unused).
+    pub origin: [f32; 4],
+    /// Border wind (w unused).
+    pub border: [f32; 4],
+    /// x: inflow sides, y: open sides, bit `s` for side `s` (x−, x+, y−, y+, z−, z+); z: first
+    /// face slab of the forces dispatch (wind_forces.comp).
+    pub sides: [u32; 4],
+}
+
+/// Head of the wind balls' storage buffer (`Balls` in `glsl/wind_common.glsl`), followed by
+/// the [`GpuWindBall`]s: per velocity component, the range of face slabs (`k`) any ball reaches.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct WindBallsHeader {
+    pub k_lo: [i32; 4],
+    pub k_hi: [i32; 4],
+}
+
+/// One wind ball as it acts in a step (`Ball` in `glsl/wind_common.glsl`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuWindBall {
+    /// Jittered centre xyz; w: the squared reach (3r)².
+    pub centre_reach2: [f32; 4],
+    /// Acceleration at the centre xyz; w: 1 / r².
+    pub accel_inv_r2: [f32; 4],
+}
+
 // Layout checks against the shaders' declarations.
 const _: () = {
     use core::mem::{offset_of, size_of};
@@ -164,6 +224,17 @@ const _: () = {
     assert!(size_of::<CardVertex>() == 8);
     assert!(size_of::<OverlayVertex>() == 20);
     assert!(offset_of!(OverlayVertex, color) == 16);
+    assert!(size_of::<WindPush>() == 112);
+    assert!(offset_of!(WindPush, h) == 16);
+    assert!(offset_of!(WindPush, inv_h) == 32);
+    assert!(offset_of!(WindPush, inv_h2) == 48);
+    assert!(offset_of!(WindPush, origin) == 64);
+    assert!(offset_of!(WindPush, border) == 80);
+    assert!(offset_of!(WindPush, sides) == 96);
+    assert!(size_of::<WindBallsHeader>() == 32);
+    assert!(offset_of!(WindBallsHeader, k_hi) == 16);
+    assert!(size_of::<GpuWindBall>() == 32);
+    assert!(offset_of!(GpuWindBall, accel_inv_r2) == 16);
 };
 
 /// Packs a unit quaternion as four signed-normalised 16-bit integers (the snorm16 vertex

@@ -1,0 +1,1083 @@
+//! The wind solver on the GPU: the twin of `sylva_sim::fluid` (stable fluids on a MAC grid,
+//! Oliapuram & Kumar 2010, paper 004 §2) as Vulkan compute shaders (`shaders/glsl/wind_*.comp`).
+//!
+//! The discretisation is the CPU solver's, described in the module docs of `sylva_sim::fluid`;
+//! the kernels follow its arithmetic order, so from the same grid and the same
+//! [`StepInputs`] both give the same field to float rounding. One step is:
+//!
+//! | pass      | kernels                                   | reads                       | writes          |
+//! |-----------|-------------------------------------------|-----------------------------|-----------------|
+//! | (rebuild) | act, diag (when the open sides change)    | solid flags                 | act, 1/diag, p  |
+//! | advect    | centre, advect (Eq. 4)                    | velocity A, act             | centre, vel. B  |
+//! | forces    | forces (Eq. 5, §2.3), if there are balls  | balls, act                  | velocity B      |
+//! | pressure  | divergence, Jacobi × N (Eq. 9), ping-pong | velocity B, act, 1/diag     | div, p          |
+//! | project   | project (Eq. 7)                           | p, act                      | velocity B      |
+//!
+//! and the next step swaps the roles of velocity buffers A and B.
+//!
+//! # Synchronisation
+//!
+//! Every submission goes to [`Gpu::compute_queue`] (the dedicated compute family when the
+//! device has one) and is ordered by one timeline semaphore: submission `n` waits for value
+//! `n − 1` and signals `n`. A graphics submission that reads the field adds
+//! [`GpuFluid::semaphore_wait_info`] to its waits; the buffers are shared (`CONCURRENT`)
+//! between the graphics and compute families when they differ. The field of step `n`
+//! ([`GpuFluid::field_buffers`]) is left untouched by step `n + 1` (which writes the other
+//! velocity buffer and reads this one) and overwritten by step `n + 2`: a reader must finish
+//! before then (the renderer's frames finish within two frames).
+//!
+//! Two submission slots, each with its command buffer, ball buffer and timestamp queries, let
+//! the CPU record step `n + 1` while step `n` runs; a slot is reused only after the timeline
+//! passed its previous submission.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+use sylva_shaders::{GpuWindBall, Spirv, WindBallsHeader, WindPush, WIND_LOCAL_SIZE};
+use sylva_sim::fluid::{FluidGrid, Pressure, StepInputs, FLUID_PHASES};
+
+use crate::error::{vk_err, RenderError, Result};
+use crate::gpu::{Buffer, Gpu};
+
+/// The most wind balls one step may carry.
+pub const MAX_WIND_BALLS: usize = 256;
+/// Names of the timed passes, as the CPU solver's ([`FLUID_PHASES`]).
+pub const WIND_GPU_PASSES: [&str; 4] = FLUID_PHASES;
+
+/// Submission slots (two submissions in flight).
+const SLOTS: usize = 2;
+/// Timestamps per step: before advection and after each of the four passes.
+const TIMESTAMPS: u32 = 5;
+/// Storage buffers per stage the kernels bind (9 field buffers and the balls).
+const STORAGE_BUFFERS: u32 = 10;
+const FIELD_BINDINGS: u32 = 9;
+
+/// The compute kernels, in the order of [`KERNELS`].
+#[derive(Clone, Copy)]
+enum Kernel {
+    Act,
+    Diag,
+    Centre,
+    Advect,
+    Forces,
+    Divergence,
+    Jacobi,
+    Project,
+}
+
+const KERNELS: [&Spirv; 8] = [
+    &sylva_shaders::WIND_ACT_COMP,
+    &sylva_shaders::WIND_DIAG_COMP,
+    &sylva_shaders::WIND_CENTRE_COMP,
+    &sylva_shaders::WIND_ADVECT_COMP,
+    &sylva_shaders::WIND_FORCES_COMP,
+    &sylva_shaders::WIND_DIVERGENCE_COMP,
+    &sylva_shaders::WIND_JACOBI_COMP,
+    &sylva_shaders::WIND_PROJECT_COMP,
+];
+
+/// Where the current field lies on the GPU, for passes that read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FieldBuffers {
+    /// Face velocities: u, then v, then w, each laid out as `FluidGrid::velocity` (f32).
+    pub velocity: vk::Buffer,
+    /// Byte offsets of u, v and w in `velocity`.
+    pub offsets: [u64; 3],
+    /// Pressure (f32) in a padded cell array: one ghost layer all round (always 0), cell
+    /// `(i, j, k)` at `(i+1) + (nx+2) * ((j+1) + (ny+2) * (k+1))`.
+    pub pressure: vk::Buffer,
+    /// Cells along x, y, z.
+    pub cells: [u32; 3],
+}
+
+/// One submission slot.
+#[derive(Default)]
+struct Slot {
+    cmd: vk::CommandBuffer,
+    /// Host-visible: [`WindBallsHeader`] then up to [`MAX_WIND_BALLS`] balls.
+    balls: Option<Buffer>,
+    balls_set: vk::DescriptorSet,
+    queries: vk::QueryPool,
+    /// Timeline value of the last submission recorded here (0: none yet).
+    value: u64,
+    /// Whether that submission wrote timestamps not read yet.
+    timed: bool,
+}
+
+/// Everything the solver owns on the device; `None`/null where not created (yet).
+#[derive(Default)]
+struct Buffers {
+    /// Face velocities, two sets (A and B, swapped each step).
+    vel: [Option<Buffer>; 2],
+    /// Padded pressure, two for the Jacobi ping-pong.
+    p: [Option<Buffer>; 2],
+    centre: Option<Buffer>,
+    act: Option<Buffer>,
+    inv_diag: Option<Buffer>,
+    div: Option<Buffer>,
+    solid: Option<Buffer>,
+    /// Host-visible copy target of [`GpuFluid::download`], made on first use.
+    readback: Option<Buffer>,
+}
+
+/// A wind grid stepped on the GPU. See the module docs.
+pub struct GpuFluid {
+    gpu: Arc<Gpu>,
+    n: [usize; 3],
+    /// Push constants fixed by the grid (the per-step fields are filled in by `step`).
+    push: WindPush,
+    origin: glam::Vec3,
+    h: glam::Vec3,
+    iterations: u32,
+    bufs: Buffers,
+    set_layouts: [vk::DescriptorSetLayout; 2],
+    pipeline_layout: vk::PipelineLayout,
+    pipelines: [vk::Pipeline; 8],
+    descriptor_pool: vk::DescriptorPool,
+    /// Field descriptor sets by `2 * velocity parity + pressure parity`.
+    field_sets: [vk::DescriptorSet; 4],
+    command_pool: vk::CommandPool,
+    slots: [Slot; SLOTS],
+    semaphore: vk::Semaphore,
+    /// Last timeline value submitted.
+    value: u64,
+    /// Which velocity buffer (A = 0, B = 1) and which pressure buffer hold the current field.
+    vp: usize,
+    pp: usize,
+    /// Open sides the activity and diagonal were built for.
+    built_for: Option<[bool; 6]>,
+    timestamps: bool,
+    timestamp_mask: u64,
+    timings: Option<[Duration; 4]>,
+    steps: u64,
+}
+
+fn invalid(what: &'static str, value: impl ToString, allowed: impl ToString) -> RenderError {
+    RenderError::Invalid {
+        what,
+        value: value.to_string(),
+        allowed: allowed.to_string(),
+    }
+}
+
+fn groups(extent: [usize; 3]) -> [u32; 3] {
+    [0, 1, 2].map(|a| extent[a].div_ceil(WIND_LOCAL_SIZE[a] as usize) as u32)
+}
+
+impl GpuFluid {
+    /// Uploads the grid's velocities, pressure and solid cells. Fails with a clear error when
+    /// the grid does not fit the device (buffer range, memory, workgroup counts) or asks for
+    /// the converged pressure solver, which the GPU does not have.
+    pub fn new(gpu: &Arc<Gpu>, grid: &FluidGrid) -> Result<GpuFluid> {
+        let params = grid.params();
+        let iterations = match params.pressure {
+            Pressure::Jacobi { iterations } => iterations,
+            Pressure::Converged { .. } => return Err(converged_error()),
+        };
+        let n = grid.cells();
+        let h = grid.cell_size();
+        let limits = &gpu.properties.limits;
+        let cells = n[0] * n[1] * n[2];
+        let faces = [0, 1, 2].map(|a| {
+            let mut d = n;
+            d[a] += 1;
+            d[0] * d[1] * d[2]
+        });
+        let padded = (n[0] + 2) * (n[1] + 2) * (n[2] + 2);
+        let vel_bytes = 4 * (faces[0] + faces[1] + faces[2]) as u64;
+        let sizes = [
+            ("velocity", vel_bytes),
+            ("cell-centred velocity", 16 * cells as u64),
+            ("pressure", 4 * padded as u64),
+        ];
+        for (what, bytes) in sizes {
+            if bytes > limits.max_storage_buffer_range as u64 {
+                return Err(invalid(
+                    "wind grid",
+                    format!("{}×{}×{} cells ({what} buffer of {bytes} bytes)", n[0], n[1], n[2]),
+                    format!(
+                        "buffers of at most {} bytes on {} (maxStorageBufferRange): fewer cells",
+                        limits.max_storage_buffer_range,
+                        gpu.name()
+                    ),
+                ));
+            }
+        }
+        let total = 2 * vel_bytes + 16 * cells as u64 + 4 * (3 * padded + 3 * cells) as u64;
+        let heap = device_local_heap(gpu);
+        if total > heap {
+            return Err(RenderError::OutOfMemory {
+                kind: "device",
+                during: format!(
+                    "sizing a {}×{}×{} wind grid: it needs {} MiB, {} has {} MiB of device memory",
+                    n[0],
+                    n[1],
+                    n[2],
+                    total >> 20,
+                    gpu.name(),
+                    heap >> 20
+                ),
+            });
+        }
+        let padded_extent = [n[0] + 2, n[1] + 2, n[2] + 2];
+        let g = groups(padded_extent);
+        for a in 0..3 {
+            if g[a] > limits.max_compute_work_group_count[a] {
+                return Err(invalid(
+                    "wind grid",
+                    format!("{} cells along axis {a}", n[a]),
+                    format!(
+                        "at most {} workgroups of {} along that axis on {}",
+                        limits.max_compute_work_group_count[a],
+                        WIND_LOCAL_SIZE[a],
+                        gpu.name()
+                    ),
+                ));
+            }
+        }
+        if limits.max_per_stage_descriptor_storage_buffers < STORAGE_BUFFERS {
+            return Err(RenderError::NoDevice(format!(
+                "{} binds {} storage buffers per shader stage, the wind solver needs {STORAGE_BUFFERS}",
+                gpu.name(),
+                limits.max_per_stage_descriptor_storage_buffers
+            )));
+        }
+        let family = gpu.queues.compute_family();
+        // SAFETY: plain query on the Gpu's physical device.
+        let families = unsafe { gpu.instance.get_physical_device_queue_family_properties(gpu.physical) };
+        let bits = families.get(family as usize).map_or(0, |f| f.timestamp_valid_bits);
+        let timestamps = bits > 0 && limits.timestamp_period > 0.0;
+        let inv = |x: f32| 1.0 / x;
+        let push = WindPush {
+            n: [n[0] as u32, n[1] as u32, n[2] as u32, 0],
+            h: [h.x, h.y, h.z, params.dt],
+            inv_h: [inv(h.x), inv(h.y), inv(h.z), 0.0],
+            inv_h2: [inv(h.x * h.x), inv(h.y * h.y), inv(h.z * h.z), 0.0],
+            origin: [grid.origin().x, grid.origin().y, grid.origin().z, 0.0],
+            border: [0.0; 4],
+            sides: [0; 4],
+        };
+        let mut f = GpuFluid {
+            gpu: gpu.clone(),
+            n,
+            push,
+            origin: grid.origin(),
+            h,
+            iterations,
+            bufs: Buffers::default(),
+            set_layouts: [vk::DescriptorSetLayout::null(); 2],
+            pipeline_layout: vk::PipelineLayout::null(),
+            pipelines: [vk::Pipeline::null(); 8],
+            descriptor_pool: vk::DescriptorPool::null(),
+            field_sets: [vk::DescriptorSet::null(); 4],
+            command_pool: vk::CommandPool::null(),
+            slots: Default::default(),
+            semaphore: vk::Semaphore::null(),
+            value: 0,
+            vp: 0,
+            pp: 0,
+            built_for: None,
+            timestamps,
+            timestamp_mask: if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 },
+            timings: None,
+            steps: 0,
+        };
+        // From here on, `f`'s Drop destroys whatever exists if a step fails.
+        f.create_buffers(vel_bytes, cells, padded)?;
+        f.create_pipelines()?;
+        f.create_descriptors()?;
+        f.create_submission()?;
+        f.upload(grid)?;
+        Ok(f)
+    }
+
+    fn create_buffers(&mut self, vel_bytes: u64, cells: usize, padded: usize) -> Result<()> {
+        let gpu = &self.gpu;
+        let families = [gpu.queues.graphics, gpu.queues.compute_family()];
+        let storage = vk::BufferUsageFlags::STORAGE_BUFFER
+            | vk::BufferUsageFlags::TRANSFER_DST
+            | vk::BufferUsageFlags::TRANSFER_SRC;
+        let make =
+            |name: &str, size: u64| gpu.create_buffer_shared(name, size, storage, MemoryLocation::GpuOnly, &families);
+        let b = &mut self.bufs;
+        b.vel[0] = Some(make("wind velocity A", vel_bytes)?);
+        b.vel[1] = Some(make("wind velocity B", vel_bytes)?);
+        b.p[0] = Some(make("wind pressure A", 4 * padded as u64)?);
+        b.p[1] = Some(make("wind pressure B", 4 * padded as u64)?);
+        b.centre = Some(make("wind cell-centred velocity", 16 * cells as u64)?);
+        b.act = Some(make("wind face activity", 4 * padded as u64)?);
+        b.inv_diag = Some(make("wind inverse diagonal", 4 * cells as u64)?);
+        b.div = Some(make("wind divergence", 4 * cells as u64)?);
+        b.solid = Some(make("wind solid cells", 4 * cells as u64)?);
+        let ball_bytes = (size_of::<WindBallsHeader>() + MAX_WIND_BALLS * size_of::<GpuWindBall>()) as u64;
+        for (i, slot) in self.slots.iter_mut().enumerate() {
+            slot.balls = Some(gpu.create_buffer(
+                &format!("wind balls {i}"),
+                ball_bytes,
+                vk::BufferUsageFlags::STORAGE_BUFFER,
+                MemoryLocation::CpuToGpu,
+            )?);
+        }
+        Ok(())
+    }
+
+    fn create_pipelines(&mut self) -> Result<()> {
+        let dev = &self.gpu.device;
+        let binding = |i: u32| {
+            vk::DescriptorSetLayoutBinding::default()
+                .binding(i)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(1)
+                .stage_flags(vk::ShaderStageFlags::COMPUTE)
+        };
+        let field: Vec<_> = (0..FIELD_BINDINGS).map(binding).collect();
+        let balls = [binding(0)];
+        for (i, bindings) in [&field[..], &balls[..]].into_iter().enumerate() {
+            let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(bindings);
+            // SAFETY: valid device and create info.
+            self.set_layouts[i] = unsafe { dev.create_descriptor_set_layout(&info, None) }
+                .map_err(vk_err("vkCreateDescriptorSetLayout"))?;
+        }
+        let ranges = [vk::PushConstantRange {
+            stage_flags: vk::ShaderStageFlags::COMPUTE,
+            offset: 0,
+            size: size_of::<WindPush>() as u32,
+        }];
+        let info = vk::PipelineLayoutCreateInfo::default()
+            .set_layouts(&self.set_layouts)
+            .push_constant_ranges(&ranges);
+        // SAFETY: the set layouts were just created from this device.
+        self.pipeline_layout =
+            unsafe { dev.create_pipeline_layout(&info, None) }.map_err(vk_err("vkCreatePipelineLayout"))?;
+        for (k, spirv) in KERNELS.iter().enumerate() {
+            let module = self.gpu.shader_module(spirv)?;
+            let stage = vk::PipelineShaderStageCreateInfo::default()
+                .stage(vk::ShaderStageFlags::COMPUTE)
+                .module(module)
+                .name(c"main");
+            let info = vk::ComputePipelineCreateInfo::default()
+                .stage(stage)
+                .layout(self.pipeline_layout);
+            // SAFETY: the module is SPIR-V compiled at build time whose interface (two sets of
+            // storage buffers, the push block) matches the pipeline layout.
+            let result = unsafe { dev.create_compute_pipelines(vk::PipelineCache::null(), &[info], None) };
+            // SAFETY: a module may be destroyed once pipelines are created from it.
+            unsafe { dev.destroy_shader_module(module, None) };
+            self.pipelines[k] = result.map_err(|(_, e)| RenderError::from_vk("vkCreateComputePipelines", e))?[0];
+        }
+        Ok(())
+    }
+
+    fn create_descriptors(&mut self) -> Result<()> {
+        let dev = &self.gpu.device;
+        let sizes = [vk::DescriptorPoolSize {
+            ty: vk::DescriptorType::STORAGE_BUFFER,
+            descriptor_count: 4 * FIELD_BINDINGS + SLOTS as u32,
+        }];
+        let info = vk::DescriptorPoolCreateInfo::default()
+            .max_sets(4 + SLOTS as u32)
+            .pool_sizes(&sizes);
+        // SAFETY: valid device and create info.
+        self.descriptor_pool =
+            unsafe { dev.create_descriptor_pool(&info, None) }.map_err(vk_err("vkCreateDescriptorPool"))?;
+        let layouts = [
+            self.set_layouts[0],
+            self.set_layouts[0],
+            self.set_layouts[0],
+            self.set_layouts[0],
+            self.set_layouts[1],
+            self.set_layouts[1],
+        ];
+        let alloc = vk::DescriptorSetAllocateInfo::default()
+            .descriptor_pool(self.descriptor_pool)
+            .set_layouts(&layouts);
+        // SAFETY: the pool has room for exactly these sets.
+        let sets = unsafe { dev.allocate_descriptor_sets(&alloc) }.map_err(vk_err("vkAllocateDescriptorSets"))?;
+        self.field_sets.copy_from_slice(&sets[..4]);
+        let b = &self.bufs;
+        let raw = |o: &Option<Buffer>| o.as_ref().expect("created before the descriptors").raw;
+        let whole = |buffer: vk::Buffer| {
+            [vk::DescriptorBufferInfo {
+                buffer,
+                offset: 0,
+                range: vk::WHOLE_SIZE,
+            }]
+        };
+        let mut infos = Vec::new();
+        for vp in 0..2 {
+            for pp in 0..2 {
+                let set = sets[2 * vp + pp];
+                let order = [
+                    raw(&b.vel[vp]),
+                    raw(&b.vel[1 - vp]),
+                    raw(&b.centre),
+                    raw(&b.act),
+                    raw(&b.inv_diag),
+                    raw(&b.div),
+                    raw(&b.p[pp]),
+                    raw(&b.p[1 - pp]),
+                    raw(&b.solid),
+                ];
+                for (i, buffer) in order.into_iter().enumerate() {
+                    infos.push((set, i as u32, whole(buffer)));
+                }
+            }
+        }
+        for (s, slot) in self.slots.iter_mut().enumerate() {
+            slot.balls_set = sets[4 + s];
+            infos.push((slot.balls_set, 0, whole(raw(&slot.balls))));
+        }
+        let writes: Vec<_> = infos
+            .iter()
+            .map(|(set, binding, info)| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(*set)
+                    .dst_binding(*binding)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .buffer_info(info)
+            })
+            .collect();
+        // SAFETY: every set and buffer is alive and no command buffer uses the sets yet.
+        unsafe { dev.update_descriptor_sets(&writes, &[]) };
+        Ok(())
+    }
+
+    fn create_submission(&mut self) -> Result<()> {
+        let dev = &self.gpu.device;
+        let info = vk::CommandPoolCreateInfo::default()
+            .queue_family_index(self.gpu.queues.compute_family())
+            .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
+        // SAFETY: valid device and create info.
+        self.command_pool = unsafe { dev.create_command_pool(&info, None) }.map_err(vk_err("vkCreateCommandPool"))?;
+        let alloc = vk::CommandBufferAllocateInfo::default()
+            .command_pool(self.command_pool)
+            .level(vk::CommandBufferLevel::PRIMARY)
+            .command_buffer_count(SLOTS as u32);
+        // SAFETY: the pool was just created from this device.
+        let cmds = unsafe { dev.allocate_command_buffers(&alloc) }.map_err(vk_err("vkAllocateCommandBuffers"))?;
+        for (slot, cmd) in self.slots.iter_mut().zip(cmds) {
+            slot.cmd = cmd;
+            if self.timestamps {
+                let info = vk::QueryPoolCreateInfo::default()
+                    .query_type(vk::QueryType::TIMESTAMP)
+                    .query_count(TIMESTAMPS);
+                // SAFETY: valid device and create info.
+                slot.queries = unsafe { dev.create_query_pool(&info, None) }.map_err(vk_err("vkCreateQueryPool"))?;
+            }
+        }
+        let mut timeline = vk::SemaphoreTypeCreateInfo::default()
+            .semaphore_type(vk::SemaphoreType::TIMELINE)
+            .initial_value(0);
+        let info = vk::SemaphoreCreateInfo::default().push_next(&mut timeline);
+        // SAFETY: valid device; timeline semaphores are enabled on every Gpu (see gpu.rs).
+        self.semaphore = unsafe { dev.create_semaphore(&info, None) }.map_err(vk_err("vkCreateSemaphore"))?;
+        Ok(())
+    }
+
+    /// Copies the grid's state into the device buffers (through a staging buffer) and zeroes
+    /// the scratch buffers.
+    fn upload(&mut self, grid: &FluidGrid) -> Result<()> {
+        let n = self.n;
+        let cells = n[0] * n[1] * n[2];
+        let mut vel: Vec<f32> = Vec::new();
+        for a in 0..3 {
+            vel.extend_from_slice(grid.velocity(a));
+        }
+        let p = self.pad_pressure(&grid.pressure());
+        let solid: Vec<u32> = grid.solid().iter().map(|&s| s as u32).collect();
+        if solid.len() != cells || vel.len() * 4 != self.bufs.vel[0].as_ref().map_or(0, |b| b.size as usize) {
+            return Err(invalid(
+                "wind grid arrays",
+                format!("{} solid flags, {} velocities", solid.len(), vel.len()),
+                "one flag per cell and one velocity per face",
+            ));
+        }
+        let vel_bytes = 4 * vel.len() as u64;
+        let p_bytes = 4 * p.len() as u64;
+        let solid_bytes = 4 * solid.len() as u64;
+        let mut staging = self.gpu.create_buffer(
+            "wind upload",
+            vel_bytes + p_bytes + solid_bytes,
+            vk::BufferUsageFlags::TRANSFER_SRC,
+            MemoryLocation::CpuToGpu,
+        )?;
+        staging.write(0, &vel);
+        staging.write(vel_bytes as usize, &p);
+        staging.write((vel_bytes + p_bytes) as usize, &solid);
+        let result = (|| {
+            let (si, cmd) = self.begin()?;
+            let dev = &self.gpu.device;
+            let b = &self.bufs;
+            let raw = |o: &Option<Buffer>| o.as_ref().expect("created").raw;
+            // SAFETY: `cmd` is recording; every buffer is alive until the submission completes
+            // (the staging buffer is destroyed only after the wait below).
+            unsafe {
+                let copy = |dst: vk::Buffer, src_offset: u64, size: u64| {
+                    let region = [vk::BufferCopy {
+                        src_offset,
+                        dst_offset: 0,
+                        size,
+                    }];
+                    dev.cmd_copy_buffer(cmd, staging.raw, dst, &region);
+                };
+                copy(raw(&b.vel[0]), 0, vel_bytes);
+                copy(raw(&b.p[0]), vel_bytes, p_bytes);
+                copy(raw(&b.solid), vel_bytes + p_bytes, solid_bytes);
+                for buffer in [&b.vel[1], &b.p[1], &b.centre, &b.act, &b.inv_diag, &b.div] {
+                    dev.cmd_fill_buffer(cmd, raw(buffer), 0, vk::WHOLE_SIZE, 0);
+                }
+            }
+            self.submit(si, false)?;
+            self.wait()
+        })();
+        if result.is_err() {
+            // The copy may still be pending: wait before freeing its source.
+            let _ = self.gpu.wait_idle();
+        }
+        self.gpu.destroy_buffer(staging);
+        result
+    }
+
+    /// Pressure in cell order to the padded layout.
+    fn pad_pressure(&self, p: &[f32]) -> Vec<f32> {
+        let [nx, ny, nz] = self.n;
+        let mut out = vec![0.0f32; (nx + 2) * (ny + 2) * (nz + 2)];
+        for k in 0..nz {
+            for j in 0..ny {
+                let src = nx * (j + ny * k);
+                let dst = 1 + (nx + 2) * ((j + 1) + (ny + 2) * (k + 1));
+                if let Some(row) = p.get(src..src + nx) {
+                    out[dst..dst + nx].copy_from_slice(row);
+                }
+            }
+        }
+        out
+    }
+
+    /// Takes the slot for the next submission: waits until its previous submission is done,
+    /// collects its timestamps and begins its command buffer.
+    fn begin(&mut self) -> Result<(usize, vk::CommandBuffer)> {
+        let si = ((self.value + 1) % SLOTS as u64) as usize;
+        self.wait_value(self.slots[si].value)?;
+        self.collect_timestamps(si)?;
+        let cmd = self.slots[si].cmd;
+        let dev = &self.gpu.device;
+        // SAFETY: the slot's previous submission has completed (waited above), so its command
+        // buffer is not pending; the pool allows resetting single buffers.
+        unsafe {
+            dev.reset_command_buffer(cmd, vk::CommandBufferResetFlags::empty())
+                .map_err(vk_err("vkResetCommandBuffer"))?;
+            let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+            dev.begin_command_buffer(cmd, &begin)
+                .map_err(vk_err("vkBeginCommandBuffer"))?;
+        }
+        Ok((si, cmd))
+    }
+
+    /// Ends slot `si`'s command buffer and submits it after the previous submission, signalling
+    /// the next timeline value.
+    fn submit(&mut self, si: usize, timed: bool) -> Result<()> {
+        let cmd = self.slots[si].cmd;
+        // SAFETY: the buffer is recording (begun in `begin`).
+        unsafe { self.gpu.device.end_command_buffer(cmd) }.map_err(vk_err("vkEndCommandBuffer"))?;
+        let next = self.value + 1;
+        let waits = [vk::SemaphoreSubmitInfo::default()
+            .semaphore(self.semaphore)
+            .value(self.value)
+            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)];
+        let signals = [vk::SemaphoreSubmitInfo::default()
+            .semaphore(self.semaphore)
+            .value(next)
+            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)];
+        let waits: &[vk::SemaphoreSubmitInfo<'_>] = if self.value > 0 { &waits } else { &[] };
+        let cmds = [vk::CommandBufferSubmitInfo::default().command_buffer(cmd)];
+        let submit = vk::SubmitInfo2::default()
+            .wait_semaphore_infos(waits)
+            .command_buffer_infos(&cmds)
+            .signal_semaphore_infos(&signals);
+        self.gpu.submit_compute(&[submit], vk::Fence::null())?;
+        self.value = next;
+        self.slots[si].value = next;
+        self.slots[si].timed = timed;
+        Ok(())
+    }
+
+    /// Blocks until the timeline reaches `value`.
+    fn wait_value(&self, value: u64) -> Result<()> {
+        if value == 0 {
+            return Ok(());
+        }
+        let semaphores = [self.semaphore];
+        let values = [value];
+        let info = vk::SemaphoreWaitInfo::default().semaphores(&semaphores).values(&values);
+        // SAFETY: the semaphore is a timeline semaphore of this device; every value waited for
+        // was submitted to be signalled.
+        unsafe { self.gpu.device.wait_semaphores(&info, u64::MAX) }.map_err(vk_err("vkWaitSemaphores"))
+    }
+
+    fn collect_timestamps(&mut self, si: usize) -> Result<()> {
+        let slot = &mut self.slots[si];
+        if !slot.timed {
+            return Ok(());
+        }
+        slot.timed = false;
+        let mut ticks = [0u64; TIMESTAMPS as usize];
+        // SAFETY: the submission that reset and wrote these queries has completed.
+        let got = unsafe {
+            self.gpu
+                .device
+                .get_query_pool_results(slot.queries, 0, &mut ticks, vk::QueryResultFlags::TYPE_64)
+        };
+        match got {
+            Ok(()) => {}
+            Err(vk::Result::NOT_READY) => return Ok(()),
+            Err(e) => return Err(RenderError::from_vk("vkGetQueryPoolResults", e)),
+        }
+        let period = self.gpu.properties.limits.timestamp_period as f64;
+        let mask = self.timestamp_mask;
+        let ns = |a: u64, b: u64| Duration::from_nanos(((b.wrapping_sub(a) & mask) as f64 * period) as u64);
+        self.timings = Some([0, 1, 2, 3].map(|p| ns(ticks[p], ticks[p + 1])));
+        Ok(())
+    }
+
+    /// Changes the pressure solver; only `Pressure::Jacobi` runs on the GPU.
+    pub fn set_pressure_solver(&mut self, pressure: Pressure) -> Result<()> {
+        match pressure {
+            Pressure::Jacobi { iterations } if (1..=10_000).contains(&iterations) => {
+                self.iterations = iterations;
+                Ok(())
+            }
+            Pressure::Jacobi { iterations } => Err(invalid("Jacobi iterations", iterations, "1 to 10000")),
+            Pressure::Converged { .. } => Err(converged_error()),
+        }
+    }
+
+    /// Records and submits one step (advect, forces, pressure, project) with the inputs the
+    /// CPU grid's `next_inputs` drew. Returns once submitted; [`wait`](Self::wait) blocks.
+    pub fn step(&mut self, inputs: &StepInputs) -> Result<()> {
+        if inputs.balls.len() > MAX_WIND_BALLS {
+            return Err(invalid(
+                "number of wind balls",
+                inputs.balls.len(),
+                format!("at most {MAX_WIND_BALLS} on the GPU"),
+            ));
+        }
+        for &(c, r, a) in &inputs.balls {
+            if !(c.is_finite() && a.is_finite() && r > 0.0 && r.is_finite()) {
+                return Err(invalid(
+                    "wind ball",
+                    format!("centre {c}, radius {r}, acceleration {a}"),
+                    "finite values and a positive radius",
+                ));
+            }
+        }
+        if !inputs.border.is_finite() {
+            return Err(invalid("border wind", inputs.border, "finite values"));
+        }
+        let mut push = self.push;
+        push.n[3] = inputs.balls.len() as u32;
+        push.border = [inputs.border.x, inputs.border.y, inputs.border.z, 0.0];
+        let bits = |f: &[bool; 6]| f.iter().enumerate().fold(0u32, |m, (s, &b)| m | ((b as u32) << s));
+        push.sides = [bits(&inputs.inflow), bits(&inputs.open), 0, 0];
+
+        let (si, cmd) = self.begin()?;
+        let force_slabs = self.write_balls(si, inputs);
+        let rebuild = self.built_for != Some(inputs.open);
+        let n = self.n;
+        let cells_g = groups(n);
+        let faces_g = groups([n[0] + 1, n[1] + 1, n[2] + 1]);
+        let padded_g = groups([n[0] + 2, n[1] + 2, n[2] + 2]);
+        let dev = &self.gpu.device;
+        let slot = &self.slots[si];
+        let timestamps = self.timestamps;
+        let (mut vp, mut pp) = (self.vp, self.pp);
+        let stamp = |i: u32| {
+            if timestamps {
+                // SAFETY: the pool has TIMESTAMPS queries, reset at the start of this buffer.
+                unsafe { dev.cmd_write_timestamp2(cmd, vk::PipelineStageFlags2::COMPUTE_SHADER, slot.queries, i) };
+            }
+        };
+        let dispatch = |k: Kernel, set: usize, g: [u32; 3]| {
+            // SAFETY: `cmd` is recording; the pipeline, layout and sets belong to this solver
+            // and outlive the submission (destroyed only in Drop, after waiting).
+            unsafe {
+                dev.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, self.pipelines[k as usize]);
+                dev.cmd_bind_descriptor_sets(
+                    cmd,
+                    vk::PipelineBindPoint::COMPUTE,
+                    self.pipeline_layout,
+                    0,
+                    &[self.field_sets[set]],
+                    &[],
+                );
+                dev.cmd_dispatch(cmd, g[0], g[1], g[2]);
+            }
+        };
+        let barrier = || {
+            let mb = [vk::MemoryBarrier2::default()
+                .src_stage_mask(vk::PipelineStageFlags2::COMPUTE_SHADER)
+                .src_access_mask(vk::AccessFlags2::SHADER_STORAGE_WRITE)
+                .dst_stage_mask(vk::PipelineStageFlags2::COMPUTE_SHADER)
+                .dst_access_mask(vk::AccessFlags2::SHADER_STORAGE_READ | vk::AccessFlags2::SHADER_STORAGE_WRITE)];
+            // SAFETY: `cmd` is recording.
+            unsafe { dev.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().memory_barriers(&mb)) };
+        };
+        // SAFETY: `cmd` is recording; the query pool (when timed) and the balls set belong to
+        // this slot, whose previous submission has completed.
+        unsafe {
+            if timestamps {
+                dev.cmd_reset_query_pool(cmd, slot.queries, 0, TIMESTAMPS);
+            }
+            dev.cmd_push_constants(
+                cmd,
+                self.pipeline_layout,
+                vk::ShaderStageFlags::COMPUTE,
+                0,
+                bytemuck::bytes_of(&push),
+            );
+            dev.cmd_bind_descriptor_sets(
+                cmd,
+                vk::PipelineBindPoint::COMPUTE,
+                self.pipeline_layout,
+                1,
+                &[slot.balls_set],
+                &[],
+            );
+        }
+        let set = |vp: usize, pp: usize| 2 * vp + pp;
+        if rebuild {
+            // The open sides changed (or this is the first step): face activity and the
+            // pressure equation's diagonal, as the CPU rebuilds them.
+            dispatch(Kernel::Act, set(vp, pp), padded_g);
+            barrier();
+            dispatch(Kernel::Diag, set(vp, pp), cells_g);
+            barrier();
+        }
+        stamp(0);
+        dispatch(Kernel::Centre, set(vp, pp), cells_g);
+        barrier();
+        dispatch(Kernel::Advect, set(vp, pp), faces_g);
+        barrier();
+        stamp(1);
+        if let Some((k0, k1)) = force_slabs {
+            // Only the face slabs some ball reaches: the kernel adds `sides.z` to its k.
+            let mut p = push;
+            p.sides[2] = k0 as u32;
+            // SAFETY: `cmd` is recording with this layout.
+            unsafe {
+                dev.cmd_push_constants(
+                    cmd,
+                    self.pipeline_layout,
+                    vk::ShaderStageFlags::COMPUTE,
+                    0,
+                    bytemuck::bytes_of(&p),
+                )
+            };
+            let mut g = faces_g;
+            g[2] = groups([1, 1, (k1 - k0 + 1) as usize])[2];
+            dispatch(Kernel::Forces, set(vp, pp), g);
+            barrier();
+            // SAFETY: as above.
+            unsafe {
+                dev.cmd_push_constants(
+                    cmd,
+                    self.pipeline_layout,
+                    vk::ShaderStageFlags::COMPUTE,
+                    0,
+                    bytemuck::bytes_of(&push),
+                )
+            };
+        }
+        stamp(2);
+        dispatch(Kernel::Divergence, set(vp, pp), cells_g);
+        barrier();
+        for _ in 0..self.iterations {
+            dispatch(Kernel::Jacobi, set(vp, pp), cells_g);
+            barrier();
+            pp ^= 1;
+        }
+        stamp(3);
+        dispatch(Kernel::Project, set(vp, pp), faces_g);
+        stamp(4);
+        vp ^= 1;
+        self.submit(si, timestamps)?;
+        self.vp = vp;
+        self.pp = pp;
+        self.built_for = Some(inputs.open);
+        self.steps += 1;
+        Ok(())
+    }
+
+    /// Fills slot `si`'s ball buffer: the slabs the balls reach per component and the balls,
+    /// with the reach and 1/r² computed as the CPU computes them. Returns the range of face
+    /// slabs any component needs (`None`: no ball reaches the grid).
+    fn write_balls(&mut self, si: usize, inputs: &StepInputs) -> Option<(i32, i32)> {
+        let (origin, h, n) = (self.origin, self.h, self.n);
+        let mut header = WindBallsHeader::default();
+        for a in 0..3 {
+            let fd_z = if a == 2 { n[2] + 1 } else { n[2] };
+            let off_z = if a == 2 { 0.0 } else { 0.5 };
+            let (mut lo, mut hi) = (usize::MAX, 0usize);
+            for &(c, r, _) in &inputs.balls {
+                let g0 = ((c.z - 3.0 * r - origin.z) / h.z - off_z).ceil().max(0.0);
+                let g1 = ((c.z + 3.0 * r - origin.z) / h.z - off_z)
+                    .floor()
+                    .min(fd_z as f32 - 1.0);
+                if g0 <= g1 {
+                    lo = lo.min(g0 as usize);
+                    hi = hi.max(g1 as usize);
+                }
+            }
+            if lo > hi {
+                (header.k_lo[a], header.k_hi[a]) = (1, 0);
+            } else {
+                (header.k_lo[a], header.k_hi[a]) = (lo as i32, hi as i32);
+            }
+        }
+        let k0 = (0..3)
+            .filter(|&a| header.k_lo[a] <= header.k_hi[a])
+            .map(|a| header.k_lo[a])
+            .min();
+        let k1 = (0..3)
+            .filter(|&a| header.k_lo[a] <= header.k_hi[a])
+            .map(|a| header.k_hi[a])
+            .max();
+        let balls: Vec<GpuWindBall> = inputs
+            .balls
+            .iter()
+            .map(|&(c, r, a)| GpuWindBall {
+                centre_reach2: [c.x, c.y, c.z, 9.0 * r * r],
+                accel_inv_r2: [a.x, a.y, a.z, 1.0 / (r * r)],
+            })
+            .collect();
+        let buffer = self.slots[si].balls.as_mut().expect("created in new");
+        buffer.write(0, std::slice::from_ref(&header));
+        if !balls.is_empty() {
+            buffer.write(size_of::<WindBallsHeader>(), &balls);
+        }
+        k0.zip(k1)
+    }
+
+    /// Blocks until every submitted step has finished, then reads the last step's timestamps.
+    pub fn wait(&mut self) -> Result<()> {
+        self.wait_value(self.value)?;
+        // Older slot first, so the timings end up those of the newest step.
+        let mut order: Vec<usize> = (0..SLOTS).collect();
+        order.sort_by_key(|&s| self.slots[s].value);
+        for s in order {
+            self.collect_timestamps(s)?;
+        }
+        Ok(())
+    }
+
+    /// GPU time of the passes (advect, forces, pressure, project, as [`WIND_GPU_PASSES`]) of
+    /// the newest step whose timestamps were read (by [`wait`](Self::wait), or when its slot
+    /// was reused); `None` before that or when the compute queue has no timestamps.
+    pub fn timings(&self) -> Option<[Duration; 4]> {
+        self.timings
+    }
+
+    /// Whether the compute queue records timestamps.
+    pub fn has_timestamps(&self) -> bool {
+        self.timestamps
+    }
+
+    /// Steps submitted so far.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Copies the current velocities and pressure back into `grid` (which must have the same
+    /// cell counts). Waits for every submitted step.
+    pub fn download(&mut self, grid: &mut FluidGrid) -> Result<()> {
+        if grid.cells() != self.n {
+            return Err(invalid(
+                "grid to download into",
+                format!("{:?} cells", grid.cells()),
+                format!("the GPU grid's {:?} cells", self.n),
+            ));
+        }
+        let vel_bytes = self.bufs.vel[0].as_ref().expect("created").size;
+        let p_bytes = self.bufs.p[0].as_ref().expect("created").size;
+        if self.bufs.readback.is_none() {
+            self.bufs.readback = Some(self.gpu.create_buffer(
+                "wind readback",
+                vel_bytes + p_bytes,
+                vk::BufferUsageFlags::TRANSFER_DST,
+                MemoryLocation::GpuToCpu,
+            )?);
+        }
+        let (si, cmd) = self.begin()?;
+        {
+            let dev = &self.gpu.device;
+            let b = &self.bufs;
+            let raw = |o: &Option<Buffer>| o.as_ref().expect("created").raw;
+            let readback = raw(&b.readback);
+            // SAFETY: `cmd` is recording; the buffers are alive until the wait below.
+            unsafe {
+                let copy = |src: vk::Buffer, dst_offset: u64, size: u64| {
+                    let region = [vk::BufferCopy {
+                        src_offset: 0,
+                        dst_offset,
+                        size,
+                    }];
+                    dev.cmd_copy_buffer(cmd, src, readback, &region);
+                };
+                copy(raw(&b.vel[self.vp]), 0, vel_bytes);
+                copy(raw(&b.p[self.pp]), vel_bytes, p_bytes);
+                let to_host = [vk::MemoryBarrier2::default()
+                    .src_stage_mask(vk::PipelineStageFlags2::TRANSFER)
+                    .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+                    .dst_stage_mask(vk::PipelineStageFlags2::HOST)
+                    .dst_access_mask(vk::AccessFlags2::HOST_READ)];
+                dev.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().memory_barriers(&to_host));
+            }
+        }
+        self.submit(si, false)?;
+        self.wait()?;
+        let bytes = self.bufs.readback.as_ref().expect("created").read();
+        let floats: Vec<f32> = bytes[..(vel_bytes + p_bytes) as usize]
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let (vel, p) = floats.split_at((vel_bytes / 4) as usize);
+        let mut start = 0;
+        for a in 0..3 {
+            let dst = grid.velocity_mut(a);
+            let len = dst.len();
+            dst.copy_from_slice(&vel[start..start + len]);
+            start += len;
+        }
+        let [nx, ny, nz] = self.n;
+        let mut cells = Vec::with_capacity(nx * ny * nz);
+        for k in 0..nz {
+            for j in 0..ny {
+                let row = 1 + (nx + 2) * ((j + 1) + (ny + 2) * (k + 1));
+                cells.extend_from_slice(&p[row..row + nx]);
+            }
+        }
+        grid.set_pressure(&cells);
+        Ok(())
+    }
+
+    /// A wait for graphics (or other) submissions that read the field: the timeline value of
+    /// the last submitted step, at every stage.
+    pub fn semaphore_wait_info(&self) -> vk::SemaphoreSubmitInfo<'static> {
+        vk::SemaphoreSubmitInfo::default()
+            .semaphore(self.semaphore)
+            .value(self.value)
+            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)
+    }
+
+    /// The timeline semaphore and the value the last submitted step signals.
+    pub fn timeline(&self) -> (vk::Semaphore, u64) {
+        (self.semaphore, self.value)
+    }
+
+    /// The buffers holding the field after the last submitted step.
+    pub fn field_buffers(&self) -> FieldBuffers {
+        let n = self.n;
+        let u = 4 * ((n[0] + 1) * n[1] * n[2]) as u64;
+        let v = 4 * (n[0] * (n[1] + 1) * n[2]) as u64;
+        FieldBuffers {
+            velocity: self.bufs.vel[self.vp].as_ref().expect("created").raw,
+            offsets: [0, u, u + v],
+            pressure: self.bufs.p[self.pp].as_ref().expect("created").raw,
+            cells: [n[0] as u32, n[1] as u32, n[2] as u32],
+        }
+    }
+
+    /// Cells along x, y, z.
+    pub fn cells(&self) -> [usize; 3] {
+        self.n
+    }
+}
+
+fn converged_error() -> RenderError {
+    invalid(
+        "GPU wind pressure solver",
+        "Pressure::Converged",
+        "Pressure::Jacobi { iterations } (the GPU runs a fixed number of Jacobi iterations; the \
+         converged solver is CPU only)",
+    )
+}
+
+/// Size of the largest device-local memory heap.
+fn device_local_heap(gpu: &Gpu) -> u64 {
+    // SAFETY: plain query on the Gpu's physical device.
+    let memory = unsafe { gpu.instance.get_physical_device_memory_properties(gpu.physical) };
+    memory.memory_heaps[..memory.memory_heap_count as usize]
+        .iter()
+        .filter(|h| h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL))
+        .map(|h| h.size)
+        .max()
+        .unwrap_or(u64::MAX)
+}
+
+impl Drop for GpuFluid {
+    fn drop(&mut self) {
+        // Everything submitted must finish before its objects go.
+        if self.wait_value(self.value).is_err() {
+            let _ = self.gpu.wait_idle();
+        }
+        let gpu = self.gpu.clone();
+        let dev = &gpu.device;
+        // SAFETY: no submission is pending (waited above); every handle was created from this
+        // device by this solver, and destroying a null handle is a no-op.
+        unsafe {
+            for p in self.pipelines {
+                dev.destroy_pipeline(p, None);
+            }
+            dev.destroy_pipeline_layout(self.pipeline_layout, None);
+            dev.destroy_descriptor_pool(self.descriptor_pool, None);
+            for l in self.set_layouts {
+                dev.destroy_descriptor_set_layout(l, None);
+            }
+            for s in &self.slots {
+                dev.destroy_query_pool(s.queries, None);
+            }
+            dev.destroy_command_pool(self.command_pool, None);
+            dev.destroy_semaphore(self.semaphore, None);
+        }
+        let b = &mut self.bufs;
+        let all = [
+            b.vel[0].take(),
+            b.vel[1].take(),
+            b.p[0].take(),
+            b.p[1].take(),
+            b.centre.take(),
+            b.act.take(),
+            b.inv_diag.take(),
+            b.div.take(),
+            b.solid.take(),
+            b.readback.take(),
+        ];
+        for buffer in all.into_iter().flatten() {
+            gpu.destroy_buffer(buffer);
+        }
+        for s in &mut self.slots {
+            if let Some(buffer) = s.balls.take() {
+                gpu.destroy_buffer(buffer);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workgroup_counts_cover_the_grid() {
+        assert_eq!(groups([256, 16, 256]), [16, 4, 32]);
+        assert_eq!(groups([49, 13, 41]), [4, 4, 6]);
+    }
+
+    #[test]
+    fn converged_is_refused_with_the_alternative_named() {
+        let e = converged_error().to_string();
+        assert!(e.contains("Jacobi"), "{e}");
+    }
+}

@@ -1,0 +1,84 @@
+#version 460
+// Semi-Lagrangian advection (paper 004, Eq. 4; §2.4 "Advection"): every face takes the value
+// its component had at x − dt·v(x), sampled trilinearly from the 8 nearest faces of that
+// component's own staggered grid. One thread per (i, j, k) does the u, v and w faces there.
+// Reads `vel_in` and `centre` (wind_centre.comp), writes `vel_out`.
+#include "wind_common.glsl"
+
+// Trilinear sample of component a at grid coordinates g (position / h), with the coordinates
+// clamped into the component's staggered grid (`sample_component` on the CPU).
+float sample_component(int a, vec3 g) {
+    ivec3 fd = face_dims(a);
+    ivec3 i0;
+    vec3 t;
+    for (int b = 0; b < 3; b++) {
+        float off = b == a ? 0.0 : 0.5;
+        float mx = float(fd[b] - 1);
+        float x = clamp(g[b] - off, 0.0, mx);
+        float fl = min(floor(x), mx - 1.0);
+        i0[b] = int(fl);
+        t[b] = x - fl;
+    }
+    uint sy = uint(fd.x);
+    uint sz = uint(fd.x * fd.y);
+    uint base = comp_base(a) + uint(i0.x + fd.x * (i0.y + fd.y * i0.z));
+    // lerp(a, b, t) = a + (b − a) t, as on the CPU.
+    precise float c00 = vel_in[base] + (vel_in[base + 1u] - vel_in[base]) * t.x;
+    precise float c10 = vel_in[base + sy] + (vel_in[base + sy + 1u] - vel_in[base + sy]) * t.x;
+    precise float c01 = vel_in[base + sz] + (vel_in[base + sz + 1u] - vel_in[base + sz]) * t.x;
+    precise float c11 = vel_in[base + sz + sy] + (vel_in[base + sz + sy + 1u] - vel_in[base + sz + sy]) * t.x;
+    precise float c0 = c00 + (c10 - c00) * t.y;
+    precise float c1 = c01 + (c11 - c01) * t.y;
+    precise float r = c0 + (c1 - c0) * t.z;
+    return r;
+}
+
+// The new value of face f of component a (`Advect::face` on the CPU).
+float advect_face(int a, ivec3 f) {
+    ivec3 n = cells();
+    uint cr = pad_index(f);
+    uint cl = cr - pad_stride(a);
+    if (act[cl] * act[cr] == 0.0) {
+        // Prescribed: the border wind on an inflow side, zero on walls and beside solids.
+        int side = f[a] == 0 ? 2 * a : (f[a] == n[a] ? 2 * a + 1 : -1);
+        return side >= 0 && inflow(side) ? pc.border[a] : 0.0;
+    }
+    // Velocity at the face: its own component, the others the mean of the cell-centred
+    // velocities of the cells beside it (of the one cell on a domain side).
+    ivec3 lo = f;
+    ivec3 hi = f;
+    if (f[a] > 0) {
+        lo[a] -= 1;
+    }
+    if (hi[a] == n[a]) {
+        hi[a] -= 1;
+    }
+    vec3 vl = centre[cell_index(lo)].xyz;
+    vec3 vh = centre[cell_index(hi)].xyz;
+    vec3 v = 0.5 * (vl + vh);
+    v[a] = vel_in[face_index(a, f)];
+    vec3 g;
+    float dt = pc.h.w;
+    for (int b = 0; b < 3; b++) {
+        float off = b == a ? 0.0 : 0.5;
+        precise float x = float(f[b]) + off - dt * v[b] / pc.h[b];
+        g[b] = x;
+    }
+    // Beyond an inflow side the air is the border wind (sides in the order x−, x+, y−, y+,
+    // z−, z+).
+    for (int b = 0; b < 3; b++) {
+        if ((g[b] < 0.0 && inflow(2 * b)) || (g[b] > float(n[b]) && inflow(2 * b + 1))) {
+            return pc.border[a];
+        }
+    }
+    return sample_component(a, g);
+}
+
+void main() {
+    ivec3 f = ivec3(gl_GlobalInvocationID);
+    for (int a = 0; a < 3; a++) {
+        if (all(lessThan(f, face_dims(a)))) {
+            vel_out[face_index(a, f)] = advect_face(a, f);
+        }
+    }
+}

@@ -1,0 +1,322 @@
+//! The GPU wind solver (`sylva_render::wind`, compute shaders) against the CPU reference
+//! (`sylva_sim::fluid`), on a real Vulkan device (lavapipe on a machine without a GPU) with the
+//! Khronos validation layer on: every test fails on a validation error, and fails (rather than
+//! passing) when no device can be opened.
+
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Instant;
+
+use glam::Vec3;
+use sylva_engine::JobSystem;
+use sylva_render::wind::WIND_GPU_PASSES;
+use sylva_render::{Gpu, GpuFluid, GpuOptions, RenderError};
+use sylva_sim::fluid::{FluidGrid, FluidParams, Pressure, Side, StepInputs, WindBall};
+
+/// One device for the whole file (opening lavapipe with validation is slow); tests take turns.
+fn gpu() -> MutexGuard<'static, Arc<Gpu>> {
+    static G: OnceLock<Mutex<Arc<Gpu>>> = OnceLock::new();
+    G.get_or_init(|| {
+        let gpu = Gpu::new(
+            &GpuOptions {
+                validation: true,
+                device_name: None,
+            },
+            None,
+        )
+        .unwrap_or_else(|e| panic!("no Vulkan device for the GPU tests (they must not pass without one): {e}"));
+        Mutex::new(Arc::new(gpu))
+    })
+    .lock()
+    .unwrap_or_else(|e| e.into_inner())
+}
+
+fn assert_no_validation_errors(gpu: &Gpu) {
+    assert_eq!(
+        gpu.validation_errors(),
+        0,
+        "validation errors: {:#?}",
+        gpu.validation_messages()
+    );
+}
+
+/// A 48×12×40 grid over 48 m × 9 m × 40 m: a west-south-west border wind entering through
+/// x− and z−, leaving through x+ and z+, a solid block in the flow and a jittered wind ball.
+fn obstacle_scene() -> FluidGrid {
+    let mut g = FluidGrid::new(FluidParams {
+        cells: [48, 12, 40],
+        origin: Vec3::new(-24.0, 0.0, -20.0),
+        extent: Vec3::new(48.0, 9.0, 40.0),
+        dt: 1.0 / 30.0,
+        pressure: Pressure::JACOBI4,
+        sides: [
+            Side::Border,
+            Side::Border,
+            Side::Closed,
+            Side::Closed,
+            Side::Border,
+            Side::Border,
+        ],
+        border: Vec3::new(6.0, 0.0, 2.0),
+        seed: 11,
+    })
+    .unwrap();
+    let solid = g
+        .add_solid_box(Vec3::new(-6.0, 0.0, -5.0), Vec3::new(-2.0, 5.0, 6.0))
+        .unwrap();
+    assert!(solid > 100, "{solid} solid cells");
+    g.add_ball(WindBall {
+        centre: Vec3::new(-12.0, 4.0, 4.0),
+        radius: 4.0,
+        accel: Vec3::new(20.0, 6.0, -12.0),
+        jitter: 0.4,
+    })
+    .unwrap();
+    g
+}
+
+/// Largest absolute value over the three velocity components.
+fn max_abs(g: &FluidGrid) -> f32 {
+    (0..3)
+        .flat_map(|a| g.velocity(a).iter())
+        .fold(0.0f32, |m, v| m.max(v.abs()))
+}
+
+/// Largest absolute difference of the velocities, and where (component, face index).
+fn max_diff(a: &FluidGrid, b: &FluidGrid) -> (f32, usize, usize) {
+    let mut worst = (0.0f32, 0, 0);
+    for c in 0..3 {
+        for (i, (x, y)) in a.velocity(c).iter().zip(b.velocity(c)).enumerate() {
+            let d = (x - y).abs();
+            assert!(d.is_finite(), "component {c} face {i}: CPU {x}, GPU {y}");
+            if d > worst.0 {
+                worst = (d, c, i);
+            }
+        }
+    }
+    worst
+}
+
+#[test]
+fn gpu_solver_matches_the_cpu_solver_over_100_steps() {
+    let gpu = gpu();
+    let mut cpu = obstacle_scene();
+    let mut gpu_grid = obstacle_scene();
+    let jobs = JobSystem::new(2).unwrap();
+    let mut fluid = GpuFluid::new(&gpu, &gpu_grid).expect("GPU wind solver");
+    let mut inputs: Vec<StepInputs> = Vec::new();
+    let t = Instant::now();
+    for _ in 0..100 {
+        let step = cpu.next_inputs();
+        cpu.step_with(&jobs, &step);
+        inputs.push(step);
+    }
+    let cpu_time = t.elapsed();
+    let t = Instant::now();
+    for step in &inputs {
+        fluid.step(step).expect("GPU step");
+    }
+    fluid.wait().unwrap();
+    let gpu_time = t.elapsed();
+    fluid.download(&mut gpu_grid).expect("download");
+
+    let scale = max_abs(&cpu);
+    let (worst, comp, face) = max_diff(&cpu, &gpu_grid);
+    let rel = worst / scale;
+    let p_cpu = cpu.pressure();
+    let p_gpu = gpu_grid.pressure();
+    let p_scale = p_cpu.iter().fold(0.0f32, |m, p| m.max(p.abs()));
+    let p_worst = p_cpu.iter().zip(&p_gpu).fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
+    eprintln!(
+        "100 steps of 48×12×40: CPU {cpu_time:.2?}, GPU {gpu_time:.2?} ({}); max |v| {scale:.3} m/s, \
+         max |Δv| {worst:.3e} (relative {rel:.2e}, component {comp} face {face}); max |p| {p_scale:.3e}, \
+         max |Δp| {p_worst:.3e}; last step's GPU passes {:?}",
+        gpu.name(),
+        fluid
+            .timings()
+            .map(|t| WIND_GPU_PASSES.iter().zip(t).collect::<Vec<_>>())
+    );
+    assert!(scale > 3.0, "the wind never developed: max |v| = {scale}");
+    assert!(
+        rel <= 1e-4,
+        "GPU and CPU disagree: max |Δv| = {worst:e} = {rel:.2e} × max |v| (allowed 1e-4), component {comp} \
+         face {face}: CPU {}, GPU {}",
+        cpu.velocity(comp)[face],
+        gpu_grid.velocity(comp)[face]
+    );
+    assert!(
+        p_worst <= 1e-4 * p_scale.max(1e-6),
+        "pressures disagree: max |Δp| = {p_worst:e}, max |p| = {p_scale:e}"
+    );
+    if fluid.has_timestamps() {
+        let t = fluid.timings().expect("timestamps read after wait");
+        assert!(t.iter().any(|d| !d.is_zero()), "{t:?}");
+    }
+    drop(fluid);
+    assert_no_validation_errors(&gpu);
+    assert_eq!(gpu.live_allocations(), 0, "the GPU solver leaked buffers");
+}
+
+#[test]
+fn gpu_solver_lets_no_flow_into_solids() {
+    let gpu = gpu();
+    let mut g = obstacle_scene();
+    let mut fluid = GpuFluid::new(&gpu, &g).expect("GPU wind solver");
+    for _ in 0..40 {
+        let step = g.next_inputs();
+        fluid.step(&step).unwrap();
+    }
+    fluid.download(&mut g).unwrap();
+    let n = g.cells();
+    let solid = g.solid().to_vec();
+    let mut checked = 0;
+    for k in 0..n[2] {
+        for j in 0..n[1] {
+            for i in 0..n[0] {
+                if !solid[i + n[0] * (j + n[1] * k)] {
+                    continue;
+                }
+                let c = [i, j, k];
+                for a in 0..3 {
+                    let mut d = n;
+                    d[a] += 1;
+                    for side in 0..2 {
+                        let mut f = c;
+                        f[a] += side;
+                        let v = g.velocity(a)[f[0] + d[0] * (f[1] + d[1] * f[2])];
+                        assert_eq!(
+                            v, 0.0,
+                            "flow {v} through face {f:?} of solid cell {c:?} (component {a})"
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 600, "{checked} faces checked");
+    assert!(max_abs(&g) > 3.0, "no wind developed around the block");
+    drop(fluid);
+    assert_no_validation_errors(&gpu);
+}
+
+#[test]
+fn uniform_inflow_through_an_empty_domain_stays_uniform() {
+    let gpu = gpu();
+    let wind = Vec3::new(4.0, 0.0, 0.0);
+    let mut g = FluidGrid::new(FluidParams {
+        cells: [32, 8, 24],
+        origin: Vec3::ZERO,
+        extent: Vec3::new(32.0, 8.0, 24.0),
+        dt: 1.0 / 30.0,
+        pressure: Pressure::JACOBI4,
+        sides: [
+            Side::Border,
+            Side::Border,
+            Side::Closed,
+            Side::Closed,
+            Side::Border,
+            Side::Border,
+        ],
+        border: wind,
+        seed: 3,
+    })
+    .unwrap();
+    g.velocity_mut(0).iter_mut().for_each(|u| *u = wind.x);
+    let mut fluid = GpuFluid::new(&gpu, &g).expect("GPU wind solver");
+    for _ in 0..30 {
+        let step = g.next_inputs();
+        assert!(step.inflow[0] && step.open[1], "x− inflow, x+ open: {step:?}");
+        fluid.step(&step).unwrap();
+    }
+    fluid.download(&mut g).unwrap();
+    let du = g.velocity(0).iter().fold(0.0f32, |m, u| m.max((u - wind.x).abs()));
+    let dvw = g
+        .velocity(1)
+        .iter()
+        .chain(g.velocity(2))
+        .fold(0.0f32, |m, v| m.max(v.abs()));
+    let p = g.pressure().iter().fold(0.0f32, |m, p| m.max(p.abs()));
+    eprintln!("uniform inflow after 30 GPU steps: max |u − 4| {du:e}, max |v|,|w| {dvw:e}, max |p| {p:e}");
+    assert!(du <= 1e-5 && dvw <= 1e-5 && p <= 1e-5, "{du:e} {dvw:e} {p:e}");
+    drop(fluid);
+    assert_no_validation_errors(&gpu);
+}
+
+#[test]
+fn converged_pressure_and_bad_inputs_are_refused() {
+    let gpu = gpu();
+    let mut g = obstacle_scene();
+    g.set_pressure_solver(Pressure::CONVERGED).unwrap();
+    match GpuFluid::new(&gpu, &g) {
+        Err(e @ RenderError::Invalid { .. }) => assert!(e.to_string().contains("Jacobi"), "{e}"),
+        Err(e) => panic!("wrong error: {e}"),
+        Ok(_) => panic!("the GPU has no converged solver"),
+    }
+    g.set_pressure_solver(Pressure::JACOBI4).unwrap();
+    let mut fluid = GpuFluid::new(&gpu, &g).unwrap();
+    assert!(fluid.set_pressure_solver(Pressure::CONVERGED).is_err());
+    let mut step = g.next_inputs();
+    step.balls.push((Vec3::new(f32::NAN, 0.0, 0.0), 1.0, Vec3::X));
+    assert!(matches!(fluid.step(&step), Err(RenderError::Invalid { .. })));
+    let mut other = FluidGrid::new(FluidParams::over(Vec3::ZERO, Vec3::splat(10.0))).unwrap();
+    assert!(fluid.download(&mut other).is_err());
+    drop(fluid);
+    assert_no_validation_errors(&gpu);
+}
+
+/// The paper's grid size (256×16×256 cells, 4 Jacobi iterations): GPU time per step.
+/// `cargo test --release -p sylva-tests --test wind_gpu -- --ignored --nocapture`
+#[test]
+#[ignore = "a measurement, not a check (a few seconds on lavapipe)"]
+fn gpu_step_time_at_the_papers_grid_size() {
+    let gpu = gpu();
+    let mut p = FluidParams::over(Vec3::new(-128.0, 0.0, -128.0), Vec3::new(128.0, 32.0, 128.0));
+    p.border = Vec3::new(8.0, 0.0, 1.5);
+    let mut g = FluidGrid::new(p).unwrap();
+    g.add_ball(WindBall {
+        centre: Vec3::new(-40.0, 8.0, 20.0),
+        radius: 6.0,
+        accel: Vec3::new(30.0, 0.0, -10.0),
+        jitter: 0.4,
+    })
+    .unwrap();
+    let mut fluid = GpuFluid::new(&gpu, &g).unwrap();
+    let steps = 20;
+    // The first step also builds the activity and diagonal.
+    fluid.step(&g.next_inputs()).unwrap();
+    fluid.wait().unwrap();
+    let t = Instant::now();
+    let mut passes = [std::time::Duration::ZERO; 4];
+    for _ in 0..steps {
+        fluid.step(&g.next_inputs()).unwrap();
+        fluid.wait().unwrap();
+        if let Some(t) = fluid.timings() {
+            for (s, d) in passes.iter_mut().zip(t) {
+                *s += d;
+            }
+        }
+    }
+    let wall = t.elapsed() / steps;
+    // The CPU solver on the same grid, for comparison.
+    let jobs = JobSystem::new(std::thread::available_parallelism().map_or(1, |n| n.get())).unwrap();
+    g.step(&jobs);
+    let t = Instant::now();
+    for _ in 0..5 {
+        g.step(&jobs);
+    }
+    let cpu = t.elapsed() / 5;
+    eprintln!(
+        "256×16×256, Jacobi 4, on {}: {wall:.2?} per step (submit to wait; CPU solver with {} threads: \
+         {cpu:.2?}); GPU passes per step: {}",
+        gpu.name(),
+        jobs.threads(),
+        WIND_GPU_PASSES
+            .iter()
+            .zip(passes)
+            .map(|(n, d)| format!("{n} {:.2?}", d / steps))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    drop(fluid);
+    assert_no_validation_errors(&gpu);
+}
