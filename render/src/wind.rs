@@ -54,28 +54,32 @@ const TIMESTAMPS: u32 = 5;
 const STORAGE_BUFFERS: u32 = 10;
 const FIELD_BINDINGS: u32 = 9;
 
-/// The compute kernels, in the order of [`KERNELS`].
+/// The compute pipelines, in the order of [`KERNELS`].
 #[derive(Clone, Copy)]
 enum Kernel {
     Act,
     Diag,
     Centre,
-    Advect,
-    Forces,
+    /// Advection of u; `AdvectU as usize + a` is that of component `a`.
+    AdvectU,
+    Forces = 6,
     Divergence,
     Jacobi,
     Project,
 }
 
-const KERNELS: [&Spirv; 8] = [
-    &sylva_shaders::WIND_ACT_COMP,
-    &sylva_shaders::WIND_DIAG_COMP,
-    &sylva_shaders::WIND_CENTRE_COMP,
-    &sylva_shaders::WIND_ADVECT_COMP,
-    &sylva_shaders::WIND_FORCES_COMP,
-    &sylva_shaders::WIND_DIVERGENCE_COMP,
-    &sylva_shaders::WIND_JACOBI_COMP,
-    &sylva_shaders::WIND_PROJECT_COMP,
+/// Each pipeline's shader and the component it is specialised for (constant 0), if any.
+const KERNELS: [(&Spirv, Option<u32>); 10] = [
+    (&sylva_shaders::WIND_ACT_COMP, None),
+    (&sylva_shaders::WIND_DIAG_COMP, None),
+    (&sylva_shaders::WIND_CENTRE_COMP, None),
+    (&sylva_shaders::WIND_ADVECT_COMP, Some(0)),
+    (&sylva_shaders::WIND_ADVECT_COMP, Some(1)),
+    (&sylva_shaders::WIND_ADVECT_COMP, Some(2)),
+    (&sylva_shaders::WIND_FORCES_COMP, None),
+    (&sylva_shaders::WIND_DIVERGENCE_COMP, None),
+    (&sylva_shaders::WIND_JACOBI_COMP, None),
+    (&sylva_shaders::WIND_PROJECT_COMP, None),
 ];
 
 /// Where the current field lies on the GPU, for passes that read it.
@@ -134,7 +138,7 @@ pub struct GpuFluid {
     bufs: Buffers,
     set_layouts: [vk::DescriptorSetLayout; 2],
     pipeline_layout: vk::PipelineLayout,
-    pipelines: [vk::Pipeline; 8],
+    pipelines: [vk::Pipeline; KERNELS.len()],
     descriptor_pool: vk::DescriptorPool,
     /// Field descriptor sets by `2 * velocity parity + pressure parity`.
     field_sets: [vk::DescriptorSet; 4],
@@ -269,7 +273,7 @@ impl GpuFluid {
             bufs: Buffers::default(),
             set_layouts: [vk::DescriptorSetLayout::null(); 2],
             pipeline_layout: vk::PipelineLayout::null(),
-            pipelines: [vk::Pipeline::null(); 8],
+            pipelines: [vk::Pipeline::null(); KERNELS.len()],
             descriptor_pool: vk::DescriptorPool::null(),
             field_sets: [vk::DescriptorSet::null(); 4],
             command_pool: vk::CommandPool::null(),
@@ -351,12 +355,22 @@ impl GpuFluid {
         // SAFETY: the set layouts were just created from this device.
         self.pipeline_layout =
             unsafe { dev.create_pipeline_layout(&info, None) }.map_err(vk_err("vkCreatePipelineLayout"))?;
-        for (k, spirv) in KERNELS.iter().enumerate() {
+        for (k, (spirv, component)) in KERNELS.iter().enumerate() {
             let module = self.gpu.shader_module(spirv)?;
-            let stage = vk::PipelineShaderStageCreateInfo::default()
+            let entries = [vk::SpecializationMapEntry {
+                constant_id: 0,
+                offset: 0,
+                size: 4,
+            }];
+            let data = component.unwrap_or(0).to_le_bytes();
+            let specialization = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
+            let mut stage = vk::PipelineShaderStageCreateInfo::default()
                 .stage(vk::ShaderStageFlags::COMPUTE)
                 .module(module)
                 .name(c"main");
+            if component.is_some() {
+                stage = stage.specialization_info(&specialization);
+            }
             let info = vk::ComputePipelineCreateInfo::default()
                 .stage(stage)
                 .layout(self.pipeline_layout);
@@ -699,11 +713,11 @@ impl GpuFluid {
                 unsafe { dev.cmd_write_timestamp2(cmd, vk::PipelineStageFlags2::COMPUTE_SHADER, slot.queries, i) };
             }
         };
-        let dispatch = |k: Kernel, set: usize, g: [u32; 3]| {
+        let dispatch_index = |k: usize, set: usize, g: [u32; 3]| {
             // SAFETY: `cmd` is recording; the pipeline, layout and sets belong to this solver
             // and outlive the submission (destroyed only in Drop, after waiting).
             unsafe {
-                dev.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, self.pipelines[k as usize]);
+                dev.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, self.pipelines[k]);
                 dev.cmd_bind_descriptor_sets(
                     cmd,
                     vk::PipelineBindPoint::COMPUTE,
@@ -715,6 +729,7 @@ impl GpuFluid {
                 dev.cmd_dispatch(cmd, g[0], g[1], g[2]);
             }
         };
+        let dispatch = |k: Kernel, set: usize, g: [u32; 3]| dispatch_index(k as usize, set, g);
         let barrier = || {
             let mb = [vk::MemoryBarrier2::default()
                 .src_stage_mask(vk::PipelineStageFlags2::COMPUTE_SHADER)
@@ -758,8 +773,15 @@ impl GpuFluid {
         stamp(0);
         dispatch(Kernel::Centre, set(vp, pp), cells_g);
         barrier();
-        dispatch(Kernel::Advect, set(vp, pp), faces_g);
-        barrier();
+        for a in 0..3 {
+            let mut d = n;
+            d[a] += 1;
+            dispatch_index(Kernel::AdvectU as usize + a, set(vp, pp), groups(d));
+            // The components write disjoint parts of the buffer, but a barrier per component
+            // keeps the synchronisation validation (which sees whole bindings) quiet and costs
+            // little beside the dispatch.
+            barrier();
+        }
         stamp(1);
         if let Some((k0, k1)) = force_slabs {
             // Only the face slabs some ball reaches: the kernel adds `sides.z` to its k.

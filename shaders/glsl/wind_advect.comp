@@ -1,7 +1,7 @@
 #version 460
 // Semi-Lagrangian advection (paper 004, Eq. 4; §2.4 "Advection"): every face takes the value
 // its component had at x − dt·v(x), sampled trilinearly from the 8 nearest faces of that
-// component's own staggered grid. One thread per (i, j, k) does the u, v and w faces there.
+// component's own staggered grid. One thread per face of the component `COMPONENT`.
 // Reads `vel_in` and `centre` (wind_centre.comp), writes `vel_out`.
 #include "wind_common.glsl"
 
@@ -74,11 +74,13 @@ float advect_face(int a, ivec3 f) {
     return sample_component(a, g);
 }
 
+// The component this pipeline advects (one dispatch per component: with the component a
+// constant, the indexing by component compiles to plain loads).
+layout(constant_id = 0) const int COMPONENT = 0;
+
 void main() {
     ivec3 f = ivec3(gl_GlobalInvocationID);
-    for (int a = 0; a < 3; a++) {
-        if (all(lessThan(f, face_dims(a)))) {
-            vel_out[face_index(a, f)] = advect_face(a, f);
-        }
+    if (all(lessThan(f, face_dims(COMPONENT)))) {
+        vel_out[face_index(COMPONENT, f)] = advect_face(COMPONENT, f);
     }
 }
