@@ -8,7 +8,7 @@
 //! | pass      | kernels                                   | reads                       | writes          |
 //! |-----------|-------------------------------------------|-----------------------------|-----------------|
 //! | (rebuild) | act, diag (when the open sides change)    | solid flags                 | act, 1/diag, p  |
-//! | advect    | centre, advect (Eq. 4)                    | velocity A, act             | centre, vel. B  |
+//! | advect    | centre, advect u, v, w (Eq. 4)            | velocity A, act             | centre, vel. B  |
 //! | forces    | forces (Eq. 5, §2.3), if there are balls  | balls, act                  | velocity B      |
 //! | pressure  | divergence, Jacobi × N (Eq. 9), ping-pong | velocity B, act, 1/diag     | div, p          |
 //! | project   | project (Eq. 7)                           | p, act                      | velocity B      |
@@ -21,10 +21,12 @@
 //! device has one) and is ordered by one timeline semaphore: submission `n` waits for value
 //! `n − 1` and signals `n`. A graphics submission that reads the field adds
 //! [`GpuFluid::semaphore_wait_info`] to its waits; the buffers are shared (`CONCURRENT`)
-//! between the graphics and compute families when they differ. The field of step `n`
-//! ([`GpuFluid::field_buffers`]) is left untouched by step `n + 1` (which writes the other
-//! velocity buffer and reads this one) and overwritten by step `n + 2`: a reader must finish
-//! before then (the renderer's frames finish within two frames).
+//! between the graphics and compute families when they differ. The velocities of step `n`
+//! ([`GpuFluid::field_buffers`]) are left untouched by step `n + 1` (which writes the other
+//! velocity buffer and reads this one) and overwritten by step `n + 2`: a reader must have
+//! finished (e.g. its frame fence waited) before step `n + 2` is submitted; nothing here
+//! checks that. The pressure is overwritten by the next step's Jacobi ping-pong (with two or
+//! more iterations).
 //!
 //! Two submission slots, each with its command buffer, ball buffer and timestamp queries, let
 //! the CPU record step `n + 1` while step `n` runs; a slot is reused only after the timeline
