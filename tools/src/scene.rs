@@ -5,12 +5,13 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use glam::Vec3;
 use sylva_engine::{FrameTimings, JobSystem};
 use sylva_render::cache::CacheWriter;
 use sylva_render::frame::{Camera, FillIndex, LodSettings, RenderFrame, SceneInfo, SimTimings};
+use sylva_sim::fluid::{FluidGrid, FluidParams, FluidWind, WindBall, FLUID_PHASES};
 use sylva_sim::scene::SpeciesForest;
 use sylva_sim::spec::load::load_file;
 use sylva_sim::spec::WeberPennSpec;
@@ -24,7 +25,7 @@ pub const DEFAULT_TREES: u32 = 9;
 pub const MAX_TREES: u64 = 10_000;
 
 /// What to grow.
-#[derive(Args, Clone, Debug, Default)]
+#[derive(Args, Clone, Debug)]
 pub struct SceneArgs {
     /// A spec file (Arbaro XML, Sapling preset, tree-gen parameters, Helios XML, Sylva spec).
     /// Without one, a built-in species (`--species`) or the default forest.
@@ -42,6 +43,19 @@ pub struct SceneArgs {
     /// Wind speed [m/s].
     #[arg(long, default_value = "6", value_parser = |s: &str| crate::args::number_in(s, 0.0, 60.0))]
     pub wind: f64,
+    /// `fluid`: a stable-fluids wind grid over the forest, entering at its border, that trunks
+    /// block and wind balls stir; `uniform`: the same gusting wind everywhere.
+    #[arg(long, value_enum, default_value = "fluid")]
+    pub wind_model: WindModel,
+    /// Cells of the fluid wind grid, east × north × up.
+    #[arg(long, default_value = "96x96x16", value_parser = crate::bench_wind::parse_cells)]
+    pub wind_grid: [usize; 3],
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum WindModel {
+    Fluid,
+    Uniform,
 }
 
 /// The species and title a scene request names.
@@ -179,6 +193,10 @@ pub enum SimCommand {
     TurnWind(f32),
     /// Change the wind speed by this many m/s.
     ChangeWind(f32),
+    /// Add a wind ball (fluid wind) at this point, blowing along the wind's heading.
+    AddWindBall(Vec3),
+    /// Remove the wind balls.
+    ClearWindBalls,
     SwitchSolver,
     /// Move the user's sphere collider to this centre.
     MoveSphere(Vec3),
@@ -192,6 +210,10 @@ pub enum SimCommand {
 
 /// The largest level-of-detail bias the viewer may set.
 pub const MAX_LOD_BIAS: f32 = 8.0;
+/// Acceleration at a wind ball's centre [m/s²].
+const WIND_BALL_ACCEL: f32 = 40.0;
+/// Wind balls the viewer keeps; adding one more drops the oldest.
+const MAX_WIND_BALLS: usize = 8;
 /// Frames the overlay's per-phase means cover.
 const RECENT_FRAMES: usize = 60;
 /// The user's sphere collider's radius relative to the tallest tree.
@@ -209,6 +231,8 @@ pub struct Driver {
     step_once: bool,
     wind_speed: f32,
     wind_heading: f32,
+    pub wind_model: WindModel,
+    pub wind_grid: [usize; 3],
     seed: u64,
     trees: Option<u64>,
     pub camera: Camera,
@@ -233,6 +257,7 @@ impl Driver {
         threads: usize,
     ) -> Result<Driver> {
         let mut phases: Vec<&str> = PHASES.to_vec();
+        phases.extend(FLUID_PHASES);
         phases.push("fill");
         let timings = FrameTimings::new(&phases);
         let fill_phase = timings.phase_id("fill").expect("just added");
@@ -245,6 +270,8 @@ impl Driver {
             step_once: false,
             wind_speed: wind,
             wind_heading: 30.0,
+            wind_model: WindModel::Fluid,
+            wind_grid: [96, 16, 96],
             seed,
             trees,
             camera,
@@ -274,10 +301,67 @@ impl Driver {
         Ok(())
     }
 
+    /// Chooses the wind model and grid (takes effect on the next scene or [`apply_wind`]).
+    ///
+    /// [`apply_wind`]: Driver::apply_wind
+    pub fn set_wind_model(&mut self, model: WindModel, grid: [usize; 3]) -> Result<()> {
+        self.wind_model = model;
+        self.wind_grid = grid;
+        self.apply_wind()
+    }
+
+    /// The border wind of the fluid model: the wind speed along the heading.
+    fn border_wind(&self) -> Vec3 {
+        let h = self.wind_heading.to_radians();
+        Vec3::new(h.cos(), 0.0, h.sin()) * self.wind_speed
+    }
+
+    /// A fresh wind: gusting and uniform, or a fluid grid over the forest (paper 004 §2) whose
+    /// trunks are solid, filled with the border wind.
     fn apply_wind(&mut self) -> Result<()> {
-        let wind = GustingWind::new(self.wind_speed, self.wind_heading.to_radians(), 0.5, self.seed)?;
-        self.scene.sim.set_wind(Box::new(wind));
+        match self.wind_model {
+            WindModel::Uniform => {
+                let wind = GustingWind::new(self.wind_speed, self.wind_heading.to_radians(), 0.5, self.seed)?;
+                self.scene.sim.set_wind(Box::new(wind));
+            }
+            WindModel::Fluid => {
+                let (c, r) = self.scene.bounds;
+                let half = 1.3 * r + 4.0;
+                let top = (1.6 * self.scene.height).max(8.0);
+                let mut p = FluidParams::over(
+                    Vec3::new(c.x - half, 0.0, c.z - half),
+                    Vec3::new(c.x + half, top, c.z + half),
+                );
+                p.cells = self.wind_grid;
+                p.border = self.border_wind();
+                p.seed = self.seed;
+                let mut grid = FluidGrid::new(p)?;
+                for a in 0..3 {
+                    let w = grid.params().border[a];
+                    grid.velocity_mut(a).iter_mut().for_each(|v| *v = w);
+                }
+                {
+                    let sim = &self.scene.sim;
+                    let seg = &sim.forest().seg;
+                    let pose = sim.pose();
+                    grid.voxelize_segments(
+                        (0..seg.parent.len()).map(|i| (pose.base[i], pose.tip(i, seg.length[i]), seg.radius_base[i])),
+                    );
+                }
+                self.scene.sim.set_wind(Box::new(FluidWind::new(grid)));
+            }
+        }
         Ok(())
+    }
+
+    /// Turns or strengthens the wind: the fluid's border wind keeps the field it has made
+    /// (§2.3's steering), the uniform wind is replaced.
+    fn steer_wind(&mut self) -> Result<()> {
+        let border = self.border_wind();
+        match self.scene.sim.wind_mut().fluid_mut() {
+            Some(g) => Ok(g.set_border(border)?),
+            None => self.apply_wind(),
+        }
     }
 
     /// Applies a user command. What it did becomes the overlay's message (and, with
@@ -296,18 +380,57 @@ impl Driver {
                 }
                 SimCommand::Reset => {
                     self.scene.sim.reset();
+                    // The fluid restarts with the trees' clock.
+                    if self.wind_model == WindModel::Fluid {
+                        self.apply_wind()?;
+                    }
                     Some("reset".to_string())
                 }
                 SimCommand::TurnWind(deg) => {
                     self.wind_heading = (self.wind_heading + deg).rem_euclid(360.0);
-                    self.apply_wind()?;
+                    self.steer_wind()?;
                     Some(self.wind_text())
                 }
                 SimCommand::ChangeWind(ms) => {
                     self.wind_speed = (self.wind_speed + ms).clamp(0.0, 40.0);
-                    self.apply_wind()?;
+                    self.steer_wind()?;
                     Some(self.wind_text())
                 }
+                SimCommand::AddWindBall(at) => {
+                    let h = self.wind_heading.to_radians();
+                    let Some(g) = self.scene.sim.wind_mut().fluid_mut() else {
+                        bail!("wind balls need the fluid wind (--wind-model fluid)");
+                    };
+                    let cell = g.cell_size();
+                    let ball = WindBall {
+                        centre: at,
+                        radius: 3.0 * cell.x.max(cell.z).max(0.5),
+                        accel: Vec3::new(h.cos(), 0.0, h.sin()) * WIND_BALL_ACCEL,
+                        jitter: 0.3,
+                    };
+                    if g.balls().len() >= MAX_WIND_BALLS {
+                        let kept: Vec<WindBall> = g.balls()[1..].to_vec();
+                        g.clear_balls();
+                        for b in kept {
+                            g.add_ball(b)?;
+                        }
+                    }
+                    g.add_ball(ball)?;
+                    Some(format!(
+                        "wind ball at ({:.1}, {:.1}, {:.1}), {} in all",
+                        at.x,
+                        at.y,
+                        at.z,
+                        g.balls().len()
+                    ))
+                }
+                SimCommand::ClearWindBalls => match self.scene.sim.wind_mut().fluid_mut() {
+                    Some(g) => {
+                        g.clear_balls();
+                        Some("wind balls removed".to_string())
+                    }
+                    None => Some("no wind balls (uniform wind)".to_string()),
+                },
                 SimCommand::SwitchSolver => {
                     let next = match self.scene.sim.params().solver {
                         SolverKind::Direct => SolverKind::Cg,
@@ -494,7 +617,40 @@ mod tests {
     fn driver() -> Driver {
         let scene = Scene::build(None, Some("lombardy_poplar"), Some(1), 5).unwrap();
         let camera = scene.default_camera(1.5, 600.0).camera();
-        Driver::new(scene, 8.0, 5, Some(1), camera, 1).unwrap()
+        let mut d = Driver::new(scene, 8.0, 5, Some(1), camera, 1).unwrap();
+        d.set_wind_model(WindModel::Fluid, [48, 8, 48]).unwrap();
+        d
+    }
+
+    #[test]
+    fn fluid_wind_takes_balls_steers_its_border_and_restarts_on_reset() {
+        let mut d = driver();
+        d.advance(Duration::from_secs_f64(0.1));
+        let fluid_steps = |d: &Driver| d.scene.sim.wind().fluid().expect("fluid wind").steps();
+        let before = fluid_steps(&d);
+        assert!(before >= 3, "the fluid steps with the trees: {before}");
+        d.handle(SimCommand::AddWindBall(Vec3::new(0.0, 5.0, 0.0)));
+        assert!(d.message.contains("wind ball"), "{}", d.message);
+        for _ in 0..10 {
+            d.handle(SimCommand::AddWindBall(Vec3::new(1.0, 5.0, 0.0)));
+        }
+        assert_eq!(d.scene.sim.wind().fluid().unwrap().balls().len(), MAX_WIND_BALLS);
+        d.handle(SimCommand::TurnWind(90.0));
+        let g = d.scene.sim.wind().fluid().unwrap();
+        assert_eq!(g.steps(), before, "steering keeps the field");
+        let b = g.params().border;
+        let h = 120.0f32.to_radians();
+        assert!((b - Vec3::new(h.cos(), 0.0, h.sin()) * 8.0).length() < 1e-4, "{b}");
+        d.handle(SimCommand::ClearWindBalls);
+        assert!(d.scene.sim.wind().fluid().unwrap().balls().is_empty());
+        d.handle(SimCommand::Reset);
+        assert_eq!(fluid_steps(&d), 0, "reset restarts the fluid with the trees");
+        // The trunk stands in the grid as solid cells.
+        assert!(d.scene.sim.wind().fluid().unwrap().solid().iter().any(|&s| s));
+        // Uniform wind: no balls, and says why.
+        d.set_wind_model(WindModel::Uniform, [16, 8, 16]).unwrap();
+        d.handle(SimCommand::AddWindBall(Vec3::ZERO));
+        assert!(d.message.contains("fluid"), "{}", d.message);
     }
 
     fn filled(d: &mut Driver) -> RenderFrame {

@@ -28,8 +28,8 @@ use crate::scene::{parse_size, simulate, Driver, OrbitCamera, Scene, SceneArgs, 
 use crate::trees::Output as OutArgs;
 
 /// The keys, shown on the help line.
-pub const HELP: &str = "drag: orbit   shift/middle-drag: pan   wheel: zoom   right-drag: move the sphere   F: frame all   drop a spec file to load it\n\
-space: pause   N: step   R: reset   O: overlay   ←→ ↑↓: wind direction and speed   S: solver   L: auto detail   Esc: quit";
+pub const HELP: &str = "drag: orbit   shift/middle-drag: pan   wheel: zoom   right-drag: move the sphere   ctrl-click: wind ball   C: clear balls   F: frame all\n\
+space: pause   N: step   R: reset   O: overlay   ←→ ↑↓: wind direction and speed   S: solver   L: auto detail   drop a spec file   Esc: quit";
 
 /// Below this frame rate the viewer coarsens the levels of detail (when automatic)...
 const AUTO_LOD_MIN_FPS: f32 = 15.0;
@@ -111,7 +111,7 @@ pub fn run(a: &ViewArgs) -> Result<()> {
         .map_or(1, |n| n.get())
         .saturating_sub(1)
         .max(1);
-    let driver = Driver::new(
+    let mut driver = Driver::new(
         scene,
         a.scene.wind as f32,
         a.scene.seed,
@@ -119,6 +119,7 @@ pub fn run(a: &ViewArgs) -> Result<()> {
         orbit.camera(),
         threads,
     )?;
+    driver.set_wind_model(a.scene.wind_model, a.scene.wind_grid)?;
     event_loop.set_control_flow(ControlFlow::Poll);
     let mut app = App::new(a.clone(), driver, orbit);
     event_loop
@@ -195,6 +196,7 @@ struct App {
     /// Buttons held: left, middle, right.
     buttons: [bool; 3],
     shift: bool,
+    ctrl: bool,
     /// The sphere's centre in the last frame drawn, and its radius.
     sphere: Option<Vec3>,
     sphere_radius: f32,
@@ -222,6 +224,7 @@ impl App {
             cursor: PhysicalPosition::new(0.0, 0.0),
             buttons: [false; 3],
             shift: false,
+            ctrl: false,
             sphere: None,
             sphere_radius: 0.0,
             sphere_target: None,
@@ -392,6 +395,36 @@ impl App {
         }
     }
 
+    /// The cursor's ray from the near plane: (origin, unit direction).
+    fn cursor_ray(&self) -> Option<(Vec3, Vec3)> {
+        let v = self.viewer.as_ref()?;
+        let ext = v.swapchain.extent;
+        let inv = self.orbit.camera().view_proj().inverse();
+        let ndc_x = (2.0 * self.cursor.x / ext.width as f64 - 1.0) as f32;
+        let ndc_y = (2.0 * self.cursor.y / ext.height as f64 - 1.0) as f32;
+        let unproject = |z: f32| {
+            let p = inv * Vec4::new(ndc_x, ndc_y, z, 1.0);
+            p.truncate() / p.w
+        };
+        // Reversed depth: 1 is the near plane, smaller is farther.
+        let (near, far) = (unproject(1.0), unproject(0.01));
+        Some((near, (far - near).normalize_or_zero()))
+    }
+
+    /// Adds a wind ball where the cursor's ray meets the horizontal plane through the camera's
+    /// target (crown height when the view is framed on the forest).
+    fn wind_ball_at_cursor(&mut self) {
+        let Some((near, dir)) = self.cursor_ray() else { return };
+        let y = self.orbit.camera().target.y.max(0.5);
+        if dir.y.abs() < 1e-4 {
+            return;
+        }
+        let t = (y - near.y) / dir.y;
+        if t > 0.0 && t.is_finite() {
+            self.send(SimCommand::AddWindBall(near + dir * t));
+        }
+    }
+
     /// Moves the sphere to where the cursor's ray meets the plane through the sphere facing the
     /// camera.
     fn drag_sphere(&mut self) {
@@ -435,6 +468,7 @@ impl App {
             Key::Named(NamedKey::ArrowDown) => self.send(SimCommand::ChangeWind(-1.0)),
             Key::Character(c) => match c.to_lowercase().as_str() {
                 "n" => self.send(SimCommand::Step),
+                "c" => self.send(SimCommand::ClearWindBalls),
                 "r" => self.send(SimCommand::Reset),
                 "l" => {
                     self.auto_lod = !self.auto_lod;
@@ -517,7 +551,10 @@ impl ApplicationHandler for App {
                     event_loop.exit();
                 }
             }
-            WindowEvent::ModifiersChanged(m) => self.shift = m.state().shift_key(),
+            WindowEvent::ModifiersChanged(m) => {
+                self.shift = m.state().shift_key();
+                self.ctrl = m.state().control_key();
+            }
             WindowEvent::KeyboardInput { event, .. } if event.state == ElementState::Pressed && !event.repeat => {
                 self.key(&event.logical_key, event_loop)
             }
@@ -538,7 +575,13 @@ impl ApplicationHandler for App {
                     _ => return,
                 };
                 self.buttons[i] = state == ElementState::Pressed;
-                if i == 2 && self.buttons[2] {
+                if i == 0 && self.ctrl {
+                    // A click, not an orbit drag.
+                    self.buttons[0] = false;
+                    if state == ElementState::Pressed {
+                        self.wind_ball_at_cursor();
+                    }
+                } else if i == 2 && self.buttons[2] {
                     self.drag_sphere();
                 } else if i == 2 {
                     if let Some(c) = self.sphere_target.take() {
