@@ -32,6 +32,12 @@ pub struct WindBenchArgs {
     threads: u64,
     #[arg(long, value_enum, default_value = "jacobi4")]
     pressure: PressureArg,
+    /// Run the steps as Vulkan compute shaders (on the dedicated compute queue when the device
+    /// has one) instead of on the CPU; timings are GPU timestamps per pass.
+    #[arg(long)]
+    gpu: bool,
+    #[command(flatten)]
+    device: crate::headless::GpuArgs,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -77,6 +83,8 @@ struct WindReport {
     steps: u64,
     threads: u64,
     pressure: &'static str,
+    /// The device that ran the steps (`cpu` or the Vulkan device's name).
+    device: String,
     ms_per_step: PassFigures,
     /// RMS divergence after projection over RMS divergence before, last step.
     divergence_rel: f64,
@@ -125,6 +133,9 @@ pub fn run(a: &WindBenchArgs) -> Result<()> {
     };
     let jobs = JobSystem::new(a.threads as usize).context("cannot start the job system")?;
     let mut g = bench_scene(a.size, pressure)?;
+    if a.gpu {
+        return run_gpu(a, g, &jobs, setup);
+    }
     g.step(&jobs);
     let setup_ms = setup.elapsed().as_secs_f64() * 1e3;
     let mut sum = [Duration::ZERO; 4];
@@ -181,11 +192,16 @@ pub fn run(a: &WindBenchArgs) -> Result<()> {
         state_hash: format!("{:016x}", g.state_hash()),
         wall_ms_per_step: ms(wall),
         setup_ms,
+        device: "cpu".to_string(),
     };
+    print_report(a, &report)
+}
+
+fn print_report(a: &WindBenchArgs, report: &WindReport) -> Result<()> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        let r = &report;
+        let r = report;
         println!(
             "wind grid {} ({} cells), {} steps, {} thread(s), pressure {}",
             r.size, r.cells, r.steps, r.threads, r.pressure
@@ -206,4 +222,82 @@ pub fn run(a: &WindBenchArgs) -> Result<()> {
         println!("  state hash {}", r.state_hash);
     }
     Ok(())
+}
+
+/// The same steps as Vulkan compute: GPU timestamps per pass, one step in flight at a time (so
+/// each step's passes are timed alone). The divergence ratio of the last step compares the
+/// GPU's field after it with the CPU's divergence before projection on the GPU's previous
+/// field (the CPU replays the step's advection and forces from it).
+fn run_gpu(a: &WindBenchArgs, mut g: FluidGrid, jobs: &JobSystem, setup: Instant) -> Result<()> {
+    let gpu =
+        std::sync::Arc::new(sylva_render::Gpu::new(&a.device.options(), None).context("cannot open a Vulkan device")?);
+    let mut fluid = sylva_render::wind::GpuFluid::new(&gpu, &g).context("cannot set up the wind grid on the GPU")?;
+    if !fluid.has_timestamps() {
+        bail!(
+            "{}'s compute queue records no timestamps, so its passes cannot be timed",
+            gpu.name()
+        );
+    }
+    let warm = g.next_inputs();
+    fluid.step(&warm)?;
+    fluid.wait()?;
+    let setup_ms = setup.elapsed().as_secs_f64() * 1e3;
+    let mut sum = [Duration::ZERO; 4];
+    let mut wall = Duration::ZERO;
+    let mut last_inputs = None;
+    for s in 0..a.steps {
+        let inputs = g.next_inputs();
+        if s + 1 == a.steps {
+            fluid.download(&mut g)?;
+            last_inputs = Some(inputs.clone());
+        }
+        let t = Instant::now();
+        fluid.step(&inputs)?;
+        fluid.wait()?;
+        wall += t.elapsed();
+        let passes = fluid.timings().context("the GPU returned no timestamps")?;
+        for (acc, d) in sum.iter_mut().zip(passes) {
+            *acc += d;
+        }
+    }
+    let replay = g.step_with(jobs, &last_inputs.expect("at least one step"));
+    fluid.download(&mut g)?;
+    crate::headless::check_validation(&gpu)?;
+    let after = g.divergence_rms(jobs);
+    let rel = if replay.divergence_before > 0.0 {
+        after / replay.divergence_before
+    } else {
+        0.0
+    };
+    let n = a.steps as f64;
+    let ms = |d: Duration| d.as_secs_f64() * 1e3 / n;
+    let [ad, fo, pr, pj] = sum;
+    let c = g.cells();
+    let iterations = match g.params().pressure {
+        Pressure::Jacobi { iterations } => iterations as f64,
+        Pressure::Converged { .. } => f64::NAN,
+    };
+    let report = WindReport {
+        size: format!("{}x{}x{}", c[0], c[2], c[1]),
+        cells: c.iter().product(),
+        steps: a.steps,
+        threads: a.threads,
+        pressure: "jacobi4",
+        device: gpu.name(),
+        ms_per_step: PassFigures {
+            advect: ms(ad),
+            forces: ms(fo),
+            pressure: ms(pr),
+            project: ms(pj),
+            total: ms(ad + fo + pr + pj),
+        },
+        divergence_rel: rel,
+        divergence_rel_mean: rel,
+        pressure_iterations_per_step: iterations,
+        residual_rel_max: None,
+        state_hash: format!("{:016x}", g.state_hash()),
+        wall_ms_per_step: ms(wall),
+        setup_ms,
+    };
+    print_report(a, &report)
 }

@@ -554,7 +554,7 @@ impl FluidGrid {
         let min_r = 0.25 * self.dims.h[0].min(self.dims.h[2]);
         let mut count = 0;
         for (a, b, r) in segments {
-            if !(r >= min_r) || !a.is_finite() || !b.is_finite() {
+            if r.is_nan() || r < min_r || !a.is_finite() || !b.is_finite() {
                 continue;
             }
             // A cell's centre within r + half a cell diagonal's horizontal extent of the axis:
@@ -583,7 +583,7 @@ impl FluidGrid {
         for a in 0..3 {
             let n = self.dims.n[a] as f32;
             let (l, u) = (g0[a].max(0.0), g1[a].min(n - 1.0));
-            if !(l <= u) {
+            if l.is_nan() || u.is_nan() || l > u {
                 return;
             }
             r[a] = (l as usize, u as usize);

@@ -202,7 +202,7 @@ impl PressureState {
             apply(jobs, &lv.d, &lv.fluid, &lv.diag, &self.cg_d, &mut self.cg_q);
             let (dv, q) = (&self.cg_d, &self.cg_q);
             let dq = slab_sum(jobs, &d, |c| dv[c] as f64 * q[c] as f64);
-            if !(dq > 0.0) {
+            if dq.is_nan() || dq <= 0.0 {
                 break;
             }
             let alpha = (rz / dq) as f32;
@@ -504,7 +504,7 @@ fn map_rows(jobs: &JobSystem, d: &Dims, out: &mut [f32], f: impl Fn(usize, &mut 
 /// The six neighbour rows of the interior row starting at padded index `c` (length `len`):
 /// x− (length len + 2, starting one before), y−, y+, z−, z+.
 #[inline(always)]
-fn neighbours<'a>(x: &'a [f32], c: usize, len: usize, s: [usize; 3]) -> (&'a [f32], [&'a [f32]; 4]) {
+fn neighbours(x: &[f32], c: usize, len: usize, s: [usize; 3]) -> (&[f32], [&[f32]; 4]) {
     (
         &x[c - 1..c + len + 1],
         [
