@@ -239,15 +239,13 @@ fn wind_ball_momentum_travels_downstream_at_the_flow_speed() {
     g.velocity_mut(0).iter_mut().for_each(|v| *v = speed);
     // A short cross-wind kick: its momentum should then move with the mean wind.
     let x0 = 20.0;
-    let i_ball = g
-        .add_ball(WindBall {
-            centre: Vec3::new(x0, 4.0, 8.0),
-            radius: 2.0,
-            accel: Vec3::new(0.0, 0.0, 30.0),
-            jitter: 0.0,
-        })
-        .unwrap();
-    let _ = i_ball;
+    g.add_ball(WindBall {
+        centre: Vec3::new(x0, 4.0, 8.0),
+        radius: 2.0,
+        accel: Vec3::new(0.0, 0.0, 30.0),
+        jitter: 0.0,
+    })
+    .unwrap();
     for _ in 0..6 {
         g.step(&jobs);
     }

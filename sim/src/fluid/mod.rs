@@ -650,11 +650,7 @@ impl FluidGrid {
 
     /// Advances one step with inputs from [`next_inputs`](Self::next_inputs).
     pub fn step_with(&mut self, jobs: &JobSystem, inputs: &StepInputs) -> FluidStepStats {
-        if self.built_for != Some(inputs.open) {
-            self.build_act(&inputs.open);
-            self.pressure.rebuild(&self.act, &self.dims);
-            self.built_for = Some(inputs.open);
-        }
+        self.ensure_built(inputs.open);
         let mut stats = FluidStepStats::default();
         let t = Instant::now();
         self.advect(jobs, inputs);
@@ -665,8 +661,7 @@ impl FluidGrid {
         let t = Instant::now();
         let div = &mut self.pressure.rhs;
         let sum_sq = divergence(jobs, &self.dims, &self.vel, &self.act, div);
-        let fluid = self.solid.iter().filter(|s| !**s).count().max(1);
-        stats.divergence_before = (sum_sq / fluid as f64).sqrt();
+        stats.divergence_before = (sum_sq / self.pressure.fluid_cells().max(1) as f64).sqrt();
         stats.solve = self.pressure.solve(jobs, &self.params.pressure);
         stats.pressure = t.elapsed();
         let t = Instant::now();
@@ -680,16 +675,26 @@ impl FluidGrid {
 
     /// RMS divergence over the fluid cells of the current field [1/s].
     pub fn divergence_rms(&mut self, jobs: &JobSystem) -> f64 {
-        if self.built_for.is_none() {
-            let (_, open) = self.side_states();
-            self.build_act(&open);
-            self.pressure.rebuild(&self.act, &self.dims);
-            self.built_for = Some(open);
-        }
+        let (_, sum_sq) = self.current_divergence(jobs);
+        (sum_sq / self.pressure.fluid_cells().max(1) as f64).sqrt()
+    }
+
+    /// Divergence of the current field (padded) and its sum of squares, for the current sides.
+    fn current_divergence(&mut self, jobs: &JobSystem) -> (Vec<f32>, f64) {
+        let (_, open) = self.side_states();
+        self.ensure_built(open);
         let mut div = vec![0.0; self.dims.padded()];
         let sum_sq = divergence(jobs, &self.dims, &self.vel, &self.act, &mut div);
-        let fluid = self.solid.iter().filter(|s| !**s).count().max(1);
-        (sum_sq / fluid as f64).sqrt()
+        (div, sum_sq)
+    }
+
+    /// Rebuilds the activity flags and pressure operators when the solids or open sides changed.
+    fn ensure_built(&mut self, open: [bool; 6]) {
+        if self.built_for != Some(open) {
+            self.build_act(&open);
+            self.pressure.rebuild(&self.act, &self.dims, &open);
+            self.built_for = Some(open);
+        }
     }
 
     /// Moves the clock without stepping (when the fluid cannot keep up with the trees).
@@ -701,9 +706,7 @@ impl FluidGrid {
 
     /// Divergence of each cell (unpadded cell order), for tests and tools.
     pub fn divergence_field(&mut self, jobs: &JobSystem) -> Vec<f32> {
-        self.divergence_rms(jobs);
-        let mut div = vec![0.0; self.dims.padded()];
-        divergence(jobs, &self.dims, &self.vel, &self.act, &mut div);
+        let (div, _) = self.current_divergence(jobs);
         let d = self.dims;
         let mut out = Vec::with_capacity(d.cells());
         for k in 0..d.n[2] as isize {
@@ -894,11 +897,10 @@ fn face_cells(d: &Dims, a: usize, j: usize, k: usize) -> (impl Fn(usize) -> usiz
 
 #[inline]
 fn centre_velocity(d: &Dims, vel: &[Vec<f32>; 3], i: usize, j: usize, k: usize) -> [f32; 3] {
-    let (nx, ny, nz) = (d.n[0], d.n[1], d.n[2]);
+    let (nx, ny) = (d.n[0], d.n[1]);
     let u = i + (nx + 1) * (j + ny * k);
     let v = i + nx * (j + (ny + 1) * k);
     let w = i + nx * (j + ny * k);
-    let _ = nz;
     [
         0.5 * (vel[0][u] + vel[0][u + 1]),
         0.5 * (vel[1][v] + vel[1][v + nx]),

@@ -85,43 +85,26 @@ impl PressureState {
     }
 
     /// Rebuilds the operators after the solids or the open sides changed.
-    pub fn rebuild(&mut self, act: &[f32], d: &Dims) {
+    pub fn rebuild(&mut self, act: &[f32], d: &Dims, open: &[bool; 6]) {
         self.levels.clear();
+        self.any_open = open.iter().any(|&o| o);
         let mut level = Level::new(*d, act.to_vec());
-        self.any_open = (0..3).any(|a| {
-            let n = d.n;
-            let s = d.pad_strides();
-            // A ghost cell beside the middle of each side tells whether it is open.
-            let mid = [n[0] as isize / 2, n[1] as isize / 2, n[2] as isize / 2];
-            let mut lo = mid;
-            lo[a] = -1;
-            let mut hi = mid;
-            hi[a] = n[a] as isize;
-            let _ = s;
-            act[d.pad(lo[0], lo[1], lo[2])] > 0.0 || act[d.pad(hi[0], hi[1], hi[2])] > 0.0
-        });
         self.fluid_cells = level.fluid.iter().filter(|&&f| f > 0.0).count();
-        loop {
-            let next = level.coarser();
-            let done = next.is_none();
-            let coarse = next.map(|(c, coarsen)| {
-                level.coarsen = coarsen;
-                c
-            });
-            self.levels.push(level);
-            match coarse {
-                Some(c) => level = c,
-                None => break,
-            }
-            if done {
-                break;
-            }
+        while let Some((coarse, coarsen)) = level.coarser() {
+            level.coarsen = coarsen;
+            self.levels.push(std::mem::replace(&mut level, coarse));
         }
+        self.levels.push(level);
         // Pressure stays 0 at solids.
         let fine = &self.levels[0];
         for (p, f) in self.p.iter_mut().zip(&fine.fluid) {
             *p *= f;
         }
+    }
+
+    /// Fluid cells of the finest level.
+    pub fn fluid_cells(&self) -> usize {
+        self.fluid_cells
     }
 
     pub fn solve(&mut self, jobs: &JobSystem, how: &Pressure) -> PressureStats {
@@ -319,7 +302,6 @@ impl Level {
             for j in -1..=ni[1] {
                 for i in -1..=ni[0] {
                     let c = [i, j, k];
-                    let ghost = (0..3).any(|a| c[a] < 0 || c[a] >= ni[a]);
                     // Fine cells this coarse cell covers (ghosts map to the fine ghost layer).
                     let range = |a: usize| -> (isize, isize) {
                         let fa = d.n[a] as isize;
@@ -342,7 +324,6 @@ impl Level {
                             }
                         }
                     }
-                    let _ = ghost;
                     act[cd.pad(i, j, k)] = any;
                 }
             }
