@@ -8,9 +8,10 @@
 //! the simulation's arrays. Its vectors keep their capacity, so a steady scene fills without
 //! allocating.
 
+use crate::field::FieldSlice;
 use glam::camera::rh::{proj::vulkan, view::look_at_mat4};
 use glam::{Mat4, Quat, Vec3, Vec4};
-use sylva_shaders::{pack_snorm4, LeafInstance, SegmentInstance, SphereInstance};
+use sylva_shaders::{pack_snorm4, LeafInstance, SegmentInstance, SphereInstance, WindArrow};
 use sylva_sim::forest::Forest;
 use sylva_sim::weber::PoseState;
 
@@ -276,6 +277,8 @@ pub struct SceneInfo {
     pub home: (Vec3, f32),
     /// The level-of-detail bias the frame was filled with.
     pub lod_bias: f32,
+    /// The wind-field slice drawn, if any (its arrows are [`RenderFrame::wind_arrows`]).
+    pub field: Option<FieldSlice>,
 }
 
 /// One frame's worth of render commands.
@@ -287,6 +290,8 @@ pub struct RenderFrame {
     /// Leaves by level of detail.
     pub leaves: [Vec<LeafInstance>; LODS],
     pub spheres: Vec<SphereInstance>,
+    /// Wind-field arrows (see [`crate::field`]).
+    pub wind_arrows: Vec<WindArrow>,
     /// Trees drawn at each level of detail (culled trees are not counted).
     pub trees_drawn: [usize; LODS],
     /// Bounding sphere of the whole scene (for the shadow map).
@@ -317,6 +322,7 @@ impl RenderFrame {
         self.segments.iter().map(Vec::len).sum::<usize>()
             + self.leaves.iter().map(Vec::len).sum::<usize>()
             + self.spheres.len()
+            + self.wind_arrows.len()
     }
 
     /// Bytes of instance data the frame uploads.
@@ -331,6 +337,7 @@ impl RenderFrame {
                 .map(|v| v.len() * size_of::<LeafInstance>())
                 .sum::<usize>()
             + self.spheres.len() * size_of::<SphereInstance>()
+            + self.wind_arrows.len() * size_of::<WindArrow>()
     }
 
     /// Fills the instance lists from the simulation's arrays for `camera` (replacing what was

@@ -4,6 +4,7 @@
 //!   ([`queues`]), memory through gpu-allocator, buffers and images, deferred release.
 //! * [`renderer`]: shadow and main passes drawing a [`frame::RenderFrame`] with instanced
 //!   meshes ([`mesh`]), the overlay ([`overlay`]) and GPU timestamps.
+//! * [`field`]: the wind grid drawn as arrows on a horizontal slice.
 //! * [`cache`]: the double-buffered render command cache between the simulation and render
 //!   threads.
 //! * [`swapchain`]: presenting to a window.
@@ -14,6 +15,7 @@
 
 pub mod cache;
 pub mod error;
+pub mod field;
 pub mod frame;
 pub mod gpu;
 pub mod mesh;

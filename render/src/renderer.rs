@@ -16,7 +16,7 @@ use gpu_allocator::MemoryLocation;
 use sylva_engine::FrameTimings;
 use sylva_shaders as sh;
 use sylva_shaders::{
-    CardVertex, FrameUniforms, LeafInstance, MeshVertex, OverlayVertex, SegmentInstance, SphereInstance,
+    CardVertex, FrameUniforms, LeafInstance, MeshVertex, OverlayVertex, SegmentInstance, SphereInstance, WindArrow,
 };
 
 use crate::error::{vk_err, RenderError, Result};
@@ -146,18 +146,20 @@ struct Pipelines {
     bark: vk::Pipeline,
     leaf: vk::Pipeline,
     sphere: vk::Pipeline,
+    arrow: vk::Pipeline,
     overlay: vk::Pipeline,
     bark_shadow: vk::Pipeline,
     leaf_shadow: vk::Pipeline,
 }
 
 impl Pipelines {
-    fn all(&self) -> [vk::Pipeline; 7] {
+    fn all(&self) -> [vk::Pipeline; 8] {
         [
             self.environment,
             self.bark,
             self.leaf,
             self.sphere,
+            self.arrow,
             self.overlay,
             self.bark_shadow,
             self.leaf_shadow,
@@ -192,6 +194,7 @@ struct InstanceLayout {
     segments: [(u64, u32); LODS],
     leaves: [(u64, u32); LODS],
     spheres: (u64, u32),
+    arrows: (u64, u32),
     bytes: u64,
 }
 
@@ -211,6 +214,7 @@ impl InstanceLayout {
             l.leaves[i] = place(v.len(), size_of::<LeafInstance>());
         }
         l.spheres = place(frame.spheres.len(), size_of::<SphereInstance>());
+        l.arrows = place(frame.wind_arrows.len(), size_of::<WindArrow>());
         l.bytes = at;
         l
     }
@@ -220,7 +224,7 @@ impl InstanceLayout {
         let nonempty = |r: &[(u64, u32)]| r.iter().filter(|(_, n)| *n > 0).count() as u32;
         let meshes = nonempty(&self.segments) + nonempty(&self.leaves);
         let main = if camera {
-            1 + meshes + nonempty(&[self.spheres])
+            1 + meshes + nonempty(&[self.spheres, self.arrows])
         } else {
             0
         };
@@ -740,6 +744,11 @@ impl Renderer {
             per_vertex(0, size_of::<MeshVertex>()),
             per_instance(1, size_of::<SphereInstance>()),
         ];
+        let arrow_attrs = [
+            attr(0, 0, vk::Format::R32G32B32A32_SFLOAT, 0),
+            attr(1, 0, vk::Format::R32G32B32A32_SFLOAT, 16),
+        ];
+        let arrow_bind = [per_instance(0, size_of::<WindArrow>())];
         let overlay_bind = [per_vertex(0, size_of::<OverlayVertex>())];
         let base = PipelineDesc {
             name: "vkCreateGraphicsPipelines (environment)",
@@ -794,6 +803,20 @@ impl Renderer {
             cull: vk::CullModeFlags::BACK,
             depth_test: true,
             blend: Blend::Alpha,
+            ..base
+        })?;
+        let base = PipelineDesc { name: "", ..base };
+        // Wind arrows: flat, seen from either side, opaque, in the depth buffer like the trees.
+        self.pipelines.arrow = make(PipelineDesc {
+            name: "vkCreateGraphicsPipelines (wind arrows)",
+            vertex: &sh::ARROW_VERT,
+            fragment: Some(&sh::ARROW_FRAG),
+            bindings: &arrow_bind,
+            attributes: &arrow_attrs,
+            cull: vk::CullModeFlags::NONE,
+            depth_test: true,
+            depth_write: true,
+            blend: Blend::Opaque,
             ..base
         })?;
         let base = PipelineDesc { name: "", ..base };
@@ -922,6 +945,7 @@ impl Renderer {
                 buffer.write(layout.leaves[lod].0 as usize, v);
             }
             buffer.write(layout.spheres.0 as usize, &frame.spheres);
+            buffer.write(layout.arrows.0 as usize, &frame.wind_arrows);
             upload += layout.bytes as usize;
         }
         self.overlay_vertices.clear();
@@ -1333,6 +1357,13 @@ impl Renderer {
                 for lod in 0..LODS {
                     draws += self.draw_mesh(cmd, &self.meshes[CARD], inst, layout.leaves[lod]);
                 }
+                if layout.arrows.1 > 0 {
+                    // Before the sky and ground, which fill only what is still empty.
+                    dev.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, self.pipelines.arrow);
+                    dev.cmd_bind_vertex_buffers(cmd, 0, &[inst], &[layout.arrows.0]);
+                    dev.cmd_draw(cmd, 9, layout.arrows.1, 0, 0);
+                    draws += 1;
+                }
             } else {
                 stamp(2, vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT);
             }
@@ -1575,7 +1606,20 @@ impl Renderer {
                 }
             );
             b.label(x, y, &state, dim);
-            y += lh + 4.0;
+            y += lh;
+            if let Some(f) = &info.field {
+                let field = format!(
+                    "wind field: {} arrows on layer {} of {} ({:.1} m up), blue calm to red {:.1} m/s",
+                    f.arrows,
+                    f.layer + 1,
+                    f.layers,
+                    f.height,
+                    f.max_speed
+                );
+                b.label(x, y, &field, dim);
+                y += lh;
+            }
+            y += 4.0;
             // Frame graph: render frame interval (grey), GPU time (green), simulation frame (orange).
             let frames: Vec<Vec<f32>> = self.graph.iter().map(|f| vec![f[1], (f[0] - f[1]).max(0.0)]).collect();
             let sims: Vec<Vec<f32>> = self.graph.iter().map(|f| vec![f[2]]).collect();

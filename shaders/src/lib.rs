@@ -33,6 +33,8 @@ spirv!(ENVIRONMENT_VERT, "environment.vert");
 spirv!(ENVIRONMENT_FRAG, "environment.frag");
 spirv!(SPHERE_VERT, "sphere.vert");
 spirv!(SPHERE_FRAG, "sphere.frag");
+spirv!(ARROW_VERT, "arrow.vert");
+spirv!(ARROW_FRAG, "arrow.frag");
 spirv!(OVERLAY_VERT, "overlay.vert");
 spirv!(OVERLAY_FRAG, "overlay.frag");
 spirv!(WIND_ACT_COMP, "wind_act.comp");
@@ -57,6 +59,8 @@ pub const ALL: &[Spirv] = &[
     ENVIRONMENT_FRAG,
     SPHERE_VERT,
     SPHERE_FRAG,
+    ARROW_VERT,
+    ARROW_FRAG,
     OVERLAY_VERT,
     OVERLAY_FRAG,
     WIND_ACT_COMP,
@@ -137,6 +141,18 @@ pub struct LeafInstance {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct SphereInstance {
     pub center_radius: [f32; 4],
+}
+
+/// A wind-field arrow, drawn as a flat arrow turned towards the camera (no vertex buffer: 9
+/// vertices per instance, shaft quad then head triangle).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct WindArrow {
+    /// Tail xyz [m] and shaft width [m] (location 0, R32G32B32A32_SFLOAT).
+    pub tail_width: [f32; 4],
+    /// Tail-to-head vector xyz [m] and colour parameter in [0, 1], slow to fast (location 1,
+    /// R32G32B32A32_SFLOAT).
+    pub vector_speed: [f32; 4],
 }
 
 /// A vertex of the tapered-cylinder and sphere meshes (locations 0-1).
@@ -220,6 +236,8 @@ const _: () = {
     assert!(offset_of!(LeafInstance, orient) == 16);
     assert!(offset_of!(LeafInstance, width_shade) == 24);
     assert!(size_of::<SphereInstance>() == 16);
+    assert!(size_of::<WindArrow>() == 32);
+    assert!(offset_of!(WindArrow, vector_speed) == 16);
     assert!(size_of::<MeshVertex>() == 24);
     assert!(size_of::<CardVertex>() == 8);
     assert!(size_of::<OverlayVertex>() == 20);

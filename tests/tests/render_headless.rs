@@ -286,3 +286,70 @@ fn the_tree_casts_a_shadow_on_the_ground() {
     let saved = save_on_failure("shadow", &shaded);
     assert!(darker > 1000, "only {darker} ground pixels in shadow; image {saved}");
 }
+
+#[test]
+fn wind_arrows_are_drawn_on_their_slice() {
+    use sylva_render::field::slice_arrows;
+    use sylva_sim::fluid::{FluidGrid, FluidParams};
+    let sim = aspen();
+    let camera = camera_for(&sim);
+    let mut frame = frame_of(&sim, &camera);
+    frame.segments.iter_mut().for_each(Vec::clear);
+    frame.leaves.iter_mut().for_each(Vec::clear);
+    // A uniform wind along +x over the tree: every arrow at the top of the colour scale (red).
+    let tree = &sim.forest().trees[0];
+    let r = tree.reach;
+    let mut p = FluidParams::over(tree.root - Vec3::new(r, 0.0, r), tree.root + Vec3::new(r, 1.5 * r, r));
+    p.cells = [16, 6, 16];
+    let mut grid = FluidGrid::new(p).unwrap();
+    grid.velocity_mut(0).iter_mut().for_each(|u| *u = 5.0);
+    let slice = slice_arrows(&grid, 2, &mut frame.wind_arrows).unwrap();
+    assert_eq!(slice.arrows, 16 * 16);
+    let mut r = renderer();
+    let plain = {
+        let mut f = frame.clone();
+        f.wind_arrows.clear();
+        draw(&mut r, &f, false)
+    };
+    let image = draw(&mut r, &frame, true);
+    let saved = save_on_failure("wind-arrows", &image);
+    let red = |p: [u8; 4]| p[0] > 200 && p[1] < 140 && p[2] < 120;
+    // Every arrow end, projected: red pixels lie inside their box.
+    let (mut x0, mut y0, mut x1, mut y1) = (f32::MAX, f32::MAX, f32::MIN, f32::MIN);
+    for a in &frame.wind_arrows {
+        let tail = Vec3::from_slice(&a.tail_width[..3]);
+        let head = tail + Vec3::from_slice(&a.vector_speed[..3]);
+        for p in [tail, head] {
+            for d in [Vec3::X, Vec3::NEG_X, Vec3::Y, Vec3::NEG_Y, Vec3::Z, Vec3::NEG_Z] {
+                let (x, y, _) = camera.project(p + d * 2.0 * a.tail_width[3], W as f32).unwrap();
+                x0 = x0.min(x);
+                y0 = y0.min(y);
+                x1 = x1.max(x);
+                y1 = y1.max(y);
+            }
+        }
+    }
+    let (mut inside, mut outside, mut before) = (0, 0, 0);
+    for y in 0..H {
+        for x in 0..W {
+            before += red(plain.pixel(x, y)) as usize;
+            if red(image.pixel(x, y)) {
+                let within = (x as f32) >= x0 - 1.0
+                    && (x as f32) <= x1 + 1.0
+                    && (y as f32) >= y0 - 1.0
+                    && (y as f32) <= y1 + 1.0;
+                if within {
+                    inside += 1;
+                } else {
+                    outside += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(before, 0, "red pixels without arrows");
+    assert_eq!(
+        outside, 0,
+        "arrow pixels outside the arrows' box ({x0}..{x1}, {y0}..{y1}); image {saved}"
+    );
+    assert!(inside > 1500, "only {inside} arrow pixels; image {saved}");
+}

@@ -101,7 +101,7 @@ pub fn run(a: &RenderBenchArgs) -> Result<()> {
         .saturating_sub(1)
         .max(1);
     let mut driver = Driver::new(scene, a.scene.wind as f32, a.scene.seed, a.scene.trees, camera, threads)?;
-    driver.set_wind_model(a.scene.wind_model, a.scene.wind_grid)?;
+    driver.apply_args(&a.scene)?;
     driver.step(30);
 
     // Fill alone: the figure the ≤ 10 ns per instance target is about.

@@ -86,7 +86,7 @@ pub fn render_scene(a: &RenderArgs) -> Result<Rgba> {
     let mut renderer = Renderer::new(gpu.clone(), &RendererOptions::default())?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut driver = Driver::new(scene, a.scene.wind as f32, a.scene.seed, a.scene.trees, camera, threads)?;
-    driver.set_wind_model(a.scene.wind_model, a.scene.wind_grid)?;
+    driver.apply_args(&a.scene)?;
     let start = Instant::now();
     driver.step(a.frames as u32);
     let sim_s = start.elapsed().as_secs_f64();

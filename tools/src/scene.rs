@@ -10,6 +10,7 @@ use clap::Args;
 use glam::Vec3;
 use sylva_engine::{FrameTimings, JobSystem};
 use sylva_render::cache::CacheWriter;
+use sylva_render::field::slice_arrows;
 use sylva_render::frame::{Camera, FillIndex, LodSettings, RenderFrame, SceneInfo, SimTimings};
 use sylva_sim::fluid::{FluidGrid, FluidParams, FluidWind, WindBall, FLUID_PHASES};
 use sylva_sim::scene::SpeciesForest;
@@ -50,6 +51,10 @@ pub struct SceneArgs {
     /// Cells of the fluid wind grid, east × north × up.
     #[arg(long, default_value = "96x96x16", value_parser = crate::bench_wind::parse_cells)]
     pub wind_grid: [usize; 3],
+    /// Show the fluid wind as arrows on a horizontal slice at half the tallest tree's height
+    /// (the viewer's W key toggles it, Page Up / Page Down move the slice).
+    #[arg(long)]
+    pub wind_field: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -197,6 +202,10 @@ pub enum SimCommand {
     AddWindBall(Vec3),
     /// Remove the wind balls.
     ClearWindBalls,
+    /// Show or hide the wind field's arrows.
+    ToggleWindField,
+    /// Move the wind field's slice up (positive) or down by this many cell layers.
+    MoveWindField(i32),
     SwitchSolver,
     /// Move the user's sphere collider to this centre.
     MoveSphere(Vec3),
@@ -233,6 +242,8 @@ pub struct Driver {
     wind_heading: f32,
     pub wind_model: WindModel,
     pub wind_grid: [usize; 3],
+    /// The cell layer whose wind is drawn as arrows, when shown.
+    pub field_layer: Option<usize>,
     seed: u64,
     trees: Option<u64>,
     pub camera: Camera,
@@ -272,6 +283,7 @@ impl Driver {
             wind_heading: 30.0,
             wind_model: WindModel::Fluid,
             wind_grid: [96, 16, 96],
+            field_layer: None,
             seed,
             trees,
             camera,
@@ -299,6 +311,32 @@ impl Driver {
             .sim
             .add_collider(SphereCollider::new(centre, radius, Motion::Static)?);
         Ok(())
+    }
+
+    /// Applies the wind options of the command line.
+    pub fn apply_args(&mut self, a: &SceneArgs) -> Result<()> {
+        self.set_wind_model(a.wind_model, a.wind_grid)?;
+        if a.wind_field {
+            self.show_field(true)?;
+        }
+        Ok(())
+    }
+
+    /// Shows the wind field's arrows (on the layer at half the tallest tree's height) or hides
+    /// them; only the fluid wind has a field to show.
+    pub fn show_field(&mut self, show: bool) -> Result<String> {
+        if !show {
+            self.field_layer = None;
+            return Ok("wind field hidden".to_string());
+        }
+        let Some(g) = self.scene.sim.wind().fluid() else {
+            bail!("only the fluid wind has a field to show (--wind-model fluid)");
+        };
+        let h = g.cell_size().y;
+        let top = g.cells()[1] - 1;
+        let layer = (((0.5 * self.scene.height - g.origin().y) / h).floor().max(0.0) as usize).min(top);
+        self.field_layer = Some(layer);
+        Ok(format!("wind field on layer {} of {}", layer + 1, top + 1))
     }
 
     /// Chooses the wind model and grid (takes effect on the next scene or [`apply_wind`]).
@@ -431,6 +469,16 @@ impl Driver {
                     }
                     None => Some("no wind balls (uniform wind)".to_string()),
                 },
+                SimCommand::ToggleWindField => Some(self.show_field(self.field_layer.is_none())?),
+                SimCommand::MoveWindField(by) => {
+                    let (Some(layer), Some(g)) = (self.field_layer, self.scene.sim.wind().fluid()) else {
+                        bail!("the wind field is hidden (W shows it)");
+                    };
+                    let top = g.cells()[1] as i64 - 1;
+                    let moved = (layer as i64 + by as i64).clamp(0, top) as usize;
+                    self.field_layer = Some(moved);
+                    Some(format!("wind field on layer {} of {}", moved + 1, top + 1))
+                }
                 SimCommand::SwitchSolver => {
                     let next = match self.scene.sim.params().solver {
                         SolverKind::Direct => SolverKind::Cg,
@@ -533,6 +581,13 @@ impl Driver {
             let pose = sim.pose();
             frame.fill(sim.forest(), &self.index, &pose, spheres, &self.camera, &self.lod);
         }
+        let field = match (self.field_layer, sim.wind().fluid()) {
+            (Some(layer), Some(g)) => slice_arrows(g, layer.min(g.cells()[1] - 1), &mut frame.wind_arrows),
+            _ => {
+                frame.wind_arrows.clear();
+                None
+            }
+        };
         frame.sun = Vec3::new(0.45, 0.8, 0.35).normalize();
         let forest = sim.forest();
         frame.info = SceneInfo {
@@ -552,6 +607,7 @@ impl Driver {
                 let home = self.scene.default_camera(1.0, 1.0);
                 (home.target, home.distance)
             },
+            field,
         };
         self.timings.add(self.fill_phase, t0.elapsed());
         self.timings.end_frame(frame_start.elapsed());
@@ -651,6 +707,37 @@ mod tests {
         d.set_wind_model(WindModel::Uniform, [16, 8, 16]).unwrap();
         d.handle(SimCommand::AddWindBall(Vec3::ZERO));
         assert!(d.message.contains("fluid"), "{}", d.message);
+    }
+
+    #[test]
+    fn the_wind_field_shows_on_a_movable_slice_and_only_for_the_fluid() {
+        let mut d = driver();
+        d.advance(Duration::from_secs_f64(0.05));
+        assert!(filled(&mut d).wind_arrows.is_empty(), "hidden at first");
+        d.handle(SimCommand::MoveWindField(1));
+        assert!(d.message.contains("hidden"), "{}", d.message);
+        d.handle(SimCommand::ToggleWindField);
+        let f = filled(&mut d);
+        let slice = f.info.field.expect("the slice is reported");
+        assert_eq!(slice.arrows, f.wind_arrows.len());
+        // 48 cells across: 40 arrows per side at most, a few cells solid (the trunk).
+        assert!(slice.arrows > 500 && slice.arrows <= 48 * 48, "{}", slice.arrows);
+        assert!(slice.max_speed > 4.0, "{}", slice.max_speed);
+        // At half the tree's height.
+        assert!((slice.height - 0.5 * d.scene.height).abs() <= d.scene.sim.wind().fluid().unwrap().cell_size().y);
+        for _ in 0..40 {
+            d.handle(SimCommand::MoveWindField(1));
+        }
+        assert_eq!(filled(&mut d).info.field.unwrap().layer, 7, "stops at the top layer");
+        d.handle(SimCommand::MoveWindField(-100));
+        assert_eq!(filled(&mut d).info.field.unwrap().layer, 0, "stops at the ground");
+        d.handle(SimCommand::ToggleWindField);
+        let f = filled(&mut d);
+        assert!(f.wind_arrows.is_empty() && f.info.field.is_none());
+        d.set_wind_model(WindModel::Uniform, [16, 8, 16]).unwrap();
+        d.handle(SimCommand::ToggleWindField);
+        assert!(d.message.contains("only the fluid wind"), "{}", d.message);
+        assert!(filled(&mut d).wind_arrows.is_empty());
     }
 
     fn filled(d: &mut Driver) -> RenderFrame {

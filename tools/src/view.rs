@@ -28,7 +28,7 @@ use crate::scene::{parse_size, simulate, Driver, OrbitCamera, Scene, SceneArgs, 
 use crate::trees::Output as OutArgs;
 
 /// The keys, shown on the help line.
-pub const HELP: &str = "drag: orbit   shift/middle-drag: pan   wheel: zoom   right-drag: move the sphere   ctrl-click: wind ball   C: clear balls   F: frame all\n\
+pub const HELP: &str = "drag: orbit   shift/middle-drag: pan   wheel: zoom   right-drag: move the sphere   ctrl-click: wind ball   C: clear balls   W: wind field   PgUp/PgDn: its height   F: frame all\n\
 space: pause   N: step   R: reset   O: overlay   ←→ ↑↓: wind direction and speed   S: solver   L: auto detail   drop a spec file   Esc: quit";
 
 /// Below this frame rate the viewer coarsens the levels of detail (when automatic)...
@@ -119,7 +119,7 @@ pub fn run(a: &ViewArgs) -> Result<()> {
         orbit.camera(),
         threads,
     )?;
-    driver.set_wind_model(a.scene.wind_model, a.scene.wind_grid)?;
+    driver.apply_args(&a.scene)?;
     event_loop.set_control_flow(ControlFlow::Poll);
     let mut app = App::new(a.clone(), driver, orbit);
     event_loop
@@ -466,9 +466,12 @@ impl App {
             Key::Named(NamedKey::ArrowRight) => self.send(SimCommand::TurnWind(15.0)),
             Key::Named(NamedKey::ArrowUp) => self.send(SimCommand::ChangeWind(1.0)),
             Key::Named(NamedKey::ArrowDown) => self.send(SimCommand::ChangeWind(-1.0)),
+            Key::Named(NamedKey::PageUp) => self.send(SimCommand::MoveWindField(1)),
+            Key::Named(NamedKey::PageDown) => self.send(SimCommand::MoveWindField(-1)),
             Key::Character(c) => match c.to_lowercase().as_str() {
                 "n" => self.send(SimCommand::Step),
                 "c" => self.send(SimCommand::ClearWindBalls),
+                "w" => self.send(SimCommand::ToggleWindField),
                 "r" => self.send(SimCommand::Reset),
                 "l" => {
                     self.auto_lod = !self.auto_lod;

@@ -178,6 +178,10 @@ fn render_refuses_bad_input_clearly() {
         (vec!["render", "--trees", "0", "--out", out], "--trees"),
         (vec!["render", "--species", "baobab", "--out", out], "quaking_aspen"),
         (vec!["render", missing.to_str().unwrap(), "--out", out], "missing.xml"),
+        (
+            vec!["render", "--wind-field", "--wind-model", "uniform", "--out", out],
+            "only the fluid wind has a field",
+        ),
         (vec!["view", "--size", "10x10"], "--size"),
         (vec!["view", "--frames", "0"], "--frames"),
     ];
@@ -193,6 +197,44 @@ fn render_refuses_bad_input_clearly() {
         assert!(!r.stderr.contains("panicked"), "{args:?}: {}", r.stderr);
     }
     assert!(!Path::new(out).exists(), "nothing is written on bad input");
+}
+
+/// `--wind-field` draws the fluid wind as arrows (orange to red in a steady wind) over the
+/// scene; without it there are none.
+#[test]
+fn render_draws_the_wind_field_when_asked() {
+    let dir = TempDir::new("field");
+    let arrows = |extra: &[&str]| {
+        let out = dir.path("field.png");
+        let mut args = vec![
+            "render",
+            "--species",
+            "lombardy_poplar",
+            "--frames",
+            "30",
+            "--size",
+            "480x300",
+            "--force",
+        ];
+        args.extend_from_slice(extra);
+        let r = run(sylva().args(&args).arg("--out").arg(&out));
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        let image = read_png(&out);
+        let mut n = 0;
+        for y in 0..image.height {
+            for x in 0..image.width {
+                let p = image.pixel(x, y);
+                if p[0] > 200 && p[1] < 200 && p[2] < 110 && p[0] as u32 > p[1] as u32 + 60 {
+                    n += 1;
+                }
+            }
+        }
+        n
+    };
+    let plain = arrows(&[]);
+    let shown = arrows(&["--wind-field"]);
+    assert!(plain < 20, "{plain} arrow-coloured pixels without the field");
+    assert!(shown > 2000, "only {shown} arrow-coloured pixels with --wind-field");
 }
 
 #[test]
@@ -234,7 +276,7 @@ fn viewer_answers_keys_and_the_sphere_follows_a_drag() {
         sleep 2
         xdotool windowfocus --sync "$wid" 2>/dev/null || true
         xdotool mousemove --window "$wid" 320 200
-        for k in space n o Right Up s r; do xdotool key "$k"; sleep 0.3; done
+        for k in space n o Right Up s r w Prior Prior Next w; do xdotool key "$k"; sleep 0.3; done
         xdotool mousemove --window "$wid" 600 200 mousedown 3
         sleep 0.3
         xdotool mousemove --window "$wid" 400 220
@@ -265,6 +307,11 @@ fn viewer_answers_keys_and_the_sphere_follows_a_drag() {
         "wind 7.0 m/s towards 45°",
         "solver cg",
         "reset",
+        "wind field on layer 6 of 16",
+        "wind field on layer 7 of 16",
+        "wind field on layer 8 of 16",
+        "wind field on layer 7 of 16",
+        "wind field hidden",
         "sphere moved to",
     ];
     let mut rest = said.as_str();

@@ -1,0 +1,161 @@
+//! The wind field made visible: arrows on a horizontal slice of the fluid grid
+//! (`sylva_sim::fluid`), one per block of cells, each along the cell-centred wind there, its
+//! length and colour by speed relative to the fastest arrow on the slice.
+
+use glam::Vec3;
+use sylva_shaders::WindArrow;
+use sylva_sim::fluid::FluidGrid;
+
+/// At most this many arrows along each horizontal side of the slice.
+pub const ARROWS_ACROSS: usize = 40;
+/// Arrows are at most this share of the spacing between them long.
+const LENGTH_SHARE: f32 = 0.9;
+/// Shaft width as a share of the spacing.
+const WIDTH_SHARE: f32 = 0.07;
+/// Wind below this share of the fastest on the slice draws no arrow.
+const CALM_SHARE: f32 = 1e-3;
+
+/// What a slice of arrows shows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FieldSlice {
+    /// Cell layer (0 at the ground).
+    pub layer: usize,
+    /// Layers in the grid.
+    pub layers: usize,
+    /// Height of the layer's cell centres [m].
+    pub height: f32,
+    /// Fastest wind among the arrows [m/s] (the red end of the colour scale).
+    pub max_speed: f32,
+    /// Arrows drawn.
+    pub arrows: usize,
+}
+
+/// Replaces `out` with arrows for cell layer `layer` of `grid` (solid cells get none).
+/// `None` when the grid has no such layer.
+pub fn slice_arrows(grid: &FluidGrid, layer: usize, out: &mut Vec<WindArrow>) -> Option<FieldSlice> {
+    out.clear();
+    let [nx, ny, nz] = grid.cells();
+    if layer >= ny {
+        return None;
+    }
+    let h = grid.cell_size();
+    let origin = grid.origin();
+    let stride = nx.max(nz).div_ceil(ARROWS_ACROSS).max(1);
+    let spacing = stride as f32 * h.x.min(h.z);
+    let solid = grid.solid();
+    let height = origin.y + (layer as f32 + 0.5) * h.y;
+    // Sample points: the middle cell of each stride × stride block.
+    let mut samples: Vec<(Vec3, Vec3)> = Vec::new();
+    for k in (stride / 2..nz).step_by(stride) {
+        for i in (stride / 2..nx).step_by(stride) {
+            if solid[i + nx * (layer + ny * k)] {
+                continue;
+            }
+            let centre = origin
+                + Vec3::new(
+                    (i as f32 + 0.5) * h.x,
+                    (layer as f32 + 0.5) * h.y,
+                    (k as f32 + 0.5) * h.z,
+                );
+            samples.push((centre, grid.cell_velocity(i, layer, k)));
+        }
+    }
+    let max_speed = samples.iter().map(|(_, v)| v.length()).fold(0.0f32, f32::max);
+    if max_speed > 0.0 {
+        let scale = LENGTH_SHARE * spacing / max_speed;
+        for (centre, v) in samples {
+            let speed = v.length();
+            if speed < CALM_SHARE * max_speed {
+                continue;
+            }
+            let vector = v * scale;
+            let tail = centre - 0.5 * vector;
+            out.push(WindArrow {
+                tail_width: [tail.x, tail.y, tail.z, WIDTH_SHARE * spacing],
+                vector_speed: [vector.x, vector.y, vector.z, speed / max_speed],
+            });
+        }
+    }
+    Some(FieldSlice {
+        layer,
+        layers: ny,
+        height,
+        max_speed,
+        arrows: out.len(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sylva_sim::fluid::FluidParams;
+
+    fn grid(cells: [usize; 3]) -> FluidGrid {
+        let mut p = FluidParams::over(Vec3::new(-20.0, 0.0, -20.0), Vec3::new(20.0, 10.0, 20.0));
+        p.cells = cells;
+        FluidGrid::new(p).unwrap()
+    }
+
+    #[test]
+    fn arrows_follow_the_wind_and_scale_with_speed() {
+        let mut g = grid([80, 10, 80]);
+        // Wind along +x whose speed grows along z; nothing else.
+        let [nx, ny, nz] = g.cells();
+        let u = g.velocity_mut(0);
+        for k in 0..nz {
+            for j in 0..ny {
+                for i in 0..=nx {
+                    u[i + (nx + 1) * (j + ny * k)] = 1.0 + k as f32 * 0.1;
+                }
+            }
+        }
+        let mut out = Vec::new();
+        let s = slice_arrows(&g, 3, &mut out).unwrap();
+        // 80 cells at 40 across: one arrow per 2 × 2 block.
+        assert_eq!(out.len(), 40 * 40);
+        assert_eq!(s.arrows, out.len());
+        assert!((s.height - 3.5).abs() < 1e-5, "{}", s.height);
+        let fastest = 1.0 + 79.0 * 0.1;
+        assert!((s.max_speed - fastest).abs() < 1e-4, "{}", s.max_speed);
+        let spacing = 2.0 * 0.5;
+        for a in &out {
+            let v = Vec3::from_slice(&a.vector_speed[..3]);
+            assert!(v.y == 0.0 && v.z == 0.0 && v.x > 0.0);
+            // Centred on a cell centre of layer 3, length in proportion to speed.
+            let mid = Vec3::from_slice(&a.tail_width[..3]) + 0.5 * v;
+            assert!((mid.y - 3.5).abs() < 1e-5);
+            let k = ((mid.z + 20.0) / 0.5 - 0.5).round();
+            let speed = 1.0 + k * 0.1;
+            assert!((a.vector_speed[3] - speed / fastest).abs() < 1e-5);
+            assert!((v.x - LENGTH_SHARE * spacing * speed / fastest).abs() < 1e-5);
+        }
+        assert!(slice_arrows(&g, 10, &mut out).is_none());
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn solids_and_calm_get_no_arrows() {
+        let mut g = grid([40, 8, 40]);
+        let mut out = Vec::new();
+        // A still field: nothing to draw.
+        let s = slice_arrows(&g, 2, &mut out).unwrap();
+        assert_eq!((s.arrows, s.max_speed), (0, 0.0));
+        // Uniform wind, then a box covering the middle of the slice.
+        for v in g.velocity_mut(2).iter_mut() {
+            *v = -3.0;
+        }
+        slice_arrows(&g, 2, &mut out).unwrap();
+        assert_eq!(out.len(), 40 * 40);
+        let solid = g
+            .add_solid_box(Vec3::new(-5.0, 0.0, -5.0), Vec3::new(5.0, 4.0, 5.0))
+            .unwrap();
+        assert!(solid > 0);
+        slice_arrows(&g, 2, &mut out).unwrap();
+        // Cells 15..25 along x and z are solid: 10 × 10 fewer arrows.
+        assert_eq!(out.len(), 40 * 40 - 100);
+        for a in &out {
+            let mid = Vec3::from_slice(&a.tail_width[..3]) + 0.5 * Vec3::from_slice(&a.vector_speed[..3]);
+            assert!(mid.x.abs() > 5.0 || mid.z.abs() > 5.0, "{mid}");
+        }
+    }
+}
