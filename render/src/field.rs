@@ -1,10 +1,17 @@
 //! The wind field made visible: arrows on a horizontal slice of the fluid grid
 //! (`sylva_sim::fluid`), one per block of cells, each along the cell-centred wind there, its
 //! length and colour by speed relative to the fastest arrow on the slice.
+//!
+//! [`slice_arrows`] builds them on the CPU from a [`FluidGrid`]; [`gpu_arrows`] sets up the same
+//! arrows to be drawn straight from the GPU solver's buffers (`crate::wind::GpuFluid`), where the
+//! red end of the colour scale is given rather than measured.
 
 use glam::Vec3;
-use sylva_shaders::WindArrow;
+use sylva_shaders::{ArrowFieldPush, WindArrow};
 use sylva_sim::fluid::FluidGrid;
+
+use crate::error::{RenderError, Result};
+use crate::wind::FieldBuffers;
 
 /// At most this many arrows along each horizontal side of the slice.
 pub const ARROWS_ACROSS: usize = 40;
@@ -30,6 +37,13 @@ pub struct FieldSlice {
     pub arrows: usize,
 }
 
+/// The sample cells along x and z: every `stride`-th from `first` (the middle cell of each
+/// stride × stride block).
+pub fn sampling(cells: [usize; 3]) -> (usize, usize) {
+    let stride = cells[0].max(cells[2]).div_ceil(ARROWS_ACROSS).max(1);
+    (stride, stride / 2)
+}
+
 /// Replaces `out` with arrows for cell layer `layer` of `grid` (solid cells get none).
 /// `None` when the grid has no such layer.
 pub fn slice_arrows(grid: &FluidGrid, layer: usize, out: &mut Vec<WindArrow>) -> Option<FieldSlice> {
@@ -40,14 +54,14 @@ pub fn slice_arrows(grid: &FluidGrid, layer: usize, out: &mut Vec<WindArrow>) ->
     }
     let h = grid.cell_size();
     let origin = grid.origin();
-    let stride = nx.max(nz).div_ceil(ARROWS_ACROSS).max(1);
+    let (stride, first) = sampling(grid.cells());
     let spacing = stride as f32 * h.x.min(h.z);
     let solid = grid.solid();
     let height = origin.y + (layer as f32 + 0.5) * h.y;
     // Sample points: the middle cell of each stride × stride block.
     let mut samples: Vec<(Vec3, Vec3)> = Vec::new();
-    for k in (stride / 2..nz).step_by(stride) {
-        for i in (stride / 2..nx).step_by(stride) {
+    for k in (first..nz).step_by(stride) {
+        for i in (first..nx).step_by(stride) {
             if solid[i + nx * (layer + ny * k)] {
                 continue;
             }
@@ -83,6 +97,65 @@ pub fn slice_arrows(grid: &FluidGrid, layer: usize, out: &mut Vec<WindArrow>) ->
         max_speed,
         arrows: out.len(),
     })
+}
+
+/// Arrows drawn from the GPU solver's field: layer `layer` of the grid whose velocities are in
+/// `field` (cells of size `h` from `origin`), red at `max_speed` [m/s]. Every sample cell gets an
+/// instance (solid and calm cells draw nothing). Returns the push constants of
+/// `arrow_field.vert` and the instance count.
+pub fn gpu_arrows(
+    field: &FieldBuffers,
+    origin: Vec3,
+    h: Vec3,
+    layer: usize,
+    max_speed: f32,
+) -> Result<(ArrowFieldPush, u32)> {
+    let n = field.cells.map(|c| c as usize);
+    if layer >= n[1] {
+        return Err(RenderError::Invalid {
+            what: "wind field layer",
+            value: layer.to_string(),
+            allowed: format!("0 to {} (the grid's cell layers)", n[1] - 1),
+        });
+    }
+    if !(max_speed.is_finite() && max_speed > 0.0) {
+        return Err(RenderError::Invalid {
+            what: "wind field colour scale",
+            value: format!("{max_speed} m/s"),
+            allowed: "a positive speed".to_string(),
+        });
+    }
+    if !(origin.is_finite() && h.is_finite() && h.cmpgt(Vec3::ZERO).all()) {
+        return Err(RenderError::Invalid {
+            what: "wind grid placement",
+            value: format!("origin {origin}, cell {h}"),
+            allowed: "finite values and positive cell sizes".to_string(),
+        });
+    }
+    let (stride, first) = sampling(n);
+    let along_x = (n[0] - first).div_ceil(stride);
+    let along_z = (n[2] - first).div_ceil(stride);
+    let spacing = stride as f32 * h.x.min(h.z);
+    let float = |bytes: u64| (bytes / 4) as u32;
+    let push = ArrowFieldPush {
+        n: [field.cells[0], field.cells[1], field.cells[2], layer as u32],
+        sampling: [stride as u32, first as u32, along_x as u32, 0],
+        offsets: [
+            float(field.offsets[0]),
+            float(field.offsets[1]),
+            float(field.offsets[2]),
+            0,
+        ],
+        origin: [origin.x, origin.y, origin.z, 0.0],
+        h: [h.x, h.y, h.z, 0.0],
+        scale: [
+            LENGTH_SHARE * spacing / max_speed,
+            WIDTH_SHARE * spacing,
+            1.0 / max_speed,
+            0.0,
+        ],
+    };
+    Ok((push, (along_x * along_z) as u32))
 }
 
 #[cfg(test)]

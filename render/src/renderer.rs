@@ -16,15 +16,18 @@ use gpu_allocator::MemoryLocation;
 use sylva_engine::FrameTimings;
 use sylva_shaders as sh;
 use sylva_shaders::{
-    CardVertex, FrameUniforms, LeafInstance, MeshVertex, OverlayVertex, SegmentInstance, SphereInstance, WindArrow,
+    ArrowFieldPush, CardVertex, FrameUniforms, LeafInstance, MeshVertex, OverlayVertex, SegmentInstance,
+    SphereInstance, WindArrow,
 };
 
 use crate::error::{vk_err, RenderError, Result};
+use crate::field::gpu_arrows;
 use crate::frame::{RenderFrame, LODS};
 use crate::gpu::{full_range, Buffer, Gpu, Image, ReleaseList};
 use crate::mesh::{self, CYLINDER_SIDES};
 use crate::overlay::{FontAtlas, OverlayBuilder};
 use crate::pipeline::{attr, create_pipeline, per_instance, per_vertex, Blend, PipelineDesc};
+use crate::wind::FieldBuffers;
 
 /// Frames the CPU may record ahead of the GPU.
 pub const FRAMES_IN_FLIGHT: usize = 2;
@@ -76,6 +79,8 @@ pub struct DrawOptions {
     pub shadows: bool,
     /// The key help line at the bottom of the overlay.
     pub help: String,
+    /// Wind arrows read straight from the GPU wind solver's buffers.
+    pub gpu_field: Option<GpuFieldArrows>,
 }
 
 impl Default for DrawOptions {
@@ -84,6 +89,40 @@ impl Default for DrawOptions {
             overlay: true,
             shadows: true,
             help: String::new(),
+            gpu_field: None,
+        }
+    }
+}
+
+/// Wind arrows drawn from the GPU wind solver's velocity buffer ([`crate::field::gpu_arrows`]):
+/// the frame's submission waits for `wait` (the solver's timeline semaphore and the value its
+/// last step signals, [`GpuFluid::timeline`](crate::wind::GpuFluid::timeline)) before its
+/// vertex shaders read the field. The caller keeps the field's buffer unchanged until the
+/// frame is done (see the solver's module docs).
+#[derive(Clone, Copy, Debug)]
+pub struct GpuFieldArrows {
+    pub field: FieldBuffers,
+    pub wait: (vk::Semaphore, u64),
+    /// The grid's minimum corner and cell size [m].
+    pub origin: Vec3,
+    pub h: Vec3,
+    /// The cell layer drawn (0 at the ground).
+    pub layer: usize,
+    /// The speed drawn red [m/s].
+    pub max_speed: f32,
+}
+
+impl GpuFieldArrows {
+    /// Arrows on `layer` of `fluid`'s field after its last submitted step, red at `max_speed`.
+    pub fn of(fluid: &crate::wind::GpuFluid, layer: usize, max_speed: f32) -> GpuFieldArrows {
+        let (origin, h) = fluid.placement();
+        GpuFieldArrows {
+            field: fluid.field_buffers(),
+            wait: fluid.timeline(),
+            origin,
+            h,
+            layer,
+            max_speed,
         }
     }
 }
@@ -147,19 +186,21 @@ struct Pipelines {
     leaf: vk::Pipeline,
     sphere: vk::Pipeline,
     arrow: vk::Pipeline,
+    arrow_field: vk::Pipeline,
     overlay: vk::Pipeline,
     bark_shadow: vk::Pipeline,
     leaf_shadow: vk::Pipeline,
 }
 
 impl Pipelines {
-    fn all(&self) -> [vk::Pipeline; 8] {
+    fn all(&self) -> [vk::Pipeline; 9] {
         [
             self.environment,
             self.bark,
             self.leaf,
             self.sphere,
             self.arrow,
+            self.arrow_field,
             self.overlay,
             self.bark_shadow,
             self.leaf_shadow,
@@ -182,6 +223,8 @@ struct Slot {
     instances: Option<Buffer>,
     overlay: Option<Buffer>,
     set: vk::DescriptorSet,
+    /// The GPU wind field's velocity buffer, for `arrow_field.vert` (set 1).
+    field_set: vk::DescriptorSet,
     queries: vk::QueryPool,
     /// The queries hold results of a submitted frame not yet read.
     queries_pending: bool,
@@ -241,6 +284,10 @@ pub struct Renderer {
     gpu: Arc<Gpu>,
     set_layout: vk::DescriptorSetLayout,
     layout: vk::PipelineLayout,
+    /// Set 1 of the GPU-field arrows (one storage buffer) and their layout (sets 0 and 1, push
+    /// constants).
+    field_set_layout: vk::DescriptorSetLayout,
+    field_layout: vk::PipelineLayout,
     descriptor_pool: vk::DescriptorPool,
     pipelines: Pipelines,
     shadow_sampler: vk::Sampler,
@@ -292,6 +339,8 @@ impl Renderer {
             gpu,
             set_layout: vk::DescriptorSetLayout::null(),
             layout: vk::PipelineLayout::null(),
+            field_set_layout: vk::DescriptorSetLayout::null(),
+            field_layout: vk::PipelineLayout::null(),
             descriptor_pool: vk::DescriptorPool::null(),
             pipelines: Pipelines::default(),
             shadow_sampler: vk::Sampler::null(),
@@ -350,6 +399,29 @@ impl Renderer {
             let set_layouts = [self.set_layout];
             self.layout = dev
                 .create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts), None)
+                .map_err(vk_err("vkCreatePipelineLayout"))?;
+            let field_bindings = [vk::DescriptorSetLayoutBinding::default()
+                .binding(0)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(1)
+                .stage_flags(vk::ShaderStageFlags::VERTEX)];
+            self.field_set_layout = dev
+                .create_descriptor_set_layout(
+                    &vk::DescriptorSetLayoutCreateInfo::default().bindings(&field_bindings),
+                    None,
+                )
+                .map_err(vk_err("vkCreateDescriptorSetLayout"))?;
+            let field_sets = [self.set_layout, self.field_set_layout];
+            let push = [vk::PushConstantRange::default()
+                .stage_flags(vk::ShaderStageFlags::VERTEX)
+                .size(size_of::<ArrowFieldPush>() as u32)];
+            self.field_layout = dev
+                .create_pipeline_layout(
+                    &vk::PipelineLayoutCreateInfo::default()
+                        .set_layouts(&field_sets)
+                        .push_constant_ranges(&push),
+                    None,
+                )
                 .map_err(vk_err("vkCreatePipelineLayout"))?;
             // Hardware 2x2 percentage-closer filtering; a software rasteriser pays four
             // lookups for it on every lit pixel, so it gets single-tap shadows.
@@ -415,12 +487,16 @@ impl Renderer {
                 ty: vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
                 descriptor_count: 2 * FRAMES_IN_FLIGHT as u32,
             },
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::STORAGE_BUFFER,
+                descriptor_count: FRAMES_IN_FLIGHT as u32,
+            },
         ];
         // SAFETY: as above.
         self.descriptor_pool = unsafe {
             dev.create_descriptor_pool(
                 &vk::DescriptorPoolCreateInfo::default()
-                    .max_sets(FRAMES_IN_FLIGHT as u32)
+                    .max_sets(2 * FRAMES_IN_FLIGHT as u32)
                     .pool_sizes(&sizes),
                 None,
             )
@@ -450,6 +526,7 @@ impl Renderer {
             instances: None,
             overlay: None,
             set: vk::DescriptorSet::null(),
+            field_set: vk::DescriptorSet::null(),
             queries: vk::QueryPool::null(),
             queries_pending: false,
             release: ReleaseList::default(),
@@ -494,6 +571,14 @@ impl Renderer {
                         &vk::DescriptorSetAllocateInfo::default()
                             .descriptor_pool(self.descriptor_pool)
                             .set_layouts(&layouts),
+                    )
+                    .map_err(vk_err("vkAllocateDescriptorSets"))?[0];
+                let field_layouts = [self.field_set_layout];
+                slot.field_set = dev
+                    .allocate_descriptor_sets(
+                        &vk::DescriptorSetAllocateInfo::default()
+                            .descriptor_pool(self.descriptor_pool)
+                            .set_layouts(&field_layouts),
                     )
                     .map_err(vk_err("vkAllocateDescriptorSets"))?[0];
                 let ubo = [vk::DescriptorBufferInfo {
@@ -819,6 +904,23 @@ impl Renderer {
             blend: Blend::Opaque,
             ..base
         })?;
+        // The same arrows built by the vertex shader from the GPU wind field.
+        self.pipelines.arrow_field = create_pipeline(
+            &gpu,
+            self.field_layout,
+            &PipelineDesc {
+                name: "vkCreateGraphicsPipelines (wind arrows from the GPU field)",
+                vertex: &sh::ARROW_FIELD_VERT,
+                fragment: Some(&sh::ARROW_FRAG),
+                bindings: &[],
+                attributes: &[],
+                cull: vk::CullModeFlags::NONE,
+                depth_test: true,
+                depth_write: true,
+                blend: Blend::Opaque,
+                ..base
+            },
+        )?;
         let base = PipelineDesc { name: "", ..base };
         self.pipelines.overlay = make(PipelineDesc {
             name: "vkCreateGraphicsPipelines (overlay)",
@@ -902,7 +1004,29 @@ impl Renderer {
         let extent = output.extent;
         let gpu = self.gpu.clone();
         let dev = &gpu.device;
+        let field_arrows = match &options.gpu_field {
+            Some(g) if frame.camera.is_some() => {
+                let (push, count) = gpu_arrows(&g.field, g.origin, g.h, g.layer, g.max_speed)?;
+                Some((push, count, g))
+            }
+            _ => None,
+        };
         let si = self.begin_frame()?;
+        if let Some((_, _, g)) = field_arrows {
+            let info = [vk::DescriptorBufferInfo {
+                buffer: g.field.velocity,
+                offset: 0,
+                range: vk::WHOLE_SIZE,
+            }];
+            let write = vk::WriteDescriptorSet::default()
+                .dst_set(self.slots[si].field_set)
+                .dst_binding(0)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .buffer_info(&info);
+            // SAFETY: the slot's previous frame has finished (`begin_frame` waited for its
+            // fence), so its set is not in use; the buffer is the caller's live field buffer.
+            unsafe { dev.update_descriptor_sets(&[write], &[]) };
+        }
         self.ensure_targets(extent, output.readback, si)?;
         if let Some(last) = self.last_frame.replace(start) {
             let dt = (start - last).as_secs_f32();
@@ -949,7 +1073,8 @@ impl Renderer {
             upload += layout.bytes as usize;
         }
         self.overlay_vertices.clear();
-        self.stats.draws = layout.draws(options.shadows, frame.camera.is_some(), options.overlay);
+        self.stats.draws = layout.draws(options.shadows, frame.camera.is_some(), options.overlay)
+            + field_arrows.is_some_and(|(_, n, _)| n > 0) as u32;
         if options.overlay {
             self.compose_overlay(frame, options, extent);
         }
@@ -981,7 +1106,8 @@ impl Renderer {
             )
             .map_err(vk_err("vkBeginCommandBuffer"))?;
         }
-        let draws = self.record(cmd, si, frame, options, &layout, extent, output);
+        let field = field_arrows.map(|(push, n, _)| (push, n));
+        let draws = self.record(cmd, si, frame, options, &layout, extent, output, field);
         // SAFETY: the command buffer is recording.
         unsafe { dev.end_command_buffer(cmd) }.map_err(vk_err("vkEndCommandBuffer"))?;
         // SAFETY: the fence is signalled and unused by pending work (waited above).
@@ -999,6 +1125,14 @@ impl Renderer {
                 vk::SemaphoreSubmitInfo::default()
                     .semaphore(p.rendered)
                     .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS),
+            );
+        }
+        if let Some((_, _, g)) = field_arrows {
+            waits.push(
+                vk::SemaphoreSubmitInfo::default()
+                    .semaphore(g.wait.0)
+                    .value(g.wait.1)
+                    .stage_mask(vk::PipelineStageFlags2::VERTEX_SHADER),
             );
         }
         let submit = vk::SubmitInfo2::default()
@@ -1189,6 +1323,7 @@ impl Renderer {
         layout: &InstanceLayout,
         extent: vk::Extent2D,
         output: &Output,
+        field_arrows: Option<(ArrowFieldPush, u32)>,
     ) -> u32 {
         let dev = &self.gpu.device;
         let slot = &self.slots[si];
@@ -1366,6 +1501,23 @@ impl Renderer {
                 }
             } else {
                 stamp(2, vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT);
+            }
+            if let Some((push, count)) = field_arrows.filter(|(_, n)| *n > 0) {
+                let layout = self.field_layout;
+                dev.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, self.pipelines.arrow_field);
+                dev.cmd_bind_descriptor_sets(
+                    cmd,
+                    vk::PipelineBindPoint::GRAPHICS,
+                    layout,
+                    0,
+                    &[slot.set, slot.field_set],
+                    &[],
+                );
+                dev.cmd_push_constants(cmd, layout, vk::ShaderStageFlags::VERTEX, 0, bytemuck::bytes_of(&push));
+                dev.cmd_draw(cmd, 9, count, 0, 0);
+                draws += 1;
+                // The other pipelines' layout has no push constants: set 0 again for them.
+                dev.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, self.layout, 0, &[slot.set], &[]);
             }
             stamp(3, vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT);
             if frame.camera.is_some() {
@@ -1728,6 +1880,8 @@ impl Drop for Renderer {
             dev.destroy_descriptor_pool(self.descriptor_pool, None);
             dev.destroy_pipeline_layout(self.layout, None);
             dev.destroy_descriptor_set_layout(self.set_layout, None);
+            dev.destroy_pipeline_layout(self.field_layout, None);
+            dev.destroy_descriptor_set_layout(self.field_set_layout, None);
             for s in &self.slots {
                 dev.destroy_command_pool(s.pool, None);
                 dev.destroy_fence(s.fence, None);

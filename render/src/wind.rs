@@ -20,7 +20,8 @@
 //! Every submission goes to [`Gpu::compute_queue`] (the dedicated compute family when the
 //! device has one) and is ordered by one timeline semaphore: submission `n` waits for value
 //! `n − 1` and signals `n`. A graphics submission that reads the field adds
-//! [`GpuFluid::semaphore_wait_info`] to its waits; the buffers are shared (`CONCURRENT`)
+//! [`GpuFluid::semaphore_wait_info`] to its waits (the renderer does so for wind arrows drawn
+//! from the field, `DrawOptions::gpu_field`); the buffers are shared (`CONCURRENT`)
 //! between the graphics and compute families when they differ. The velocities of step `n`
 //! ([`GpuFluid::field_buffers`]) are left untouched by step `n + 1` (which writes the other
 //! velocity buffer and reads this one) and overwritten by step `n + 2`: a reader must have
@@ -1016,6 +1017,11 @@ impl GpuFluid {
     /// Cells along x, y, z.
     pub fn cells(&self) -> [usize; 3] {
         self.n
+    }
+
+    /// The grid's minimum corner and cell size [m].
+    pub fn placement(&self) -> (glam::Vec3, glam::Vec3) {
+        (self.origin, self.h)
     }
 }
 

@@ -35,6 +35,7 @@ spirv!(SPHERE_VERT, "sphere.vert");
 spirv!(SPHERE_FRAG, "sphere.frag");
 spirv!(ARROW_VERT, "arrow.vert");
 spirv!(ARROW_FRAG, "arrow.frag");
+spirv!(ARROW_FIELD_VERT, "arrow_field.vert");
 spirv!(OVERLAY_VERT, "overlay.vert");
 spirv!(OVERLAY_FRAG, "overlay.frag");
 spirv!(WIND_ACT_COMP, "wind_act.comp");
@@ -61,6 +62,7 @@ pub const ALL: &[Spirv] = &[
     SPHERE_FRAG,
     ARROW_VERT,
     ARROW_FRAG,
+    ARROW_FIELD_VERT,
     OVERLAY_VERT,
     OVERLAY_FRAG,
     WIND_ACT_COMP,
@@ -155,6 +157,25 @@ pub struct WindArrow {
     pub vector_speed: [f32; 4],
 }
 
+/// Push constants of `glsl/arrow_field.vert`: arrows drawn from the GPU wind solver's velocity
+/// buffer (std430).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct ArrowFieldPush {
+    /// Cells nx, ny, nz and the layer drawn.
+    pub n: [u32; 4],
+    /// Stride between sample cells, first sample cell, samples along x, unused.
+    pub sampling: [u32; 4],
+    /// First float of u, v and w in the velocity buffer, unused.
+    pub offsets: [u32; 4],
+    /// Minimum corner of the domain [m], unused.
+    pub origin: [f32; 4],
+    /// Cell size [m], unused.
+    pub h: [f32; 4],
+    /// Arrow length per m/s [s], shaft width [m], 1 / the speed at the red end [s/m], unused.
+    pub scale: [f32; 4],
+}
+
 /// A vertex of the tapered-cylinder and sphere meshes (locations 0-1).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
@@ -237,6 +258,9 @@ const _: () = {
     assert!(offset_of!(LeafInstance, width_shade) == 24);
     assert!(size_of::<SphereInstance>() == 16);
     assert!(size_of::<WindArrow>() == 32);
+    assert!(size_of::<ArrowFieldPush>() == 96);
+    assert!(offset_of!(ArrowFieldPush, origin) == 48);
+    assert!(offset_of!(ArrowFieldPush, scale) == 80);
     assert!(offset_of!(WindArrow, vector_speed) == 16);
     assert!(size_of::<MeshVertex>() == 24);
     assert!(size_of::<CardVertex>() == 8);

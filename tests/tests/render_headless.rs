@@ -45,6 +45,7 @@ fn draw(r: &mut Renderer, frame: &RenderFrame, shadows: bool) -> Rgba {
         overlay: false,
         shadows,
         help: String::new(),
+        gpu_field: None,
     };
     let output = Output {
         extent: vk::Extent2D { width: W, height: H },

@@ -320,3 +320,103 @@ fn gpu_step_time_at_the_papers_grid_size() {
     drop(fluid);
     assert_no_validation_errors(&gpu);
 }
+
+/// The renderer draws wind arrows straight from the GPU solver's buffers, its frame waiting on
+/// the solver's timeline semaphore (the CPU does not wait for the steps), and they match the
+/// arrows built on the CPU from the downloaded field.
+#[test]
+fn the_renderer_draws_the_gpu_field_behind_its_semaphore() {
+    use sylva_render::field::slice_arrows;
+    use sylva_render::frame::{Camera, RenderFrame};
+    use sylva_render::renderer::{GpuFieldArrows, Output};
+    use sylva_render::{vk, DrawOptions, Renderer, RendererOptions};
+    let (w, h) = (480u32, 320u32);
+    let gpu = gpu();
+    let mut grid = obstacle_scene();
+    let mut fluid = GpuFluid::new(&gpu, &grid).expect("GPU wind solver");
+    let mut renderer = Renderer::new(gpu.clone(), &RendererOptions::default()).expect("renderer");
+    for _ in 0..30 {
+        let step = grid.next_inputs();
+        fluid.step(&step).expect("GPU step");
+    }
+    let frame = RenderFrame {
+        camera: Some(Camera::orbit(
+            Vec3::new(0.0, 3.0, 0.0),
+            0.3,
+            1.0,
+            55.0,
+            w as f32 / h as f32,
+            h as f32,
+        )),
+        bounds: (Vec3::ZERO, 30.0),
+        sun: Vec3::new(0.45, 0.8, 0.35).normalize(),
+        ..RenderFrame::default()
+    };
+    let output = Output {
+        extent: vk::Extent2D { width: w, height: h },
+        present: None,
+        readback: true,
+    };
+    let layer = 3;
+    let mut draw = |frame: &RenderFrame, field: Option<GpuFieldArrows>| {
+        let options = DrawOptions {
+            overlay: false,
+            shadows: false,
+            help: String::new(),
+            gpu_field: field,
+        };
+        renderer
+            .draw(frame, &options, &output)
+            .expect("draw")
+            .expect("readback")
+    };
+    // Straight after submitting the steps: the frame waits for them on the GPU.
+    let early = draw(&frame, Some(GpuFieldArrows::of(&fluid, layer, 10.0)));
+    let plain = draw(&frame, None);
+    fluid.download(&mut grid).expect("download");
+    let mut cpu_frame = frame.clone();
+    let slice = slice_arrows(&grid, layer, &mut cpu_frame.wind_arrows).unwrap();
+    assert!(slice.arrows > 400 && slice.max_speed > 3.0, "{slice:?}");
+    let from_cpu = draw(&cpu_frame, None);
+    let from_gpu = draw(&frame, Some(GpuFieldArrows::of(&fluid, layer, slice.max_speed)));
+    let differ = |a: &sylva_render::Rgba, b: &sylva_render::Rgba| {
+        let mut n = 0;
+        for y in 0..h {
+            for x in 0..w {
+                let (p, q) = (a.pixel(x, y), b.pixel(x, y));
+                if (0..3).any(|c| (p[c] as i32 - q[c] as i32).abs() > 40) {
+                    n += 1;
+                }
+            }
+        }
+        n
+    };
+    let arrows = differ(&plain, &from_cpu);
+    let early_arrows = differ(&plain, &early);
+    let mismatch = differ(&from_cpu, &from_gpu);
+    eprintln!("arrow pixels: CPU-built {arrows}, GPU-built early {early_arrows}; CPU vs GPU mismatch {mismatch}");
+    assert!(arrows > 1000, "only {arrows} arrow pixels");
+    assert!(
+        early_arrows > 1000,
+        "only {early_arrows} arrow pixels from the GPU field"
+    );
+    assert!(
+        mismatch * 50 <= arrows,
+        "GPU-field arrows differ from the CPU-built ones at {mismatch} of {arrows} pixels"
+    );
+    // A layer the grid does not have is refused before anything is drawn.
+    let options = DrawOptions {
+        gpu_field: Some(GpuFieldArrows::of(&fluid, 12, 10.0)),
+        ..DrawOptions::default()
+    };
+    match renderer.draw(&frame, &options, &output) {
+        Err(RenderError::Invalid { what, allowed, .. }) => {
+            assert_eq!(what, "wind field layer");
+            assert!(allowed.contains("0 to 11"), "{allowed}");
+        }
+        other => panic!("expected a refusal, got {:?}", other.map(|i| i.is_some())),
+    }
+    drop(renderer);
+    drop(fluid);
+    assert_no_validation_errors(&gpu);
+}

@@ -137,6 +137,7 @@ pub fn run(a: &RenderBenchArgs) -> Result<()> {
         overlay: !a.no_overlay,
         shadows: !a.no_shadows,
         help: crate::view::HELP.to_string(),
+        gpu_field: None,
     };
     let output = Output {
         extent: ash_extent(w, h),

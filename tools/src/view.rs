@@ -355,6 +355,7 @@ impl App {
             overlay: self.overlay,
             shadows: true,
             help: HELP.to_string(),
+            gpu_field: None,
         };
         let output = Output {
             extent: v.swapchain.extent,
