@@ -40,7 +40,11 @@
 //! system; the slabs do not depend on the worker count and sums are added slab by slab in
 //! order, so the result is bit-identical for any number of workers.
 
+mod advect;
+mod jacobi;
 mod pressure;
+#[cfg(test)]
+mod tests;
 mod wind;
 
 use std::time::{Duration, Instant};
@@ -50,6 +54,7 @@ use sylva_engine::JobSystem;
 
 use crate::error::{check_positive, check_range, SimError};
 use crate::rng::Rng;
+use advect::{trilinear, Advect};
 
 pub use pressure::PressureStats;
 pub use wind::FluidWind;
@@ -339,6 +344,28 @@ pub(crate) fn par_slabs_sum<T: Send>(
     chunks.iter().map(|c| c.2).sum()
 }
 
+/// The instruction sets the solver's passes may use, chosen once per grid from what the CPU
+/// has. Every pass gives bit-identical results with either.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Isa {
+    /// Plain Rust, any target.
+    Portable,
+    /// x86-64 with AVX2.
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+}
+
+impl Isa {
+    /// The fastest set this CPU runs.
+    pub fn detect() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return Isa::Avx2;
+        }
+        Isa::Portable
+    }
+}
+
 /// A wind grid and its solver state.
 pub struct FluidGrid {
     params: FluidParams,
@@ -359,6 +386,7 @@ pub struct FluidGrid {
     /// Side states `act` was built for (`None` after the solids changed).
     built_for: Option<[bool; 6]>,
     last: FluidStepStats,
+    isa: Isa,
 }
 
 impl FluidGrid {
@@ -383,6 +411,7 @@ impl FluidGrid {
             steps: 0,
             built_for: None,
             last: FluidStepStats::default(),
+            isa: Isa::detect(),
             dims,
             params,
         })
@@ -659,14 +688,50 @@ impl FluidGrid {
         self.apply_forces(jobs, inputs);
         stats.forces = t.elapsed();
         let t = Instant::now();
-        let div = &mut self.pressure.rhs;
-        let sum_sq = divergence(jobs, &self.dims, &self.vel, &self.act, div);
+        let sum_sq = match self.params.pressure {
+            Pressure::Jacobi { iterations } => {
+                // Divergence, iterations and projection in one pass (see `jacobi`): the
+                // projection's time counts as pressure.
+                let sum_sq = self.pressure.jacobi_project(
+                    jobs,
+                    self.isa,
+                    iterations as usize,
+                    &self.act,
+                    &mut self.vel,
+                    &mut self.next,
+                );
+                stats.solve = PressureStats {
+                    iterations,
+                    residual_rel: f64::NAN,
+                    converged: false,
+                };
+                stats.pressure = t.elapsed();
+                sum_sq
+            }
+            Pressure::Converged {
+                tolerance,
+                max_iterations,
+            } => {
+                let div = &mut self.pressure.rhs;
+                let sum_sq = jacobi::divergence(jobs, self.isa, &self.dims, &self.vel, &self.act, div);
+                stats.solve = self.pressure.pcg(jobs, tolerance as f64, max_iterations);
+                stats.pressure = t.elapsed();
+                let t = Instant::now();
+                jacobi::project(
+                    jobs,
+                    self.isa,
+                    &self.dims,
+                    &self.pressure.p,
+                    &self.act,
+                    &self.vel,
+                    &mut self.next,
+                );
+                std::mem::swap(&mut self.vel, &mut self.next);
+                stats.project = t.elapsed();
+                sum_sq
+            }
+        };
         stats.divergence_before = (sum_sq / self.pressure.fluid_cells().max(1) as f64).sqrt();
-        stats.solve = self.pressure.solve(jobs, &self.params.pressure);
-        stats.pressure = t.elapsed();
-        let t = Instant::now();
-        self.project(jobs);
-        stats.project = t.elapsed();
         self.time += self.params.dt as f64;
         self.steps += 1;
         self.last = stats;
@@ -684,7 +749,7 @@ impl FluidGrid {
         let (_, open) = self.side_states();
         self.ensure_built(open);
         let mut div = vec![0.0; self.dims.padded()];
-        let sum_sq = divergence(jobs, &self.dims, &self.vel, &self.act, &mut div);
+        let sum_sq = jacobi::divergence(jobs, self.isa, &self.dims, &self.vel, &self.act, &mut div);
         (div, sum_sq)
     }
 
@@ -763,14 +828,7 @@ impl FluidGrid {
     /// Semi-Lagrangian advection of every face (Eq. 4).
     fn advect(&mut self, jobs: &JobSystem, inputs: &StepInputs) {
         let d = self.dims;
-        let ctx = Advect {
-            d,
-            vel: &self.vel,
-            act: &self.act,
-            dt: self.params.dt,
-            inputs,
-            any_inflow: inputs.inflow.iter().any(|&f| f),
-        };
+        let ctx = Advect::new(d, &self.vel, &self.act, self.params.dt, inputs, self.isa);
         let ctx = &ctx;
         let [nu, nv, nw] = &mut self.next;
         let fd = [d.face_dims(0), d.face_dims(1), d.face_dims(2)];
@@ -844,29 +902,6 @@ impl FluidGrid {
         }
     }
 
-    /// Subtracts the pressure gradient on active faces (Eq. 7).
-    fn project(&mut self, jobs: &JobSystem) {
-        let d = self.dims;
-        let p = &self.pressure.p;
-        let act = &self.act;
-        for a in 0..3 {
-            let fd = d.face_dims(a);
-            let inv_h = 1.0 / d.h[a];
-            let stride = d.pad_strides()[a];
-            par_slabs(jobs, &mut self.vel[a], fd[0] * fd[1], |k0, chunk| {
-                for (r, row) in chunk.chunks_mut(fd[0]).enumerate() {
-                    let (j, k) = (r % fd[1], k0 + r / fd[1]);
-                    let (l, _) = face_cells(&d, a, j, k);
-                    for (i, u) in row.iter_mut().enumerate() {
-                        let cl = l(i);
-                        let cr = cl + stride;
-                        *u -= act[cl] * act[cr] * (p[cr] - p[cl]) * inv_h;
-                    }
-                }
-            });
-        }
-    }
-
     /// The wind at a point: each component trilinear on its own staggered grid, clamped to the
     /// domain.
     pub fn sample(&self, p: Vec3) -> Vec3 {
@@ -915,169 +950,6 @@ fn sample_component(d: &Dims, f: &[f32], a: usize, g: Vec3) -> f32 {
     let mut c = [g.x - 0.5, g.y - 0.5, g.z - 0.5];
     c[a] += 0.5;
     trilinear(f, d.face_dims(a), c)
-}
-
-struct Advect<'a> {
-    d: Dims,
-    vel: &'a [Vec<f32>; 3],
-    act: &'a [f32],
-    dt: f32,
-    inputs: &'a StepInputs,
-    any_inflow: bool,
-}
-
-impl Advect<'_> {
-    /// New values of component `A` on the face rows of `chunk`, whose first slab is `k0`.
-    #[inline(never)]
-    fn rows<const A: usize>(&self, k0: usize, chunk: &mut [f32]) {
-        let d = &self.d;
-        let n = d.n;
-        let fds = [d.face_dims(0), d.face_dims(1), d.face_dims(2)];
-        let fd = fds[A];
-        let s = d.pad_strides();
-        let k_dt = [self.dt / d.h[0], self.dt / d.h[1], self.dt / d.h[2]];
-        let own = &self.vel[A][..];
-        for (r, row) in chunk.chunks_mut(fd[0]).enumerate() {
-            let (j, k) = (r % fd[1], k0 + r / fd[1]);
-            let pad_row = d.pad(0, j as isize, k as isize);
-            let own_row = &own[fd[0] * (j + fd[1] * k)..][..fd[0]];
-            // Rows of the cells beside this face row (lower and upper along A, x = 0), and for
-            // each other component b: the index of those cells' lower b-face and b's stride.
-            let mut lo = [0, j, k];
-            let mut hi = [0, j, k];
-            if A != 0 {
-                if lo[A] > 0 {
-                    lo[A] -= 1;
-                }
-                if hi[A] == n[A] {
-                    hi[A] -= 1;
-                }
-            }
-            let mut others = [(0usize, 0usize, 0usize); 3];
-            for b in 0..3 {
-                if b != A {
-                    let fb = fds[b];
-                    let sb = [1, fb[0], fb[0] * fb[1]][b];
-                    others[b] = (fb[0] * (lo[1] + fb[1] * lo[2]), fb[0] * (hi[1] + fb[1] * hi[2]), sb);
-                }
-            }
-            for (i, out) in row.iter_mut().enumerate() {
-                let f = [i, j, k];
-                let cr = pad_row + i;
-                let cl = cr - s[A];
-                if self.act[cl] * self.act[cr] == 0.0 {
-                    // Prescribed: the border wind on an inflow side, zero on walls and solids.
-                    let side = if f[A] == 0 {
-                        2 * A
-                    } else if f[A] == n[A] {
-                        2 * A + 1
-                    } else {
-                        usize::MAX
-                    };
-                    *out = if side != usize::MAX && self.inputs.inflow[side] {
-                        self.inputs.border[A]
-                    } else {
-                        0.0
-                    };
-                    continue;
-                }
-                // Velocity at the face: its own component; each other component the mean of
-                // the cell-centred values of the cells beside the face.
-                let (xl, xh) = if A == 0 {
-                    (i.saturating_sub(1), i.min(n[0] - 1))
-                } else {
-                    (i, i)
-                };
-                let mut v = [0.0f32; 3];
-                v[A] = own_row[i];
-                for (b, ob) in others.iter().enumerate() {
-                    if b == A {
-                        continue;
-                    }
-                    let vb = &self.vel[b];
-                    let (l, h) = (ob.0 + xl, ob.1 + xh);
-                    v[b] = 0.5 * (0.5 * (vb[l] + vb[l + ob.2]) + 0.5 * (vb[h] + vb[h + ob.2]));
-                }
-                // Back-traced point in this component's grid coordinates.
-                let g = [
-                    f[0] as f32 - v[0] * k_dt[0],
-                    f[1] as f32 - v[1] * k_dt[1],
-                    f[2] as f32 - v[2] * k_dt[2],
-                ];
-                if self.any_inflow {
-                    let mut beyond = false;
-                    for b in 0..3 {
-                        // Domain edges in this grid's coordinates: −off and n − off.
-                        let off = if b == A { 0.0 } else { 0.5 };
-                        if (g[b] < -off && self.inputs.inflow[2 * b])
-                            || (g[b] > n[b] as f32 - off && self.inputs.inflow[2 * b + 1])
-                        {
-                            beyond = true;
-                        }
-                    }
-                    if beyond {
-                        *out = self.inputs.border[A];
-                        continue;
-                    }
-                }
-                *out = trilinear(own, fd, g);
-            }
-        }
-    }
-}
-
-/// Trilinear interpolation of a grid of `fd` values at grid coordinates `g`, clamped into it.
-#[inline(always)]
-fn trilinear(f: &[f32], fd: [usize; 3], g: [f32; 3]) -> f32 {
-    let mut i0 = [0usize; 3];
-    let mut t = [0f32; 3];
-    for b in 0..3 {
-        let max = (fd[b] - 1) as f32;
-        let x = g[b].max(0.0).min(max);
-        // x ≥ 0, so truncation is floor.
-        let fl = (x as usize).min(fd[b] - 2);
-        i0[b] = fl;
-        t[b] = x - fl as f32;
-    }
-    let (sy, sz) = (fd[0], fd[0] * fd[1]);
-    let base = i0[0] + fd[0] * (i0[1] + fd[1] * i0[2]);
-    let lerp = |a: f32, b: f32, t: f32| a + (b - a) * t;
-    let c00 = lerp(f[base], f[base + 1], t[0]);
-    let c10 = lerp(f[base + sy], f[base + sy + 1], t[0]);
-    let c01 = lerp(f[base + sz], f[base + sz + 1], t[0]);
-    let c11 = lerp(f[base + sz + sy], f[base + sz + sy + 1], t[0]);
-    lerp(lerp(c00, c10, t[1]), lerp(c01, c11, t[1]), t[2])
-}
-
-/// Divergence of the face velocities at every fluid cell into `div` (padded); returns the sum
-/// of squares.
-fn divergence(jobs: &JobSystem, d: &Dims, vel: &[Vec<f32>; 3], act: &[f32], div: &mut [f32]) -> f64 {
-    let (nx, ny, nz) = (d.n[0], d.n[1], d.n[2]);
-    let inv_h = [1.0 / d.h[0], 1.0 / d.h[1], 1.0 / d.h[2]];
-    let plane = (nx + 2) * (ny + 2);
-    let interior = &mut div[plane..plane * (nz + 1)];
-    par_slabs_sum(jobs, interior, plane, |k0, chunk| {
-        let mut sum = 0.0f64;
-        for (kk, slab) in chunk.chunks_mut(plane).enumerate() {
-            let k = k0 + kk;
-            for j in 0..ny {
-                let row = &mut slab[(j + 1) * (nx + 2) + 1..(j + 1) * (nx + 2) + 1 + nx];
-                let u = (nx + 1) * (j + ny * k);
-                let v = nx * (j + (ny + 1) * k);
-                let w = nx * (j + ny * k);
-                for i in 0..nx {
-                    let fluid = act[d.pad(i as isize, j as isize, k as isize)];
-                    let dv = (vel[0][u + i + 1] - vel[0][u + i]) * inv_h[0]
-                        + (vel[1][v + i + nx] - vel[1][v + i]) * inv_h[1]
-                        + (vel[2][w + i + nx * ny] - vel[2][w + i]) * inv_h[2];
-                    let dv = dv * fluid;
-                    row[i] = dv;
-                    sum += (dv as f64) * (dv as f64);
-                }
-            }
-        }
-        sum
-    })
 }
 
 /// The fluid step's phase timings as a frame-timings table.

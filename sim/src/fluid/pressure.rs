@@ -10,7 +10,8 @@
 
 use sylva_engine::JobSystem;
 
-use super::{slab_group, Dims, Pressure};
+use super::jacobi::{jacobi_project, FusedArrays};
+use super::{slab_group, Dims, Isa};
 
 /// Damping of the multigrid smoother.
 const OMEGA: f32 = 0.8;
@@ -107,30 +108,34 @@ impl PressureState {
         self.fluid_cells
     }
 
-    pub fn solve(&mut self, jobs: &JobSystem, how: &Pressure) -> PressureStats {
-        match *how {
-            Pressure::Jacobi { iterations } => {
-                for _ in 0..iterations {
-                    let lv = &self.levels[0];
-                    jacobi(jobs, &lv.d, &lv.inv_diag, &self.p, &self.rhs, &mut self.scratch);
-                    std::mem::swap(&mut self.p, &mut self.scratch);
-                }
-                PressureStats {
-                    iterations,
-                    residual_rel: f64::NAN,
-                    converged: false,
-                }
-            }
-            Pressure::Converged {
-                tolerance,
-                max_iterations,
-            } => self.pcg(jobs, tolerance as f64, max_iterations),
-        }
+    /// The paper's solver, fused with the divergence before and the projection after (see
+    /// `jacobi`): `iterations` Jacobi iterations from the current pressure on the divergence of
+    /// `vel`, then `vel` projected (through `next`, swapped with it). Returns the divergence's
+    /// sum of squares.
+    pub fn jacobi_project(
+        &mut self,
+        jobs: &JobSystem,
+        isa: Isa,
+        iterations: usize,
+        act: &[f32],
+        vel: &mut [Vec<f32>; 3],
+        next: &mut [Vec<f32>; 3],
+    ) -> f64 {
+        let arrays = FusedArrays {
+            act,
+            inv_diag: &self.levels[0].inv_diag,
+            vel,
+            next,
+            p: &mut self.p,
+            scratch: &mut self.scratch,
+            rhs: &mut self.rhs,
+        };
+        jacobi_project(jobs, isa, &self.d, iterations, arrays)
     }
 
     /// Preconditioned conjugate gradients on `A p = −d` with `A = −L` (symmetric, positive
     /// (semi-)definite), starting from the previous pressure.
-    fn pcg(&mut self, jobs: &JobSystem, tol: f64, max_iterations: u32) -> PressureStats {
+    pub fn pcg(&mut self, jobs: &JobSystem, tol: f64, max_iterations: u32) -> PressureStats {
         let d = self.d;
         let len = d.padded();
         for v in [&mut self.cg_r, &mut self.cg_d, &mut self.cg_q] {
@@ -508,21 +513,6 @@ fn apply(jobs: &JobSystem, d: &Dims, fluid: &[f32], diag: &[f32], x: &[f32], out
         for i in 0..len {
             let nb = ih2[0] * (xs[i] + xs[i + 2]) + ih2[1] * (ym[i] + yp[i]) + ih2[2] * (zm[i] + zp[i]);
             row[i] = fl[i] * (dg[i] * xs[i + 1] - nb);
-        }
-    });
-}
-
-/// One Jacobi iteration on `L p = rhs`: `out = (Σ neighbours / h² − rhs) / diag`.
-fn jacobi(jobs: &JobSystem, d: &Dims, inv_diag: &[f32], p: &[f32], rhs: &[f32], out: &mut [f32]) {
-    let ih2 = d.inv_h2();
-    let s = d.pad_strides();
-    map_rows(jobs, d, out, |c, row| {
-        let len = row.len();
-        let (xs, [ym, yp, zm, zp]) = neighbours(p, c, len, s);
-        let (r, inv) = (&rhs[c..c + len], &inv_diag[c..c + len]);
-        for i in 0..len {
-            let nb = ih2[0] * (xs[i] + xs[i + 2]) + ih2[1] * (ym[i] + yp[i]) + ih2[2] * (zm[i] + zp[i]);
-            row[i] = (nb - r[i]) * inv[i];
         }
     });
 }

@@ -1,0 +1,359 @@
+//! Semi-Lagrangian advection (paper 004, Eq. 4), one row of faces `(j, k)` at a time.
+//!
+//! Every face of a row is computed by the portable [`Advect::face`]; on CPUs with AVX2 the run
+//! of faces strictly inside the domain along x is taken eight at a time by the AVX2 kernel
+//! instead, which does the same float operations in the same order (no fused multiply-adds),
+//! so both give bit-identical results. A row on a closed or inflow side along its own axis has
+//! no active face and is filled with its prescribed value at once.
+
+use super::{Dims, Isa, StepInputs};
+
+/// One advection pass: reads the face velocities, writes each component's new values.
+pub(super) struct Advect<'a> {
+    d: Dims,
+    vel: &'a [Vec<f32>; 3],
+    /// Padded cell activity (see `FluidGrid::act`).
+    act: &'a [f32],
+    inputs: &'a StepInputs,
+    /// `dt / h` per axis: the back-trace in grid units per m/s.
+    k_dt: [f32; 3],
+    /// Per component, per axis: a back-traced coordinate below `lo` or above `hi` lies beyond
+    /// an inflow side (±∞ where that side is not inflow, so the test never holds).
+    lo: [[f32; 3]; 3],
+    hi: [[f32; 3]; 3],
+    isa: Isa,
+}
+
+/// What the faces of row `(j, k)` of one component read.
+struct Row<'a> {
+    j: usize,
+    k: usize,
+    /// This component's faces of the row.
+    own: &'a [f32],
+    /// Activity of the cells below and above each face of the row along the component's axis.
+    act_lo: &'a [f32],
+    act_hi: &'a [f32],
+    /// For each other component `b`: index of the lower `b`-face at x = 0 of the cell row below
+    /// the faces (along the component's axis) and of the cell row above, and `b`'s stride.
+    others: [(usize, usize, usize); 3],
+}
+
+impl<'a> Advect<'a> {
+    pub fn new(d: Dims, vel: &'a [Vec<f32>; 3], act: &'a [f32], dt: f32, inputs: &'a StepInputs, isa: Isa) -> Self {
+        let mut lo = [[f32::NEG_INFINITY; 3]; 3];
+        let mut hi = [[f32::INFINITY; 3]; 3];
+        for a in 0..3 {
+            for b in 0..3 {
+                // Domain edges in component a's grid coordinates: −off and n − off.
+                let off = if b == a { 0.0 } else { 0.5 };
+                if inputs.inflow[2 * b] {
+                    lo[a][b] = -off;
+                }
+                if inputs.inflow[2 * b + 1] {
+                    hi[a][b] = d.n[b] as f32 - off;
+                }
+            }
+        }
+        Advect {
+            d,
+            vel,
+            act,
+            inputs,
+            k_dt: [dt / d.h[0], dt / d.h[1], dt / d.h[2]],
+            lo,
+            hi,
+            isa,
+        }
+    }
+
+    /// New values of component `A` on the face rows of `chunk`, whose first slab is `k0`.
+    pub fn rows<const A: usize>(&self, k0: usize, chunk: &mut [f32]) {
+        let fd = self.d.face_dims(A);
+        for (r, out) in chunk.chunks_mut(fd[0]).enumerate() {
+            let (j, k) = (r % fd[1], k0 + r / fd[1]);
+            let row = self.row::<A>(j, k);
+            let f_a = [0, j, k][A];
+            if A != 0 && ((f_a == 0 && row.act_lo[0] == 0.0) || (f_a == self.d.n[A] && row.act_hi[0] == 0.0)) {
+                // Beyond a closed or inflow side every cell is inactive.
+                out.fill(self.prescribed::<A>(f_a));
+                continue;
+            }
+            // Faces 1..nx of u and all faces of v and w have a cell on both sides along x.
+            let first = (A == 0) as usize;
+            let done = match self.isa {
+                Isa::Portable => first,
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2.
+                Isa::Avx2 => unsafe { avx2::run::<A>(self, &row, out, first, self.d.n[0]) },
+            };
+            for (i, o) in out.iter_mut().enumerate() {
+                if i < first || i >= done {
+                    *o = self.face::<A>(&row, i);
+                }
+            }
+        }
+    }
+
+    fn row<const A: usize>(&self, j: usize, k: usize) -> Row<'a> {
+        let d = &self.d;
+        let n = d.n;
+        let fd = d.face_dims(A);
+        let pad_row = d.pad(0, j as isize, k as isize);
+        let below = pad_row - d.pad_strides()[A];
+        // Rows of the cells beside this face row (lower and upper along A, x = 0), and for each
+        // other component b: the index of those cells' lower b-face and b's stride.
+        let mut lo = [0, j, k];
+        let mut hi = [0, j, k];
+        if A != 0 {
+            if lo[A] > 0 {
+                lo[A] -= 1;
+            }
+            if hi[A] == n[A] {
+                hi[A] -= 1;
+            }
+        }
+        let mut others = [(0usize, 0usize, 0usize); 3];
+        for (b, o) in others.iter_mut().enumerate() {
+            if b != A {
+                let fb = d.face_dims(b);
+                let sb = [1, fb[0], fb[0] * fb[1]][b];
+                *o = (fb[0] * (lo[1] + fb[1] * lo[2]), fb[0] * (hi[1] + fb[1] * hi[2]), sb);
+            }
+        }
+        Row {
+            j,
+            k,
+            own: &self.vel[A][fd[0] * (j + fd[1] * k)..][..fd[0]],
+            act_lo: &self.act[below..below + fd[0]],
+            act_hi: &self.act[pad_row..pad_row + fd[0]],
+            others,
+        }
+    }
+
+    /// Value of an inactive face of component `A` at coordinate `f_a` along `A`: the border
+    /// wind on an inflow side, zero on walls and beside solids.
+    fn prescribed<const A: usize>(&self, f_a: usize) -> f32 {
+        let side = if f_a == 0 {
+            2 * A
+        } else if f_a == self.d.n[A] {
+            2 * A + 1
+        } else {
+            return 0.0;
+        };
+        if self.inputs.inflow[side] {
+            self.inputs.border[A]
+        } else {
+            0.0
+        }
+    }
+
+    /// New value of face `i` of row `row` of component `A`.
+    #[inline]
+    fn face<const A: usize>(&self, row: &Row, i: usize) -> f32 {
+        let n = self.d.n;
+        if row.act_lo[i] * row.act_hi[i] == 0.0 {
+            return self.prescribed::<A>([i, row.j, row.k][A]);
+        }
+        // Velocity at the face: its own component; each other component the mean of the
+        // cell-centred values of the cells beside the face.
+        let (xl, xh) = if A == 0 {
+            (i.saturating_sub(1), i.min(n[0] - 1))
+        } else {
+            (i, i)
+        };
+        let mut v = [0.0f32; 3];
+        v[A] = row.own[i];
+        for (b, &(lb, hb, sb)) in row.others.iter().enumerate() {
+            if b == A {
+                continue;
+            }
+            let vb = &self.vel[b];
+            let (l, h) = (lb + xl, hb + xh);
+            v[b] = 0.5 * (0.5 * (vb[l] + vb[l + sb]) + 0.5 * (vb[h] + vb[h + sb]));
+        }
+        // Back-traced point in this component's grid coordinates.
+        let f = [i as f32, row.j as f32, row.k as f32];
+        let g = [
+            f[0] - v[0] * self.k_dt[0],
+            f[1] - v[1] * self.k_dt[1],
+            f[2] - v[2] * self.k_dt[2],
+        ];
+        // Beyond an inflow side the air is the border wind.
+        let (lo, hi) = (&self.lo[A], &self.hi[A]);
+        if (0..3).any(|b| g[b] < lo[b] || g[b] > hi[b]) {
+            return self.inputs.border[A];
+        }
+        trilinear(&self.vel[A], self.d.face_dims(A), g)
+    }
+}
+
+/// Trilinear interpolation of a grid of `fd` values at grid coordinates `g`, clamped into it.
+#[inline(always)]
+pub(super) fn trilinear(f: &[f32], fd: [usize; 3], g: [f32; 3]) -> f32 {
+    let mut i0 = [0usize; 3];
+    let mut t = [0f32; 3];
+    for b in 0..3 {
+        let max = (fd[b] - 1) as f32;
+        let x = g[b].max(0.0).min(max);
+        // 0 ≤ x < 2³¹, so truncation is floor and the conversion exact.
+        let fl = (x as i32 as usize).min(fd[b] - 2);
+        i0[b] = fl;
+        t[b] = x - fl as f32;
+    }
+    let (sy, sz) = (fd[0], fd[0] * fd[1]);
+    let base = i0[0] + fd[0] * (i0[1] + fd[1] * i0[2]);
+    let c = &f[base..=base + sz + sy + 1];
+    let lerp = |a: f32, b: f32, t: f32| a + (b - a) * t;
+    let c00 = lerp(c[0], c[1], t[0]);
+    let c10 = lerp(c[sy], c[sy + 1], t[0]);
+    let c01 = lerp(c[sz], c[sz + 1], t[0]);
+    let c11 = lerp(c[sz + sy], c[sz + sy + 1], t[0]);
+    lerp(lerp(c00, c10, t[1]), lerp(c01, c11, t[1]), t[2])
+}
+
+/// The AVX2 kernel: [`Advect::face`] on eight faces at a time.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    use super::{Advect, Row};
+
+    /// Eight floats of `s` from `i`.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn load(s: &[f32], i: usize) -> __m256 {
+        let s = &s[i..i + 8];
+        // SAFETY: `s` holds the eight floats read.
+        unsafe { _mm256_loadu_ps(s.as_ptr()) }
+    }
+
+    /// `a + (b − a) t`, as the portable `lerp`.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn lerp(a: __m256, b: __m256, t: __m256) -> __m256 {
+        _mm256_add_ps(a, _mm256_mul_ps(_mm256_sub_ps(b, a), t))
+    }
+
+    /// Faces `first..` of `row` of component `A`, eight at a time while they stay below `end`
+    /// (faces with a cell on both sides along x); returns the first face not done.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn run<const A: usize>(
+        ctx: &Advect,
+        row: &Row,
+        out: &mut [f32],
+        first: usize,
+        end: usize,
+    ) -> usize {
+        let d = &ctx.d;
+        let fd = d.face_dims(A);
+        let own = &ctx.vel[A][..];
+        // Every gathered index is below the component's face count; it must fit an i32.
+        assert!(own.len() == fd[0] * fd[1] * fd[2] && own.len() <= i32::MAX as usize);
+        let zero = _mm256_setzero_ps();
+        let half = _mm256_set1_ps(0.5);
+        let k_dt = ctx.k_dt.map(|k| _mm256_set1_ps(k));
+        let lo = ctx.lo[A].map(|x| _mm256_set1_ps(x));
+        let hi = ctx.hi[A].map(|x| _mm256_set1_ps(x));
+        let max_f = fd.map(|n| _mm256_set1_ps((n - 1) as f32));
+        let max_i = fd.map(|n| _mm256_set1_epi32((n - 2) as i32));
+        let (sy, sz) = (fd[0] as i32, (fd[0] * fd[1]) as i32);
+        let (v_sy, v_sz, v_sy1, v_szy, v_szy1) = (
+            _mm256_set1_epi32(sy),
+            _mm256_set1_epi32(sz),
+            _mm256_set1_epi32(sy + 1),
+            _mm256_set1_epi32(sz + sy),
+            _mm256_set1_epi32(sz + sy + 1),
+        );
+        let one = _mm256_set1_epi32(1);
+        let fy = _mm256_set1_ps(row.j as f32);
+        let fz = _mm256_set1_ps(row.k as f32);
+        let iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        let border = _mm256_set1_ps(ctx.inputs.border[A]);
+        // Faces strictly inside along x lie on a side only along y or z: one value per row.
+        let prescribed = _mm256_set1_ps(ctx.prescribed::<A>([1, row.j, row.k][A]));
+        // The lower cell along x of u-face i is cell i − 1.
+        let shift = (A == 0) as usize;
+        let mut i = first;
+        while i + 8 <= end {
+            let mut v = [zero; 3];
+            v[A] = load(row.own, i);
+            for (b, &(lb, hb, sb)) in row.others.iter().enumerate() {
+                if b == A {
+                    continue;
+                }
+                let vb = &ctx.vel[b][..];
+                let (l, h) = (lb + i - shift, hb + i);
+                let cl = _mm256_mul_ps(half, _mm256_add_ps(load(vb, l), load(vb, l + sb)));
+                let ch = _mm256_mul_ps(half, _mm256_add_ps(load(vb, h), load(vb, h + sb)));
+                v[b] = _mm256_mul_ps(half, _mm256_add_ps(cl, ch));
+            }
+            let fx = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_set1_epi32(i as i32), iota));
+            let g = [
+                _mm256_sub_ps(fx, _mm256_mul_ps(v[0], k_dt[0])),
+                _mm256_sub_ps(fy, _mm256_mul_ps(v[1], k_dt[1])),
+                _mm256_sub_ps(fz, _mm256_mul_ps(v[2], k_dt[2])),
+            ];
+            let mut beyond = _mm256_setzero_ps();
+            let mut fl = [_mm256_setzero_si256(); 3];
+            let mut t = [zero; 3];
+            for b in 0..3 {
+                beyond = _mm256_or_ps(
+                    beyond,
+                    _mm256_or_ps(
+                        _mm256_cmp_ps::<_CMP_LT_OQ>(g[b], lo[b]),
+                        _mm256_cmp_ps::<_CMP_GT_OQ>(g[b], hi[b]),
+                    ),
+                );
+                // max(g, 0) returns 0 for NaN, as f32::max; then 0 ≤ x ≤ fd − 1.
+                let x = _mm256_min_ps(_mm256_max_ps(g[b], zero), max_f[b]);
+                fl[b] = _mm256_min_epi32(_mm256_cvttps_epi32(x), max_i[b]);
+                t[b] = _mm256_sub_ps(x, _mm256_cvtepi32_ps(fl[b]));
+            }
+            let base = _mm256_add_epi32(
+                fl[0],
+                _mm256_mullo_epi32(
+                    v_sy,
+                    _mm256_add_epi32(fl[1], _mm256_mullo_epi32(_mm256_set1_epi32(fd[1] as i32), fl[2])),
+                ),
+            );
+            let p = own.as_ptr();
+            // SAFETY: 0 ≤ fl[b] ≤ fd[b] − 2, so every index, at most base + sz + sy + 1 ≤
+            // fd[0]·fd[1]·fd[2] − 1, lies in `own` (asserted to have that length).
+            let [c000, c100, c010, c110, c001, c101, c011, c111] = unsafe {
+                [
+                    _mm256_i32gather_ps::<4>(p, base),
+                    _mm256_i32gather_ps::<4>(p, _mm256_add_epi32(base, one)),
+                    _mm256_i32gather_ps::<4>(p, _mm256_add_epi32(base, v_sy)),
+                    _mm256_i32gather_ps::<4>(p, _mm256_add_epi32(base, v_sy1)),
+                    _mm256_i32gather_ps::<4>(p, _mm256_add_epi32(base, v_sz)),
+                    _mm256_i32gather_ps::<4>(p, _mm256_add_epi32(base, _mm256_add_epi32(v_sz, one))),
+                    _mm256_i32gather_ps::<4>(p, _mm256_add_epi32(base, v_szy)),
+                    _mm256_i32gather_ps::<4>(p, _mm256_add_epi32(base, v_szy1)),
+                ]
+            };
+            let c00 = lerp(c000, c100, t[0]);
+            let c10 = lerp(c010, c110, t[0]);
+            let c01 = lerp(c001, c101, t[0]);
+            let c11 = lerp(c011, c111, t[0]);
+            let sampled = lerp(lerp(c00, c10, t[1]), lerp(c01, c11, t[1]), t[2]);
+            // Active where act_lo · act_hi ≠ 0, as the portable test.
+            let live = _mm256_cmp_ps::<_CMP_NEQ_UQ>(_mm256_mul_ps(load(row.act_lo, i), load(row.act_hi, i)), zero);
+            let value = _mm256_blendv_ps(sampled, border, beyond);
+            let value = _mm256_blendv_ps(prescribed, value, live);
+            let o = &mut out[i..i + 8];
+            // SAFETY: `o` holds the eight floats written.
+            unsafe { _mm256_storeu_ps(o.as_mut_ptr(), value) };
+            i += 8;
+        }
+        i
+    }
+}
