@@ -1,10 +1,10 @@
 //! Semi-Lagrangian advection (paper 004, Eq. 4), one row of faces `(j, k)` at a time.
 //!
-//! Every face of a row is computed by the portable [`Advect::face`]; on CPUs with AVX2 the run
-//! of faces strictly inside the domain along x is taken eight at a time by the AVX2 kernel
-//! instead, which does the same float operations in the same order (no fused multiply-adds),
-//! so both give bit-identical results. A row on a closed or inflow side along its own axis has
-//! no active face and is filled with its prescribed value at once.
+//! Every face of a row is computed by the portable [`Advect::face`]; on CPUs with AVX2 all faces
+//! of a row but its two ends are taken eight at a time by the AVX2 kernel instead, which does
+//! the same float operations in the same order (no fused multiply-adds), so both give
+//! bit-identical results. A row on a closed or inflow side along its own axis has no active
+//! face and is filled with its prescribed value at once.
 
 use super::{Dims, Isa, StepInputs};
 
@@ -78,16 +78,19 @@ impl<'a> Advect<'a> {
                 out.fill(self.prescribed::<A>(f_a));
                 continue;
             }
-            // Faces 1..nx of u and all faces of v and w have a cell on both sides along x.
-            let first = (A == 0) as usize;
-            let done = match self.isa {
-                Isa::Portable => first,
+            // The faces but the first and last of the row have a face each side along x (and
+            // for u a cell each side).
+            let vector = match self.isa {
+                Isa::Portable => false,
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2.
-                Isa::Avx2 => unsafe { avx2::run::<A>(self, &row, out, first, self.d.n[0]) },
+                Isa::Avx2 => unsafe { avx2::run::<A>(self, &row, out) },
             };
-            for (i, o) in out.iter_mut().enumerate() {
-                if i < first || i >= done {
+            if vector {
+                out[0] = self.face::<A>(&row, 0);
+                out[fd[0] - 1] = self.face::<A>(&row, fd[0] - 1);
+            } else {
+                for (i, o) in out.iter_mut().enumerate() {
                     *o = self.face::<A>(&row, i);
                 }
             }
@@ -212,6 +215,12 @@ pub(super) fn trilinear(f: &[f32], fd: [usize; 3], g: [f32; 3]) -> f32 {
 }
 
 /// The AVX2 kernel: [`Advect::face`] on eight faces at a time.
+///
+/// The trilinear sample (Eq. 4) reads the 2×2×2 faces around the back-traced point. Where, as
+/// usual, that point lies within one cell of the face along every axis, those faces are among
+/// the 3×3×3 around it: the kernel loads the nine rows of three, interpolates each along x and
+/// picks per lane, which gives the same values as gathering the eight corners and needs no
+/// gather; otherwise it gathers.
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use std::arch::x86_64::*;
@@ -240,21 +249,29 @@ mod avx2 {
         _mm256_add_ps(a, _mm256_mul_ps(_mm256_sub_ps(b, a), t))
     }
 
-    /// Faces `first..` of `row` of component `A`, eight at a time while they stay below `end`
-    /// (faces with a cell on both sides along x); returns the first face not done.
+    /// Per lane, `b` where `pick` is set, else `a`.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn pick(a: __m256, b: __m256, pick: __m256i) -> __m256 {
+        _mm256_blendv_ps(a, b, _mm256_castsi256_ps(pick))
+    }
+
+    /// The faces `1..fd[0] − 1` of `row` of component `A`, eight at a time (the last eight
+    /// overlapping the others); returns false, having done nothing, when the row is too short.
     ///
     /// # Safety
     /// The CPU must have AVX2.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn run<const A: usize>(
-        ctx: &Advect,
-        row: &Row,
-        out: &mut [f32],
-        first: usize,
-        end: usize,
-    ) -> usize {
+    pub(super) unsafe fn run<const A: usize>(ctx: &Advect, row: &Row, out: &mut [f32]) -> bool {
         let d = &ctx.d;
         let fd = d.face_dims(A);
+        let (first, end) = (1, fd[0] - 1);
+        if end < first + 8 {
+            return false;
+        }
         let own = &ctx.vel[A][..];
         // Every gathered index is below the component's face count; it must fit an i32.
         assert!(own.len() == fd[0] * fd[1] * fd[2] && own.len() <= i32::MAX as usize);
@@ -265,25 +282,28 @@ mod avx2 {
         let hi = ctx.hi[A].map(|x| _mm256_set1_ps(x));
         let max_f = fd.map(|n| _mm256_set1_ps((n - 1) as f32));
         let max_i = fd.map(|n| _mm256_set1_epi32((n - 2) as i32));
-        let (sy, sz) = (fd[0] as i32, (fd[0] * fd[1]) as i32);
-        let (v_sy, v_sz, v_sy1, v_szy, v_szy1) = (
-            _mm256_set1_epi32(sy),
-            _mm256_set1_epi32(sz),
-            _mm256_set1_epi32(sy + 1),
-            _mm256_set1_epi32(sz + sy),
-            _mm256_set1_epi32(sz + sy + 1),
-        );
+        let (sy, sz) = (fd[0], fd[0] * fd[1]);
+        let (v_sy, v_sz) = (_mm256_set1_epi32(sy as i32), _mm256_set1_epi32(sz as i32));
         let one = _mm256_set1_epi32(1);
-        let fy = _mm256_set1_ps(row.j as f32);
-        let fz = _mm256_set1_ps(row.k as f32);
+        let (j, k) = (row.j, row.k);
+        let fy = _mm256_set1_ps(j as f32);
+        let fz = _mm256_set1_ps(k as f32);
+        let (vj, vk) = (_mm256_set1_epi32(j as i32), _mm256_set1_epi32(k as i32));
         let iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
         let border = _mm256_set1_ps(ctx.inputs.border[A]);
-        // Faces strictly inside along x lie on a side only along y or z: one value per row.
-        let prescribed = _mm256_set1_ps(ctx.prescribed::<A>([1, row.j, row.k][A]));
+        // Faces inside along x lie on a side only along y or z: one value per row.
+        let prescribed = _mm256_set1_ps(ctx.prescribed::<A>([1, j, k][A]));
+        // Index of face (0, y, z) of the rows around this one (clamped into the grid: a row
+        // beyond it is never picked).
+        let ys = [j.saturating_sub(1), j, (j + 1).min(fd[1] - 1)];
+        let zs = [k.saturating_sub(1), k, (k + 1).min(fd[2] - 1)];
+        let near_rows: [[usize; 3]; 3] = zs.map(|z| ys.map(|y| sy * y + sz * z));
         // The lower cell along x of u-face i is cell i − 1.
         let shift = (A == 0) as usize;
-        let mut i = first;
-        while i + 8 <= end {
+        let mut next = first;
+        while next < end {
+            let i = next.min(end - 8);
+            next = i + 8;
             let mut v = [zero; 3];
             v[A] = load(row.own, i);
             for (b, &(lb, hb, sb)) in row.others.iter().enumerate() {
@@ -296,9 +316,9 @@ mod avx2 {
                 let ch = _mm256_mul_ps(half, _mm256_add_ps(load(vb, h), load(vb, h + sb)));
                 v[b] = _mm256_mul_ps(half, _mm256_add_ps(cl, ch));
             }
-            let fx = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_set1_epi32(i as i32), iota));
+            let vi = _mm256_add_epi32(_mm256_set1_epi32(i as i32), iota);
             let g = [
-                _mm256_sub_ps(fx, _mm256_mul_ps(v[0], k_dt[0])),
+                _mm256_sub_ps(_mm256_cvtepi32_ps(vi), _mm256_mul_ps(v[0], k_dt[0])),
                 _mm256_sub_ps(fy, _mm256_mul_ps(v[1], k_dt[1])),
                 _mm256_sub_ps(fz, _mm256_mul_ps(v[2], k_dt[2])),
             ];
@@ -318,32 +338,93 @@ mod avx2 {
                 fl[b] = _mm256_min_epi32(_mm256_cvttps_epi32(x), max_i[b]);
                 t[b] = _mm256_sub_ps(x, _mm256_cvtepi32_ps(fl[b]));
             }
-            let base = _mm256_add_epi32(
-                fl[0],
-                _mm256_mullo_epi32(
-                    v_sy,
-                    _mm256_add_epi32(fl[1], _mm256_mullo_epi32(_mm256_set1_epi32(fd[1] as i32), fl[2])),
+            // Per axis: whether the lower corner is the face's own coordinate (else the one
+            // below), and whether every lane's is one of those two.
+            let up = [
+                _mm256_cmpeq_epi32(fl[0], vi),
+                _mm256_cmpeq_epi32(fl[1], vj),
+                _mm256_cmpeq_epi32(fl[2], vk),
+            ];
+            let near = _mm256_and_si256(
+                _mm256_and_si256(
+                    _mm256_or_si256(up[0], _mm256_cmpeq_epi32(fl[0], _mm256_sub_epi32(vi, one))),
+                    _mm256_or_si256(up[1], _mm256_cmpeq_epi32(fl[1], _mm256_sub_epi32(vj, one))),
                 ),
+                _mm256_or_si256(up[2], _mm256_cmpeq_epi32(fl[2], _mm256_sub_epi32(vk, one))),
             );
-            let p = own.as_ptr();
-            // SAFETY: 0 ≤ fl[b] ≤ fd[b] − 2, so every index, at most base + sz + sy + 1 ≤
-            // fd[0]·fd[1]·fd[2] − 1, lies in `own` (asserted to have that length).
-            let [c000, c100, c010, c110, c001, c101, c011, c111] = unsafe {
-                [
-                    _mm256_i32gather_ps::<4>(p, base),
-                    _mm256_i32gather_ps::<4>(p, _mm256_add_epi32(base, one)),
-                    _mm256_i32gather_ps::<4>(p, _mm256_add_epi32(base, v_sy)),
-                    _mm256_i32gather_ps::<4>(p, _mm256_add_epi32(base, v_sy1)),
-                    _mm256_i32gather_ps::<4>(p, _mm256_add_epi32(base, v_sz)),
-                    _mm256_i32gather_ps::<4>(p, _mm256_add_epi32(base, _mm256_add_epi32(v_sz, one))),
-                    _mm256_i32gather_ps::<4>(p, _mm256_add_epi32(base, v_szy)),
-                    _mm256_i32gather_ps::<4>(p, _mm256_add_epi32(base, v_szy1)),
-                ]
+            let [c00, c10, c01, c11] = if _mm256_movemask_ps(_mm256_castsi256_ps(near)) == 0xff {
+                // The rows around, each interpolated along x between the lanes' own two faces;
+                // then per lane the rows y0, y0 + 1 of slabs z0, z0 + 1. Along each axis, where
+                // every lane has the same lower corner only its two rows are needed and nothing
+                // is picked.
+                let mask = |m: __m256i| _mm256_movemask_ps(_mm256_castsi256_ps(m));
+                let (xm, ym, zm) = (mask(up[0]), mask(up[1]), mask(up[2]));
+                let (y_first, y_rows) = if ym == 0xff {
+                    (1, 2)
+                } else {
+                    (0, 2 + (ym != 0) as usize)
+                };
+                let (z_first, z_rows) = if zm == 0xff {
+                    (1, 2)
+                } else {
+                    (0, 2 + (zm != 0) as usize)
+                };
+                let mut xl = [[zero; 3]; 3];
+                for (xz, rz) in xl.iter_mut().zip(&near_rows[z_first..z_first + z_rows]) {
+                    for (x, &r) in xz.iter_mut().zip(&rz[y_first..y_first + y_rows]) {
+                        let (a, b) = match xm {
+                            0xff => (load(own, r + i), load(own, r + i + 1)),
+                            0 => (load(own, r + i - 1), load(own, r + i)),
+                            _ => {
+                                let (a, b, c) = (load(own, r + i - 1), load(own, r + i), load(own, r + i + 1));
+                                (pick(a, b, up[0]), pick(b, c, up[0]))
+                            }
+                        };
+                        *x = lerp(a, b, t[0]);
+                    }
+                }
+                let mut y0 = [zero; 3];
+                let mut y1 = [zero; 3];
+                for z in 0..z_rows {
+                    (y0[z], y1[z]) = if y_rows == 2 {
+                        (xl[z][0], xl[z][1])
+                    } else {
+                        (pick(xl[z][0], xl[z][1], up[1]), pick(xl[z][1], xl[z][2], up[1]))
+                    };
+                }
+                if z_rows == 2 {
+                    [y0[0], y1[0], y0[1], y1[1]]
+                } else {
+                    [
+                        pick(y0[0], y0[1], up[2]),
+                        pick(y1[0], y1[1], up[2]),
+                        pick(y0[1], y0[2], up[2]),
+                        pick(y1[1], y1[2], up[2]),
+                    ]
+                }
+            } else {
+                let base = _mm256_add_epi32(
+                    fl[0],
+                    _mm256_add_epi32(_mm256_mullo_epi32(v_sy, fl[1]), _mm256_mullo_epi32(v_sz, fl[2])),
+                );
+                let p = own.as_ptr();
+                let row_y = _mm256_add_epi32(base, v_sy);
+                let row_z = _mm256_add_epi32(base, v_sz);
+                let row_zy = _mm256_add_epi32(row_z, v_sy);
+                let mut c = [zero; 4];
+                for (c, idx) in c.iter_mut().zip([base, row_y, row_z, row_zy]) {
+                    // SAFETY: 0 ≤ fl[b] ≤ fd[b] − 2, so every index, at most base + sz + sy + 1
+                    // ≤ fd[0]·fd[1]·fd[2] − 1, lies in `own` (asserted to have that length).
+                    let (a, b) = unsafe {
+                        (
+                            _mm256_i32gather_ps::<4>(p, idx),
+                            _mm256_i32gather_ps::<4>(p, _mm256_add_epi32(idx, one)),
+                        )
+                    };
+                    *c = lerp(a, b, t[0]);
+                }
+                c
             };
-            let c00 = lerp(c000, c100, t[0]);
-            let c10 = lerp(c010, c110, t[0]);
-            let c01 = lerp(c001, c101, t[0]);
-            let c11 = lerp(c011, c111, t[0]);
             let sampled = lerp(lerp(c00, c10, t[1]), lerp(c01, c11, t[1]), t[2]);
             // Active where act_lo · act_hi ≠ 0, as the portable test.
             let live = _mm256_cmp_ps::<_CMP_NEQ_UQ>(_mm256_mul_ps(load(row.act_lo, i), load(row.act_hi, i)), zero);
@@ -352,8 +433,7 @@ mod avx2 {
             let o = &mut out[i..i + 8];
             // SAFETY: `o` holds the eight floats written.
             unsafe { _mm256_storeu_ps(o.as_mut_ptr(), value) };
-            i += 8;
         }
-        i
+        true
     }
 }
