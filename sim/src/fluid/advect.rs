@@ -151,7 +151,7 @@ impl<'a> Advect<'a> {
     }
 
     /// New value of face `i` of row `row` of component `A`.
-    #[inline]
+    #[inline(always)]
     fn face<const A: usize>(&self, row: &Row, i: usize) -> f32 {
         let n = self.d.n;
         if row.act_lo[i] * row.act_hi[i] == 0.0 {
