@@ -1,21 +1,21 @@
 //! The cell passes around the pressure solve: divergence (step 3 of the module docs), the
 //! paper's Jacobi iterations on the pressure equation (Eq. 9) and the projection (Eq. 7), as
-//! row kernels over slices, run stand-alone (for the converged solver and the tools) or fused
-//! into one pass for the Jacobi solver.
+//! row kernels over slices. For the Jacobi solver the divergence and the iterations are fused
+//! into one pass; the projection, in place, follows as its own pass (fused, it would have to
+//! write a second copy of the velocities, as the margins of the neighbouring groups still read
+//! them).
 //!
 //! # The fused pass
 //!
 //! The cells are cut into groups of whole k-slabs, fixed by the grid. A round of `m` Jacobi
-//! iterations computes, for group `[k0, k1)`, iteration `t` on slabs
-//! `[k0 − (m − t) − e, k1 + (m − t))` (clipped to the grid) into per-thread scratch, reading the
-//! iterate before the round from the shared array: the intermediate iterates stay in the cache
-//! instead of crossing memory once per iteration. The first round computes the divergence it
-//! needs itself; the last one ends in the projection, which for the group's z-faces at `k0`
-//! needs the pressure at `k0 − 1`: hence `e = 1` there. A margin slab is computed by both groups
-//! beside it, from the same inputs by the same operations, so every value is the plain Jacobi
-//! iterate, whatever the grouping or the number of workers. Rounds hold at most [`ROUND`]
-//! iterations, which bounds the margins; between rounds the iterate and the divergence go
-//! through the shared arrays.
+//! iterations computes, for group `[k0, k1)`, iteration `t` on slabs `[k0 − (m − t),
+//! k1 + (m − t))` (clipped to the grid) into per-thread scratch, reading the iterate before the
+//! round from the shared array: the intermediate iterates stay in the cache instead of crossing
+//! memory once per iteration. The first round computes the divergence it needs itself. A margin
+//! slab is computed by both groups beside it, from the same inputs by the same operations, so
+//! every value is the plain Jacobi iterate, whatever the grouping or the number of workers.
+//! Rounds hold at most [`ROUND`] iterations, which bounds the margins; between rounds the
+//! iterate and the divergence go through the shared arrays.
 //!
 //! Every kernel is compiled twice: portable, and with AVX2 enabled where the CPU has it (the
 //! same code vectorised wider; Rust does not fuse multiplies and adds, so both give identical
@@ -99,15 +99,14 @@ fn jacobi_row(
     }
 }
 
-/// Projection of one face row (Eq. 7): `out = v − act_lo act_hi (p_hi − p_lo) / h`, where
-/// `lo`/`hi` are the cells below and above each face; zero where either cell is inactive.
+/// Projection of one face row (Eq. 7): `v −= act_lo act_hi (p_hi − p_lo) / h`, where `lo`/`hi`
+/// are the cells below and above each face; nothing changes where either cell is inactive.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn project_row(v: &[f32], act_lo: &[f32], act_hi: &[f32], p_lo: &[f32], p_hi: &[f32], inv_h: f32, out: &mut [f32]) {
-    let n = out.len();
-    let (v, al, ah, pl, ph) = (&v[..n], &act_lo[..n], &act_hi[..n], &p_lo[..n], &p_hi[..n]);
+fn project_row(v: &mut [f32], act_lo: &[f32], act_hi: &[f32], p_lo: &[f32], p_hi: &[f32], inv_h: f32) {
+    let n = v.len();
+    let (al, ah, pl, ph) = (&act_lo[..n], &act_hi[..n], &p_lo[..n], &p_hi[..n]);
     for i in 0..n {
-        out[i] = v[i] - al[i] * ah[i] * (ph[i] - pl[i]) * inv_h;
+        v[i] -= al[i] * ah[i] * (ph[i] - pl[i]) * inv_h;
     }
 }
 
@@ -195,39 +194,20 @@ impl Geom {
         }
     }
 
-    /// Projection of face slab `k` of component `a` into `out`: `p_lo`/`act_lo` are the padded
-    /// slabs of the cells below the faces along `a`, `p_hi`/`act_hi` of those above (the same
-    /// slab unless `a` = 2).
+    /// Projection of face slab `v` of component `a`: `p_lo`/`act_lo` are the padded slabs of
+    /// the cells below the faces along `a`, `p_hi`/`act_hi` of those above (the same slab
+    /// unless `a` = 2).
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn project_slab(
-        &self,
-        a: usize,
-        v: &[f32],
-        act_lo: &[f32],
-        act_hi: &[f32],
-        p_lo: &[f32],
-        p_hi: &[f32],
-        out: &mut [f32],
-    ) {
+    fn project_slab(&self, a: usize, v: &mut [f32], act_lo: &[f32], act_hi: &[f32], p_lo: &[f32], p_hi: &[f32]) {
         let fd = self.d.face_dims(a);
         let inv_h = 1.0 / self.d.h[a];
         // Offset of the lower cell of face (0, j) from that of the upper one, within the slabs.
         let back = [1, self.row, 0][a];
-        for j in 0..fd[1] {
+        for (j, v) in v.chunks_mut(fd[0]).enumerate() {
             // Face (0, j)'s upper cell is cell (0, j): for y-faces j = ny is the ghost row.
             let hi = (j + 1) * self.row + 1;
             let lo = hi - back;
-            let r = j * fd[0]..(j + 1) * fd[0];
-            project_row(
-                &v[r.clone()],
-                &act_lo[lo..],
-                &act_hi[hi..],
-                &p_lo[lo..],
-                &p_hi[hi..],
-                inv_h,
-                &mut out[r],
-            );
+            project_row(v, &act_lo[lo..], &act_hi[hi..], &p_lo[lo..], &p_hi[hi..], inv_h);
         }
     }
 }
@@ -272,49 +252,29 @@ unsafe fn div_chunk_avx2(g: &Geom, vel: &[Vec<f32>; 3], act: &[f32], k0: usize, 
     div_chunk(g, vel, act, k0, chunk)
 }
 
-/// Subtracts the pressure gradient on active faces (Eq. 7): `next = vel − ∇p`.
-pub(super) fn project(
-    jobs: &JobSystem,
-    isa: Isa,
-    d: &Dims,
-    p: &[f32],
-    act: &[f32],
-    vel: &[Vec<f32>; 3],
-    next: &mut [Vec<f32>; 3],
-) {
+/// Subtracts the pressure gradient on active faces (Eq. 7), in place.
+pub(super) fn project(jobs: &JobSystem, isa: Isa, d: &Dims, p: &[f32], act: &[f32], vel: &mut [Vec<f32>; 3]) {
     let g = Geom::new(d);
-    for (a, out) in next.iter_mut().enumerate() {
+    for (a, v) in vel.iter_mut().enumerate() {
         let fd = d.face_dims(a);
-        let v = &vel[a][..];
-        par_slabs(jobs, out, fd[0] * fd[1], |k0, chunk| match isa {
-            Isa::Portable => project_chunk(&g, a, v, p, act, k0, chunk),
+        par_slabs(jobs, v, fd[0] * fd[1], |k0, chunk| match isa {
+            Isa::Portable => project_chunk(&g, a, p, act, k0, chunk),
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2.
-            Isa::Avx2 => unsafe { project_chunk_avx2(&g, a, v, p, act, k0, chunk) },
+            Isa::Avx2 => unsafe { project_chunk_avx2(&g, a, p, act, k0, chunk) },
         });
     }
 }
 
-/// Projection of component `a`'s face slabs `chunk`, the first being slab `k0`; `v` is the
-/// whole component before.
+/// Projection of component `a`'s face slabs `chunk`, the first being slab `k0` (the pressure
+/// is 0 beyond the grid, in the ghost slabs).
 #[inline(always)]
-fn project_chunk(g: &Geom, a: usize, v: &[f32], p: &[f32], act: &[f32], k0: usize, chunk: &mut [f32]) {
+fn project_chunk(g: &Geom, a: usize, p: &[f32], act: &[f32], k0: usize, chunk: &mut [f32]) {
     let fd = g.d.face_dims(a);
-    let plane = fd[0] * fd[1];
-    for (kk, out) in chunk.chunks_mut(plane).enumerate() {
-        let k = k0 + kk;
-        let lo = if a == 2 { k as isize - 1 } else { k as isize };
-        let hi = k as isize;
-        let v = &v[k * plane..][..plane];
-        g.project_slab(
-            a,
-            v,
-            g.slab(act, lo),
-            g.slab(act, hi),
-            g.slab(p, lo),
-            g.slab(p, hi),
-            out,
-        );
+    for (kk, v) in chunk.chunks_mut(fd[0] * fd[1]).enumerate() {
+        let k = (k0 + kk) as isize;
+        let lo = if a == 2 { k - 1 } else { k };
+        g.project_slab(a, v, g.slab(act, lo), g.slab(act, k), g.slab(p, lo), g.slab(p, k));
     }
 }
 
@@ -324,8 +284,8 @@ fn project_chunk(g: &Geom, a: usize, v: &[f32], p: &[f32], act: &[f32], k0: usiz
 /// The CPU must have AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn project_chunk_avx2(g: &Geom, a: usize, v: &[f32], p: &[f32], act: &[f32], k0: usize, chunk: &mut [f32]) {
-    project_chunk(g, a, v, p, act, k0, chunk)
+unsafe fn project_chunk_avx2(g: &Geom, a: usize, p: &[f32], act: &[f32], k0: usize, chunk: &mut [f32]) {
+    project_chunk(g, a, p, act, k0, chunk)
 }
 
 /// The arrays the fused pass reads and writes.
@@ -333,9 +293,7 @@ pub(super) struct FusedArrays<'a> {
     pub act: &'a [f32],
     /// 1 / diagonal of the pressure equation (padded, 0 at solids).
     pub inv_diag: &'a [f32],
-    /// Face velocities in, projected ones out (then swapped).
-    pub vel: &'a mut [Vec<f32>; 3],
-    pub next: &'a mut [Vec<f32>; 3],
+    pub vel: &'a [Vec<f32>; 3],
     /// Pressure in and out, its ping-pong partner, and the divergence (padded).
     pub p: &'a mut Vec<f32>,
     pub scratch: &'a mut Vec<f32>,
@@ -352,8 +310,6 @@ struct Round<'a> {
     /// The divergence from an earlier round; `None` on the first, which computes it.
     rhs_in: Option<&'a [f32]>,
     m: usize,
-    /// Whether the round ends in the projection.
-    project: bool,
     /// A padded slab of zeros: the pressure beyond the z-sides.
     zeros: &'a [f32],
 }
@@ -365,9 +321,6 @@ struct Group<'a> {
     p_out: &'a mut [f32],
     /// The divergence for the next rounds (first round of several).
     rhs_out: Option<&'a mut [f32]>,
-    /// Projected velocities (last round): the group's face slabs of u, v and w (w's top slab,
-    /// k = nz, goes with the last group).
-    next: Option<[&'a mut [f32]; 3]>,
     sum_sq: f64,
 }
 
@@ -386,15 +339,14 @@ thread_local! {
 }
 
 /// `iterations` Jacobi iterations (warm-started from `p`) on the pressure equation whose
-/// right-hand side is the divergence of `vel`, then the projection of `vel`; returns the sum of
-/// squares of the divergence, added group by group in order.
-pub(super) fn jacobi_project(jobs: &JobSystem, isa: Isa, d: &Dims, iterations: usize, arrays: FusedArrays) -> f64 {
+/// right-hand side is the divergence of `vel`; returns the sum of squares of the divergence,
+/// added group by group in order.
+pub(super) fn jacobi(jobs: &JobSystem, isa: Isa, d: &Dims, iterations: usize, arrays: FusedArrays) -> f64 {
     let g = Geom::new(d);
     let FusedArrays {
         act,
         inv_diag,
         vel,
-        next,
         p,
         scratch,
         rhs,
@@ -412,20 +364,15 @@ pub(super) fn jacobi_project(jobs: &JobSystem, isa: Isa, d: &Dims, iterations: u
         };
         let round = Round {
             g,
-            vel: &*vel,
+            vel,
             act,
             inv_diag,
             p_in: p,
             rhs_in,
             m: (iterations - r * ROUND).min(ROUND),
-            project: last,
             zeros: &zeros,
         };
         let mut p_rest = &mut scratch[g.plane..g.plane * (g.nz + 1)];
-        let mut next_rest = last.then(|| {
-            let [u, v, w] = &mut *next;
-            [&mut u[..], &mut v[..], &mut w[..]]
-        });
         let mut groups = Vec::with_capacity(g.nz.div_ceil(group));
         for k0 in (0..g.nz).step_by(group) {
             let k1 = (k0 + group).min(g.nz);
@@ -437,23 +384,11 @@ pub(super) fn jacobi_project(jobs: &JobSystem, isa: Isa, d: &Dims, iterations: u
                 rhs_rest = Some(rest);
                 head
             });
-            let next = next_rest.as_mut().map(|parts| {
-                let mut out: [&mut [f32]; 3] = Default::default();
-                for (a, (o, part)) in out.iter_mut().zip(parts.iter_mut()).enumerate() {
-                    let fd = d.face_dims(a);
-                    let slabs = k1 - k0 + (a == 2 && k1 == g.nz) as usize;
-                    let (head, rest) = std::mem::take(part).split_at_mut(slabs * fd[0] * fd[1]);
-                    *part = rest;
-                    *o = head;
-                }
-                out
-            });
             groups.push(Group {
                 k0,
                 k1,
                 p_out,
                 rhs_out,
-                next,
                 sum_sq: 0.0,
             });
         }
@@ -468,7 +403,6 @@ pub(super) fn jacobi_project(jobs: &JobSystem, isa: Isa, d: &Dims, iterations: u
         }
         std::mem::swap(p, scratch);
     }
-    std::mem::swap(vel, next);
     sum_sq
 }
 
@@ -496,11 +430,11 @@ unsafe fn group_body_avx2(round: &Round, grp: &mut Group, s: &mut Scratch) {
 fn group_body(round: &Round, grp: &mut Group, s: &mut Scratch) {
     let g = &round.g;
     let (nz, plane) = (g.nz as isize, g.plane);
-    let (m, e) = (round.m as isize, round.project as isize);
+    let m = round.m as isize;
     let (k0, k1) = (grp.k0 as isize, grp.k1 as isize);
     // Iteration t is computed on slabs range(t); the scratch's slab 0 is slab `base`.
-    let range = |t: isize| ((k0 - (m - t) - e).max(0), (k1 + (m - t)).min(nz));
-    let base = k0 - m - e;
+    let range = |t: isize| ((k0 - (m - t)).max(0), (k1 + (m - t)).min(nz));
+    let base = k0 - m;
     let len = (k1 + m - base) as usize * plane;
     if s.shape != [g.nx, g.ny] {
         *s = Scratch {
@@ -560,27 +494,4 @@ fn group_body(round: &Round, grp: &mut Group, s: &mut Scratch) {
     }
     let fin: &[f32] = if m % 2 == 1 { xa } else { xb };
     grp.p_out.copy_from_slice(&fin[local(k0).start..local(k1 - 1).end]);
-    let Some(next) = grp.next.as_mut() else {
-        return;
-    };
-    // The projection of the group's face slabs with the final pressure (0 beyond the z-sides).
-    let p_at = |k: isize| if k < 0 || k >= nz { round.zeros } else { &fin[local(k)] };
-    for (a, out) in next.iter_mut().enumerate() {
-        let fd = g.d.face_dims(a);
-        let fplane = fd[0] * fd[1];
-        for (kk, out) in out.chunks_mut(fplane).enumerate() {
-            let k = k0 + kk as isize;
-            let lo = if a == 2 { k - 1 } else { k };
-            let v = &round.vel[a][k as usize * fplane..][..fplane];
-            g.project_slab(
-                a,
-                v,
-                g.slab(round.act, lo),
-                g.slab(round.act, k),
-                p_at(lo),
-                p_at(k),
-                out,
-            );
-        }
-    }
 }

@@ -690,22 +690,15 @@ impl FluidGrid {
         let t = Instant::now();
         let sum_sq = match self.params.pressure {
             Pressure::Jacobi { iterations } => {
-                // Divergence, iterations and projection in one pass (see `jacobi`): the
-                // projection's time counts as pressure.
-                let sum_sq = self.pressure.jacobi_project(
-                    jobs,
-                    self.isa,
-                    iterations as usize,
-                    &self.act,
-                    &mut self.vel,
-                    &mut self.next,
-                );
+                // The divergence is computed in the same pass as the iterations (see `jacobi`).
+                let sum_sq = self
+                    .pressure
+                    .jacobi(jobs, self.isa, iterations as usize, &self.act, &self.vel);
                 stats.solve = PressureStats {
                     iterations,
                     residual_rel: f64::NAN,
                     converged: false,
                 };
-                stats.pressure = t.elapsed();
                 sum_sq
             }
             Pressure::Converged {
@@ -715,22 +708,13 @@ impl FluidGrid {
                 let div = &mut self.pressure.rhs;
                 let sum_sq = jacobi::divergence(jobs, self.isa, &self.dims, &self.vel, &self.act, div);
                 stats.solve = self.pressure.pcg(jobs, tolerance as f64, max_iterations);
-                stats.pressure = t.elapsed();
-                let t = Instant::now();
-                jacobi::project(
-                    jobs,
-                    self.isa,
-                    &self.dims,
-                    &self.pressure.p,
-                    &self.act,
-                    &self.vel,
-                    &mut self.next,
-                );
-                std::mem::swap(&mut self.vel, &mut self.next);
-                stats.project = t.elapsed();
                 sum_sq
             }
         };
+        stats.pressure = t.elapsed();
+        let t = Instant::now();
+        jacobi::project(jobs, self.isa, &self.dims, &self.pressure.p, &self.act, &mut self.vel);
+        stats.project = t.elapsed();
         stats.divergence_before = (sum_sq / self.pressure.fluid_cells().max(1) as f64).sqrt();
         self.time += self.params.dt as f64;
         self.steps += 1;

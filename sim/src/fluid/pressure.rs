@@ -10,7 +10,7 @@
 
 use sylva_engine::JobSystem;
 
-use super::jacobi::{jacobi_project, FusedArrays};
+use super::jacobi::{jacobi, FusedArrays};
 use super::{slab_group, Dims, Isa};
 
 /// Damping of the multigrid smoother.
@@ -108,29 +108,19 @@ impl PressureState {
         self.fluid_cells
     }
 
-    /// The paper's solver, fused with the divergence before and the projection after (see
-    /// `jacobi`): `iterations` Jacobi iterations from the current pressure on the divergence of
-    /// `vel`, then `vel` projected (through `next`, swapped with it). Returns the divergence's
-    /// sum of squares.
-    pub fn jacobi_project(
-        &mut self,
-        jobs: &JobSystem,
-        isa: Isa,
-        iterations: usize,
-        act: &[f32],
-        vel: &mut [Vec<f32>; 3],
-        next: &mut [Vec<f32>; 3],
-    ) -> f64 {
+    /// The paper's solver, fused with the divergence before it (see `jacobi`): `iterations`
+    /// Jacobi iterations from the current pressure on the divergence of `vel`. Returns the
+    /// divergence's sum of squares.
+    pub fn jacobi(&mut self, jobs: &JobSystem, isa: Isa, iterations: usize, act: &[f32], vel: &[Vec<f32>; 3]) -> f64 {
         let arrays = FusedArrays {
             act,
             inv_diag: &self.levels[0].inv_diag,
             vel,
-            next,
             p: &mut self.p,
             scratch: &mut self.scratch,
             rhs: &mut self.rhs,
         };
-        jacobi_project(jobs, isa, &self.d, iterations, arrays)
+        jacobi(jobs, isa, &self.d, iterations, arrays)
     }
 
     /// Preconditioned conjugate gradients on `A p = −d` with `A = −L` (symmetric, positive
