@@ -58,8 +58,10 @@ pub fn slice_arrows(grid: &FluidGrid, layer: usize, out: &mut Vec<WindArrow>) ->
     let spacing = stride as f32 * h.x.min(h.z);
     let solid = grid.solid();
     let height = origin.y + (layer as f32 + 0.5) * h.y;
-    // Sample points: the middle cell of each stride × stride block.
-    let mut samples: Vec<(Vec3, Vec3)> = Vec::new();
+    // Sample points: the middle cell of each stride × stride block, first held in `out` as
+    // (centre, wind, speed), then scaled in place once the fastest is known (the frame's
+    // vector keeps its capacity, so a steady view fills without allocating).
+    let mut max_speed = 0.0f32;
     for k in (first..nz).step_by(stride) {
         for i in (first..nx).step_by(stride) {
             if solid[i + nx * (layer + ny * k)] {
@@ -71,25 +73,27 @@ pub fn slice_arrows(grid: &FluidGrid, layer: usize, out: &mut Vec<WindArrow>) ->
                     (layer as f32 + 0.5) * h.y,
                     (k as f32 + 0.5) * h.z,
                 );
-            samples.push((centre, grid.cell_velocity(i, layer, k)));
-        }
-    }
-    let max_speed = samples.iter().map(|(_, v)| v.length()).fold(0.0f32, f32::max);
-    if max_speed > 0.0 {
-        let scale = LENGTH_SHARE * spacing / max_speed;
-        for (centre, v) in samples {
+            let v = grid.cell_velocity(i, layer, k);
             let speed = v.length();
-            if speed < CALM_SHARE * max_speed {
-                continue;
-            }
-            let vector = v * scale;
-            let tail = centre - 0.5 * vector;
+            max_speed = max_speed.max(speed);
             out.push(WindArrow {
-                tail_width: [tail.x, tail.y, tail.z, WIDTH_SHARE * spacing],
-                vector_speed: [vector.x, vector.y, vector.z, speed / max_speed],
+                tail_width: [centre.x, centre.y, centre.z, WIDTH_SHARE * spacing],
+                vector_speed: [v.x, v.y, v.z, speed],
             });
         }
     }
+    let scale = LENGTH_SHARE * spacing / max_speed;
+    out.retain_mut(|a| {
+        let speed = a.vector_speed[3];
+        if max_speed == 0.0 || speed < CALM_SHARE * max_speed {
+            return false;
+        }
+        let vector = Vec3::from_slice(&a.vector_speed[..3]) * scale;
+        let tail = Vec3::from_slice(&a.tail_width[..3]) - 0.5 * vector;
+        a.tail_width[..3].copy_from_slice(&tail.to_array());
+        a.vector_speed = [vector.x, vector.y, vector.z, speed / max_speed];
+        true
+    });
     Some(FieldSlice {
         layer,
         layers: ny,

@@ -336,7 +336,7 @@ impl Driver {
         let top = g.cells()[1] - 1;
         let layer = (((0.5 * self.scene.height - g.origin().y) / h).floor().max(0.0) as usize).min(top);
         self.field_layer = Some(layer);
-        Ok(format!("wind field on layer {} of {}", layer + 1, top + 1))
+        Ok(field_message(layer, top + 1))
     }
 
     /// Chooses the wind model and grid (takes effect on the next scene or [`apply_wind`]).
@@ -474,10 +474,10 @@ impl Driver {
                     let (Some(layer), Some(g)) = (self.field_layer, self.scene.sim.wind().fluid()) else {
                         bail!("the wind field is hidden (W shows it)");
                     };
-                    let top = g.cells()[1] as i64 - 1;
-                    let moved = (layer as i64 + by as i64).clamp(0, top) as usize;
+                    let layers = g.cells()[1];
+                    let moved = (layer as i64 + by as i64).clamp(0, layers as i64 - 1) as usize;
                     self.field_layer = Some(moved);
-                    Some(format!("wind field on layer {} of {}", moved + 1, top + 1))
+                    Some(field_message(moved, layers))
                 }
                 SimCommand::SwitchSolver => {
                     let next = match self.scene.sim.params().solver {
@@ -626,6 +626,11 @@ impl Driver {
             cache_wait_ms: ms(cache_wait),
         };
     }
+}
+
+/// What the viewer says when the wind field's layer (0-based) is shown.
+fn field_message(layer: usize, layers: usize) -> String {
+    format!("wind field on layer {} of {}", layer + 1, layers)
 }
 
 /// The simulation thread: applies commands, steps in real time, fills and publishes frames.
