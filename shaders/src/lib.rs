@@ -46,6 +46,14 @@ spirv!(WIND_FORCES_COMP, "wind_forces.comp");
 spirv!(WIND_DIVERGENCE_COMP, "wind_divergence.comp");
 spirv!(WIND_JACOBI_COMP, "wind_jacobi.comp");
 spirv!(WIND_PROJECT_COMP, "wind_project.comp");
+spirv!(WIND_MG_ACT_COMP, "wind_mg_act.comp");
+spirv!(WIND_MG_DIAG_COMP, "wind_mg_diag.comp");
+spirv!(WIND_MG_SMOOTH_COMP, "wind_mg_smooth.comp");
+spirv!(WIND_MG_RESTRICT_COMP, "wind_mg_restrict.comp");
+spirv!(WIND_MG_PROLONG_COMP, "wind_mg_prolong.comp");
+spirv!(WIND_MG_VECTOR_COMP, "wind_mg_vector.comp");
+spirv!(WIND_MG_DOT_COMP, "wind_mg_dot.comp");
+spirv!(WIND_MG_SCALAR_COMP, "wind_mg_scalar.comp");
 
 /// Every stage, for tools that check them all.
 pub const ALL: &[Spirv] = &[
@@ -73,6 +81,14 @@ pub const ALL: &[Spirv] = &[
     WIND_DIVERGENCE_COMP,
     WIND_JACOBI_COMP,
     WIND_PROJECT_COMP,
+    WIND_MG_ACT_COMP,
+    WIND_MG_DIAG_COMP,
+    WIND_MG_SMOOTH_COMP,
+    WIND_MG_RESTRICT_COMP,
+    WIND_MG_PROLONG_COMP,
+    WIND_MG_VECTOR_COMP,
+    WIND_MG_DOT_COMP,
+    WIND_MG_SCALAR_COMP,
 ];
 
 /// Local workgroup size of the wind kernels (`glsl/wind_common.glsl`): the paper's 16×8×4
@@ -240,6 +256,43 @@ pub struct GpuWindBall {
     pub accel_inv_r2: [f32; 4],
 }
 
+/// Push constants of the converged pressure solver's kernels, std430 (`MgPush` in
+/// `glsl/wind_mg.glsl`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct WindMgPush {
+    /// This level's cells (w unused).
+    pub n: [u32; 4],
+    /// This level's 1/h²; w: the smoother's damping.
+    pub inv_h2: [f32; 4],
+    /// This level's first pool element and array length, then the coarser level's.
+    pub lvl: [u32; 4],
+    /// The coarser level's cells and halved axes (bit a), or the pool offsets of the CG vectors
+    /// b, r, d, q.
+    pub aux: [u32; 4],
+    /// Pool offsets of the operands; w: operation and flags.
+    pub opnd: [u32; 4],
+}
+
+/// The converged pressure solver's scalars on the GPU (`Scalars` in `glsl/wind_mg.glsl`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct WindMgScalars {
+    pub b2: f32,
+    pub r2: f32,
+    pub rz: f32,
+    pub alpha: f32,
+    pub beta: f32,
+    pub mean: f32,
+    pub tol: f32,
+    pub iterations: u32,
+    /// 0: running, 1: converged, 2: iteration limit or non-finite values, 3: breakdown.
+    pub done: u32,
+    pub max_iterations: u32,
+    /// Fluid cells of the finest level.
+    pub count: f32,
+}
+
 // Layout checks against the shaders' declarations.
 const _: () = {
     use core::mem::{offset_of, size_of};
@@ -277,6 +330,10 @@ const _: () = {
     assert!(offset_of!(WindBallsHeader, k_hi) == 16);
     assert!(size_of::<GpuWindBall>() == 32);
     assert!(offset_of!(GpuWindBall, accel_inv_r2) == 16);
+    assert!(size_of::<WindMgPush>() == 80);
+    assert!(offset_of!(WindMgPush, opnd) == 64);
+    assert!(size_of::<WindMgScalars>() == 44);
+    assert!(offset_of!(WindMgScalars, count) == 40);
 };
 
 /// Packs a unit quaternion as four signed-normalised 16-bit integers (the snorm16 vertex

@@ -243,23 +243,133 @@ fn uniform_inflow_through_an_empty_domain_stays_uniform() {
 }
 
 #[test]
-fn converged_pressure_and_bad_inputs_are_refused() {
+fn bad_solver_settings_and_inputs_are_refused() {
     let gpu = gpu();
     let mut g = obstacle_scene();
-    g.set_pressure_solver(Pressure::CONVERGED).unwrap();
-    match GpuFluid::new(&gpu, &g) {
-        Err(e @ RenderError::Invalid { .. }) => assert!(e.to_string().contains("Jacobi"), "{e}"),
-        Err(e) => panic!("wrong error: {e}"),
-        Ok(_) => panic!("the GPU has no converged solver"),
-    }
-    g.set_pressure_solver(Pressure::JACOBI4).unwrap();
     let mut fluid = GpuFluid::new(&gpu, &g).unwrap();
-    assert!(fluid.set_pressure_solver(Pressure::CONVERGED).is_err());
+    for bad in [
+        Pressure::Jacobi { iterations: 0 },
+        Pressure::Converged {
+            tolerance: 0.0,
+            max_iterations: 50,
+        },
+        Pressure::Converged {
+            tolerance: f32::NAN,
+            max_iterations: 50,
+        },
+        Pressure::Converged {
+            tolerance: 1e-5,
+            max_iterations: 0,
+        },
+    ] {
+        match fluid.set_pressure_solver(bad) {
+            Err(e @ RenderError::Invalid { .. }) => {
+                let text = e.to_string();
+                assert!(text.contains("to"), "the allowed range is named: {text}");
+            }
+            other => panic!("{bad:?} accepted: {other:?}"),
+        }
+    }
     let mut step = g.next_inputs();
     step.balls.push((Vec3::new(f32::NAN, 0.0, 0.0), 1.0, Vec3::X));
     assert!(matches!(fluid.step(&step), Err(RenderError::Invalid { .. })));
     let mut other = FluidGrid::new(FluidParams::over(Vec3::ZERO, Vec3::splat(10.0))).unwrap();
     assert!(fluid.download(&mut other).is_err());
+    drop(fluid);
+    assert_no_validation_errors(&gpu);
+}
+
+/// The converged solver (multigrid-preconditioned CG) on the GPU against the same solver on the
+/// CPU, over 100 steps of the obstacle scene: every GPU solve reaches the tolerance, the field
+/// it leaves is divergence-free to the issue's bound, and the two fields agree.
+#[test]
+fn converged_gpu_solver_matches_the_cpu_solver_over_100_steps() {
+    let gpu = gpu();
+    let jobs = JobSystem::new(2).unwrap();
+    let mut cpu = obstacle_scene();
+    cpu.set_pressure_solver(Pressure::CONVERGED).unwrap();
+    let mut gpu_grid = obstacle_scene();
+    gpu_grid.set_pressure_solver(Pressure::CONVERGED).unwrap();
+    let mut fluid = GpuFluid::new(&gpu, &gpu_grid).expect("GPU wind solver");
+    let (mut cpu_iters, mut gpu_iters, mut worst_residual) = (0u32, 0u32, 0.0f64);
+    let mut before = 0.0;
+    let t = Instant::now();
+    for s in 0..100 {
+        let step = cpu.next_inputs();
+        if s == 99 {
+            // The divergence the GPU's last step starts from: the CPU replays that step's
+            // advection and forces on the GPU's field.
+            fluid.download(&mut gpu_grid).expect("download");
+            before = gpu_grid.step_with(&jobs, &step).divergence_before;
+        }
+        let stats = cpu.step_with(&jobs, &step);
+        cpu_iters += stats.solve.iterations;
+        fluid.step(&step).expect("GPU step");
+        let solve = fluid.last_solve().expect("a converged solve");
+        assert!(
+            solve.converged && solve.residual_rel <= 1e-5,
+            "step {s}: the GPU solve stopped at {solve:?}"
+        );
+        gpu_iters += solve.iterations;
+        worst_residual = worst_residual.max(solve.residual_rel);
+    }
+    let elapsed = t.elapsed();
+    fluid.download(&mut gpu_grid).expect("download");
+    let scale = max_abs(&cpu);
+    let (worst, comp, face) = max_diff(&cpu, &gpu_grid);
+    let rel = worst / scale;
+    let after = gpu_grid.divergence_rms(&jobs);
+    let divergence_rel = after / before;
+    eprintln!(
+        "100 converged steps of 48×12×40 ({} and the CPU, {elapsed:.2?}): iterations CPU {cpu_iters}, GPU \
+         {gpu_iters}; worst GPU residual {worst_residual:.2e}; GPU divergence after/before {divergence_rel:.2e}; \
+         max |v| {scale:.3} m/s, max |Δv| {worst:.3e} (relative {rel:.2e}, component {comp} face {face})",
+        gpu.name()
+    );
+    assert!(scale > 3.0, "the wind never developed: max |v| = {scale}");
+    assert!(divergence_rel <= 1e-4, "GPU divergence after/before {divergence_rel:e}");
+    assert!(
+        gpu_iters.abs_diff(cpu_iters) * 10 <= cpu_iters,
+        "iteration counts differ by more than 10%: CPU {cpu_iters}, GPU {gpu_iters}"
+    );
+    assert!(
+        rel <= 1e-4,
+        "GPU and CPU disagree: max |Δv| = {worst:e} = {rel:.2e} × max |v| (allowed 1e-4)"
+    );
+    drop(fluid);
+    assert_no_validation_errors(&gpu);
+    assert_eq!(gpu.live_allocations(), 0, "the GPU solver leaked buffers");
+}
+
+/// A uniform wind in a closed box (the singular case: the mean is removed from the right-hand
+/// side and from every preconditioned residual) projects to rest with the GPU's converged solver.
+#[test]
+fn converged_gpu_solver_brings_a_closed_box_to_rest() {
+    let gpu = gpu();
+    let mut g = FluidGrid::new(FluidParams {
+        cells: [24, 10, 20],
+        origin: Vec3::ZERO,
+        extent: Vec3::new(24.0, 10.0, 20.0),
+        dt: 1.0 / 30.0,
+        pressure: Pressure::CONVERGED,
+        sides: [Side::Closed; 6],
+        border: Vec3::ZERO,
+        seed: 5,
+    })
+    .unwrap();
+    for (a, w) in [3.0f32, 1.0, -2.0].into_iter().enumerate() {
+        g.velocity_mut(a).iter_mut().for_each(|v| *v = w);
+    }
+    let mut fluid = GpuFluid::new(&gpu, &g).expect("GPU wind solver");
+    let step = g.next_inputs();
+    assert!(step.open.iter().all(|o| !o), "{step:?}");
+    fluid.step(&step).unwrap();
+    let solve = fluid.last_solve().expect("a converged solve");
+    fluid.download(&mut g).unwrap();
+    let left = max_abs(&g);
+    eprintln!("closed box on the GPU, converged: {solve:?}, largest velocity left {left:e} m/s");
+    assert!(solve.converged, "{solve:?}");
+    assert!(left <= 1e-3, "a closed box must come to rest, {left} m/s left");
     drop(fluid);
     assert_no_validation_errors(&gpu);
 }

@@ -56,7 +56,7 @@ use crate::error::{check_positive, check_range, SimError};
 use crate::rng::Rng;
 use advect::{trilinear, Advect};
 
-pub use pressure::PressureStats;
+pub use pressure::{multigrid_levels, MultigridLevel, PressureStats, MG_COARSEST_SWEEPS, MG_OMEGA, MG_SWEEPS};
 pub use wind::FluidWind;
 
 /// The largest grid Sylva accepts (cells), about 1.3 GB of solver state.

@@ -14,13 +14,69 @@ use super::jacobi::{jacobi, FusedArrays};
 use super::{slab_group, Dims, Isa};
 
 /// Damping of the multigrid smoother.
-const OMEGA: f32 = 0.8;
+pub const MG_OMEGA: f32 = 0.8;
 /// Smoothing sweeps before and after each coarse correction.
-const SWEEPS: usize = 2;
+pub const MG_SWEEPS: usize = 2;
 /// Jacobi sweeps that stand for a solve on the coarsest level.
-const COARSEST_SWEEPS: usize = 40;
+pub const MG_COARSEST_SWEEPS: usize = 40;
 /// Coarsening stops at this many cells.
 const COARSEST_CELLS: usize = 4096;
+const OMEGA: f32 = MG_OMEGA;
+const SWEEPS: usize = MG_SWEEPS;
+const COARSEST_SWEEPS: usize = MG_COARSEST_SWEEPS;
+
+/// One level of the multigrid hierarchy the converged solver builds for a grid (the GPU solver
+/// builds the same).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MultigridLevel {
+    pub cells: [usize; 3],
+    /// Cell size [m].
+    pub h: [f32; 3],
+    /// Axes halved to get the next level (all false on the coarsest).
+    pub coarsen: [bool; 3],
+}
+
+/// The levels of the multigrid preconditioner for a grid of `cells` cells of size `h`, finest
+/// first.
+pub fn multigrid_levels(cells: [usize; 3], h: [f32; 3]) -> Vec<MultigridLevel> {
+    let mut d = Dims { n: cells, h };
+    let mut out = Vec::new();
+    while let Some((coarse, coarsen)) = coarser_shape(&d) {
+        out.push(MultigridLevel {
+            cells: d.n,
+            h: d.h,
+            coarsen,
+        });
+        d = coarse;
+    }
+    out.push(MultigridLevel {
+        cells: d.n,
+        h: d.h,
+        coarsen: [false; 3],
+    });
+    out
+}
+
+/// The shape of the level below `d`: axes halved where the cells are not already much longer
+/// along them than along the shortest axis (semi-coarsening keeps the smoother effective on
+/// flat cells). `None` when `d` is small enough to be the coarsest.
+fn coarser_shape(d: &Dims) -> Option<(Dims, [bool; 3])> {
+    if d.cells() <= COARSEST_CELLS {
+        return None;
+    }
+    let hmin = d.h.iter().cloned().fold(f32::MAX, f32::min);
+    let mut coarsen = [false; 3];
+    let mut n = d.n;
+    let mut h = d.h;
+    for a in 0..3 {
+        if d.n[a] >= 4 && d.h[a] <= 1.5 * hmin {
+            coarsen[a] = true;
+            n[a] = d.n[a].div_ceil(2);
+            h[a] = d.h[a] * 2.0;
+        }
+    }
+    coarsen.iter().any(|&c| c).then_some((Dims { n, h }, coarsen))
+}
 
 /// What a pressure solve did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -268,29 +324,12 @@ impl Level {
         }
     }
 
-    /// The next coarser level: axes halved where the cells are not already much longer along
-    /// them than along the shortest axis (semi-coarsening keeps the smoother effective on flat
-    /// cells). `None` when this level is small enough to be the coarsest.
+    /// The next coarser level (see `coarser_shape`), its activity the largest of the fine
+    /// cells' it covers. `None` when this level is the coarsest.
     fn coarser(&self) -> Option<(Level, [bool; 3])> {
         let d = self.d;
-        if d.cells() <= COARSEST_CELLS {
-            return None;
-        }
-        let hmin = d.h.iter().cloned().fold(f32::MAX, f32::min);
-        let mut coarsen = [false; 3];
-        let mut n = d.n;
-        let mut h = d.h;
-        for a in 0..3 {
-            if d.n[a] >= 4 && d.h[a] <= 1.5 * hmin {
-                coarsen[a] = true;
-                n[a] = d.n[a].div_ceil(2);
-                h[a] = d.h[a] * 2.0;
-            }
-        }
-        if !coarsen.iter().any(|&c| c) {
-            return None;
-        }
-        let cd = Dims { n, h };
+        let (cd, coarsen) = coarser_shape(&d)?;
+        let n = cd.n;
         let mut act = vec![0.0; cd.padded()];
         let ni = [n[0] as isize, n[1] as isize, n[2] as isize];
         for k in -1..=ni[2] {
@@ -505,4 +544,35 @@ fn apply(jobs: &JobSystem, d: &Dims, fluid: &[f32], diag: &[f32], x: &[f32], out
             row[i] = fl[i] * (dg[i] * xs[i + 1] - nb);
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Flat cells are not halved along their long axis until the others have caught up, and
+    /// the solver's own hierarchy is the published one (which the GPU solver builds).
+    #[test]
+    fn levels_semi_coarsen_and_match_the_solver() {
+        let (n, h) = ([128, 16, 96], [0.5, 2.0, 0.5]);
+        let levels = multigrid_levels(n, h);
+        let shapes: Vec<_> = levels.iter().map(|l| (l.cells, l.coarsen)).collect();
+        let (t, f) = (true, false);
+        assert_eq!(
+            shapes,
+            [
+                ([128, 16, 96], [t, f, t]),
+                ([64, 16, 48], [t, f, t]),
+                ([32, 16, 24], [t, t, t]),
+                ([16, 8, 12], [f, f, f]),
+            ]
+        );
+        assert_eq!(levels[2].h, [2.0, 2.0, 2.0]);
+        let d = Dims { n, h };
+        let act = vec![1.0; d.padded()];
+        let mut state = PressureState::new(d);
+        state.rebuild(&act, &d, &[true; 6]);
+        let built: Vec<_> = state.levels.iter().map(|l| (l.d.n, l.coarsen)).collect();
+        assert_eq!(built, shapes);
+    }
 }
