@@ -9,7 +9,8 @@
 //! |-----------|-------------------------------------------|-----------------------------|-----------------|
 //! | (rebuild) | act, diag (when the open sides change)    | solid flags                 | act, 1/diag, p  |
 //! | advect    | centre, advect u, v, w (Eq. 4)            | velocity A, act             | centre, vel. B  |
-//! | forces    | forces (Eq. 5, §2.3), if there are balls  | balls, act                  | velocity B      |
+//! | forces    | forces (Eq. 5, §2.3), if there are balls; | balls, act                  | velocity B      |
+//! |           | vorticity confinement (curl, force, apply)| velocity B, act             | conf, centre, B |
 //! | pressure  | divergence, Jacobi × N (Eq. 9), ping-pong | velocity B, act, 1/diag     | div, p          |
 //! | project   | project (Eq. 7)                           | p, act                      | velocity B      |
 //!
@@ -67,9 +68,9 @@ const SLOTS: usize = 2;
 const CG_BATCH: u32 = 4;
 /// Timestamps per step: before advection and after each of the four passes.
 const TIMESTAMPS: u32 = 5;
-/// Storage buffers per stage the kernels bind (9 field buffers and the balls).
-const STORAGE_BUFFERS: u32 = 10;
-const FIELD_BINDINGS: u32 = 9;
+/// Storage buffers per stage the kernels bind (10 field buffers and the balls).
+const STORAGE_BUFFERS: u32 = 11;
+const FIELD_BINDINGS: u32 = 10;
 
 /// The compute pipelines, in the order of [`KERNELS`].
 #[derive(Clone, Copy)]
@@ -83,10 +84,13 @@ enum Kernel {
     Divergence,
     Jacobi,
     Project,
+    VortCurl,
+    VortForce,
+    VortApply,
 }
 
 /// Each pipeline's shader and the component it is specialised for (constant 0), if any.
-const KERNELS: [(&Spirv, Option<u32>); 10] = [
+const KERNELS: [(&Spirv, Option<u32>); 13] = [
     (&sylva_shaders::WIND_ACT_COMP, None),
     (&sylva_shaders::WIND_DIAG_COMP, None),
     (&sylva_shaders::WIND_CENTRE_COMP, None),
@@ -97,6 +101,9 @@ const KERNELS: [(&Spirv, Option<u32>); 10] = [
     (&sylva_shaders::WIND_DIVERGENCE_COMP, None),
     (&sylva_shaders::WIND_JACOBI_COMP, None),
     (&sylva_shaders::WIND_PROJECT_COMP, None),
+    (&sylva_shaders::WIND_VORT_CURL_COMP, None),
+    (&sylva_shaders::WIND_VORT_FORCE_COMP, None),
+    (&sylva_shaders::WIND_VORT_APPLY_COMP, None),
 ];
 
 /// Where the current field lies on the GPU, for passes that read it.
@@ -139,6 +146,8 @@ struct Buffers {
     inv_diag: Option<Buffer>,
     div: Option<Buffer>,
     solid: Option<Buffer>,
+    /// Vorticity confinement's (ω, |ω|) per cell.
+    conf: Option<Buffer>,
     /// Host-visible copy target of [`GpuFluid::download`], made on first use.
     readback: Option<Buffer>,
 }
@@ -232,7 +241,7 @@ impl GpuFluid {
                 ));
             }
         }
-        let total = 2 * vel_bytes + 16 * cells as u64 + 4 * (3 * padded + 3 * cells) as u64;
+        let total = 2 * vel_bytes + 32 * cells as u64 + 4 * (3 * padded + 3 * cells) as u64;
         let heap = device_local_heap(gpu);
         if total > heap {
             return Err(RenderError::OutOfMemory {
@@ -342,6 +351,7 @@ impl GpuFluid {
         b.inv_diag = Some(make("wind inverse diagonal", 4 * cells as u64)?);
         b.div = Some(make("wind divergence", 4 * cells as u64)?);
         b.solid = Some(make("wind solid cells", 4 * cells as u64)?);
+        b.conf = Some(make("wind vorticity", 16 * cells as u64)?);
         let ball_bytes = (size_of::<WindBallsHeader>() + MAX_WIND_BALLS * size_of::<GpuWindBall>()) as u64;
         for (i, slot) in self.slots.iter_mut().enumerate() {
             slot.balls = Some(gpu.create_buffer(
@@ -460,6 +470,7 @@ impl GpuFluid {
                     raw(&b.p[pp]),
                     raw(&b.p[1 - pp]),
                     raw(&b.solid),
+                    raw(&b.conf),
                 ];
                 for (i, buffer) in order.into_iter().enumerate() {
                     infos.push((set, i as u32, whole(buffer)));
@@ -566,7 +577,7 @@ impl GpuFluid {
                 copy(raw(&b.vel[0]), 0, vel_bytes);
                 copy(raw(&b.p[0]), vel_bytes, p_bytes);
                 copy(raw(&b.solid), vel_bytes + p_bytes, solid_bytes);
-                for buffer in [&b.vel[1], &b.p[1], &b.centre, &b.act, &b.inv_diag, &b.div] {
+                for buffer in [&b.vel[1], &b.p[1], &b.centre, &b.act, &b.inv_diag, &b.div, &b.conf] {
                     dev.cmd_fill_buffer(cmd, raw(buffer), 0, vk::WHOLE_SIZE, 0);
                 }
             }
@@ -781,6 +792,14 @@ impl GpuFluid {
         push.border = [inputs.border.x, inputs.border.y, inputs.border.z, 0.0];
         let bits = |f: &[bool; 6]| f.iter().enumerate().fold(0u32, |m, (s, &b)| m | ((b as u32) << s));
         push.sides = [bits(&inputs.inflow), bits(&inputs.open), 0, 0];
+        if !(0.0..=sylva_sim::fluid::FluidGrid::MAX_VORTICITY).contains(&inputs.vorticity) {
+            return Err(invalid(
+                "vorticity confinement",
+                inputs.vorticity,
+                format!("0 to {}", sylva_sim::fluid::FluidGrid::MAX_VORTICITY),
+            ));
+        }
+        push.border[3] = inputs.vorticity;
 
         let (si, cmd) = self.begin()?;
         let force_slabs = self.write_balls(si, inputs);
@@ -910,6 +929,14 @@ impl GpuFluid {
                     bytemuck::bytes_of(&push),
                 )
             };
+        }
+        if inputs.vorticity > 0.0 {
+            dispatch(Kernel::VortCurl, set(vp, pp), cells_g);
+            barrier();
+            dispatch(Kernel::VortForce, set(vp, pp), cells_g);
+            barrier();
+            dispatch(Kernel::VortApply, set(vp, pp), faces_g);
+            barrier();
         }
         stamp(2);
         dispatch(Kernel::Divergence, set(vp, pp), cells_g);
@@ -1279,6 +1306,7 @@ impl Drop for GpuFluid {
             b.inv_diag.take(),
             b.div.take(),
             b.solid.take(),
+            b.conf.take(),
             b.readback.take(),
         ];
         for buffer in all.into_iter().flatten() {

@@ -8,7 +8,8 @@
 //   i + dimx*(j + dimy*k) (`u_base`, `v_base`, `w_base`).
 // * act and pressure: padded cell arrays with one ghost layer all round, index
 //   (i+1) + (nx+2)*((j+1) + (ny+2)*(k+1)); pressure stays 0 at ghosts and solid cells.
-// * centre velocity (vec4), inverse diagonal and divergence: unpadded cell order.
+// * centre velocity (vec4), inverse diagonal, divergence and vorticity (vec4): unpadded cell
+//   order.
 //
 // Workgroups are the paper's 16×8×4 blocks (§2.4) over the 256×256×16 grid: 16 along world x,
 // 8 along world z (the other long axis) and 4 along world y, the short vertical one.
@@ -22,7 +23,7 @@ layout(push_constant, std430) uniform Push {
     vec4 inv_h;    // 1 / h
     vec4 inv_h2;   // 1 / h²
     vec4 origin;   // minimum corner of the domain
-    vec4 border;   // border wind
+    vec4 border;   // border wind; w: vorticity confinement strength ε
     uvec4 sides;   // x: inflow sides (bit s for side s = x−, x+, y−, y+, z−, z+), y: open sides,
                    // z: first face slab of the forces dispatch
 } pc;
@@ -36,6 +37,8 @@ layout(set = 0, binding = 5, std430) buffer Div { float div[]; };
 layout(set = 0, binding = 6, std430) buffer PIn { float p_in[]; };
 layout(set = 0, binding = 7, std430) buffer POut { float p_out[]; };
 layout(set = 0, binding = 8, std430) readonly buffer Solid { uint solid[]; };
+// Vorticity confinement's (ω, |ω|) per cell (unpadded), see wind_vort_curl.comp.
+layout(set = 0, binding = 9, std430) buffer Conf { vec4 conf[]; };
 
 // `GpuWindBall` in shaders/src/lib.rs: one Gaussian force ball as it acts this step (§2.3).
 struct Ball {

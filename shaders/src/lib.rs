@@ -46,6 +46,9 @@ spirv!(WIND_FORCES_COMP, "wind_forces.comp");
 spirv!(WIND_DIVERGENCE_COMP, "wind_divergence.comp");
 spirv!(WIND_JACOBI_COMP, "wind_jacobi.comp");
 spirv!(WIND_PROJECT_COMP, "wind_project.comp");
+spirv!(WIND_VORT_CURL_COMP, "wind_vort_curl.comp");
+spirv!(WIND_VORT_FORCE_COMP, "wind_vort_force.comp");
+spirv!(WIND_VORT_APPLY_COMP, "wind_vort_apply.comp");
 spirv!(WIND_MG_ACT_COMP, "wind_mg_act.comp");
 spirv!(WIND_MG_DIAG_COMP, "wind_mg_diag.comp");
 spirv!(WIND_MG_SMOOTH_COMP, "wind_mg_smooth.comp");
@@ -81,6 +84,9 @@ pub const ALL: &[Spirv] = &[
     WIND_DIVERGENCE_COMP,
     WIND_JACOBI_COMP,
     WIND_PROJECT_COMP,
+    WIND_VORT_CURL_COMP,
+    WIND_VORT_FORCE_COMP,
+    WIND_VORT_APPLY_COMP,
     WIND_MG_ACT_COMP,
     WIND_MG_DIAG_COMP,
     WIND_MG_SMOOTH_COMP,
@@ -230,7 +236,7 @@ pub struct WindPush {
     pub inv_h2: [f32; 4],
     /// Minimum corner of the domain (w unused).
     pub origin: [f32; 4],
-    /// Border wind (w unused).
+    /// Border wind; w: vorticity confinement strength.
     pub border: [f32; 4],
     /// x: inflow sides, y: open sides, bit `s` for side `s` (x−, x+, y−, y+, z−, z+); z: first
     /// face slab of the forces dispatch (wind_forces.comp).

@@ -156,6 +156,46 @@ fn gpu_solver_matches_the_cpu_solver_over_100_steps() {
     assert_eq!(gpu.live_allocations(), 0, "the GPU solver leaked buffers");
 }
 
+/// Vorticity confinement (Fedkiw, Stam & Jensen 2001) on both solvers: the same field after
+/// 100 steps of the obstacle scene.
+#[test]
+fn gpu_vorticity_confinement_matches_the_cpu() {
+    let gpu = gpu();
+    let jobs = JobSystem::new(2).unwrap();
+    let mut cpu = obstacle_scene();
+    cpu.set_vorticity(0.3).unwrap();
+    let mut gpu_grid = obstacle_scene();
+    let mut fluid = GpuFluid::new(&gpu, &gpu_grid).expect("GPU wind solver");
+    let mut plain = obstacle_scene();
+    for _ in 0..100 {
+        let step = cpu.next_inputs();
+        assert_eq!(step.vorticity, 0.3);
+        cpu.step_with(&jobs, &step);
+        fluid.step(&step).expect("GPU step");
+        plain.step(&jobs);
+    }
+    fluid.download(&mut gpu_grid).expect("download");
+    let scale = max_abs(&cpu);
+    let (worst, comp, face) = max_diff(&cpu, &gpu_grid);
+    let rel = worst / scale;
+    let (effect, ..) = max_diff(&cpu, &plain);
+    eprintln!(
+        "100 steps with vorticity confinement 0.3 on {}: max |v| {scale:.3} m/s, max |Δv| GPU vs CPU {worst:.3e} \
+         (relative {rel:.2e}, component {comp} face {face}); confinement changed the field by up to {effect:.3} m/s",
+        gpu.name()
+    );
+    assert!(effect > 0.05 * scale, "confinement made no difference: {effect}");
+    assert!(
+        rel <= 1e-4,
+        "GPU and CPU disagree with confinement: max |Δv| = {worst:e} = {rel:.2e} × max |v| (allowed 1e-4)"
+    );
+    let mut bad = cpu.next_inputs();
+    bad.vorticity = f32::NAN;
+    assert!(matches!(fluid.step(&bad), Err(RenderError::Invalid { .. })));
+    drop(fluid);
+    assert_no_validation_errors(&gpu);
+}
+
 #[test]
 fn gpu_solver_lets_no_flow_into_solids() {
     let gpu = gpu();

@@ -32,6 +32,9 @@ pub struct WindBenchArgs {
     threads: u64,
     #[arg(long, value_enum, default_value = "jacobi4")]
     pressure: PressureArg,
+    /// Vorticity confinement strength (0: none).
+    #[arg(long, default_value = "0", allow_hyphen_values = true, value_parser = |s: &str| crate::args::number_in(s, 0.0, FluidGrid::MAX_VORTICITY as f64))]
+    vorticity: f64,
     /// Run the steps as Vulkan compute shaders (on the dedicated compute queue when the device
     /// has one) instead of on the CPU; timings are GPU timestamps per pass.
     #[arg(long)]
@@ -83,6 +86,8 @@ struct WindReport {
     steps: u64,
     threads: u64,
     pressure: &'static str,
+    /// Vorticity confinement strength.
+    vorticity: f64,
     /// The device that ran the steps (`cpu` or the Vulkan device's name).
     device: String,
     ms_per_step: PassFigures,
@@ -133,6 +138,7 @@ pub fn run(a: &WindBenchArgs) -> Result<()> {
     };
     let jobs = JobSystem::new(a.threads as usize).context("cannot start the job system")?;
     let mut g = bench_scene(a.size, pressure)?;
+    g.set_vorticity(a.vorticity as f32)?;
     if a.gpu {
         return run_gpu(a, g, &jobs, setup);
     }
@@ -175,6 +181,7 @@ pub fn run(a: &WindBenchArgs) -> Result<()> {
         steps: a.steps,
         threads: a.threads,
         pressure: pressure_name(a.pressure),
+        vorticity: a.vorticity,
         ms_per_step: PassFigures {
             advect: ms(ad),
             forces: ms(fo),
@@ -207,8 +214,8 @@ fn print_report(a: &WindBenchArgs, report: &WindReport) -> Result<()> {
     } else {
         let r = report;
         println!(
-            "wind grid {} ({} cells), {} steps, {} thread(s), pressure {}",
-            r.size, r.cells, r.steps, r.threads, r.pressure
+            "wind grid {} ({} cells), {} steps, {} thread(s), pressure {}, vorticity confinement {}",
+            r.size, r.cells, r.steps, r.threads, r.pressure, r.vorticity
         );
         println!(
             "  ms/step   advect {:.3}  forces {:.3}  pressure {:.3}  project {:.3}  total {:.3}  (wall {:.3})",
@@ -299,6 +306,7 @@ fn run_gpu(a: &WindBenchArgs, mut g: FluidGrid, jobs: &JobSystem, setup: Instant
         steps: a.steps,
         threads: a.threads,
         pressure: pressure_name(a.pressure),
+        vorticity: a.vorticity,
         device: gpu.name(),
         ms_per_step: PassFigures {
             advect: ms(ad),

@@ -55,6 +55,10 @@ pub struct SceneArgs {
     /// (the viewer's W key toggles it, Page Up / Page Down move the slice).
     #[arg(long)]
     pub wind_field: bool,
+    /// Vorticity confinement strength of the fluid wind (0: none; about 0.1 to 0.5 keeps
+    /// eddies spinning for gustier wind).
+    #[arg(long, default_value = "0", allow_hyphen_values = true, value_parser = |s: &str| crate::args::number_in(s, 0.0, sylva_sim::fluid::FluidGrid::MAX_VORTICITY as f64))]
+    pub vorticity: f64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -242,6 +246,8 @@ pub struct Driver {
     wind_heading: f32,
     pub wind_model: WindModel,
     pub wind_grid: [usize; 3],
+    /// Vorticity confinement strength of the fluid wind.
+    pub vorticity: f32,
     /// The cell layer whose wind is drawn as arrows, when shown.
     pub field_layer: Option<usize>,
     seed: u64,
@@ -283,6 +289,7 @@ impl Driver {
             wind_heading: 30.0,
             wind_model: WindModel::Fluid,
             wind_grid: [96, 16, 96],
+            vorticity: 0.0,
             field_layer: None,
             seed,
             trees,
@@ -315,6 +322,10 @@ impl Driver {
 
     /// Applies the wind options of the command line.
     pub fn apply_args(&mut self, a: &SceneArgs) -> Result<()> {
+        if a.vorticity > 0.0 && a.wind_model != WindModel::Fluid {
+            bail!("vorticity confinement needs the fluid wind (--wind-model fluid)");
+        }
+        self.vorticity = a.vorticity as f32;
         self.set_wind_model(a.wind_model, a.wind_grid)?;
         if a.wind_field {
             self.show_field(true)?;
@@ -374,6 +385,7 @@ impl Driver {
                 p.border = self.border_wind();
                 p.seed = self.seed;
                 let mut grid = FluidGrid::new(p)?;
+                grid.set_vorticity(self.vorticity)?;
                 for a in 0..3 {
                     let w = grid.params().border[a];
                     grid.velocity_mut(a).iter_mut().for_each(|v| *v = w);
@@ -743,6 +755,24 @@ mod tests {
         d.handle(SimCommand::ToggleWindField);
         assert!(d.message.contains("only the fluid wind"), "{}", d.message);
         assert!(filled(&mut d).wind_arrows.is_empty());
+    }
+
+    #[test]
+    fn vorticity_confinement_reaches_the_fluid_grid() {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            scene: SceneArgs,
+        }
+        let parse = |args: &[&str]| <Cli as clap::Parser>::try_parse_from(args).map(|c| c.scene);
+        let mut d = driver();
+        let a = parse(&["sylva", "--vorticity", "0.3", "--wind-grid", "16x16x8"]).unwrap();
+        d.apply_args(&a).unwrap();
+        assert_eq!(d.scene.sim.wind().fluid().unwrap().vorticity(), 0.3);
+        assert!(parse(&["sylva", "--vorticity", "4.5"]).is_err());
+        let uniform = parse(&["sylva", "--vorticity", "0.3", "--wind-model", "uniform"]).unwrap();
+        let e = d.apply_args(&uniform).unwrap_err().to_string();
+        assert!(e.contains("fluid"), "{e}");
     }
 
     fn filled(d: &mut Driver) -> RenderFrame {

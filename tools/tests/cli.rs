@@ -32,6 +32,9 @@ fn bad_arguments_are_refused_clearly() {
         (&["bench", "sim", "--wind", "inf"], "--wind"),
         (&["bench", "sim", "--solver", "gauss"], "--solver"),
         (&["bench", "sim", "--collider", "cube"], "--collider"),
+        (&["bench", "wind", "--vorticity", "5"], "--vorticity"),
+        (&["bench", "wind", "--vorticity", "NaN"], "--vorticity"),
+        (&["bench", "wind", "--vorticity", "-0.5"], "--vorticity"),
         (
             &["bench", "sim", "--segments", "4000000", "--trees", "1000"],
             "segments",

@@ -182,6 +182,11 @@ fn render_refuses_bad_input_clearly() {
             vec!["render", "--wind-field", "--wind-model", "uniform", "--out", out],
             "only the fluid wind has a field",
         ),
+        (
+            vec!["render", "--vorticity", "0.3", "--wind-model", "uniform", "--out", out],
+            "vorticity confinement needs the fluid wind",
+        ),
+        (vec!["render", "--vorticity", "-1", "--out", out], "--vorticity"),
         (vec!["view", "--size", "10x10"], "--size"),
         (vec!["view", "--frames", "0"], "--frames"),
     ];
