@@ -87,3 +87,26 @@ float apply_p(uint c) {
     precise float ax = pool[arr(FLUID) + c] * (pool[arr(DIAG) + c] * p[c] - nb);
     return ax;
 }
+
+// Local size of the 3D kernels (each declares it: 16 × 4 × 8).
+const uint GROUP = 16u * 4u * 8u;
+shared float group_part[GROUP];
+
+// Adds v over the workgroup into partial[workgroup index]; every invocation of the workgroup
+// must call it (the first pass of a dot product, finished by wind_mg_scalar.comp).
+void group_sum(float v) {
+    uint li = gl_LocalInvocationIndex;
+    group_part[li] = v;
+    barrier();
+    for (uint h = GROUP / 2u; h > 0u; h >>= 1u) {
+        if (li < h) {
+            group_part[li] += group_part[li + h];
+        }
+        barrier();
+    }
+    if (li == 0u) {
+        uvec3 g = gl_WorkGroupID;
+        uvec3 ng = gl_NumWorkGroups;
+        partial[g.x + ng.x * (g.y + ng.y * g.z)] = group_part[0];
+    }
+}

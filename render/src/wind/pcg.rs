@@ -33,6 +33,9 @@ const ARRAYS: u32 = 7;
 const SKIP_DONE: u32 = 256;
 const FROM_ZERO: u32 = 512;
 const INCREMENT: u32 = 1024;
+/// Selects the pipeline of a kernel that also sums a dot product per workgroup (the shaders'
+/// `WITH_DOT` specialisation constant, so the plain one has no barrier).
+const DOT: u32 = 2048;
 
 /// Operations of wind_mg_vector.comp.
 const OP_RHS: u32 = 0;
@@ -55,22 +58,27 @@ enum Kernel {
     Act,
     Diag,
     Smooth,
+    SmoothDot,
     Restrict,
     Prolong,
     Vector,
+    VectorDot,
     Dot,
     Scalar,
 }
 
-const KERNELS: [&Spirv; 8] = [
-    &sylva_shaders::WIND_MG_ACT_COMP,
-    &sylva_shaders::WIND_MG_DIAG_COMP,
-    &sylva_shaders::WIND_MG_SMOOTH_COMP,
-    &sylva_shaders::WIND_MG_RESTRICT_COMP,
-    &sylva_shaders::WIND_MG_PROLONG_COMP,
-    &sylva_shaders::WIND_MG_VECTOR_COMP,
-    &sylva_shaders::WIND_MG_DOT_COMP,
-    &sylva_shaders::WIND_MG_SCALAR_COMP,
+/// Each pipeline's shader and whether it sums a dot product (`WITH_DOT`).
+const KERNELS: [(&Spirv, bool); 10] = [
+    (&sylva_shaders::WIND_MG_ACT_COMP, false),
+    (&sylva_shaders::WIND_MG_DIAG_COMP, false),
+    (&sylva_shaders::WIND_MG_SMOOTH_COMP, false),
+    (&sylva_shaders::WIND_MG_SMOOTH_COMP, true),
+    (&sylva_shaders::WIND_MG_RESTRICT_COMP, false),
+    (&sylva_shaders::WIND_MG_PROLONG_COMP, false),
+    (&sylva_shaders::WIND_MG_VECTOR_COMP, false),
+    (&sylva_shaders::WIND_MG_VECTOR_COMP, true),
+    (&sylva_shaders::WIND_MG_DOT_COMP, false),
+    (&sylva_shaders::WIND_MG_SCALAR_COMP, false),
 ];
 
 /// One multigrid level as laid out in the pool.
@@ -187,8 +195,14 @@ impl Rec<'_> {
     fn dot(&self, x: u32, y: u32, op: u32, flags: u32) {
         let mut p = self.push(0);
         p.opnd = [x, y, 0, flags];
+        self.dispatch(Kernel::Dot, &p, self.cells(0));
+        self.scalar(op, flags);
+    }
+
+    /// `op(Σ)` over the partial sums a fine-level pass flagged DOT left.
+    fn scalar(&self, op: u32, flags: u32) {
         let g = self.cells(0);
-        self.dispatch(Kernel::Dot, &p, g);
+        let mut p = self.push(0);
         p.opnd = [g[0] * g[1] * g[2], 0, 0, op | flags];
         self.dispatch(Kernel::Scalar, &p, [1, 1, 1]);
     }
@@ -198,7 +212,12 @@ impl Rec<'_> {
         let mut p = self.push(0);
         p.aux = self.pcg.cg;
         p.opnd = [operand, 0, 0, op | flags];
-        self.dispatch(Kernel::Vector, &p, self.cells(0));
+        let k = if flags & DOT != 0 {
+            Kernel::VectorDot
+        } else {
+            Kernel::Vector
+        };
+        self.dispatch(k, &p, self.cells(0));
     }
 
     /// Subtracts the mean over the fluid cells from `v` (the constant null space of a closed
@@ -209,33 +228,45 @@ impl Rec<'_> {
         self.vector(OP_SUB_MEAN, v, flags);
     }
 
-    /// `sweeps` damped-Jacobi sweeps on level `l` from `x` (or from zero), ping-ponging between
-    /// its X and T arrays; returns where the result is.
-    fn smooth(&self, l: usize, mut x: u32, sweeps: usize, from_zero: bool) -> u32 {
+    /// `sweeps` damped-Jacobi sweeps on level `l` from `x`, ping-ponging between its X and T
+    /// arrays, the first flagged `first` (FROM_ZERO: from zero), the last `last` (DOT: r·out);
+    /// returns where the result is.
+    fn smooth(&self, l: usize, mut x: u32, sweeps: usize, first: u32, last: u32) -> u32 {
         let lv = self.pcg.levels[l];
         let r = if l == 0 { self.pcg.cg[1] } else { lv.at(R) };
         let g = self.cells(l);
         for s in 0..sweeps {
             let out = if x == lv.at(X) { lv.at(T) } else { lv.at(X) };
             let mut p = self.push(l);
-            let zero = if from_zero && s == 0 { FROM_ZERO } else { 0 };
-            p.opnd = [x, out, r, SKIP_DONE | zero];
-            self.dispatch(Kernel::Smooth, &p, g);
+            let mut flags = SKIP_DONE;
+            if s == 0 {
+                flags |= first;
+            }
+            if s + 1 == sweeps {
+                flags |= last;
+            }
+            p.opnd = [x, out, r, flags];
+            let k = if flags & DOT != 0 {
+                Kernel::SmoothDot
+            } else {
+                Kernel::Smooth
+            };
+            self.dispatch(k, &p, g);
             x = out;
         }
         x
     }
 
     /// One V-cycle on the CG residual (level 0's right-hand side); returns the pool offset of
-    /// `z = M r` (`PressureState::vcycle`).
-    fn vcycle(&self) -> u32 {
+    /// `z = M r` (`PressureState::vcycle`). `last` flags level 0's last sweep (DOT: r·z).
+    fn vcycle(&self, last: u32) -> u32 {
         let n = self.pcg.levels.len();
         // Where each level's current solution is (its X or T array).
         let mut cur = Vec::with_capacity(n);
         for l in 0..n {
             let coarsest = l + 1 == n;
             let sweeps = if coarsest { MG_COARSEST_SWEEPS } else { MG_SWEEPS };
-            let x = self.smooth(l, self.pcg.levels[l].at(T), sweeps, true);
+            let x = self.smooth(l, self.pcg.levels[l].at(T), sweeps, FROM_ZERO, 0);
             cur.push(x);
             if coarsest {
                 break;
@@ -250,10 +281,13 @@ impl Rec<'_> {
             self.dispatch(Kernel::Restrict, &p, self.cells(l + 1));
         }
         for l in (0..n - 1).rev() {
+            // (Adding the correction inside the first sweep instead, where it is read, was
+            // measured slower on lavapipe: seven coarse reads per cell.)
             let mut p = self.push(l);
             p.opnd = [cur[l], cur[l + 1], 0, SKIP_DONE];
             self.dispatch(Kernel::Prolong, &p, self.cells(l));
-            cur[l] = self.smooth(l, cur[l], MG_SWEEPS, false);
+            let last = if l == 0 { last } else { 0 };
+            cur[l] = self.smooth(l, cur[l], MG_SWEEPS, 0, last);
         }
         cur[0]
     }
@@ -392,12 +426,20 @@ impl Pcg {
         // SAFETY: both set layouts are alive.
         self.pipeline_layout =
             unsafe { dev.create_pipeline_layout(&info, None) }.map_err(vk_err("vkCreatePipelineLayout"))?;
-        for (k, spirv) in KERNELS.iter().enumerate() {
+        for (k, (spirv, with_dot)) in KERNELS.iter().enumerate() {
             let module = gpu.shader_module(spirv)?;
+            let entries = [vk::SpecializationMapEntry {
+                constant_id: 0,
+                offset: 0,
+                size: 4,
+            }];
+            let data = (*with_dot as u32).to_le_bytes();
+            let specialization = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
             let stage = vk::PipelineShaderStageCreateInfo::default()
                 .stage(vk::ShaderStageFlags::COMPUTE)
                 .module(module)
-                .name(c"main");
+                .name(c"main")
+                .specialization_info(&specialization);
             let info = vk::ComputePipelineCreateInfo::default()
                 .stage(stage)
                 .layout(self.pipeline_layout);
@@ -564,18 +606,22 @@ impl Pcg {
     /// Records `count` CG iterations; those after the solve is done do nothing.
     pub fn record_iterations(&self, cmd: vk::CommandBuffer, field_set: vk::DescriptorSet, count: u32, any_open: bool) {
         let rec = self.begin(cmd, field_set);
-        let [_, r, d, q] = self.cg;
+        let r = self.cg[1];
         for _ in 0..count {
-            let z = rec.vcycle();
-            if !any_open {
+            // With an open side, r·z is summed by the V-cycle's last sweep; in a closed domain
+            // z loses its mean first.
+            let z = rec.vcycle(if any_open { DOT } else { 0 });
+            if any_open {
+                rec.scalar(OP_RZ, SKIP_DONE);
+            } else {
                 rec.remove_mean(z, SKIP_DONE);
+                rec.dot(r, z, OP_RZ, SKIP_DONE);
             }
-            rec.dot(r, z, OP_RZ, SKIP_DONE);
             rec.vector(OP_DIRECTION, z, SKIP_DONE);
-            rec.vector(OP_APPLY, 0, SKIP_DONE);
-            rec.dot(d, q, OP_DQ, SKIP_DONE);
-            rec.vector(OP_STEP, 0, SKIP_DONE);
-            rec.dot(r, r, OP_R2, SKIP_DONE | INCREMENT);
+            rec.vector(OP_APPLY, 0, SKIP_DONE | DOT);
+            rec.scalar(OP_DQ, SKIP_DONE);
+            rec.vector(OP_STEP, 0, SKIP_DONE | DOT);
+            rec.scalar(OP_R2, SKIP_DONE | INCREMENT);
         }
     }
 
