@@ -31,4 +31,4 @@ pub use error::{RenderError, Result};
 pub use frame::{Camera, LodSettings, RenderFrame};
 pub use gpu::{Gpu, GpuOptions, WindowHandles};
 pub use renderer::{DrawOptions, Output, Renderer, RendererOptions, Rgba};
-pub use wind::{FieldBuffers, GpuFluid};
+pub use wind::{FieldBuffers, GpuFluid, GpuWind};

@@ -54,7 +54,9 @@ use sylva_sim::fluid::{FluidGrid, Pressure, PressureStats, StepInputs, FLUID_PHA
 use crate::error::{vk_err, RenderError, Result};
 use crate::gpu::{Buffer, Gpu};
 
+mod gpu_wind;
 mod pcg;
+pub use gpu_wind::GpuWind;
 use pcg::Pcg;
 
 /// The most wind balls one step may carry.

@@ -26,6 +26,11 @@ pub trait WindField: Send + Sync {
     fn fluid_mut(&mut self) -> Option<&mut crate::fluid::FluidGrid> {
         None
     }
+    /// Why the field stopped moving, when it failed (a field computed on a device that
+    /// reported an error): the simulation goes on with the last field, and the caller shows this.
+    fn failure(&self) -> Option<String> {
+        None
+    }
     /// Wind velocity at a world position.
     fn sample(&self, position: Vec3) -> Vec3;
     /// `Some(w)` when the field is the same everywhere at the current time, so the solver can

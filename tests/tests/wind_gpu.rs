@@ -196,6 +196,55 @@ fn gpu_vorticity_confinement_matches_the_cpu() {
     assert_no_validation_errors(&gpu);
 }
 
+/// `GpuWind` as the trees' wind: it keeps the grid's clock and field caught up with the trees'
+/// time (the same field as `FluidWind` on the CPU), and a step the GPU refuses stops it with the
+/// reason, instead of a panic or a silently frozen field.
+#[test]
+fn gpu_wind_follows_the_clock_and_reports_a_failure() {
+    use sylva_engine::FrameTimings;
+    use sylva_render::GpuWind;
+    use sylva_sim::fluid::{FluidWind, FLUID_PHASES};
+    use sylva_sim::wind::WindField;
+    let gpu = gpu();
+    let jobs = JobSystem::new(2).unwrap();
+    let timings = FrameTimings::new(&FLUID_PHASES);
+    let mut on_gpu = GpuWind::new(&gpu, obstacle_scene()).expect("GPU wind");
+    let mut on_cpu = FluidWind::new(obstacle_scene());
+    let dt = obstacle_scene().params().dt as f64;
+    for frame in 1..=12 {
+        // Two fluid steps per frame.
+        let time = frame as f64 * 2.0 * dt;
+        on_gpu.prepare(time, &jobs, &timings);
+        on_cpu.prepare(time, &jobs, &timings);
+    }
+    assert!(on_gpu.failure().is_none(), "{:?}", on_gpu.failure());
+    let (g, c) = (on_gpu.fluid().unwrap(), on_cpu.fluid().unwrap());
+    assert_eq!((g.steps(), g.time()), (c.steps(), c.time()));
+    // By the inflow side, where the border wind has come in.
+    let p = Vec3::new(-22.0, 4.0, 2.0);
+    let (wg, wc) = (on_gpu.sample(p), on_cpu.sample(p));
+    assert!(
+        wc.length() > 1.0 && (wg - wc).length() <= 1e-4 * wc.length(),
+        "{wg} vs {wc}"
+    );
+
+    let grid = on_gpu.fluid_mut().unwrap();
+    for _ in 0..300 {
+        grid.add_ball(WindBall {
+            centre: Vec3::new(0.0, 4.0, 0.0),
+            radius: 2.0,
+            accel: Vec3::X,
+            jitter: 0.0,
+        })
+        .unwrap();
+    }
+    on_gpu.prepare(100.0, &jobs, &timings);
+    let failure = on_gpu.failure().expect("300 balls are more than the GPU takes");
+    assert!(failure.contains("wind balls") && failure.contains("256"), "{failure}");
+    drop(on_gpu);
+    assert_no_validation_errors(&gpu);
+}
+
 #[test]
 fn gpu_solver_lets_no_flow_into_solids() {
     let gpu = gpu();

@@ -102,7 +102,14 @@ pub fn run(a: &RenderBenchArgs) -> Result<()> {
         .max(1);
     let mut driver = Driver::new(scene, a.scene.wind as f32, a.scene.seed, a.scene.trees, camera, threads)?;
     driver.apply_args(&a.scene)?;
+    let gpu = Arc::new(Gpu::new(&a.gpu.options(), None).context("cannot open a Vulkan device")?);
+    if a.scene.wind_gpu {
+        driver.use_gpu_wind(gpu.clone())?;
+    }
     driver.step(30);
+    if let Some(failure) = driver.wind_failure() {
+        anyhow::bail!("{failure}");
+    }
 
     // Fill alone: the figure the ≤ 10 ns per instance target is about.
     let mut frame = RenderFrame::default();
@@ -122,7 +129,6 @@ pub fn run(a: &RenderBenchArgs) -> Result<()> {
         best as f64 / instances.max(1) as f64
     );
 
-    let gpu = Arc::new(Gpu::new(&a.gpu.options(), None).context("cannot open a Vulkan device")?);
     let mut renderer = Renderer::new(gpu.clone(), &RendererOptions::default())?;
     let info = frame.info.clone();
     let segments_by_sides = frame.segments.each_ref().map(Vec::len);

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use sylva_render::frame::RenderFrame;
 use sylva_render::renderer::Output;
@@ -87,9 +87,15 @@ pub fn render_scene(a: &RenderArgs) -> Result<Rgba> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut driver = Driver::new(scene, a.scene.wind as f32, a.scene.seed, a.scene.trees, camera, threads)?;
     driver.apply_args(&a.scene)?;
+    if a.scene.wind_gpu {
+        driver.use_gpu_wind(gpu.clone())?;
+    }
     let start = Instant::now();
     driver.step(a.frames as u32);
     let sim_s = start.elapsed().as_secs_f64();
+    if let Some(failure) = driver.wind_failure() {
+        bail!("{failure}");
+    }
     let mut frame = RenderFrame::default();
     driver.fill(&mut frame, Instant::now(), Duration::ZERO);
     let options = DrawOptions {

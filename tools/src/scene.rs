@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -12,6 +13,7 @@ use sylva_engine::{FrameTimings, JobSystem};
 use sylva_render::cache::CacheWriter;
 use sylva_render::field::slice_arrows;
 use sylva_render::frame::{Camera, FillIndex, LodSettings, RenderFrame, SceneInfo, SimTimings};
+use sylva_render::{Gpu, GpuWind};
 use sylva_sim::fluid::{FluidGrid, FluidParams, FluidWind, WindBall, FLUID_PHASES};
 use sylva_sim::scene::SpeciesForest;
 use sylva_sim::spec::load::load_file;
@@ -59,6 +61,11 @@ pub struct SceneArgs {
     /// eddies spinning for gustier wind).
     #[arg(long, default_value = "0", allow_hyphen_values = true, value_parser = |s: &str| crate::args::number_in(s, 0.0, sylva_sim::fluid::FluidGrid::MAX_VORTICITY as f64))]
     pub vorticity: f64,
+    /// Step the fluid wind as Vulkan compute shaders on the rendering device (the dedicated
+    /// compute queue when it has one) instead of on the CPU; the trees read the field back
+    /// after each frame's wind steps.
+    #[arg(long)]
+    pub wind_gpu: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -248,6 +255,10 @@ pub struct Driver {
     pub wind_grid: [usize; 3],
     /// Vorticity confinement strength of the fluid wind.
     pub vorticity: f32,
+    /// The device the fluid wind is stepped on, if not the CPU.
+    wind_gpu: Option<Arc<Gpu>>,
+    /// The wind's failure already reported.
+    wind_failure: Option<String>,
     /// The cell layer whose wind is drawn as arrows, when shown.
     pub field_layer: Option<usize>,
     seed: u64,
@@ -290,6 +301,8 @@ impl Driver {
             wind_model: WindModel::Fluid,
             wind_grid: [96, 16, 96],
             vorticity: 0.0,
+            wind_gpu: None,
+            wind_failure: None,
             field_layer: None,
             seed,
             trees,
@@ -325,6 +338,9 @@ impl Driver {
         if a.vorticity > 0.0 && a.wind_model != WindModel::Fluid {
             bail!("vorticity confinement needs the fluid wind (--wind-model fluid)");
         }
+        if a.wind_gpu && a.wind_model != WindModel::Fluid {
+            bail!("only the fluid wind runs on the GPU (--wind-model fluid)");
+        }
         self.vorticity = a.vorticity as f32;
         self.set_wind_model(a.wind_model, a.wind_grid)?;
         if a.wind_field {
@@ -348,6 +364,33 @@ impl Driver {
         let layer = (((0.5 * self.scene.height - g.origin().y) / h).floor().max(0.0) as usize).min(top);
         self.field_layer = Some(layer);
         Ok(field_message(layer, top + 1))
+    }
+
+    /// Steps the fluid wind on `gpu` from now on (every fluid wind made after this, too).
+    pub fn use_gpu_wind(&mut self, gpu: Arc<Gpu>) -> Result<()> {
+        if self.wind_model != WindModel::Fluid {
+            bail!("only the fluid wind runs on the GPU (--wind-model fluid)");
+        }
+        self.message = format!("fluid wind stepped on {}", gpu.name());
+        self.wind_gpu = Some(gpu);
+        self.apply_wind()
+    }
+
+    /// Why the wind stopped, if it failed (the GPU wind on a device error).
+    pub fn wind_failure(&self) -> Option<String> {
+        self.scene.sim.wind().failure()
+    }
+
+    /// Shows a wind failure once in the message line (and on stderr when logging).
+    fn report_wind_failure(&mut self) {
+        let failure = self.wind_failure();
+        if failure.is_some() && failure != self.wind_failure {
+            self.message = failure.clone().unwrap_or_default();
+            if self.log {
+                eprintln!("{}", self.message);
+            }
+        }
+        self.wind_failure = failure;
     }
 
     /// Chooses the wind model and grid (takes effect on the next scene or [`apply_wind`]).
@@ -398,7 +441,13 @@ impl Driver {
                         (0..seg.parent.len()).map(|i| (pose.base[i], pose.tip(i, seg.length[i]), seg.radius_base[i])),
                     );
                 }
-                self.scene.sim.set_wind(Box::new(FluidWind::new(grid)));
+                match &self.wind_gpu {
+                    Some(gpu) => {
+                        let wind = GpuWind::new(gpu, grid).context("cannot set up the wind grid on the GPU")?;
+                        self.scene.sim.set_wind(Box::new(wind));
+                    }
+                    None => self.scene.sim.set_wind(Box::new(FluidWind::new(grid))),
+                }
             }
         }
         Ok(())
@@ -572,6 +621,7 @@ impl Driver {
         for _ in 0..steps {
             self.scene.sim.step(&self.jobs, &self.timings);
         }
+        self.report_wind_failure();
         steps
     }
 
@@ -582,6 +632,7 @@ impl Driver {
             self.scene.sim.step(&self.jobs, &self.timings);
             self.timings.end_frame(start.elapsed());
         }
+        self.report_wind_failure();
     }
 
     /// Fills `frame` for the current camera and closes the timing frame begun at `frame_start`.

@@ -270,6 +270,9 @@ impl App {
         let (writer, reader) = command_cache(RenderFrame::default(), RenderFrame::default());
         let (tx, rx) = channel();
         let mut driver = self.driver.take().expect("the window opens once");
+        if self.args.scene.wind_gpu {
+            driver.use_gpu_wind(gpu.clone())?;
+        }
         driver.camera = self.orbit.camera();
         driver.log = true;
         let sim = std::thread::Builder::new()

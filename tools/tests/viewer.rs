@@ -187,6 +187,10 @@ fn render_refuses_bad_input_clearly() {
             "vorticity confinement needs the fluid wind",
         ),
         (vec!["render", "--vorticity", "-1", "--out", out], "--vorticity"),
+        (
+            vec!["render", "--wind-gpu", "--wind-model", "uniform", "--out", out],
+            "only the fluid wind runs on the GPU",
+        ),
         (vec!["view", "--size", "10x10"], "--size"),
         (vec!["view", "--frames", "0"], "--frames"),
     ];
@@ -202,6 +206,87 @@ fn render_refuses_bad_input_clearly() {
         assert!(!r.stderr.contains("panicked"), "{args:?}: {}", r.stderr);
     }
     assert!(!Path::new(out).exists(), "nothing is written on bad input");
+}
+
+/// The viewer with the fluid wind on the GPU: the simulation thread submits the wind's compute
+/// work while the main thread draws, under the validation layer (which fails the run on any
+/// error).
+#[test]
+fn viewer_steps_the_wind_on_the_gpu_beside_the_frames() {
+    let dir = TempDir::new("xvfb-wind-gpu");
+    let shot = dir.path("shot.png");
+    let r = run(Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1280x800x24"])
+        .arg(env!("CARGO_BIN_EXE_sylva"))
+        .args([
+            "view",
+            "--frames",
+            "60",
+            "--no-vsync",
+            "--validation",
+            "--wind-gpu",
+            "--wind-field",
+            "--screenshot",
+        ])
+        .arg(&shot));
+    assert_eq!(r.code, 0, "sylva view --wind-gpu under Xvfb failed:\n{}", r.stderr);
+    assert!(r.stderr.contains("60 frames"), "{}", r.stderr);
+    let image = read_png(&shot);
+    let (bark, leaf) = count(&image, 0, 100, 1280, 660);
+    assert!(
+        leaf > 20_000 && bark > 1_000,
+        "trees not drawn: {bark} bark, {leaf} leaf pixels"
+    );
+}
+
+/// `--wind-gpu` steps the fluid wind as compute shaders on the Vulkan device and reads it back
+/// for the trees: the picture (trees and field arrows) is the CPU wind's, while a stronger wind
+/// visibly changes it.
+#[test]
+fn render_with_the_wind_on_the_gpu_matches_the_cpu_wind() {
+    let dir = TempDir::new("wind-gpu");
+    let render = |name: &str, extra: &[&str]| {
+        let out = dir.path(name);
+        let mut args = vec![
+            "render",
+            "--species",
+            "lombardy_poplar",
+            "--frames",
+            "60",
+            "--size",
+            "480x300",
+            "--wind-field",
+        ];
+        args.extend_from_slice(extra);
+        let r = run(sylva().args(&args).arg("--out").arg(&out));
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        read_png(&out)
+    };
+    let differing = |a: &Rgba, b: &Rgba| {
+        let mut n = 0;
+        for y in 0..a.height {
+            for x in 0..a.width {
+                let (p, q) = (a.pixel(x, y), b.pixel(x, y));
+                if (0..3).any(|c| p[c].abs_diff(q[c]) > 8) {
+                    n += 1;
+                }
+            }
+        }
+        n
+    };
+    let cpu = render("cpu.png", &[]);
+    let gpu = render("gpu.png", &["--wind-gpu"]);
+    let stronger = render("stronger.png", &["--wind", "9"]);
+    let (same, changed) = (differing(&cpu, &gpu), differing(&cpu, &stronger));
+    eprintln!("pixels differing by more than 8 levels: GPU vs CPU wind {same}, 9 vs 6 m/s wind {changed}");
+    assert!(
+        changed > 1000,
+        "a stronger wind should move the trees: {changed} pixels"
+    );
+    assert!(
+        same <= 20,
+        "the GPU wind's picture differs from the CPU wind's in {same} pixels"
+    );
 }
 
 /// `--wind-field` draws the fluid wind as arrows (orange to red in a steady wind) over the

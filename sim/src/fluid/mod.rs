@@ -777,6 +777,13 @@ impl FluidGrid {
         }
     }
 
+    /// Moves the clock one step without computing it: for a step computed elsewhere (the GPU
+    /// solver replaying [`next_inputs`](Self::next_inputs)) whose field is copied in.
+    pub fn count_step(&mut self) {
+        self.time += self.params.dt as f64;
+        self.steps += 1;
+    }
+
     /// Moves the clock without stepping (when the fluid cannot keep up with the trees).
     pub fn skip_time(&mut self, seconds: f64) {
         if seconds.is_finite() && seconds > 0.0 {
