@@ -395,30 +395,9 @@ impl GpuFluid {
         self.pipeline_layout =
             unsafe { dev.create_pipeline_layout(&info, None) }.map_err(vk_err("vkCreatePipelineLayout"))?;
         for (k, (spirv, component)) in KERNELS.iter().enumerate() {
-            let module = self.gpu.shader_module(spirv)?;
-            let entries = [vk::SpecializationMapEntry {
-                constant_id: 0,
-                offset: 0,
-                size: 4,
-            }];
-            let data = component.unwrap_or(0).to_le_bytes();
-            let specialization = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
-            let mut stage = vk::PipelineShaderStageCreateInfo::default()
-                .stage(vk::ShaderStageFlags::COMPUTE)
-                .module(module)
-                .name(c"main");
-            if component.is_some() {
-                stage = stage.specialization_info(&specialization);
-            }
-            let info = vk::ComputePipelineCreateInfo::default()
-                .stage(stage)
-                .layout(self.pipeline_layout);
-            // SAFETY: the module is SPIR-V compiled at build time whose interface (two sets of
-            // storage buffers, the push block) matches the pipeline layout.
-            let result = unsafe { dev.create_compute_pipelines(vk::PipelineCache::null(), &[info], None) };
-            // SAFETY: a module may be destroyed once pipelines are created from it.
-            unsafe { dev.destroy_shader_module(module, None) };
-            self.pipelines[k] = result.map_err(|(_, e)| RenderError::from_vk("vkCreateComputePipelines", e))?[0];
+            // The kernels' interface (two sets of storage buffers, the push block) matches the
+            // layout.
+            self.pipelines[k] = compute_pipeline(&self.gpu, self.pipeline_layout, spirv, *component)?;
         }
         Ok(())
     }
@@ -853,26 +832,7 @@ impl GpuFluid {
                 dev.cmd_reset_query_pool(cmd, slot.queries, 0, TIMESTAMPS);
             }
         }
-        let bind_wind = || {
-            // SAFETY: `cmd` is recording; the balls set belongs to this slot.
-            unsafe {
-                dev.cmd_push_constants(
-                    cmd,
-                    self.pipeline_layout,
-                    vk::ShaderStageFlags::COMPUTE,
-                    0,
-                    bytemuck::bytes_of(&push),
-                );
-                dev.cmd_bind_descriptor_sets(
-                    cmd,
-                    vk::PipelineBindPoint::COMPUTE,
-                    self.pipeline_layout,
-                    1,
-                    &[slot.balls_set],
-                    &[],
-                );
-            }
-        };
+        let bind_wind = || self.bind(cmd, &push, 1, &[slot.balls_set]);
         bind_wind();
         let set = |vp: usize, pp: usize| 2 * vp + pp;
         let pcg = self.pcg.as_ref().filter(|_| self.converged);
@@ -1002,25 +962,12 @@ impl GpuFluid {
         let (si, cmd) = self.begin()?;
         let g = groups([self.n[0] + 1, self.n[1] + 1, self.n[2] + 1]);
         self.record_timed(si, cmd, |me| {
+            // The slot's balls set is bound because the layout has it; the projection reads none.
+            me.bind(cmd, &push, 0, &[field_set, me.slots[si].balls_set]);
             let dev = &me.gpu.device;
-            // SAFETY: `cmd` is recording; pipeline, layout and sets belong to this solver (the
-            // slot's balls set is bound because the layout has it, the projection reads none).
+            // SAFETY: `cmd` is recording; the pipeline belongs to this solver and outlives the
+            // submission.
             unsafe {
-                dev.cmd_push_constants(
-                    cmd,
-                    me.pipeline_layout,
-                    vk::ShaderStageFlags::COMPUTE,
-                    0,
-                    bytemuck::bytes_of(&push),
-                );
-                dev.cmd_bind_descriptor_sets(
-                    cmd,
-                    vk::PipelineBindPoint::COMPUTE,
-                    me.pipeline_layout,
-                    0,
-                    &[field_set, me.slots[si].balls_set],
-                    &[],
-                );
                 dev.cmd_bind_pipeline(
                     cmd,
                     vk::PipelineBindPoint::COMPUTE,
@@ -1045,6 +992,30 @@ impl GpuFluid {
         self.vp ^= 1;
         self.steps += 1;
         Ok(())
+    }
+
+    /// Records the kernels' push constants and binds `sets` from set number `first`.
+    fn bind(&self, cmd: vk::CommandBuffer, push: &WindPush, first: u32, sets: &[vk::DescriptorSet]) {
+        let dev = &self.gpu.device;
+        // SAFETY: `cmd` is recording; the layout and sets belong to this solver and outlive the
+        // submission.
+        unsafe {
+            dev.cmd_push_constants(
+                cmd,
+                self.pipeline_layout,
+                vk::ShaderStageFlags::COMPUTE,
+                0,
+                bytemuck::bytes_of(push),
+            );
+            dev.cmd_bind_descriptor_sets(
+                cmd,
+                vk::PipelineBindPoint::COMPUTE,
+                self.pipeline_layout,
+                first,
+                sets,
+                &[],
+            );
+        }
     }
 
     /// Records `body` into slot `si`'s command buffer between its timestamps 0 and 1.
@@ -1256,6 +1227,39 @@ impl GpuFluid {
     pub fn placement(&self) -> (glam::Vec3, glam::Vec3) {
         (self.origin, self.h)
     }
+}
+
+/// A compute pipeline of `spirv` with `layout`, its specialisation constant 0 set to `constant`
+/// when given. The shader's interface must match the layout.
+fn compute_pipeline(
+    gpu: &Gpu,
+    layout: vk::PipelineLayout,
+    spirv: &Spirv,
+    constant: Option<u32>,
+) -> Result<vk::Pipeline> {
+    let dev = &gpu.device;
+    let module = gpu.shader_module(spirv)?;
+    let entries = [vk::SpecializationMapEntry {
+        constant_id: 0,
+        offset: 0,
+        size: 4,
+    }];
+    let data = constant.unwrap_or(0).to_le_bytes();
+    let specialization = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
+    let mut stage = vk::PipelineShaderStageCreateInfo::default()
+        .stage(vk::ShaderStageFlags::COMPUTE)
+        .module(module)
+        .name(c"main");
+    if constant.is_some() {
+        stage = stage.specialization_info(&specialization);
+    }
+    let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout);
+    // SAFETY: SPIR-V compiled at build time whose interface matches the layout (the caller's
+    // guarantee); the module is destroyed once the pipeline exists.
+    let result = unsafe { dev.create_compute_pipelines(vk::PipelineCache::null(), &[info], None) };
+    // SAFETY: a module may be destroyed once pipelines are created from it.
+    unsafe { dev.destroy_shader_module(module, None) };
+    Ok(result.map_err(|(_, e)| RenderError::from_vk("vkCreateComputePipelines", e))?[0])
 }
 
 /// Size of the largest device-local memory heap.

@@ -17,7 +17,7 @@ use gpu_allocator::MemoryLocation;
 use sylva_shaders::{Spirv, WindMgPush, WindMgScalars};
 use sylva_sim::fluid::{multigrid_levels, MG_COARSEST_SWEEPS, MG_OMEGA, MG_SWEEPS};
 
-use super::groups;
+use super::{compute_pipeline, groups};
 use crate::error::{vk_err, RenderError, Result};
 use crate::gpu::{Buffer, Gpu};
 
@@ -67,18 +67,19 @@ enum Kernel {
     Scalar,
 }
 
-/// Each pipeline's shader and whether it sums a dot product (`WITH_DOT`).
-const KERNELS: [(&Spirv, bool); 10] = [
-    (&sylva_shaders::WIND_MG_ACT_COMP, false),
-    (&sylva_shaders::WIND_MG_DIAG_COMP, false),
-    (&sylva_shaders::WIND_MG_SMOOTH_COMP, false),
-    (&sylva_shaders::WIND_MG_SMOOTH_COMP, true),
-    (&sylva_shaders::WIND_MG_RESTRICT_COMP, false),
-    (&sylva_shaders::WIND_MG_PROLONG_COMP, false),
-    (&sylva_shaders::WIND_MG_VECTOR_COMP, false),
-    (&sylva_shaders::WIND_MG_VECTOR_COMP, true),
-    (&sylva_shaders::WIND_MG_DOT_COMP, false),
-    (&sylva_shaders::WIND_MG_SCALAR_COMP, false),
+/// Each pipeline's shader and, for those with one, its `WITH_DOT` constant (whether it also sums
+/// a dot product).
+const KERNELS: [(&Spirv, Option<u32>); 10] = [
+    (&sylva_shaders::WIND_MG_ACT_COMP, None),
+    (&sylva_shaders::WIND_MG_DIAG_COMP, None),
+    (&sylva_shaders::WIND_MG_SMOOTH_COMP, Some(0)),
+    (&sylva_shaders::WIND_MG_SMOOTH_COMP, Some(1)),
+    (&sylva_shaders::WIND_MG_RESTRICT_COMP, None),
+    (&sylva_shaders::WIND_MG_PROLONG_COMP, None),
+    (&sylva_shaders::WIND_MG_VECTOR_COMP, Some(0)),
+    (&sylva_shaders::WIND_MG_VECTOR_COMP, Some(1)),
+    (&sylva_shaders::WIND_MG_DOT_COMP, None),
+    (&sylva_shaders::WIND_MG_SCALAR_COMP, None),
 ];
 
 /// One multigrid level as laid out in the pool.
@@ -427,28 +428,9 @@ impl Pcg {
         self.pipeline_layout =
             unsafe { dev.create_pipeline_layout(&info, None) }.map_err(vk_err("vkCreatePipelineLayout"))?;
         for (k, (spirv, with_dot)) in KERNELS.iter().enumerate() {
-            let module = gpu.shader_module(spirv)?;
-            let entries = [vk::SpecializationMapEntry {
-                constant_id: 0,
-                offset: 0,
-                size: 4,
-            }];
-            let data = (*with_dot as u32).to_le_bytes();
-            let specialization = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
-            let stage = vk::PipelineShaderStageCreateInfo::default()
-                .stage(vk::ShaderStageFlags::COMPUTE)
-                .module(module)
-                .name(c"main")
-                .specialization_info(&specialization);
-            let info = vk::ComputePipelineCreateInfo::default()
-                .stage(stage)
-                .layout(self.pipeline_layout);
-            // SAFETY: SPIR-V compiled at build time whose interface (the field set's divergence
-            // and pressure, the pool set, the push block) matches the layout.
-            let result = unsafe { dev.create_compute_pipelines(vk::PipelineCache::null(), &[info], None) };
-            // SAFETY: a module may be destroyed once pipelines are created from it.
-            unsafe { dev.destroy_shader_module(module, None) };
-            self.pipelines[k] = result.map_err(|(_, e)| RenderError::from_vk("vkCreateComputePipelines", e))?[0];
+            // The kernels' interface (the field set's divergence and pressure, the pool set, the
+            // push block) matches the layout.
+            self.pipelines[k] = compute_pipeline(&gpu, self.pipeline_layout, spirv, *with_dot)?;
         }
         let sizes = [vk::DescriptorPoolSize {
             ty: vk::DescriptorType::STORAGE_BUFFER,
