@@ -146,28 +146,19 @@ impl Confinement {
                 for (r, row) in chunk.chunks_mut(fd[0]).enumerate() {
                     let (j, k) = (r % fd[1], k0 + r / fd[1]);
                     let act_row = d.pad(0, j as isize, k as isize);
-                    // Flat index of the cell row below the faces along `a` and of the row above
-                    // (along x, the cells i − 1 and i of row (j, k)), where they lie in the domain.
+                    // Cells below and above face i along `a` (flat indices base + i − stride and
+                    // base + i), where they lie in the domain.
                     let base = nx * (j + ny * k);
-                    let (below, above) = match a {
-                        0 => (Some(base), Some(base)),
-                        1 => ((j > 0).then(|| base - nx), (j < ny).then_some(base)),
-                        _ => ((k > 0).then(|| base - plane), (k < nz).then_some(base)),
-                    };
+                    let stride = [1, nx, plane][a];
                     for (i, value) in row.iter_mut().enumerate() {
                         let cr = act_row + i;
                         let live = act[cr - s] * act[cr];
                         if live == 0.0 {
                             continue;
                         }
-                        let (b, t) = if a == 0 {
-                            (
-                                (i > 0).then(|| force[base + i - 1][0]),
-                                (i < nx).then(|| force[base + i][0]),
-                            )
-                        } else {
-                            (below.map(|c| force[c + i][a]), above.map(|c| force[c + i][a]))
-                        };
+                        let f = [i, j, k];
+                        let b = (f[a] > 0).then(|| force[base + i - stride][a]);
+                        let t = (f[a] < d.n[a]).then(|| force[base + i][a]);
                         let fa = match (b, t) {
                             (Some(b), Some(t)) => 0.5 * (b + t),
                             (Some(x), None) | (None, Some(x)) => x,
