@@ -16,6 +16,7 @@ use raw_window_handle::{RawDisplayHandle, RawWindowHandle};
 
 use crate::error::{vk_err, RenderError, Result};
 use crate::queues::{choose_queues, ComputeQueue, FamilyInfo, QueueChoice};
+use crate::timestamps::TimestampClock;
 
 const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
 
@@ -198,10 +199,8 @@ pub struct Gpu {
     pub compute_queue: vk::Queue,
     /// Serialises submissions to a compute queue of its own.
     compute_lock: Mutex<()>,
-    /// Whether the graphics queue records timestamps.
-    pub timestamps: bool,
-    /// Nanoseconds per timestamp tick.
-    pub timestamp_period: f32,
+    /// The graphics queue's timestamp clock (`None` when it records no timestamps).
+    pub timestamps: Option<TimestampClock>,
     pub surface_fn: ash::khr::surface::Instance,
     pub swapchain_fn: Option<ash::khr::swapchain::Device>,
     /// The window's surface, when opened for a window.
@@ -218,7 +217,7 @@ struct Candidate {
     physical: vk::PhysicalDevice,
     properties: vk::PhysicalDeviceProperties,
     queues: QueueChoice,
-    timestamps: bool,
+    timestamps: Option<TimestampClock>,
 }
 
 fn device_name(p: &vk::PhysicalDeviceProperties) -> String {
@@ -392,7 +391,6 @@ impl Gpu {
         };
         let swapchain_fn = window.map(|_| ash::khr::swapchain::Device::new(&instance, &device));
         Ok(Gpu {
-            timestamp_period: chosen.properties.limits.timestamp_period,
             timestamps: chosen.timestamps,
             entry,
             physical: chosen.physical,
@@ -493,7 +491,10 @@ impl Gpu {
                 ));
                 continue;
             };
-            let timestamps = infos[queues.graphics as usize].timestamps && properties.limits.timestamp_period > 0.0;
+            let timestamps = TimestampClock::new(
+                families[queues.graphics as usize].timestamp_valid_bits,
+                properties.limits.timestamp_period,
+            );
             candidates.push(Candidate {
                 physical,
                 properties,

@@ -24,6 +24,7 @@ pub mod pipeline;
 pub mod queues;
 pub mod renderer;
 pub mod swapchain;
+pub mod timestamps;
 pub mod wind;
 
 pub use ash::vk;

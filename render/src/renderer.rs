@@ -8,7 +8,7 @@
 //! list.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use ash::vk;
 use glam::{Mat4, Vec3};
@@ -555,7 +555,7 @@ impl Renderer {
                         None,
                     )
                     .map_err(vk_err("vkCreateFence"))?;
-                if gpu.timestamps {
+                if gpu.timestamps.is_some() {
                     slot.queries = dev
                         .create_query_pool(
                             &vk::QueryPoolCreateInfo::default()
@@ -1142,7 +1142,7 @@ impl Renderer {
         let recorded = start.elapsed();
         gpu.submit(&[submit], slot.fence)?;
         let submitted = start.elapsed() - recorded;
-        self.slots[si].queries_pending = gpu.timestamps;
+        self.slots[si].queries_pending = gpu.timestamps.is_some();
         self.slot = (si + 1) % FRAMES_IN_FLIGHT;
         self.frames += 1;
         debug_assert!(
@@ -1247,24 +1247,20 @@ impl Renderer {
             return Ok(());
         }
         self.slots[si].queries_pending = false;
-        let mut ticks = [0u64; TIMESTAMPS as usize];
-        // SAFETY: the frame that wrote these queries has completed (its fence was waited).
-        let got = unsafe {
-            self.gpu
-                .device
-                .get_query_pool_results(self.slots[si].queries, 0, &mut ticks, vk::QueryResultFlags::TYPE_64)
+        let Some(clock) = self.gpu.timestamps else {
+            return Ok(());
         };
-        match got {
-            Ok(()) => {}
-            Err(vk::Result::NOT_READY) => return Ok(()),
-            Err(e) => return Err(RenderError::from_vk("vkGetQueryPoolResults", e)),
+        let mut ticks = [0u64; TIMESTAMPS as usize];
+        // SAFETY: the slot's pool has TIMESTAMPS queries, written on the graphics queue by the
+        // frame that used the slot, which has completed (its fence was waited).
+        if !unsafe { clock.read(&self.gpu.device, self.slots[si].queries, &mut ticks, false) }? {
+            return Ok(());
         }
-        let period = self.gpu.timestamp_period as f64;
-        let ns = |a: u64, b: u64| Duration::from_nanos((b.saturating_sub(a) as f64 * period) as u64);
         for (p, id) in self.gpu_timings.phase_ids().collect::<Vec<_>>().into_iter().enumerate() {
-            self.gpu_timings.add(id, ns(ticks[p], ticks[p + 1]));
+            self.gpu_timings.add(id, clock.span(ticks[p], ticks[p + 1]));
         }
-        self.gpu_timings.end_frame(ns(ticks[0], ticks[TIMESTAMPS as usize - 1]));
+        self.gpu_timings
+            .end_frame(clock.span(ticks[0], ticks[TIMESTAMPS as usize - 1]));
         Ok(())
     }
 
@@ -1330,7 +1326,7 @@ impl Renderer {
         let color = self.color.as_ref().expect("targets exist");
         let depth = self.depth.as_ref().expect("targets exist");
         let mut draws = 0u32;
-        let timestamps = self.gpu.timestamps;
+        let timestamps = self.gpu.timestamps.is_some();
         let stamp = |i: u32, stage: vk::PipelineStageFlags2| {
             if timestamps {
                 // SAFETY: the query pool has TIMESTAMPS queries, reset at the start of this buffer.
@@ -1723,7 +1719,7 @@ impl Renderer {
             y += lh;
             let mut g = String::from("gpu ms ");
             if self.gpu_timings.frames() == 0 {
-                g.push_str(if self.gpu.timestamps {
+                g.push_str(if self.gpu.timestamps.is_some() {
                     " (waiting for the first frame)"
                 } else {
                     " (no timestamps on this device)"

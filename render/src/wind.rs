@@ -53,6 +53,7 @@ use sylva_sim::fluid::{FluidGrid, Pressure, PressureStats, StepInputs, FLUID_PHA
 
 use crate::error::{vk_err, RenderError, Result};
 use crate::gpu::{Buffer, Gpu};
+use crate::timestamps::TimestampClock;
 
 mod gpu_wind;
 mod pcg;
@@ -186,8 +187,8 @@ pub struct GpuFluid {
     pp: usize,
     /// Open sides the activity and diagonal were built for.
     built_for: Option<[bool; 6]>,
-    timestamps: bool,
-    timestamp_mask: u64,
+    /// The compute queue's timestamp clock (`None` when it records no timestamps).
+    clock: Option<TimestampClock>,
     timings: Option<[Duration; 4]>,
     steps: u64,
 }
@@ -282,11 +283,12 @@ impl GpuFluid {
                 limits.max_per_stage_descriptor_storage_buffers
             )));
         }
-        let family = gpu.queues.compute_family();
-        // SAFETY: plain query on the Gpu's physical device.
-        let families = unsafe { gpu.instance.get_physical_device_queue_family_properties(gpu.physical) };
-        let bits = families.get(family as usize).map_or(0, |f| f.timestamp_valid_bits);
-        let timestamps = bits > 0 && limits.timestamp_period > 0.0;
+        let clock = TimestampClock::of_family(
+            &gpu.instance,
+            gpu.physical,
+            gpu.queues.compute_family(),
+            limits.timestamp_period,
+        );
         let inv = |x: f32| 1.0 / x;
         let push = WindPush {
             n: [n[0] as u32, n[1] as u32, n[2] as u32, 0],
@@ -320,8 +322,7 @@ impl GpuFluid {
             vp: 0,
             pp: 0,
             built_for: None,
-            timestamps,
-            timestamp_mask: if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 },
+            clock,
             timings: None,
             steps: 0,
         };
@@ -492,7 +493,7 @@ impl GpuFluid {
         let cmds = unsafe { dev.allocate_command_buffers(&alloc) }.map_err(vk_err("vkAllocateCommandBuffers"))?;
         for (slot, cmd) in self.slots.iter_mut().zip(cmds) {
             slot.cmd = cmd;
-            if self.timestamps {
+            if self.clock.is_some() {
                 let info = vk::QueryPoolCreateInfo::default()
                     .query_type(vk::QueryType::TIMESTAMP)
                     .query_count(TIMESTAMPS);
@@ -656,50 +657,36 @@ impl GpuFluid {
             return Ok(());
         }
         slot.timed = false;
-        let mut ticks = [0u64; TIMESTAMPS as usize];
-        // SAFETY: the submission that reset and wrote these queries has completed.
-        let got = unsafe {
-            self.gpu
-                .device
-                .get_query_pool_results(slot.queries, 0, &mut ticks, vk::QueryResultFlags::TYPE_64)
+        let Some(clock) = self.clock else {
+            return Ok(());
         };
-        match got {
-            Ok(()) => {}
-            Err(vk::Result::NOT_READY) => return Ok(()),
-            Err(e) => return Err(RenderError::from_vk("vkGetQueryPoolResults", e)),
+        let mut ticks = [0u64; TIMESTAMPS as usize];
+        // SAFETY: the slot's pool has TIMESTAMPS queries, written on the compute queue by the
+        // submission that used the slot, which has completed.
+        if !unsafe { clock.read(&self.gpu.device, slot.queries, &mut ticks, false) }? {
+            return Ok(());
         }
-        let period = self.gpu.properties.limits.timestamp_period as f64;
-        let mask = self.timestamp_mask;
-        let ns = |a: u64, b: u64| Duration::from_nanos(((b.wrapping_sub(a) & mask) as f64 * period) as u64);
-        self.timings = Some([0, 1, 2, 3].map(|p| ns(ticks[p], ticks[p + 1])));
+        self.timings = Some([0, 1, 2, 3].map(|p| clock.span(ticks[p], ticks[p + 1])));
         Ok(())
     }
 
     /// The first `count` timestamps of slot `si`, whose submission has completed (`None`
     /// without timestamps).
     fn read_stamps(&self, si: usize, count: usize) -> Result<Option<Vec<u64>>> {
-        if !self.timestamps {
+        let Some(clock) = self.clock else {
             return Ok(None);
-        }
+        };
         let mut ticks = vec![0u64; count];
-        // SAFETY: the submission that reset and wrote these queries has completed (waited by
-        // the caller), so WAIT returns at once.
-        unsafe {
-            self.gpu.device.get_query_pool_results(
-                self.slots[si].queries,
-                0,
-                &mut ticks,
-                vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
-            )
-        }
-        .map_err(vk_err("vkGetQueryPoolResults"))?;
+        // SAFETY: the slot's pool has TIMESTAMPS ≥ `count` queries, written on the compute
+        // queue by a submission that has completed (waited by the caller), so WAIT returns at
+        // once.
+        unsafe { clock.read(&self.gpu.device, self.slots[si].queries, &mut ticks, true) }?;
         Ok(Some(ticks))
     }
 
-    /// Time between two timestamps.
+    /// Time between two timestamps (zero without timestamps).
     fn span(&self, a: u64, b: u64) -> Duration {
-        let period = self.gpu.properties.limits.timestamp_period as f64;
-        Duration::from_nanos(((b.wrapping_sub(a) & self.timestamp_mask) as f64 * period) as u64)
+        self.clock.map_or(Duration::ZERO, |c| c.span(a, b))
     }
 
     /// Changes the pressure solver: a fixed number of Jacobi iterations, or multigrid-
@@ -791,7 +778,7 @@ impl GpuFluid {
         let padded_g = groups([n[0] + 2, n[1] + 2, n[2] + 2]);
         let dev = &self.gpu.device;
         let slot = &self.slots[si];
-        let timestamps = self.timestamps;
+        let timestamps = self.clock.is_some();
         let (mut vp, mut pp) = (self.vp, self.pp);
         let stamp = |i: u32| {
             if timestamps {
@@ -1025,7 +1012,7 @@ impl GpuFluid {
         // SAFETY: `cmd` is recording; the slot's query pool has TIMESTAMPS queries and its
         // previous submission has completed.
         unsafe {
-            if self.timestamps {
+            if self.clock.is_some() {
                 dev.cmd_reset_query_pool(cmd, queries, 0, 2);
                 dev.cmd_write_timestamp2(cmd, vk::PipelineStageFlags2::COMPUTE_SHADER, queries, 0);
             }
@@ -1033,7 +1020,7 @@ impl GpuFluid {
         body(self);
         // SAFETY: as above.
         unsafe {
-            if self.timestamps {
+            if self.clock.is_some() {
                 dev.cmd_write_timestamp2(cmd, vk::PipelineStageFlags2::COMPUTE_SHADER, queries, 1);
             }
         }
@@ -1110,7 +1097,7 @@ impl GpuFluid {
 
     /// Whether the compute queue records timestamps.
     pub fn has_timestamps(&self) -> bool {
-        self.timestamps
+        self.clock.is_some()
     }
 
     /// Steps submitted so far.
