@@ -35,6 +35,15 @@ if ! command -v cargo >/dev/null 2>&1; then
     # shellcheck disable=SC1091
     . "$HOME/.cargo/env"
 fi
+# The formatter and linter scripts/check.sh runs.
+if command -v rustup >/dev/null 2>&1; then
+    for component in rustfmt clippy; do
+        if ! rustup component list --installed 2>/dev/null | grep -q "^$component"; then
+            echo "sylva setup: adding the Rust component $component" >&2
+            rustup component add "$component" >/dev/null
+        fi
+    done
+fi
 if ! command -v cc >/dev/null 2>&1; then
     apt_install build-essential
 fi

@@ -12,6 +12,10 @@
 //!   does not return (or unwind) before that count is back to zero, and the waiting thread runs
 //!   queued jobs meanwhile. That guarantee is what makes borrowing non-`'static` data from jobs
 //!   sound (see [`erase_job_lifetime`]).
+//!
+//! [`erase_job_lifetime`] is the crate's only `unsafe`, which this module alone allows.
+
+#![allow(unsafe_code)]
 
 use std::any::Any;
 use std::cell::OnceCell;

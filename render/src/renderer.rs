@@ -389,7 +389,7 @@ impl Renderer {
                 .descriptor_count(1)
                 .stage_flags(vk::ShaderStageFlags::FRAGMENT),
         ];
-        // SAFETY (this block and the creations below): valid device and create infos that live
+        // SAFETY: for this block and the creations below, valid device and create infos that live
         // until each call returns; every handle is stored in `self` at once, so `Drop` destroys
         // it if a later step fails.
         unsafe {
@@ -1333,7 +1333,7 @@ impl Renderer {
                 unsafe { dev.cmd_write_timestamp2(cmd, stage, slot.queries, i) };
             }
         };
-        // SAFETY (for the whole recording): every handle used belongs to this renderer and stays
+        // SAFETY: for the whole recording, every handle used belongs to this renderer and stays
         // alive until the slot's fence signals (replaced resources go on the slot's release
         // list); barriers order each image's uses across passes and frames on the one queue.
         unsafe {

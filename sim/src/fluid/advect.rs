@@ -5,6 +5,12 @@
 //! the same float operations in the same order (no fused multiply-adds), so both give
 //! bit-identical results. A row on a closed or inflow side along its own axis has no active
 //! face and is filled with its prescribed value at once.
+//!
+//! The AVX2 kernel is `unsafe` (`std::arch` intrinsics behind `#[target_feature]`), which this
+//! module alone of `sim` besides [`super::jacobi`] allows; it is called only when
+//! [`Isa::Avx2`] was chosen, which requires the CPU to report AVX2 at run time.
+
+#![allow(unsafe_code)]
 
 use super::{Dims, Isa, StepInputs};
 
@@ -228,34 +234,28 @@ mod avx2 {
     use super::{Advect, Row};
 
     /// Eight floats of `s` from `i`.
-    ///
-    /// # Safety
-    /// The CPU must have AVX2.
+    /// (Safe to call only from code compiled for AVX2, such as [`run`].)
     #[inline]
     #[target_feature(enable = "avx2")]
-    unsafe fn load(s: &[f32], i: usize) -> __m256 {
+    fn load(s: &[f32], i: usize) -> __m256 {
         let s = &s[i..i + 8];
         // SAFETY: `s` holds the eight floats read.
         unsafe { _mm256_loadu_ps(s.as_ptr()) }
     }
 
     /// `a + (b − a) t`, as the portable `lerp`.
-    ///
-    /// # Safety
-    /// The CPU must have AVX2.
+    /// (Safe to call only from code compiled for AVX2, such as [`run`].)
     #[inline]
     #[target_feature(enable = "avx2")]
-    unsafe fn lerp(a: __m256, b: __m256, t: __m256) -> __m256 {
+    fn lerp(a: __m256, b: __m256, t: __m256) -> __m256 {
         _mm256_add_ps(a, _mm256_mul_ps(_mm256_sub_ps(b, a), t))
     }
 
     /// Per lane, `b` where `pick` is set, else `a`.
-    ///
-    /// # Safety
-    /// The CPU must have AVX2.
+    /// (Safe to call only from code compiled for AVX2, such as [`run`].)
     #[inline]
     #[target_feature(enable = "avx2")]
-    unsafe fn pick(a: __m256, b: __m256, pick: __m256i) -> __m256 {
+    fn pick(a: __m256, b: __m256, pick: __m256i) -> __m256 {
         _mm256_blendv_ps(a, b, _mm256_castsi256_ps(pick))
     }
 

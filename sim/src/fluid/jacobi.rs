@@ -20,6 +20,12 @@
 //! Every kernel is compiled twice: portable, and with AVX2 enabled where the CPU has it (the
 //! same code vectorised wider; Rust does not fuse multiplies and adds, so both give identical
 //! bits).
+//!
+//! The AVX2 copies are `unsafe fn`s (`#[target_feature]`), which this module alone of `sim`
+//! besides [`super::advect`] allows; they are called only when [`Isa::Avx2`] was chosen, which
+//! requires the CPU to report AVX2 at run time.
+
+#![allow(unsafe_code)]
 
 use std::cell::RefCell;
 
