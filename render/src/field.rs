@@ -29,7 +29,7 @@ pub struct FieldSlice {
     pub layer: usize,
     /// Layers in the grid.
     pub layers: usize,
-    /// Height of the layer's cell centres [m].
+    /// Height of the layer's cell centres \[m\].
     pub height: f32,
     /// Fastest wind among the arrows [m/s] (the red end of the colour scale).
     pub max_speed: f32,

@@ -23,18 +23,18 @@ pub const LODS: usize = 3;
 pub struct Camera {
     pub eye: Vec3,
     pub target: Vec3,
-    /// Vertical field of view [rad].
+    /// Vertical field of view \[rad\].
     pub fov_y: f32,
     /// Width over height of the image.
     pub aspect: f32,
     /// Image height in pixels (levels of detail depend on it).
     pub height_px: f32,
-    /// Near plane distance [m].
+    /// Near plane distance \[m\].
     pub near: f32,
 }
 
 impl Camera {
-    /// The vertical field of view [`orbit`](Self::orbit) gives [rad].
+    /// The vertical field of view [`orbit`](Self::orbit) gives \[rad\].
     pub const FOV_Y: f32 = 45.0 * std::f32::consts::PI / 180.0;
 
     /// A camera on a sphere around `target`: `yaw` about the vertical from +z, `pitch` up from
@@ -246,11 +246,11 @@ impl FillIndex {
 /// Timings of the simulation's phases for the overlay.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SimTimings {
-    /// (phase name, last frame [ms], mean over the last 60 frames [ms]).
+    /// (phase name, last frame \[ms\], mean over the last 60 frames \[ms\]).
     pub phases: Vec<(String, f32, f32)>,
-    /// The simulation frame's wall time over recent frames [ms], oldest first.
+    /// The simulation frame's wall time over recent frames \[ms\], oldest first.
     pub history_ms: Vec<f32>,
-    /// Time the last publish waited for the renderer [ms].
+    /// Time the last publish waited for the renderer \[ms\].
     pub cache_wait_ms: f32,
 }
 
@@ -260,11 +260,11 @@ pub struct SceneInfo {
     pub trees: usize,
     pub segments: usize,
     pub leaves: usize,
-    /// Simulated time [s].
+    /// Simulated time \[s\].
     pub sim_time: f64,
     pub paused: bool,
     pub solver: String,
-    /// Wind speed [m/s] and heading [deg].
+    /// Wind speed [m/s] and heading \[deg\].
     pub wind_speed: f32,
     pub wind_heading_deg: f32,
     /// What is shown (a file name and species, or "default forest").

@@ -8,6 +8,8 @@
 //! * [`cache`]: the double-buffered render command cache between the simulation and render
 //!   threads.
 //! * [`swapchain`]: presenting to a window.
+//! * [`timestamps`]: reading GPU timestamps into pass timings, for the renderer and the wind
+//!   solver alike.
 //! * [`wind`]: the wind grid's stable-fluids solver as compute shaders, the twin of
 //!   `sylva_sim::fluid`.
 //!

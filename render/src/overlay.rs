@@ -28,11 +28,11 @@ pub struct FontAtlas {
     pub pixels: Vec<u8>,
     ascii: Vec<Glyph>,
     extra: Vec<(char, Glyph)>,
-    /// Horizontal advance of every glyph (the font is monospaced) [px].
+    /// Horizontal advance of every glyph (the font is monospaced) \[px\].
     pub advance: f32,
-    /// Baseline below the top of a line [px].
+    /// Baseline below the top of a line \[px\].
     pub ascent: f32,
-    /// Distance between baselines [px].
+    /// Distance between baselines \[px\].
     pub line_height: f32,
     /// A fully covered texel's centre, for solid shapes.
     solid_uv: [f32; 2],

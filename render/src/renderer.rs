@@ -103,7 +103,7 @@ impl Default for DrawOptions {
 pub struct GpuFieldArrows {
     pub field: FieldBuffers,
     pub wait: (vk::Semaphore, u64),
-    /// The grid's minimum corner and cell size [m].
+    /// The grid's minimum corner and cell size \[m\].
     pub origin: Vec3,
     pub h: Vec3,
     /// The cell layer drawn (0 at the ground).
@@ -173,9 +173,9 @@ pub struct DrawStats {
     pub instances: usize,
     /// Bytes written to GPU-visible memory for the frame (instances, uniforms, overlay).
     pub upload_bytes: usize,
-    /// CPU time to upload and record, from the start of [`Renderer::draw`] [ms].
+    /// CPU time to upload and record, from the start of [`Renderer::draw`] \[ms\].
     pub record_ms: f32,
-    /// CPU time of the queue submission (on a software device, the drawing itself) [ms].
+    /// CPU time of the queue submission (on a software device, the drawing itself) \[ms\].
     pub submit_ms: f32,
 }
 

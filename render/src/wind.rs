@@ -21,7 +21,7 @@
 //! `wind_mg_*.comp`), updating the pressure in place from the last step's. Whether it has
 //! converged is known only on the GPU, so such a step is several submissions: the first runs up
 //! to the divergence and as many CG iterations as the last solve took, then the host reads the
-//! residual and submits batches of [`CG_BATCH`] more until the solve is done (iterations past
+//! residual and submits batches of `CG_BATCH` more until the solve is done (iterations past
 //! that point do nothing), then the projection. [`GpuFluid::step`] then returns when the step has
 //! finished, and [`GpuFluid::last_solve`] says how many iterations it took and the residual.
 //!
@@ -1210,7 +1210,7 @@ impl GpuFluid {
         self.n
     }
 
-    /// The grid's minimum corner and cell size [m].
+    /// The grid's minimum corner and cell size \[m\].
     pub fn placement(&self) -> (glam::Vec3, glam::Vec3) {
         (self.origin, self.h)
     }

@@ -172,9 +172,9 @@ pub struct SphereInstance {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct WindArrow {
-    /// Tail xyz [m] and shaft width [m] (location 0, R32G32B32A32_SFLOAT).
+    /// Tail xyz \[m\] and shaft width \[m\] (location 0, R32G32B32A32_SFLOAT).
     pub tail_width: [f32; 4],
-    /// Tail-to-head vector xyz [m] and colour parameter in [0, 1], slow to fast (location 1,
+    /// Tail-to-head vector xyz \[m\] and colour parameter in [0, 1], slow to fast (location 1,
     /// R32G32B32A32_SFLOAT).
     pub vector_speed: [f32; 4],
 }
@@ -190,11 +190,11 @@ pub struct ArrowFieldPush {
     pub sampling: [u32; 4],
     /// First float of u, v and w in the velocity buffer, unused.
     pub offsets: [u32; 4],
-    /// Minimum corner of the domain [m], unused.
+    /// Minimum corner of the domain \[m\], unused.
     pub origin: [f32; 4],
-    /// Cell size [m], unused.
+    /// Cell size \[m\], unused.
     pub h: [f32; 4],
-    /// Arrow length per m/s [s], shaft width [m], 1 / the speed at the red end [s/m], unused.
+    /// Arrow length per m/s \[s\], shaft width \[m\], 1 / the speed at the red end [s/m], unused.
     pub scale: [f32; 4],
 }
 

@@ -11,12 +11,12 @@ use crate::error::{check_positive, check_range, SimError};
 pub struct Contact {
     /// Where along the segment's axis the contact is, 0 at the base and 1 at the tip.
     pub along: f32,
-    /// Displacement that would take the contact point out of the collider [m].
+    /// Displacement that would take the contact point out of the collider \[m\].
     pub correction: Vec3,
 }
 
 impl Contact {
-    /// How deep the contact is [m].
+    /// How deep the contact is \[m\].
     pub fn depth(&self) -> f32 {
         self.correction.length()
     }
@@ -81,7 +81,7 @@ impl SphereCollider {
         Ok(s)
     }
 
-    /// Places the sphere where its motion has it at `time` [s].
+    /// Places the sphere where its motion has it at `time` \[s\].
     pub fn move_to(&mut self, time: f64) {
         match self.motion {
             Motion::Static => {}

@@ -95,11 +95,11 @@ use crate::skeleton::{Skeleton, SkeletonLeaf, SkeletonSegment, MAX_LEAVES_PER_TR
 pub const MAX_POINTS: usize = 1_000_000;
 /// Most trunks in one run.
 pub const MAX_TRUNKS: usize = 256;
-/// Largest coordinate accepted anywhere [m]; beyond it f32 spacing gets coarse for twigs.
+/// Largest coordinate accepted anywhere \[m\]; beyond it f32 spacing gets coarse for twigs.
 pub const MAX_COORDINATE: f32 = 10_000.0;
-/// Smallest radius, radius component or height of an envelope shape [m].
+/// Smallest radius, radius component or height of an envelope shape \[m\].
 pub const MIN_EXTENT: f32 = 1e-3;
-/// Range of the growth, influence and kill distances [m].
+/// Range of the growth, influence and kill distances \[m\].
 pub const MIN_DISTANCE: f32 = 1e-4;
 pub const MAX_DISTANCE: f32 = 1_000.0;
 /// Most shapes in one (possibly nested) union.

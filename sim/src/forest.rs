@@ -60,7 +60,7 @@ pub struct TreeInfo {
     /// Mean width/length ratio of the tree's leaves (leaf width is stored per tree).
     pub leaf_aspect: f32,
     /// Upper bound of the distance from the root to any point of the tree, in any pose: the
-    /// longest chain of segments plus the largest radius [m].
+    /// longest chain of segments plus the largest radius \[m\].
     pub reach: f32,
 }
 
@@ -81,7 +81,7 @@ pub struct SegmentData {
     pub length: Vec<f32>,
     pub radius_base: Vec<f32>,
     pub radius_tip: Vec<f32>,
-    /// Wood plus leaves [kg].
+    /// Wood plus leaves \[kg\].
     pub mass: Vec<f32>,
     /// Inertia of the segment's angle [kg·m²]: the diagonal of the mass matrix in absolute
     /// angles, I = m·l²/3 + M_out·l². Turning a segment's absolute angle swings the segment

@@ -159,16 +159,16 @@ pub struct LSystem {
     pub angle_deg: f32,
     /// Default number of rewriting iterations (callers may pass another).
     pub iterations: u32,
-    /// Length of one `F` step at bracket depth 0 [m].
+    /// Length of one `F` step at bracket depth 0 \[m\].
     pub length: f32,
     /// Step length multiplied by this per bracket depth.
     pub length_scale: f32,
     /// Turn angle multiplied by this per bracket depth.
     pub angle_scale: f32,
-    /// Optional radius of the root's base [m]: all radii are scaled by one factor to meet it
+    /// Optional radius of the root's base \[m\]: all radii are scaled by one factor to meet it
     /// (which keeps the pipe model exact); `None` keeps the twig radius as given.
     pub width: Option<f32>,
-    /// Radius at the tip of every terminal segment, before `!` and the `width` scaling [m].
+    /// Radius at the tip of every terminal segment, before `!` and the `width` scaling \[m\].
     pub twig_radius: f32,
     /// Factor applied to the width hint by each `!`.
     pub width_decrement: f32,
@@ -176,9 +176,9 @@ pub struct LSystem {
     pub taper: f32,
     /// Leaves put on every terminal segment when the grammar has no `L`.
     pub leaves_at_tips: u32,
-    /// Leaf blade length [m].
+    /// Leaf blade length \[m\].
     pub leaf_length: f32,
-    /// Leaf blade width [m].
+    /// Leaf blade width \[m\].
     pub leaf_width: f32,
     /// Uniform random change of every turn, ± degrees.
     pub angle_jitter_deg: f32,

@@ -133,7 +133,7 @@ impl std::str::FromStr for SolverKind {
 /// Settings of the time integration.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SimParams {
-    /// Time step h [s].
+    /// Time step h \[s\].
     pub dt: f32,
     /// Gravitational acceleration [m/s²], acting along -y.
     pub gravity: f32,

@@ -177,7 +177,7 @@ impl SpeciesForest {
     }
 }
 
-/// Largest horizontal extent of a skeleton [m].
+/// Largest horizontal extent of a skeleton \[m\].
 pub fn crown_width(s: &Skeleton) -> f32 {
     let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
     for seg in &s.segments {

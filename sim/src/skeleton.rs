@@ -36,9 +36,9 @@ pub struct SkeletonLeaf {
     pub along: f32,
     /// World orientation of the card at rest: its +y runs along the blade, +z is its normal.
     pub orientation: Quat,
-    /// Blade length [m].
+    /// Blade length \[m\].
     pub length: f32,
-    /// Blade width [m].
+    /// Blade width \[m\].
     pub width: f32,
 }
 
@@ -146,7 +146,7 @@ impl Skeleton {
         Ok(())
     }
 
-    /// Height of the highest point above the root's base [m].
+    /// Height of the highest point above the root's base \[m\].
     pub fn height(&self) -> f32 {
         let y0 = self.segments.first().map_or(0.0, |s| s.base.y);
         self.segments

@@ -17,9 +17,9 @@ pub struct TreeStats {
     pub leaves: u64,
     /// Solver segments.
     pub segments: u64,
-    /// Highest stem point above the base [m].
+    /// Highest stem point above the base \[m\].
     pub height: f64,
-    /// Largest horizontal extent of the stems, the larger of the x and z extents [m].
+    /// Largest horizontal extent of the stems, the larger of the x and z extents \[m\].
     pub width: f64,
 }
 

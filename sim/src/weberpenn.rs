@@ -7,8 +7,8 @@
 //! `nCurve`/`nCurveBack`/`nCurveV` (negative: helix), `AttractionUp`, pruning against the
 //! envelope, leaves along the last level's stems (negative `Leaves`: a fan at the tip). Each
 //! stem level draws from its own random stream, as in Arbaro, so counts barely depend on the
-//! seed. Where the tools disagree the spec's [`Semantics`] decide (shape 0, negative `nRotate`,
-//! the sign of `nDownAngleV`).
+//! seed. Where the tools disagree the spec's [`Semantics`](crate::spec::Semantics) decide
+//! (shape 0, negative `nRotate`, the sign of `nDownAngleV`).
 //!
 //! For the solver every stem is cut into segments: its `nCurveRes` segments, each cut again
 //! wherever a substem or a clone grows out (the pieces of one segment are collinear, so the
@@ -86,7 +86,7 @@ impl Default for GenOptions {
 pub struct Generated {
     pub skeleton: Skeleton,
     pub stats: TreeStats,
-    /// `scale_tree`: Scale ± ScaleV as drawn for this seed [m].
+    /// `scale_tree`: Scale ± ScaleV as drawn for this seed \[m\].
     pub scale_tree: f64,
 }
 

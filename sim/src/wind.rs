@@ -10,7 +10,7 @@ use crate::rng::Rng;
 
 /// A wind velocity field [m/s].
 pub trait WindField: Send + Sync {
-    /// Moves the field to time `time` [s] before a step samples it.
+    /// Moves the field to time `time` \[s\] before a step samples it.
     fn advance(&mut self, time: f64);
     /// Moves the field to time `time` before a step, with the step's job system and timings:
     /// a field that simulates (the fluid grid) steps here. By default, [`advance`].
@@ -61,7 +61,7 @@ impl WindField for Calm {
 pub struct GustingWind {
     /// Mean speed [m/s].
     pub speed: f32,
-    /// Mean direction the wind blows towards, as an angle around +y from +x [rad].
+    /// Mean direction the wind blows towards, as an angle around +y from +x \[rad\].
     pub heading: f32,
     /// Relative gust strength: the speed varies within ±gust of the mean (0 = steady).
     pub gust: f32,

@@ -50,7 +50,7 @@ pub struct SimArgs {
     /// Mean wind speed [m/s], gusting ±50 %.
     #[arg(long, default_value = "10", allow_hyphen_values = true, value_parser = |s: &str| number_in(s, 0.0, 200.0))]
     wind: f64,
-    /// Time step [s].
+    /// Time step (s).
     #[arg(long, default_value = "0.0166666667", allow_hyphen_values = true, value_parser = |s: &str| number_in(s, 1e-6, 1.0))]
     dt: f64,
     /// Seed of the test trees (tree k uses seed + k) and of the gusts.
@@ -82,7 +82,7 @@ struct SimReport {
     wind: f64,
     dt: f64,
     seed: u64,
-    /// Work time per phase (summed over threads) and wall time per step, per segment [ns].
+    /// Work time per phase (summed over threads) and wall time per step, per segment \[ns\].
     ns_per_segment_step: PhaseFigures,
     wall_ms_per_step: f64,
     bytes_per_segment: f64,

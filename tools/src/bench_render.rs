@@ -65,7 +65,7 @@ struct RenderReport {
     leaves_by_level: [usize; 3],
     /// Trees drawn at each level of detail.
     trees_by_level: [usize; 3],
-    /// CPU time of `RenderFrame::fill` per instance, filling alone on one thread [ns].
+    /// CPU time of `RenderFrame::fill` per instance, filling alone on one thread \[ns\].
     fill_ns_per_instance: f64,
     /// The same, measured inside the threaded run (competing with rendering for the cores).
     fill_ns_per_instance_threaded: f64,
@@ -75,11 +75,11 @@ struct RenderReport {
     upload_bytes_per_instance: f64,
     frames: u64,
     fps: f64,
-    /// Render-thread CPU time to upload and record a frame [ms].
+    /// Render-thread CPU time to upload and record a frame \[ms\].
     record_ms: f64,
-    /// Render-thread CPU time in the queue submission [ms] (lavapipe draws inside it).
+    /// Render-thread CPU time in the queue submission \[ms\] (lavapipe draws inside it).
     submit_ms: f64,
-    /// Mean GPU time per pass (timestamps) [ms].
+    /// Mean GPU time per pass (timestamps) \[ms\].
     gpu_ms: Vec<GpuPass>,
     gpu_total_ms: f64,
     draws_per_frame: u32,

@@ -34,7 +34,7 @@ pub const MIN_SIDES: u32 = 3;
 /// Most tube sides allowed.
 pub const MAX_SIDES: u32 = 64;
 /// A child continues its parent's stem, sharing the ring at their joint, only when it turns by at
-/// most this angle [degrees] (and turns least among its siblings); otherwise it starts a new tube.
+/// most this angle \[degrees\] (and turns least among its siblings); otherwise it starts a new tube.
 pub const MAX_CONTINUATION_ANGLE_DEG: f32 = 60.0;
 
 /// Base colour of the bark material (linear RGB).
@@ -57,7 +57,7 @@ pub struct ExportOptions {
 /// `ExportOptions::sides`. One stem always has one side count, so its rings can be shared.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TwigSides {
-    /// Radius [m] under which a stem counts as a twig.
+    /// Radius \[m\] under which a stem counts as a twig.
     pub below_radius: f32,
     /// Sides of a twig's tube, `MIN_SIDES..=MAX_SIDES`.
     pub sides: u32,

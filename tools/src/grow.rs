@@ -50,13 +50,13 @@ pub struct ColonizeArgs {
     /// Attraction points in the crown.
     #[arg(long, default_value = "20000", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, colonize::MAX_POINTS as u64))]
     points: u64,
-    /// Growth distance D: the length of a new segment [m].
+    /// Growth distance D: the length of a new segment (m).
     #[arg(long, default_value = "0.15", allow_hyphen_values = true, value_parser = |s: &str| number_in(s, 1e-3, 100.0))]
     growth: f64,
-    /// Influence distance: how far a point attracts a node [m].
+    /// Influence distance: how far a point attracts a node (m).
     #[arg(long, default_value = "1.5", allow_hyphen_values = true, value_parser = |s: &str| number_in(s, 1e-3, 1000.0))]
     influence: f64,
-    /// Kill distance: a point this close to a node is reached and removed [m].
+    /// Kill distance: a point this close to a node is reached and removed (m).
     #[arg(long, default_value = "0.3", allow_hyphen_values = true, value_parser = |s: &str| number_in(s, 1e-3, 1000.0))]
     kill: f64,
     /// A trunk base on the ground at `X,Z`; repeat for several trunks. Default: 0,0.

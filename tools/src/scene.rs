@@ -104,7 +104,7 @@ pub struct Scene {
     pub title: String,
     /// Centre and radius of the forest's bounding sphere.
     pub bounds: (Vec3, f32),
-    /// Tallest tree [m].
+    /// Tallest tree \[m\].
     pub height: f32,
 }
 
@@ -266,7 +266,7 @@ pub struct Driver {
     pub camera: Camera,
     pub lod: LodSettings,
     index: FillIndex,
-    /// Simulated time not yet stepped [s].
+    /// Simulated time not yet stepped \[s\].
     backlog: f64,
     message: String,
     scene_id: u64,

@@ -102,7 +102,7 @@ pub enum Side {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WindBall {
     pub centre: Vec3,
-    /// Gaussian radius `r` [m]: the force falls to 1/e at `r` and is cut at `3r`.
+    /// Gaussian radius `r` \[m\]: the force falls to 1/e at `r` and is cut at `3r`.
     pub radius: f32,
     /// Acceleration at the centre [m/s²], in the direction the wind should blow.
     pub accel: Vec3,
@@ -115,11 +115,11 @@ pub struct WindBall {
 pub struct FluidParams {
     /// Cells along x, y (up) and z.
     pub cells: [usize; 3],
-    /// Minimum corner of the domain [m].
+    /// Minimum corner of the domain \[m\].
     pub origin: Vec3,
-    /// Extent of the domain [m].
+    /// Extent of the domain \[m\].
     pub extent: Vec3,
-    /// Time step [s].
+    /// Time step \[s\].
     pub dt: f32,
     pub pressure: Pressure,
     /// Sides x−, x+, y−, y+, z−, z+.
@@ -153,7 +153,7 @@ impl FluidParams {
         }
     }
 
-    /// Cell size per axis [m].
+    /// Cell size per axis \[m\].
     pub fn cell(&self) -> Vec3 {
         self.extent / Vec3::new(self.cells[0] as f32, self.cells[1] as f32, self.cells[2] as f32)
     }
@@ -438,7 +438,7 @@ impl FluidGrid {
     pub fn origin(&self) -> Vec3 {
         self.params.origin
     }
-    /// Simulated time [s].
+    /// Simulated time \[s\].
     pub fn time(&self) -> f64 {
         self.time
     }
@@ -466,7 +466,7 @@ impl FluidGrid {
         }
         out
     }
-    /// Sets the pressure the next Jacobi solve starts from (cell order, as [`pressure`]).
+    /// Sets the pressure the next Jacobi solve starts from (cell order, as [`pressure`](Self::pressure)).
     pub fn set_pressure(&mut self, p: &[f32]) {
         let d = self.dims;
         assert_eq!(p.len(), d.cells(), "pressure: one value per cell");

@@ -30,7 +30,7 @@ const COARSEST_SWEEPS: usize = MG_COARSEST_SWEEPS;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MultigridLevel {
     pub cells: [usize; 3],
-    /// Cell size [m].
+    /// Cell size \[m\].
     pub h: [f32; 3],
     /// Axes halved to get the next level (all false on the coarsest).
     pub coarsen: [bool; 3],

@@ -10,17 +10,17 @@
 //! | populate   | the previous step  | generalized forces (gravity, wind, loads carried) and Eq. 1's right-hand side for both planes |
 //! | solve_x    | populate           | Δv for the x plane (direct elimination or CG), then v += Δv, Θ += y + h·v |
 //! | solve_z    | populate           | the same for the z plane |
-//! | kinematics | solve_x, solve_z   | root outward: orientations, bases, direction vectors, leaves; subtrees as jobs |
-//! | collide    | kinematics         | Weber's spatial collision response, root outward, into y and the pose |
+//! | kinematics | solve_x, solve_z   | root outward: orientations, bases, direction vectors, leaves, and Weber's spatial collision response (into y and the pose) segment by segment; subtrees as jobs |
 //!
-//! With many trees each tree runs all five as one job instead (whole trees are the natural
+//! With many trees each tree runs all four as one job instead (whole trees are the natural
 //! jobs of a forest). The work is split by data (trees, planes, subtree blocks) and never
 //! by thread count, and no floating-point sum crosses a job boundary, so the state is
 //! bit-identical for any number of workers.
 //!
-//! Contacts run at the end of the step so that the published pose is free of penetration;
-//! their displacement y reaches the solver in the next step exactly as Eq. 1 prescribes
-//! (Δx = h(v0 + Δv) + y), which Weber's populate stage does at the start of his step.
+//! Contacts are resolved inside the kinematics pass, each segment after its ancestors'
+//! corrections, so that the published pose is free of penetration; their displacement y
+//! reaches the solver in the next step exactly as Eq. 1 prescribes (Δx = h(v0 + Δv) + y),
+//! which Weber's populate stage does at the start of his step.
 
 mod kernels;
 
@@ -52,7 +52,7 @@ const KINEMATICS_JOB_SEGMENTS: usize = 256;
 /// One plane's state over all segments.
 #[derive(Clone, Debug, Default)]
 pub struct PlaneState {
-    /// Absolute angle in the plane [rad].
+    /// Absolute angle in the plane \[rad\].
     pub theta: Vec<f32>,
     /// Angular velocity [rad/s].
     pub vel: Vec<f32>,
@@ -64,7 +64,7 @@ pub struct PlaneState {
 
 /// Writable angles and velocities of one plane, for [`Simulation::edit_state`].
 pub struct PlaneEdit<'a> {
-    /// Absolute angle in the plane [rad].
+    /// Absolute angle in the plane \[rad\].
     pub theta: &'a mut [f32],
     /// Angular velocity [rad/s].
     pub vel: &'a mut [f32],
@@ -289,7 +289,7 @@ impl Simulation {
     pub fn forest(&self) -> &Forest {
         &self.sh.forest
     }
-    /// Simulated time [s].
+    /// Simulated time \[s\].
     pub fn time(&self) -> f64 {
         self.time
     }
@@ -342,7 +342,7 @@ impl Simulation {
     }
 
     /// Kinetic energy in the model's generalized coordinates with its diagonal mass matrix,
-    /// ½·Σ I·(vx² + vz²) [J].
+    /// ½·Σ I·(vx² + vz²) \[J\].
     pub fn kinetic_energy(&self) -> f64 {
         let (px, pz) = (self.plane(0), self.plane(1));
         let s = &self.sh.forest.seg;
@@ -354,7 +354,7 @@ impl Simulation {
             .sum()
     }
 
-    /// Largest |Θ + y| over all segments and both planes [rad].
+    /// Largest |Θ + y| over all segments and both planes \[rad\].
     pub fn max_abs_angle(&self) -> f32 {
         let (px, pz) = (self.plane(0), self.plane(1));
         (0..px.theta.len())
@@ -362,7 +362,7 @@ impl Simulation {
             .fold(0.0, f32::max)
     }
 
-    /// Largest bend of a joint away from the generated shape, |relative angle - shape| [rad].
+    /// Largest bend of a joint away from the generated shape, |relative angle - shape| \[rad\].
     pub fn max_deflection(&self) -> f32 {
         let (px, pz) = (self.plane(0), self.plane(1));
         let s = &self.sh.forest.seg;
