@@ -25,16 +25,22 @@ impl Contact {
 /// How a sphere moves.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Motion {
+    /// Standing still.
     Static,
     /// A horizontal circle around `center` of `radius`, one turn per `period` seconds.
     Orbit {
+        /// Centre of the circle \[m\].
         center: Vec3,
+        /// Radius of the circle \[m\].
         radius: f32,
+        /// Seconds per turn.
         period: f32,
     },
     /// Straight from `start` at constant `velocity` [m/s].
     Linear {
+        /// Where the sphere is at time 0 \[m\].
         start: Vec3,
+        /// Its velocity [m/s].
         velocity: Vec3,
     },
 }
@@ -42,12 +48,17 @@ pub enum Motion {
 /// A sphere the trees bend around.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SphereCollider {
+    /// Centre \[m\], where `motion` last placed it.
     pub center: Vec3,
+    /// Radius \[m\].
     pub radius: f32,
+    /// How the sphere moves.
     pub motion: Motion,
 }
 
 impl SphereCollider {
+    /// A sphere of `radius` at `center` moving by `motion`; a radius or position out of range
+    /// is refused, naming it.
     pub fn new(center: Vec3, radius: f32, motion: Motion) -> Result<Self, SimError> {
         check_positive("collider radius", radius, 1.0e4)?;
         if !center.is_finite() {

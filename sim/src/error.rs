@@ -8,8 +8,11 @@ pub enum SimError {
     /// A parameter outside its allowed range.
     #[error("invalid {name} = {value}: {allowed}")]
     Parameter {
+        /// The parameter, as the input names it.
         name: &'static str,
+        /// The value given.
         value: String,
+        /// What is allowed.
         allowed: String,
     },
     /// A tree skeleton that breaks the rules a forest is built from.

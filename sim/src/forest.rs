@@ -52,8 +52,11 @@ pub fn unpack_quat(p: [i16; 4]) -> Quat {
 /// One tree's ranges in the forest arrays.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TreeInfo {
+    /// The tree's segments, a range of the segment arrays.
     pub segments: Range<u32>,
+    /// The tree's leaves, a range of the leaf arrays.
     pub leaves: Range<u32>,
+    /// The tree's blocks, a range of [`Forest::blocks`]: its top first, then one per subtree.
     pub blocks: Range<u32>,
     /// World position of the root segment's base.
     pub root: Vec3,
@@ -67,6 +70,7 @@ pub struct TreeInfo {
 /// A contiguous, depth-sorted run of segments: a tree's top or one subtree.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Block {
+    /// The block's segments, a range of the segment arrays.
     pub segments: Range<u32>,
     /// Indices into `Forest::level_starts`: one entry per depth level in the block.
     pub levels: Range<u32>,
@@ -77,9 +81,13 @@ pub struct Block {
 /// Static per-segment arrays.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SegmentData {
+    /// Index of the parent segment, [`NO_PARENT`] for a tree's root.
     pub parent: Vec<u32>,
+    /// Length \[m\].
     pub length: Vec<f32>,
+    /// Radius at the base \[m\].
     pub radius_base: Vec<f32>,
+    /// Radius at the tip \[m\].
     pub radius_tip: Vec<f32>,
     /// Wood plus leaves \[kg\].
     pub mass: Vec<f32>,
@@ -119,10 +127,12 @@ pub struct LeafData {
 }
 
 impl LeafData {
+    /// Leaf `i`'s position along its segment, 0 at the base and 1 at the tip.
     #[inline(always)]
     pub fn along_f32(&self, i: usize) -> f32 {
         self.along[i] as f32 / ALONG_SCALE
     }
+    /// Leaf `i`'s blade length \[m\].
     #[inline(always)]
     pub fn length_m(&self, i: usize) -> f32 {
         self.length[i] as f32 * LEAF_LENGTH_UNIT
@@ -132,10 +142,15 @@ impl LeafData {
 /// Static data of every tree in a scene.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Forest {
+    /// Each tree's ranges, in order.
     pub trees: Vec<TreeInfo>,
+    /// Every tree's blocks, tree by tree.
     pub blocks: Vec<Block>,
+    /// Where each depth level of each block starts (segment indices), indexed by [`Block::levels`].
     pub level_starts: Vec<u32>,
+    /// Static per-segment data.
     pub seg: SegmentData,
+    /// Static per-leaf data.
     pub leaf: LeafData,
     /// The material the masses, springs and drag were derived from.
     pub material: Material,
@@ -143,6 +158,7 @@ pub struct Forest {
 
 /// A tree to place in a forest.
 pub struct TreePlacement<'a> {
+    /// The tree to place.
     pub skeleton: &'a Skeleton,
     /// Where the skeleton's origin goes in the world.
     pub position: Vec3,
@@ -152,12 +168,15 @@ pub struct TreePlacement<'a> {
 pub const MAX_FOREST_SEGMENTS: usize = 1 << 30;
 
 impl Forest {
+    /// Segments of all trees.
     pub fn segment_count(&self) -> usize {
         self.seg.parent.len()
     }
+    /// Leaves of all trees.
     pub fn leaf_count(&self) -> usize {
         self.leaf.along.len()
     }
+    /// Trees.
     pub fn tree_count(&self) -> usize {
         self.trees.len()
     }

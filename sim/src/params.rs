@@ -8,10 +8,18 @@ use crate::error::{check_positive, check_range, SimError};
 pub enum Stiffness {
     /// Euler-Bernoulli beam: a segment of length l and radius r bends like a beam of flexural
     /// rigidity E·π·r⁴/4, so the joint at its base has k = E·π·r⁴ / (4·l).
-    Beam { youngs_modulus: f32 },
+    Beam {
+        /// Young's modulus E of green wood [N/m²].
+        youngs_modulus: f32,
+    },
     /// The empirical power law the papers suggest, k = coefficient · r^exponent (r in metres;
     /// Weber and Oliapuram use exponents near 2.5).
-    Power { coefficient: f32, exponent: f32 },
+    Power {
+        /// The coefficient [N·m/rad at r = 1 m].
+        coefficient: f32,
+        /// The exponent of the radius.
+        exponent: f32,
+    },
 }
 
 /// How a joint's structural damping c [N·m·s/rad] follows from its stiffness and inertia.
@@ -20,7 +28,12 @@ pub enum Damping {
     /// c = 2·ζ·sqrt(k·I): the damping ratio ζ of the segment swinging alone on its spring.
     Ratio(f32),
     /// c = coefficient · r^exponent (the papers suggest exponents near 3.5).
-    Power { coefficient: f32, exponent: f32 },
+    Power {
+        /// The coefficient [N·m·s/rad at r = 1 m].
+        coefficient: f32,
+        /// The exponent of the radius.
+        exponent: f32,
+    },
 }
 
 /// Material of the trees: turns a skeleton's geometry into masses, springs, dampers and drag.
@@ -28,7 +41,9 @@ pub enum Damping {
 pub struct Material {
     /// Density of green wood [kg/m³].
     pub wood_density: f32,
+    /// How stiff each joint is, from the segment's radius and length.
     pub stiffness: Stiffness,
+    /// How strongly each joint is damped.
     pub damping: Damping,
     /// Fresh leaf mass per leaf area [kg/m²].
     pub leaf_mass_per_area: f32,
@@ -60,6 +75,7 @@ impl Default for Material {
 }
 
 impl Material {
+    /// Checks every field against its allowed range, naming the first one out of it.
     pub fn validate(&self) -> Result<(), SimError> {
         check_positive("wood_density", self.wood_density, 1.0e5)?;
         match self.stiffness {
@@ -111,6 +127,7 @@ pub enum SolverKind {
 }
 
 impl SolverKind {
+    /// The solver's name on the command line and in reports (`direct`, `cg`).
     pub fn name(self) -> &'static str {
         match self {
             SolverKind::Direct => "direct",
@@ -137,6 +154,7 @@ pub struct SimParams {
     pub dt: f32,
     /// Gravitational acceleration [m/s²], acting along -y.
     pub gravity: f32,
+    /// Which linear solver runs Eq. 1.
     pub solver: SolverKind,
     /// Conjugate gradient: stop when the preconditioned residual norm falls below this fraction
     /// of the right-hand side's.
@@ -166,6 +184,7 @@ impl Default for SimParams {
 }
 
 impl SimParams {
+    /// Checks every field against its allowed range, naming the first one out of it.
     pub fn validate(&self) -> Result<(), SimError> {
         check_positive("time step", self.dt, 1.0)?;
         check_range("gravity", self.gravity, 0.0, 1000.0)?;

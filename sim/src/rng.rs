@@ -12,6 +12,7 @@ pub struct Rng {
 }
 
 impl Rng {
+    /// A generator whose stream is fixed by `seed`.
     pub fn new(seed: u64) -> Self {
         Self { state: seed }
     }
@@ -24,6 +25,7 @@ impl Rng {
         r
     }
 
+    /// The next 64 random bits (SplitMix64's step and output mix).
     pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.state;

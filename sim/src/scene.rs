@@ -23,12 +23,16 @@ pub const MAX_TEST_FOREST_TREES: usize = 100_000;
 
 /// A forest of test trees: tree k grows from seed `seed + k`; trees stand on a square grid.
 pub struct TestForest {
+    /// Tree k's skeleton.
     pub skeletons: Vec<Skeleton>,
+    /// Where tree k's base stands \[m\].
     pub positions: Vec<Vec3>,
+    /// The trees as solver data.
     pub forest: Forest,
 }
 
 impl TestForest {
+    /// `trees` test trees of `segments` segments and `leaves` leaves each, built with `material`; counts out of range are refused, naming them.
     pub fn new(
         seed: u64,
         segments: usize,
@@ -87,8 +91,11 @@ impl TestForest {
 /// A forest of species trees: tree k is `specs[k % specs.len()]` grown from seed `seed + k`,
 /// standing on a square grid one crown apart, jittered so the rows do not look planted.
 pub struct SpeciesForest {
+    /// Tree k's skeleton.
     pub skeletons: Vec<Skeleton>,
+    /// Where tree k's base stands \[m\].
     pub positions: Vec<Vec3>,
+    /// The trees as solver data.
     pub forest: Forest,
 }
 

@@ -16,13 +16,18 @@ pub const MAX_LEAVES_PER_TREE: usize = 16_000_000;
 pub struct SkeletonSegment {
     /// Index of the parent segment, which must precede this one; `None` for the root.
     pub parent: Option<u32>,
+    /// Base point \[m\], y up.
     pub base: Vec3,
+    /// Tip point \[m\].
     pub tip: Vec3,
+    /// Radius at the base \[m\].
     pub radius_base: f32,
+    /// Radius at the tip \[m\].
     pub radius_tip: f32,
 }
 
 impl SkeletonSegment {
+    /// Distance from base to tip \[m\].
     pub fn length(&self) -> f32 {
         (self.tip - self.base).length()
     }
@@ -31,6 +36,7 @@ impl SkeletonSegment {
 /// A leaf card attached to a segment.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SkeletonLeaf {
+    /// Index of the segment the leaf hangs from.
     pub segment: u32,
     /// Where along the segment it hangs, 0 at the base and 1 at the tip.
     pub along: f32,
@@ -43,6 +49,7 @@ pub struct SkeletonLeaf {
 }
 
 impl SkeletonLeaf {
+    /// Blade area \[m²\] (an ellipse of the blade's length and width).
     pub fn area(&self) -> f32 {
         // An elliptical blade.
         std::f32::consts::FRAC_PI_4 * self.length * self.width
@@ -52,7 +59,9 @@ impl SkeletonLeaf {
 /// One tree: exactly one root segment (index 0) and every other segment's parent before it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Skeleton {
+    /// Segments, each after its parent.
     pub segments: Vec<SkeletonSegment>,
+    /// Leaf cards.
     pub leaves: Vec<SkeletonLeaf>,
 }
 

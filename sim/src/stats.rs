@@ -7,6 +7,7 @@ use crate::skeleton::Skeleton;
 /// Counts and extent of a tree.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TreeStats {
+    /// The species name given by the caller.
     pub species: String,
     /// Stem levels (for Weber-Penn trees the spec's `Levels`; otherwise the deepest level found).
     pub levels: u32,
@@ -14,6 +15,7 @@ pub struct TreeStats {
     pub stems_per_level: Vec<u64>,
     /// Clones (stems split off a stem of the same level) at each level.
     pub clones_per_level: Vec<u64>,
+    /// Leaf cards.
     pub leaves: u64,
     /// Solver segments.
     pub segments: u64,

@@ -23,6 +23,7 @@ pub trait WindField: Send + Sync {
     fn fluid(&self) -> Option<&crate::fluid::FluidGrid> {
         None
     }
+    /// The fluid grid behind this field, if it is one, to change it.
     fn fluid_mut(&mut self) -> Option<&mut crate::fluid::FluidGrid> {
         None
     }
@@ -73,6 +74,7 @@ pub struct GustingWind {
 const GUST_FREQUENCIES: [f32; 6] = [0.071, 0.163, 0.37, 0.053, 0.119, 0.29];
 
 impl GustingWind {
+    /// Gusting wind of mean `speed` [m/s] towards `heading` \[rad\], varying within ±`gust` of the mean, its phases drawn from `seed`; out-of-range values are refused, naming them.
     pub fn new(speed: f32, heading: f32, gust: f32, seed: u64) -> Result<Self, SimError> {
         check_range("wind speed", speed, 0.0, 200.0)?;
         check_range("wind heading", heading, -1.0e4, 1.0e4)?;

@@ -71,10 +71,18 @@ pub const FLUID_PHASES: [&str; 4] = ["wind advect", "wind forces", "wind pressur
 pub enum Pressure {
     /// A fixed number of Jacobi iterations started from the previous step's pressure (the
     /// paper uses 4).
-    Jacobi { iterations: u32 },
+    Jacobi {
+        /// Iterations per step.
+        iterations: u32,
+    },
     /// Conjugate gradients preconditioned with one multigrid V-cycle, until the residual (the
     /// divergence left after projection) is at most `tolerance` times the divergence before.
-    Converged { tolerance: f32, max_iterations: u32 },
+    Converged {
+        /// The relative residual to reach.
+        tolerance: f32,
+        /// Most iterations per step, whether or not the tolerance was reached.
+        max_iterations: u32,
+    },
 }
 
 impl Pressure {
@@ -101,6 +109,7 @@ pub enum Side {
 /// A Gaussian ball of force (§2.3, first method).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WindBall {
+    /// Centre of the ball \[m\].
     pub centre: Vec3,
     /// Gaussian radius `r` \[m\]: the force falls to 1/e at `r` and is cut at `3r`.
     pub radius: f32,
@@ -121,6 +130,7 @@ pub struct FluidParams {
     pub extent: Vec3,
     /// Time step \[s\].
     pub dt: f32,
+    /// How the pressure equation is solved each step.
     pub pressure: Pressure,
     /// Sides x−, x+, y−, y+, z−, z+.
     pub sides: [Side; 6],
@@ -158,6 +168,7 @@ impl FluidParams {
         self.extent / Vec3::new(self.cells[0] as f32, self.cells[1] as f32, self.cells[2] as f32)
     }
 
+    /// Checks every field against its allowed range, naming the first one out of it.
     pub fn validate(&self) -> Result<(), SimError> {
         for (a, &n) in self.cells.iter().enumerate() {
             if !(2..=1 << 16).contains(&n) {
@@ -230,6 +241,7 @@ pub fn validate_ball(b: &WindBall) -> Result<(), SimError> {
 pub struct StepInputs {
     /// Each ball as it acts this step: (jittered centre, radius, acceleration).
     pub balls: Vec<(Vec3, f32, Vec3)>,
+    /// The border wind this step [m/s]: the velocity of the faces on inflow sides and of the air beyond them.
     pub border: Vec3,
     /// Which sides are inflow this step (their faces take the border wind).
     pub inflow: [bool; 6],
@@ -242,16 +254,22 @@ pub struct StepInputs {
 /// Timings and figures of one step.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FluidStepStats {
+    /// Time spent advecting the velocity.
     pub advect: Duration,
+    /// Time spent adding the wind balls' forces (and vorticity confinement).
     pub forces: Duration,
+    /// Time spent on the divergence and the pressure solve.
     pub pressure: Duration,
+    /// Time spent on the projection.
     pub project: Duration,
     /// RMS divergence over the fluid cells before projection [1/s].
     pub divergence_before: f64,
+    /// What the pressure solve did.
     pub solve: PressureStats,
 }
 
 impl FluidStepStats {
+    /// Wall time of the whole step: the sum of its four phases.
     pub fn total(&self) -> Duration {
         self.advect + self.forces + self.pressure + self.project
     }
@@ -397,6 +415,7 @@ pub struct FluidGrid {
 }
 
 impl FluidGrid {
+    /// A grid at rest for `params`, refused with the parameter named when `params` is out of range.
     pub fn new(params: FluidParams) -> Result<FluidGrid, SimError> {
         params.validate()?;
         let c = params.cell();
@@ -426,15 +445,19 @@ impl FluidGrid {
         })
     }
 
+    /// The grid's parameters.
     pub fn params(&self) -> &FluidParams {
         &self.params
     }
+    /// Cells along x, y (up), z.
     pub fn cells(&self) -> [usize; 3] {
         self.dims.n
     }
+    /// Cell size along x, y, z \[m\].
     pub fn cell_size(&self) -> Vec3 {
         Vec3::from(self.dims.h)
     }
+    /// The domain's minimum corner \[m\].
     pub fn origin(&self) -> Vec3 {
         self.params.origin
     }
@@ -442,6 +465,7 @@ impl FluidGrid {
     pub fn time(&self) -> f64 {
         self.time
     }
+    /// Steps taken since the grid was made.
     pub fn steps(&self) -> u64 {
         self.steps
     }
@@ -513,6 +537,7 @@ impl FluidGrid {
         self.vorticity
     }
 
+    /// Changes the pressure solver, checked against the same ranges as [`FluidParams::validate`].
     pub fn set_pressure_solver(&mut self, p: Pressure) -> Result<(), SimError> {
         let mut params = self.params.clone();
         params.pressure = p;
@@ -520,14 +545,17 @@ impl FluidGrid {
         self.params = params;
         Ok(())
     }
+    /// The wind balls, in the order they were added.
     pub fn balls(&self) -> &[WindBall] {
         &self.balls
     }
+    /// Adds a wind ball (checked) and returns its index.
     pub fn add_ball(&mut self, ball: WindBall) -> Result<usize, SimError> {
         validate_ball(&ball)?;
         self.balls.push(ball);
         Ok(self.balls.len() - 1)
     }
+    /// Replaces the wind ball at `index` (checked); an index past the end is refused.
     pub fn set_ball(&mut self, index: usize, ball: WindBall) -> Result<(), SimError> {
         validate_ball(&ball)?;
         match self.balls.get_mut(index) {
@@ -542,6 +570,7 @@ impl FluidGrid {
         }
         Ok(())
     }
+    /// Removes every wind ball.
     pub fn clear_balls(&mut self) {
         self.balls.clear();
     }

@@ -29,6 +29,7 @@ const COARSEST_SWEEPS: usize = MG_COARSEST_SWEEPS;
 /// builds the same).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MultigridLevel {
+    /// Cells along x, y, z.
     pub cells: [usize; 3],
     /// Cell size \[m\].
     pub h: [f32; 3],
@@ -81,6 +82,7 @@ fn coarser_shape(d: &Dims) -> Option<(Dims, [bool; 3])> {
 /// What a pressure solve did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PressureStats {
+    /// Iterations run (Jacobi: the fixed count; converged: until the tolerance or the cap).
     pub iterations: u32,
     /// Relative residual reached (converged solver only; NaN for Jacobi, which does not measure
     /// it).

@@ -16,12 +16,15 @@ pub struct FluidWind {
 }
 
 impl FluidWind {
+    /// Steps `grid` as the simulation's wind, at most 4 fluid steps per tree step.
     pub fn new(grid: FluidGrid) -> FluidWind {
         FluidWind { grid, max_substeps: 4 }
     }
+    /// The grid.
     pub fn grid(&self) -> &FluidGrid {
         &self.grid
     }
+    /// The grid, to change its balls, border wind or solver.
     pub fn grid_mut(&mut self) -> &mut FluidGrid {
         &mut self.grid
     }

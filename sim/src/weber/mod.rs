@@ -73,7 +73,9 @@ pub struct PlaneEdit<'a> {
 /// World pose of every segment and leaf.
 #[derive(Clone, Debug, Default)]
 pub struct PoseState {
+    /// World position of each segment's base \[m\].
     pub base: Vec<Vec3>,
+    /// World orientation of each segment.
     pub orient: Vec<Quat>,
     /// The two correction direction vectors: the tip's displacement per radian of the segment's
     /// own Θx and Θz.
@@ -147,11 +149,13 @@ fn read<T>(m: &RwLock<T>) -> RwLockReadGuard<'_, T> {
 /// Running counters of a simulation.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StepStats {
+    /// Steps taken.
     pub steps: u64,
     /// Collision corrections applied (segment passes that moved a segment out of a collider).
     pub corrections: u64,
     /// Conjugate-gradient iterations and solves (zero with the direct solver).
     pub cg_iterations: u64,
+    /// Conjugate-gradient solves.
     pub cg_solves: u64,
 }
 
@@ -249,6 +253,7 @@ impl Simulation {
     pub fn wind(&self) -> &dyn WindField {
         &*self.sh.wind
     }
+    /// The wind field, to change it.
     pub fn wind_mut(&mut self) -> &mut dyn WindField {
         &mut *self.sh.wind
     }
@@ -260,10 +265,12 @@ impl Simulation {
         self.sh.colliders.len() - 1
     }
 
+    /// The sphere colliders.
     pub fn colliders(&self) -> &[SphereCollider] {
         &self.sh.colliders
     }
 
+    /// The sphere colliders, to add, move or remove them.
     pub fn colliders_mut(&mut self) -> &mut Vec<SphereCollider> {
         &mut self.sh.colliders
     }
@@ -283,9 +290,11 @@ impl Simulation {
         Ok(())
     }
 
+    /// The simulation's parameters.
     pub fn params(&self) -> &SimParams {
         &self.sh.params
     }
+    /// The static data of the trees.
     pub fn forest(&self) -> &Forest {
         &self.sh.forest
     }
@@ -293,6 +302,7 @@ impl Simulation {
     pub fn time(&self) -> f64 {
         self.time
     }
+    /// Running counters since the simulation was made.
     pub fn stats(&self) -> StepStats {
         self.stats
     }
