@@ -15,8 +15,8 @@
 //!
 //! Every Vulkan call, and so most of Sylva's `unsafe`, is in this crate, which allows
 //! `unsafe_code` (denied elsewhere in the workspace but in `engine`'s job erasure and `sim`'s
-//! AVX2 fluid kernels); each `unsafe` block has a `// SAFETY:` comment (clippy's
-//! `undocumented_unsafe_blocks`, denied).
+//! AVX2 fluid kernels); each `unsafe` block is preceded by a safety comment saying why it is
+//! sound (clippy's `undocumented_unsafe_blocks`, denied).
 
 #![allow(unsafe_code)]
 

@@ -1079,7 +1079,7 @@ impl Renderer {
             self.compose_overlay(frame, options, extent);
         }
         if !self.overlay_vertices.is_empty() {
-            let bytes = std::mem::size_of_val(self.overlay_vertices.as_slice()) as u64;
+            let bytes = size_of_val(self.overlay_vertices.as_slice()) as u64;
             let slot = &mut self.slots[si];
             let buffer = Self::grow(
                 &gpu,

@@ -760,11 +760,11 @@ impl GpuFluid {
         push.border = [inputs.border.x, inputs.border.y, inputs.border.z, 0.0];
         let bits = |f: &[bool; 6]| f.iter().enumerate().fold(0u32, |m, (s, &b)| m | ((b as u32) << s));
         push.sides = [bits(&inputs.inflow), bits(&inputs.open), 0, 0];
-        if !(0.0..=sylva_sim::fluid::FluidGrid::MAX_VORTICITY).contains(&inputs.vorticity) {
+        if !(0.0..=FluidGrid::MAX_VORTICITY).contains(&inputs.vorticity) {
             return Err(invalid(
                 "vorticity confinement",
                 inputs.vorticity,
-                format!("0 to {}", sylva_sim::fluid::FluidGrid::MAX_VORTICITY),
+                format!("0 to {}", FluidGrid::MAX_VORTICITY),
             ));
         }
         push.border[3] = inputs.vorticity;

@@ -623,7 +623,7 @@ impl Forest {
     /// Bytes held by the static arrays (capacity, not length).
     pub fn heap_bytes(&self) -> usize {
         fn b<T>(v: &Vec<T>) -> usize {
-            v.capacity() * std::mem::size_of::<T>()
+            v.capacity() * size_of::<T>()
         }
         let s = &self.seg;
         b(&s.parent)

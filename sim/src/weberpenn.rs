@@ -950,7 +950,7 @@ impl<'a> Gen<'a> {
             Some(o) => o,
             None => return Ok(()),
         };
-        let add = |g: &mut Gen, along: f64, frame: Frame| -> Result<(), SimError> {
+        let add = |g: &mut Gen<'_>, along: f64, frame: Frame| -> Result<(), SimError> {
             g.leaves += 1;
             if g.leaves > g.opts.limits.max_leaves {
                 return Err(SimError::param(

@@ -158,7 +158,7 @@ impl<'a> Advect<'a> {
 
     /// New value of face `i` of row `row` of component `A`.
     #[inline(always)]
-    fn face<const A: usize>(&self, row: &Row, i: usize) -> f32 {
+    fn face<const A: usize>(&self, row: &Row<'_>, i: usize) -> f32 {
         let n = self.d.n;
         if row.act_lo[i] * row.act_hi[i] == 0.0 {
             return self.prescribed::<A>([i, row.j, row.k][A]);
@@ -265,7 +265,7 @@ mod avx2 {
     /// # Safety
     /// The CPU must have AVX2.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn run<const A: usize>(ctx: &Advect, row: &Row, out: &mut [f32]) -> bool {
+    pub(super) unsafe fn run<const A: usize>(ctx: &Advect<'_>, row: &Row<'_>, out: &mut [f32]) -> bool {
         let d = &ctx.d;
         let fd = d.face_dims(A);
         let (first, end) = (1, fd[0] - 1);

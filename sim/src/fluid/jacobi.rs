@@ -347,7 +347,7 @@ thread_local! {
 /// `iterations` Jacobi iterations (warm-started from `p`) on the pressure equation whose
 /// right-hand side is the divergence of `vel`; returns the sum of squares of the divergence,
 /// added group by group in order.
-pub(super) fn jacobi(jobs: &JobSystem, isa: Isa, d: &Dims, iterations: usize, arrays: FusedArrays) -> f64 {
+pub(super) fn jacobi(jobs: &JobSystem, isa: Isa, d: &Dims, iterations: usize, arrays: FusedArrays<'_>) -> f64 {
     let g = Geom::new(d);
     let FusedArrays {
         act,
@@ -398,7 +398,7 @@ pub(super) fn jacobi(jobs: &JobSystem, isa: Isa, d: &Dims, iterations: usize, ar
                 sum_sq: 0.0,
             });
         }
-        let run = |grp: &mut Group| SCRATCH.with(|s| run_group(isa, &round, grp, &mut s.borrow_mut()));
+        let run = |grp: &mut Group<'_>| SCRATCH.with(|s| run_group(isa, &round, grp, &mut s.borrow_mut()));
         if jobs.threads() == 1 || groups.len() == 1 {
             groups.iter_mut().for_each(run);
         } else {
@@ -412,7 +412,7 @@ pub(super) fn jacobi(jobs: &JobSystem, isa: Isa, d: &Dims, iterations: usize, ar
     sum_sq
 }
 
-fn run_group(isa: Isa, round: &Round, grp: &mut Group, s: &mut Scratch) {
+fn run_group(isa: Isa, round: &Round<'_>, grp: &mut Group<'_>, s: &mut Scratch) {
     match isa {
         Isa::Portable => group_body(round, grp, s),
         #[cfg(target_arch = "x86_64")]
@@ -427,13 +427,13 @@ fn run_group(isa: Isa, round: &Round, grp: &mut Group, s: &mut Scratch) {
 /// The CPU must have AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn group_body_avx2(round: &Round, grp: &mut Group, s: &mut Scratch) {
+unsafe fn group_body_avx2(round: &Round<'_>, grp: &mut Group<'_>, s: &mut Scratch) {
     group_body(round, grp, s)
 }
 
 /// One group's round, as the module docs describe.
 #[inline(always)]
-fn group_body(round: &Round, grp: &mut Group, s: &mut Scratch) {
+fn group_body(round: &Round<'_>, grp: &mut Group<'_>, s: &mut Scratch) {
     let g = &round.g;
     let (nz, plane) = (g.nz as isize, g.plane);
     let m = round.m as isize;

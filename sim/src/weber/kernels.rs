@@ -152,7 +152,7 @@ pub(crate) struct Contacts<'a> {
 impl<'a> Contacts<'a> {
     /// Keeps the colliders within reach of the tree: no point of a tree is farther from its
     /// root than its longest chain of segments.
-    pub fn near(t: &TreeStatic, colliders: &'a [SphereCollider], params: ContactParams) -> Self {
+    pub fn near(t: &TreeStatic<'_>, colliders: &'a [SphereCollider], params: ContactParams) -> Self {
         let colliders = colliders
             .iter()
             .filter(|c| (c.center - t.root).length() < c.radius + t.reach)
@@ -187,7 +187,7 @@ struct Joint {
 /// attachment points; orientations derive from the segment's, see
 /// `PoseState::leaf_orientation`).
 #[inline(always)]
-fn pose_one(t: &TreeStatic, i: usize, a: [f32; 2], parent: Joint, own: &mut Part, k: usize, leaf_lo: usize) {
+fn pose_one(t: &TreeStatic<'_>, i: usize, a: [f32; 2], parent: Joint, own: &mut Part<'_>, k: usize, leaf_lo: usize) {
     let bend = mapping::bend(a[0] - parent.angle[0], a[1] - parent.angle[1]);
     let frame = Mat3A::from_quat(parent.orient);
     let base = Vec3A::from(parent.base) + frame.y_axis * parent.length;
@@ -224,13 +224,13 @@ fn renormalize(q: Quat) -> Quat {
 /// root-outward pass, which is that re-pose without posing anything twice. Velocity driving
 /// back into the contact is removed. Returns the number of corrections.
 pub(crate) fn kinematics(
-    t: &TreeStatic,
+    t: &TreeStatic<'_>,
     theta: [&[f32]; 2],
     lo: usize,
     hi: usize,
-    top: Option<Done>,
-    own: &mut Part,
-    contacts: &Contacts,
+    top: Option<Done<'_>>,
+    own: &mut Part<'_>,
+    contacts: &Contacts<'_>,
 ) -> u32 {
     let leaf_lo = (t.leaf_start[lo] - t.leaf_offset) as usize;
     let mut corrections = 0;
@@ -336,9 +336,9 @@ pub(crate) fn kinematics(
 /// a leaf feels the air where it is), the bark's the wind at the segment's centre.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn populate<W: Fn(Vec3) -> Vec3>(
-    t: &TreeStatic,
-    planes: [&mut PlaneMut; 2],
-    pose: PoseRef,
+    t: &TreeStatic<'_>,
+    planes: [&mut PlaneMut<'_>; 2],
+    pose: PoseRef<'_>,
     load: &mut [Vec3],
     h: f32,
     gravity: f32,
@@ -388,7 +388,7 @@ pub(crate) fn populate<W: Fn(Vec3) -> Vec3>(
 }
 
 /// Diagonal of A = M + hC + h²K for one tree: A_ii = I_i + e_i + Σ_children e_j.
-pub(crate) fn diagonal(t: &TreeStatic, h: f32, inertia: impl Fn(usize) -> f64, out: &mut [f64]) {
+pub(crate) fn diagonal(t: &TreeStatic<'_>, h: f32, inertia: impl Fn(usize) -> f64, out: &mut [f64]) {
     for i in 0..t.len() {
         out[i] = inertia(i) + t.coupling(i, h) as f64;
     }
@@ -401,7 +401,7 @@ pub(crate) fn diagonal(t: &TreeStatic, h: f32, inertia: impl Fn(usize) -> f64, o
 /// (descending index, children before parents) creates no fill-in: folding child j into its
 /// parent p only changes p's pivot, d_p -= e_j²/d_j. Stores 1/d per segment. `diag` holds A's
 /// diagonal and is consumed.
-pub(crate) fn factor(t: &TreeStatic, h: f32, diag: &mut [f64], inv_pivot: &mut [f64]) {
+pub(crate) fn factor(t: &TreeStatic<'_>, h: f32, diag: &mut [f64], inv_pivot: &mut [f64]) {
     for i in (0..t.len()).rev() {
         let d = diag[i];
         inv_pivot[i] = 1.0 / d;
@@ -414,7 +414,7 @@ pub(crate) fn factor(t: &TreeStatic, h: f32, diag: &mut [f64], inv_pivot: &mut [
 
 /// Solves A·Δv = b in place with the factorisation: one descending pass folds each row into its
 /// parent's right-hand side, one ascending pass substitutes back. Arithmetic in f64.
-pub(crate) fn solve_direct(t: &TreeStatic, rhs: &mut [f32], h: f32) {
+pub(crate) fn solve_direct(t: &TreeStatic<'_>, rhs: &mut [f32], h: f32) {
     let n = t.len();
     for i in (1..n).rev() {
         let p = t.parent_of(i);
@@ -441,13 +441,13 @@ pub(crate) struct CgWork<'a> {
 /// (C⁻¹AC⁻¹)(Cx) = C⁻¹b, whose matrix has a unit diagonal, then recovers x = C⁻¹(Cx).
 /// `scale` holds C⁻¹ = 1/sqrt(A_ii). Returns the number of iterations.
 pub(crate) fn solve_cg(
-    t: &TreeStatic,
+    t: &TreeStatic<'_>,
     rhs: &mut [f32],
     h: f32,
     scale: &[f64],
     tolerance: f64,
     max_iterations: u32,
-    w: CgWork,
+    w: CgWork<'_>,
 ) -> u32 {
     let n = t.len();
     // Off-diagonal of the scaled matrix for the edge (i, parent): -e_i / sqrt(A_ii A_pp).
@@ -498,7 +498,7 @@ pub(crate) fn solve_cg(
 
 /// Semi-implicit update after the solve: v += Δv, Θ += y + h·v (Δx = h(v0 + Δv) plus the
 /// imposed displacement), y = 0. Returns false if any value stopped being finite.
-pub(crate) fn integrate(plane: &mut PlaneMut, h: f32) -> bool {
+pub(crate) fn integrate(plane: &mut PlaneMut<'_>, h: f32) -> bool {
     let mut finite = true;
     for i in 0..plane.theta.len() {
         let v = plane.vel[i] + plane.rhs[i];

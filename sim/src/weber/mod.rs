@@ -408,7 +408,7 @@ impl Simulation {
     /// factorisation and scratch, the dynamic state and the pose (capacities, not lengths).
     pub fn heap_bytes(&self) -> usize {
         fn b<T>(v: &Vec<T>) -> usize {
-            v.capacity() * std::mem::size_of::<T>()
+            v.capacity() * size_of::<T>()
         }
         let mut total = self.sh.forest.heap_bytes() + b(&self.sh.inv_pivot) + b(&self.sh.cg_scale);
         for k in 0..2 {
@@ -779,7 +779,13 @@ fn timed<R>(sh: &Shared, k: usize, f: impl FnOnce() -> R) -> R {
     r
 }
 
-fn populate_tree(sh: &Shared, ts: &TreeStatic, planes: [&mut PlaneMut; 2], pose: PoseRef, load: &mut [Vec3]) {
+fn populate_tree(
+    sh: &Shared,
+    ts: &TreeStatic<'_>,
+    planes: [&mut PlaneMut<'_>; 2],
+    pose: PoseRef<'_>,
+    load: &mut [Vec3],
+) {
     let (h, g) = (sh.params.dt, sh.params.gravity);
     match sh.wind.uniform() {
         Some(w) => kernels::populate(ts, planes, pose, load, h, g, false, |_| w),
@@ -791,7 +797,7 @@ fn populate_tree(sh: &Shared, ts: &TreeStatic, planes: [&mut PlaneMut; 2], pose:
 }
 
 /// Solves one plane of one tree, leaving Δv in `rhs`.
-fn solve_plane(sh: &Shared, ts: &TreeStatic, pl: &mut PlaneMut, cg: Option<CgWork>) {
+fn solve_plane(sh: &Shared, ts: &TreeStatic<'_>, pl: &mut PlaneMut<'_>, cg: Option<CgWork<'_>>) {
     let h = sh.params.dt;
     match (sh.params.solver, cg) {
         (SolverKind::Cg, Some(work)) => {
@@ -812,14 +818,14 @@ fn solve_plane(sh: &Shared, ts: &TreeStatic, pl: &mut PlaneMut, cg: Option<CgWor
     }
 }
 
-fn solve_and_integrate(sh: &Shared, ts: &TreeStatic, pl: &mut PlaneMut, cg: Option<CgWork>) {
+fn solve_and_integrate(sh: &Shared, ts: &TreeStatic<'_>, pl: &mut PlaneMut<'_>, cg: Option<CgWork<'_>>) {
     solve_plane(sh, ts, pl, cg);
     if !kernels::integrate(pl, sh.params.dt) {
         sh.nonfinite.store(true, Ordering::Relaxed);
     }
 }
 
-fn contacts_for<'a>(sh: &'a Shared, ts: &TreeStatic) -> Contacts<'a> {
+fn contacts_for<'a>(sh: &'a Shared, ts: &TreeStatic<'_>) -> Contacts<'a> {
     let params = ContactParams {
         passes: sh.params.contact_passes,
         stiffness: sh.params.contact_stiffness,
@@ -835,7 +841,7 @@ fn step_tree<'a>(
     mut pz: PlaneMut<'a>,
     pose: PoseParts<'a>,
     load: &mut [Vec3],
-    cg: [Option<CgWork>; 2],
+    cg: [Option<CgWork<'_>>; 2],
 ) {
     let ts = tree_static(sh, t);
     let PoseParts {
