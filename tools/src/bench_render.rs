@@ -15,8 +15,9 @@ use sylva_render::frame::RenderFrame;
 use sylva_render::renderer::{Output, GPU_PHASES};
 use sylva_render::{DrawOptions, Gpu, Renderer, RendererOptions};
 
-use crate::headless::{ash_extent, check_validation, GpuArgs};
-use crate::scene::{parse_size, simulate, Driver, Scene, SceneArgs, SimCommand};
+use crate::args::{check_validation, parse_size, GpuArgs};
+use crate::headless::ash_extent;
+use crate::scene::{simulate, Driver, Scene, SceneArgs, SimCommand};
 
 #[derive(Args, Debug)]
 pub struct RenderBenchArgs {

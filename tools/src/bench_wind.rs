@@ -7,9 +7,9 @@ use clap::{Args, ValueEnum};
 use glam::Vec3;
 use serde::Serialize;
 use sylva_engine::JobSystem;
-use sylva_sim::fluid::{FluidGrid, FluidParams, Pressure, WindBall, MAX_CELLS};
+use sylva_sim::fluid::{FluidGrid, FluidParams, Pressure, WindBall};
 
-use crate::args::count_in;
+use crate::args::{check_validation, count_in, parse_cells, GpuArgs};
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
 pub enum PressureArg {
@@ -40,33 +40,10 @@ pub struct WindBenchArgs {
     #[arg(long)]
     gpu: bool,
     #[command(flatten)]
-    device: crate::headless::GpuArgs,
+    device: GpuArgs,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
-}
-
-/// Parses `XxYxZ` (east × north × up) into cells along world x, y (up), z.
-pub fn parse_cells(s: &str) -> Result<[usize; 3], String> {
-    let parts: Vec<&str> = s.split(['x', 'X', '×']).collect();
-    let allowed = "allowed: three whole numbers from 2 to 65536 as EASTxNORTHxUP, e.g. 256x256x16";
-    if parts.len() != 3 {
-        return Err(format!("`{s}` is not a grid size; {allowed}"));
-    }
-    let mut n = [0usize; 3];
-    for (k, p) in parts.iter().enumerate() {
-        n[k] = p
-            .trim()
-            .parse::<usize>()
-            .ok()
-            .filter(|v| (2..=65536).contains(v))
-            .ok_or_else(|| format!("`{p}` in `{s}` is not a valid cell count; {allowed}"))?;
-    }
-    let total = n.iter().map(|&v| v as u128).product::<u128>();
-    if total > MAX_CELLS as u128 {
-        return Err(format!("{s} is {total} cells; at most {MAX_CELLS} are allowed"));
-    }
-    Ok([n[0], n[2], n[1]])
 }
 
 #[derive(Serialize)]
@@ -285,7 +262,7 @@ fn run_gpu(a: &WindBenchArgs, mut g: FluidGrid, jobs: &JobSystem, setup: Instant
     }
     let replay = g.step_with(jobs, &last_inputs.expect("at least one step"));
     fluid.download(&mut g)?;
-    crate::headless::check_validation(&gpu)?;
+    check_validation(&gpu)?;
     let after = g.divergence_rms(jobs);
     let rel = if replay.divergence_before > 0.0 {
         after / replay.divergence_before

@@ -11,7 +11,7 @@ use sylva_sim::lsystem::{self, LSystem};
 use sylva_sim::stats::TreeStats;
 use sylva_sim::Skeleton;
 
-use crate::args::{count_in, number_in};
+use crate::args::{count_in, number_in, parse_envelope, parse_ground_point};
 use crate::export::{export_all, ExportOptions};
 use crate::progress::Progress;
 use crate::trees::{check_output, print_stats, Output};
@@ -71,71 +71,6 @@ pub struct ColonizeArgs {
     root_envelope: Option<Envelope>,
     #[command(flatten)]
     grown: GrownOutput,
-}
-
-/// Parses `shape:numbers`.
-fn parse_envelope(s: &str) -> Result<Envelope, String> {
-    let (shape, rest) = s
-        .split_once(':')
-        .ok_or_else(|| format!("`{s}`: expected SHAPE:NUMBERS, e.g. sphere:0,7,0,4"))?;
-    let nums: Vec<f32> = rest
-        .split(',')
-        .map(|v| {
-            v.trim()
-                .parse::<f32>()
-                .map_err(|_| format!("`{v}` in `{s}` is not a number"))
-        })
-        .collect::<Result<_, _>>()?;
-    if let Some(v) = nums.iter().find(|v| !v.is_finite()) {
-        return Err(format!("`{s}`: {v} is not a finite number"));
-    }
-    let want = |n: usize| {
-        if nums.len() == n {
-            Ok(())
-        } else {
-            Err(format!("`{s}`: {shape} takes {n} numbers, got {}", nums.len()))
-        }
-    };
-    let v3 = |i: usize| Vec3::new(nums[i], nums[i + 1], nums[i + 2]);
-    match shape {
-        "sphere" => want(4).map(|_| Envelope::Sphere {
-            center: v3(0),
-            radius: nums[3],
-        }),
-        "ellipsoid" => want(6).map(|_| Envelope::Ellipsoid {
-            center: v3(0),
-            radii: v3(3),
-        }),
-        "cone" => want(5).map(|_| Envelope::Cone {
-            base: v3(0),
-            radius: nums[3],
-            height: nums[4],
-        }),
-        "cylinder" => want(5).map(|_| Envelope::Cylinder {
-            base: v3(0),
-            radius: nums[3],
-            height: nums[4],
-        }),
-        other => Err(format!(
-            "unknown envelope shape `{other}`; allowed: sphere, ellipsoid, cone, cylinder"
-        )),
-    }
-}
-
-/// Parses `X,Z` as a point on the ground.
-fn parse_ground_point(s: &str) -> Result<Vec3, String> {
-    let nums: Vec<f32> = s
-        .split(',')
-        .map(|v| {
-            v.trim()
-                .parse::<f32>()
-                .map_err(|_| format!("`{v}` in `{s}` is not a number"))
-        })
-        .collect::<Result<_, _>>()?;
-    match nums[..] {
-        [x, z] if x.is_finite() && z.is_finite() => Ok(Vec3::new(x, 0.0, z)),
-        _ => Err(format!("`{s}`: expected X,Z (two finite numbers)")),
-    }
 }
 
 #[derive(Args)]

@@ -9,9 +9,10 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use sylva_render::frame::RenderFrame;
 use sylva_render::renderer::Output;
-use sylva_render::{DrawOptions, Gpu, GpuOptions, Renderer, RendererOptions, Rgba};
+use sylva_render::{DrawOptions, Gpu, Renderer, RendererOptions, Rgba};
 
-use crate::scene::{parse_size, Driver, Scene, SceneArgs};
+use crate::args::{check_validation, parse_size, GpuArgs};
+use crate::scene::{Driver, Scene, SceneArgs};
 use crate::trees::{check_output, write_atomically, Output as OutArgs};
 
 #[derive(Args, Clone, Debug)]
@@ -31,38 +32,6 @@ pub struct RenderArgs {
     pub output: OutArgs,
     #[command(flatten)]
     pub gpu: GpuArgs,
-}
-
-/// Device choices shared by the commands that draw.
-#[derive(Args, Clone, Debug, Default)]
-pub struct GpuArgs {
-    /// Enable the Khronos validation layer and fail on any error it reports.
-    #[arg(long)]
-    pub validation: bool,
-    /// Use the first device whose name contains this text.
-    #[arg(long)]
-    pub device: Option<String>,
-}
-
-impl GpuArgs {
-    pub fn options(&self) -> GpuOptions {
-        GpuOptions {
-            validation: self.validation,
-            device_name: self.device.clone(),
-        }
-    }
-}
-
-/// Fails when validation is on and reported errors.
-pub fn check_validation(gpu: &Gpu) -> Result<()> {
-    let errors = gpu.validation_errors();
-    if errors > 0 {
-        anyhow::bail!(
-            "the Vulkan validation layer reported {errors} error(s); first: {}",
-            gpu.validation_messages().first().map(String::as_str).unwrap_or("?")
-        );
-    }
-    Ok(())
 }
 
 pub fn run(a: &RenderArgs) -> Result<()> {

@@ -51,7 +51,7 @@ pub struct SceneArgs {
     #[arg(long, value_enum, default_value = "fluid")]
     pub wind_model: WindModel,
     /// Cells of the fluid wind grid, east × north × up.
-    #[arg(long, default_value = "96x96x16", value_parser = crate::bench_wind::parse_cells)]
+    #[arg(long, default_value = "96x96x16", value_parser = crate::args::parse_cells)]
     pub wind_grid: [usize; 3],
     /// Show the fluid wind as arrows on a horizontal slice at half the tallest tree's height
     /// (the viewer's W key toggles it, Page Up / Page Down move the slice).
@@ -723,15 +723,6 @@ pub fn simulate(mut driver: Driver, mut writer: CacheWriter<RenderFrame>, comman
             std::thread::sleep(rest);
         }
     }
-}
-
-/// Parses `WxH` image sizes.
-pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
-    let (w, h) = s
-        .split_once(['x', 'X'])
-        .ok_or_else(|| format!("`{s}` is not a size; write WIDTHxHEIGHT, e.g. 1280x720"))?;
-    let side = |v: &str| crate::args::count_in(v, 16, 8192).map(|n| n as u32);
-    Ok((side(w)?, side(h)?))
 }
 
 #[cfg(test)]

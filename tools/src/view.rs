@@ -23,8 +23,9 @@ use winit::keyboard::{Key, NamedKey};
 use winit::raw_window_handle::{HasDisplayHandle, HasWindowHandle};
 use winit::window::{Window, WindowId};
 
-use crate::headless::{check_validation, write_png, GpuArgs, RenderArgs};
-use crate::scene::{parse_size, simulate, Driver, OrbitCamera, Scene, SceneArgs, SimCommand, MAX_LOD_BIAS};
+use crate::args::{check_validation, parse_size, GpuArgs};
+use crate::headless::{write_png, RenderArgs};
+use crate::scene::{simulate, Driver, OrbitCamera, Scene, SceneArgs, SimCommand, MAX_LOD_BIAS};
 use crate::trees::Output as OutArgs;
 
 /// The keys, shown on the help line.
