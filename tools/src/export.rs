@@ -13,19 +13,19 @@
 //! would work. The glTF leaf material is double-sided; OBJ has no such flag, so the OBJ writer
 //! writes each card twice, once with each winding.
 //!
-//! Files are written to a temporary file in the destination's directory and renamed into place
-//! only once complete, so a failed export leaves no partial file behind.
+//! Files are written with `output::AtomicFile`: to a temporary file in the destination's folder,
+//! renamed into place only once complete, so a failed export leaves no partial file behind.
 
 use std::f32::consts::TAU;
-use std::fs::{self, File, OpenOptions};
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{bail, ensure, Context, Result};
 use glam::{Quat, Vec2, Vec3};
 use serde_json::{json, Value};
 use sylva_sim::Skeleton;
+
+use crate::output::AtomicFile;
 
 /// Tube sides when none are given.
 pub const DEFAULT_SIDES: u32 = 8;
@@ -500,6 +500,15 @@ impl Format {
     }
 }
 
+/// The files an export to `path` writes: the file itself and, for OBJ, its .mtl. Fails for an
+/// extension that names no format, and for an OBJ whose name ends in .mtl.
+pub fn files_written(path: &Path) -> Result<Vec<PathBuf>> {
+    match Format::from_path(path)? {
+        Format::Glb => Ok(vec![path.to_path_buf()]),
+        Format::Obj => Ok(vec![path.to_path_buf(), path.with_extension("mtl")]),
+    }
+}
+
 /// Meshes `skeleton` and writes it to `path`, as OBJ or GLB by the path's extension.
 pub fn export(skeleton: &Skeleton, path: &Path, opts: &ExportOptions) -> Result<ExportStats> {
     export_all(&[skeleton], path, opts)
@@ -525,95 +534,12 @@ pub fn export_all(skeletons: &[&Skeleton], path: &Path, opts: &ExportOptions) ->
     }
 }
 
-/// A file written under a temporary name in its destination's directory and renamed into place
-/// by `persist`; dropped before that, the temporary file is removed.
-struct AtomicFile {
-    dest: PathBuf,
-    temp: PathBuf,
-    out: Option<BufWriter<File>>,
-}
-
-impl AtomicFile {
-    fn create(dest: &Path) -> Result<AtomicFile> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let name = dest
-            .file_name()
-            .with_context(|| format!("cannot write {}: it does not name a file", dest.display()))?;
-        let temp_name = format!(
-            ".{}.{}-{}.tmp",
-            name.to_string_lossy(),
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        let temp = dest.with_file_name(temp_name);
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)
-            .with_context(|| {
-                format!(
-                    "cannot write {}: creating the temporary file {} failed",
-                    dest.display(),
-                    temp.display()
-                )
-            })?;
-        Ok(AtomicFile {
-            dest: dest.to_path_buf(),
-            temp,
-            out: Some(BufWriter::with_capacity(1 << 20, file)),
-        })
-    }
-
-    fn writer(&mut self) -> &mut BufWriter<File> {
-        self.out.as_mut().expect("the file is open until it is finished")
-    }
-
-    /// Flushes the contents to disk and returns their size; the file keeps its temporary name.
-    fn finish(&mut self) -> Result<u64> {
-        let out = self.out.take().expect("finished once");
-        let file = out
-            .into_inner()
-            .map_err(|e| e.into_error())
-            .with_context(|| format!("writing {} failed", self.dest.display()))?;
-        file.sync_all()
-            .with_context(|| format!("writing {} failed", self.dest.display()))?;
-        let len = file
-            .metadata()
-            .with_context(|| format!("writing {} failed", self.dest.display()))?
-            .len();
-        Ok(len)
-    }
-
-    /// Gives the finished file its real name, replacing any file there.
-    fn persist(mut self) -> Result<()> {
-        ensure!(self.out.is_none(), "a file is persisted only once finished");
-        fs::rename(&self.temp, &self.dest).with_context(|| {
-            format!(
-                "cannot write {}: renaming the finished temporary file {} into place failed",
-                self.dest.display(),
-                self.temp.display()
-            )
-        })?;
-        self.temp = PathBuf::new();
-        Ok(())
-    }
-}
-
-impl Drop for AtomicFile {
-    fn drop(&mut self) {
-        if !self.temp.as_os_str().is_empty() {
-            drop(self.out.take());
-            let _ = fs::remove_file(&self.temp);
-        }
-    }
-}
-
 /// Writes `mesh` as Wavefront OBJ to `obj_path` and its materials (`bark`, `leaf`: plain diffuse
 /// colours, no textures) to the same name with extension .mtl. OBJ has no double-sided flag, so
 /// every leaf card is written twice, the back copy with reversed winding and negated normals:
 /// 4 triangles per leaf. Texture v is flipped to OBJ's convention (v = 0 at an image's bottom).
-/// Both files are complete under temporary names before either is renamed into place; should
-/// the .obj's rename still fail, the new .mtl stays (complete) and the error says so.
+/// Both files are complete under temporary names, and both destinations checked, before either
+/// is renamed into place; should the .obj's rename still fail, the new .mtl stays (complete).
 pub fn write_obj(mesh: &TreeMesh, obj_path: &Path) -> Result<ExportStats> {
     mesh.bark.check("bark")?;
     mesh.leaves.check("leaf")?;
@@ -642,6 +568,8 @@ pub fn write_obj(mesh: &TreeMesh, obj_path: &Path) -> Result<ExportStats> {
         .with_context(|| format!("writing {} failed", obj_path.display()))?;
     let obj_bytes = obj.finish()?;
 
+    mtl.check_destination()?;
+    obj.check_destination()?;
     mtl.persist()?;
     obj.persist()?;
     Ok(ExportStats {
@@ -904,6 +832,9 @@ fn write_glb_body(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
     use sylva_sim::skeleton::{SkeletonLeaf, SkeletonSegment};
     use sylva_sim::test_tree;
 
@@ -1576,14 +1507,13 @@ mod tests {
         assert_eq!(dir.names(), ["file"]);
 
         // The destination is a directory: the file is written in full under a temporary name,
-        // the rename fails, and the temporary file goes away.
+        // the destination is refused before any rename, and the temporary files go away (for
+        // OBJ the .mtl too, though its own destination was free).
         for name in ["tree.glb", "tree.obj"] {
             fs::create_dir(dir.path(name)).unwrap();
             let e = message(export(&skeleton, &dir.path(name), &opts).unwrap_err());
-            assert!(e.contains(name) && e.contains("renaming"), "{e}");
+            assert!(e.contains(name) && e.contains("a folder") && !e.contains(".tmp"), "{e}");
         }
-        // OBJ: the .mtl had been renamed into place before the .obj's rename failed.
-        fs::remove_file(dir.path("tree.mtl")).unwrap();
         assert_eq!(dir.names(), ["file", "tree.glb", "tree.obj"]);
 
         // A read-only directory (meaningless for root, who may write anyway).
