@@ -133,7 +133,7 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
 
     let mut wall = Duration::ZERO;
     let stoppable = interrupt::Steps::begin();
-    let mut progress = Progress::new(format!("{} steps", a.steps));
+    let mut progress = Progress::new("steps");
     for k in 0..a.steps {
         interrupt::check()?;
         let t0 = Instant::now();
@@ -141,7 +141,7 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
         let dt = t0.elapsed();
         wall += dt;
         timings.end_frame(dt);
-        progress.update((k + 1) as f32 / a.steps as f32);
+        progress.update_count(k + 1, a.steps);
     }
     progress.finish();
     drop(stoppable);
@@ -271,14 +271,14 @@ pub fn run_gen(a: &GenArgs) -> Result<()> {
     let mut times = Vec::with_capacity(a.repeat as usize);
     let mut stats = None;
     let stoppable = interrupt::Steps::begin();
-    let mut progress = Progress::new(format!("growing {} {} times", spec.species, a.repeat));
+    let mut progress = Progress::new(format!("growing {}", spec.species));
     for k in 0..a.repeat {
         interrupt::check()?;
         let t0 = Instant::now();
         let grown = sylva_sim::weberpenn::generate(&spec, &opts, &mut |_| {})?;
         times.push(t0.elapsed().as_secs_f64() * 1e3);
         stats = Some(grown.stats);
-        progress.update((k + 1) as f32 / a.repeat as f32);
+        progress.update_count(k + 1, a.repeat);
     }
     progress.finish();
     drop(stoppable);

@@ -165,14 +165,14 @@ pub fn run(a: &RenderBenchArgs) -> Result<()> {
         (0.0f64, 0.0f64, 0usize, 0.0f64, 0usize);
     let mut draws = 0;
     let stoppable = interrupt::Steps::begin();
-    let mut progress = Progress::new(format!("drawing {} frames", a.frames));
+    let mut progress = Progress::new("frames drawn");
     let mut interrupted = false;
     for k in 0..warmup + a.frames {
         if interrupt::check().is_err() {
             interrupted = true;
             break;
         }
-        progress.update(k as f32 / (warmup + a.frames) as f32);
+        progress.update_count(k, warmup + a.frames);
         if k == warmup {
             renderer.finish()?;
             start = Instant::now();

@@ -131,10 +131,10 @@ pub fn run(a: &WindBenchArgs) -> Result<()> {
     let (mut rel_sum, mut rel_last, mut iters) = (0.0, 0.0, 0u64);
     let mut residual_max: Option<f64> = None;
     let stoppable = interrupt::Steps::begin();
-    let mut progress = Progress::new(format!("{} wind steps", a.steps));
+    let mut progress = Progress::new("wind steps");
     for k in 0..a.steps {
         interrupt::check()?;
-        progress.update(k as f32 / a.steps as f32);
+        progress.update_count(k, a.steps);
         let t = Instant::now();
         let s = g.step(&jobs);
         wall += t.elapsed();
@@ -253,10 +253,10 @@ fn run_gpu(a: &WindBenchArgs, mut g: FluidGrid, jobs: &JobSystem, setup: Instant
     let mut last_inputs = None;
     let (mut iters, mut residual_max) = (0u64, None::<f64>);
     let stoppable = interrupt::Steps::begin();
-    let mut progress = Progress::new(format!("{} wind steps on the GPU", a.steps));
+    let mut progress = Progress::new("wind steps on the GPU");
     for s in 0..a.steps {
         interrupt::check()?;
-        progress.update(s as f32 / a.steps as f32);
+        progress.update_count(s, a.steps);
         let inputs = g.next_inputs();
         if s + 1 == a.steps {
             fluid.download(&mut g)?;

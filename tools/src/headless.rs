@@ -69,11 +69,11 @@ pub fn render_scene(a: &RenderArgs) -> Result<Rgba> {
     let start = Instant::now();
     {
         let _stoppable = interrupt::Steps::begin();
-        let mut progress = Progress::new(format!("simulating {} frames", a.frames));
+        let mut progress = Progress::new("frames simulated");
         for k in 0..a.frames {
             interrupt::check()?;
             driver.step(1);
-            progress.update((k + 1) as f32 / a.frames as f32);
+            progress.update_count(k + 1, a.frames);
         }
         progress.finish();
     }

@@ -523,7 +523,7 @@ fn ctrl_c_stops_long_work_with_progress_and_no_output() {
     );
     assert_eq!(r.code, Some(130), "{}", r.stderr);
     assert!(
-        r.stderr.contains("1000000 steps:") && r.stderr.contains('%'),
+        r.stderr.contains("steps: ") && r.stderr.contains(" of 1000000 (") && r.stderr.contains("left"),
         "no progress: {}",
         r.stderr
     );
