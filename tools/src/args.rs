@@ -1,6 +1,6 @@
-//! Command-line arguments shared by several commands: value parsers that name what is wrong and
-//! what is allowed, and the device choices of the commands that draw. Nothing here depends on
-//! another module of the `sylva` command, so every command may use it.
+//! Command-line values shared by several commands: parsers that name what is wrong and what is
+//! allowed, and the device choices of the commands that draw. This module depends on no other
+//! module of the tool, so every command can use it without import cycles.
 
 use anyhow::Result;
 use clap::Args;

@@ -9,7 +9,7 @@ use serde::Serialize;
 use sylva_engine::JobSystem;
 use sylva_sim::fluid::{FluidGrid, FluidParams, Pressure, WindBall};
 
-use crate::args::{check_validation, count_in, parse_cells, GpuArgs};
+use crate::args::{count_in, parse_cells};
 use crate::interrupt;
 use crate::progress::Progress;
 
@@ -45,7 +45,7 @@ pub struct WindBenchArgs {
     #[arg(long)]
     gpu: bool,
     #[command(flatten)]
-    device: GpuArgs,
+    device: crate::args::GpuArgs,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -279,7 +279,7 @@ fn run_gpu(a: &WindBenchArgs, mut g: FluidGrid, jobs: &JobSystem, setup: Instant
     drop(stoppable);
     let replay = g.step_with(jobs, &last_inputs.expect("at least one step"));
     fluid.download(&mut g)?;
-    check_validation(&gpu)?;
+    crate::args::check_validation(&gpu)?;
     let after = g.divergence_rms(jobs);
     let rel = if replay.divergence_before > 0.0 {
         after / replay.divergence_before

@@ -145,13 +145,6 @@ fn run_colonize(a: &ColonizeArgs) -> Result<()> {
         "{} iterations, {} nodes, {} of {} points reached, stopped: {:?}",
         c.iterations, c.nodes, c.points_killed, c.points, c.stop
     );
-    if c.points_killed == 0 {
-        eprintln!(
-            "warning: none of the {} attraction points was reached, so the tree has no crown (stopped: {:?}); \
-             put the crown nearer the trunks or raise --influence ({} m)",
-            c.points, c.stop, a.influence
-        );
-    }
     let mut parts: Vec<&Skeleton> = grown.trees.iter().collect();
     parts.extend(grown.roots.iter());
     let mut stats = TreeStats::default();

@@ -28,7 +28,7 @@ pub const DEFAULT_SPECIES: [&str; 2] = ["quaking_aspen", "lombardy_poplar"];
 pub const DEFAULT_TREES: u32 = 9;
 /// Most trees a scene may hold.
 pub const MAX_TREES: u64 = 10_000;
-/// Strongest wind a scene may have [m/s], from the command line or the viewer's keys.
+/// Strongest wind a scene may have (m/s), from the command line or the viewer's keys.
 pub const MAX_WIND_SPEED: f64 = 60.0;
 
 /// What to grow.
