@@ -555,3 +555,40 @@ fn ctrl_c_stops_long_work_with_progress_and_no_output() {
     assert!(!out.exists());
     d.assert_no_temp_files();
 }
+
+/// The viewer under Xvfb: Ctrl-C closes it without writing the screenshot it was asked for.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_closes_the_viewer_without_a_screenshot() {
+    let d = Scratch::new("view-ctrlc");
+    let shot = d.path("shot.png");
+    let pid_file = d.path("pid");
+    // `exec` keeps the shell's process id, so the signal reaches sylva itself.
+    let script = format!(
+        "echo $$ > '{}'; exec '{}' view --species sassafras --wind-model uniform --no-vsync --size 320x240 --screenshot '{}'",
+        pid_file.display(),
+        env!("CARGO_BIN_EXE_sylva"),
+        shot.display()
+    );
+    let start = Instant::now();
+    let child = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 640x480x24", "sh", "-c", &script])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("xvfb-run (scripts/setup.sh installs it)");
+    std::thread::sleep(Duration::from_secs(8));
+    let pid = fs::read_to_string(&pid_file).expect("the viewer started");
+    let sent = Command::new("kill").args(["-INT", pid.trim()]).status().unwrap();
+    assert!(sent.success());
+    let r = finish(child, start, Duration::from_secs(40));
+    assert_eq!(r.code, Some(130), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("interrupted") && !r.stderr.contains("panicked"),
+        "{}",
+        r.stderr
+    );
+    assert!(!shot.exists(), "no screenshot after Ctrl-C");
+    d.assert_no_temp_files();
+}
