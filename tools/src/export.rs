@@ -221,27 +221,8 @@ pub struct TreeMesh {
 pub fn build_mesh(skeleton: &Skeleton, opts: &ExportOptions) -> TreeMesh {
     let segments = &skeleton.segments;
     let n = segments.len();
-    let dirs: Vec<Vec3> = segments
-        .iter()
-        .map(|s| (s.tip - s.base).normalize_or(Vec3::Y))
-        .collect();
     let parent_of = |i: usize| segments[i].parent.map(|p| p as usize).filter(|&p| p < i);
-
-    // Each segment's continuation: the child turning least, if it turns little enough.
-    let min_cos = MAX_CONTINUATION_ANGLE_DEG.to_radians().cos();
-    let mut next: Vec<Option<(usize, f32)>> = vec![None; n];
-    for i in 0..n {
-        if let Some(p) = parent_of(i) {
-            let c = dirs[p].dot(dirs[i]);
-            if c >= min_cos && next[p].is_none_or(|(_, best)| c > best) {
-                next[p] = Some((i, c));
-            }
-        }
-    }
-    let mut continues = vec![false; n];
-    for &(c, _) in next.iter().flatten() {
-        continues[c] = true;
-    }
+    let Stems { dirs, next, continues } = Stems::of(skeleton);
 
     let main_sides = opts.sides.clamp(MIN_SIDES, MAX_SIDES);
     // The ring frame (tangent, normal) at each segment's tip, for the branches starting there.
@@ -314,6 +295,95 @@ pub fn build_mesh(skeleton: &Skeleton, opts: &ExportOptions) -> TreeMesh {
         }
     }
     TreeMesh { bark, leaves }
+}
+
+/// How a skeleton's segments join into tubes (see [`build_mesh`]).
+struct Stems {
+    /// Each segment's unit direction.
+    dirs: Vec<Vec3>,
+    /// Each segment's continuation: the child turning least, if it turns little enough, and
+    /// the cosine of its turn.
+    next: Vec<Option<(usize, f32)>>,
+    /// Whether a segment continues its parent's tube (otherwise it starts one).
+    continues: Vec<bool>,
+}
+
+impl Stems {
+    fn of(skeleton: &Skeleton) -> Stems {
+        let segments = &skeleton.segments;
+        let n = segments.len();
+        let dirs: Vec<Vec3> = segments
+            .iter()
+            .map(|s| (s.tip - s.base).normalize_or(Vec3::Y))
+            .collect();
+        let min_cos = MAX_CONTINUATION_ANGLE_DEG.to_radians().cos();
+        let mut next: Vec<Option<(usize, f32)>> = vec![None; n];
+        for i in 0..n {
+            if let Some(p) = segments[i].parent.map(|p| p as usize).filter(|&p| p < i) {
+                let c = dirs[p].dot(dirs[i]);
+                if c >= min_cos && next[p].is_none_or(|(_, best)| c > best) {
+                    next[p] = Some((i, c));
+                }
+            }
+        }
+        let mut continues = vec![false; n];
+        for &(c, _) in next.iter().flatten() {
+            continues[c] = true;
+        }
+        Stems { dirs, next, continues }
+    }
+}
+
+/// Vertices and triangles [`build_mesh`] makes of `skeleton`, counted without building it
+/// (the layout its documentation gives; every leaf counted, though unusable ones are left out).
+pub fn mesh_size(skeleton: &Skeleton, opts: &ExportOptions) -> (u64, u64) {
+    let segments = &skeleton.segments;
+    let Stems { next, continues, .. } = Stems::of(skeleton);
+    let main_sides = opts.sides.clamp(MIN_SIDES, MAX_SIDES) as u64;
+    let (mut vertices, mut triangles) = (0u64, 0u64);
+    for start in (0..segments.len()).filter(|&i| !continues[i]) {
+        let mut k = 1u64;
+        let mut i = start;
+        while let Some((c, _)) = next[i] {
+            (i, k) = (c, k + 1);
+        }
+        let sides = match opts.twig_sides {
+            Some(t) if segments[start].radius_base < t.below_radius => t.sides.clamp(MIN_SIDES, MAX_SIDES) as u64,
+            _ => main_sides,
+        };
+        let has_parent = segments[start].parent.is_some_and(|p| (p as usize) < start);
+        let caps = if has_parent { 1 } else { 2 };
+        vertices += (k + 1 + caps) * (sides + 1);
+        triangles += 2 * k * sides + caps * sides;
+    }
+    if opts.leaves {
+        vertices += 4 * skeleton.leaves.len() as u64;
+        triangles += 2 * skeleton.leaves.len() as u64;
+    }
+    (vertices, triangles)
+}
+
+/// Most memory an export's mesh may take; a mesh this large also makes the largest .glb.
+pub const MAX_MESH_BYTES: u64 = 2 << 30;
+
+/// Bytes a mesh of this size takes: position, normal and texture coordinate per vertex, three
+/// 32-bit indices per triangle.
+fn mesh_bytes(vertices: u64, triangles: u64) -> u64 {
+    vertices * 32 + triangles * 12
+}
+
+/// Refuses a mesh over `limit` bytes, naming the sizes and what makes it smaller.
+fn check_mesh_size(path: &Path, vertices: u64, triangles: u64, limit: u64) -> Result<()> {
+    let bytes = mesh_bytes(vertices, triangles);
+    ensure!(
+        bytes <= limit,
+        "cannot export to {}: the mesh would have {vertices} vertices and {triangles} triangles, {} MiB; \
+         allowed at most {} MiB (use fewer --sides or --no-leaves)",
+        path.display(),
+        bytes >> 20,
+        limit >> 20
+    );
+    Ok(())
 }
 
 /// The unit part of `v` perpendicular to the unit vector `t`, if there is one.
@@ -519,11 +589,17 @@ pub fn export_all(skeletons: &[&Skeleton], path: &Path, opts: &ExportOptions) ->
     let format = Format::from_path(path)?;
     opts.validate()
         .with_context(|| format!("cannot export to {}", path.display()))?;
-    let mut mesh = TreeMesh::default();
+    let (mut vertices, mut triangles) = (0u64, 0u64);
     for skeleton in skeletons {
         skeleton
             .validate()
             .with_context(|| format!("cannot export to {}", path.display()))?;
+        let (v, t) = mesh_size(skeleton, opts);
+        (vertices, triangles) = (vertices + v, triangles + t);
+    }
+    check_mesh_size(path, vertices, triangles, MAX_MESH_BYTES)?;
+    let mut mesh = TreeMesh::default();
+    for skeleton in skeletons {
         let part = build_mesh(skeleton, opts);
         mesh.bark.append(part.bark);
         mesh.leaves.append(part.leaves);
@@ -1150,6 +1226,42 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_mesh_size_is_counted_exactly_before_building() {
+        let trees = [
+            hand_tree(),
+            test_tree(3, 907, 1530).unwrap(),
+            test_tree(1, 2246, 6840).unwrap(),
+        ];
+        let twig = Some(TwigSides {
+            below_radius: 0.02,
+            sides: 4,
+        });
+        for skeleton in &trees {
+            for (sides, leaves, twig_sides) in [(8, true, None), (3, false, None), (12, true, twig)] {
+                let opts = ExportOptions {
+                    sides,
+                    leaves,
+                    twig_sides,
+                };
+                let mesh = build_mesh(skeleton, &opts);
+                let built = (
+                    (mesh.bark.vertex_count() + mesh.leaves.vertex_count()) as u64,
+                    (mesh.bark.triangle_count() + mesh.leaves.triangle_count()) as u64,
+                );
+                assert_eq!(mesh_size(skeleton, &opts), built, "{opts:?}");
+            }
+        }
+        // Over the limit: refused, naming the file, the sizes and what helps.
+        let path = Path::new("big.glb");
+        let e = format!("{:#}", check_mesh_size(path, 1 << 20, 1 << 21, 16 << 20).unwrap_err());
+        assert!(
+            e.contains("big.glb") && e.contains("1048576 vertices") && e.contains("--sides"),
+            "{e}"
+        );
+        check_mesh_size(path, 1 << 10, 1 << 11, 16 << 20).unwrap();
     }
 
     #[test]
