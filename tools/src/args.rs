@@ -21,6 +21,11 @@ pub fn count_in(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
     Ok(v as u64)
 }
 
+/// A seed of random streams: a whole number in `0..=u64::MAX`.
+pub fn seed(s: &str) -> Result<u64, String> {
+    count_in(s, 0, u64::MAX)
+}
+
 /// A finite number in `lo..=hi`.
 pub fn number_in(s: &str, lo: f64, hi: f64) -> Result<f64, String> {
     let v: f64 = s
@@ -41,8 +46,12 @@ pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
     let (w, h) = s
         .split_once(['x', 'X'])
         .ok_or_else(|| format!("`{s}` is not a size; write WIDTHxHEIGHT, e.g. 1280x720"))?;
-    let side = |v: &str| count_in(v, 16, 8192).map(|n| n as u32);
-    Ok((side(w)?, side(h)?))
+    let side = |what: &str, v: &str| {
+        count_in(v, 16, 8192)
+            .map(|n| n as u32)
+            .map_err(|e| format!("{what} in `{s}`: {e} pixels"))
+    };
+    Ok((side("width", w)?, side("height", h)?))
 }
 
 /// Parses `XxYxZ` (east × north × up) into cells along world x, y (up), z.
@@ -78,11 +87,11 @@ pub fn parse_envelope(s: &str) -> Result<Envelope, String> {
         .map(|v| {
             v.trim()
                 .parse::<f32>()
-                .map_err(|_| format!("`{v}` in `{s}` is not a number"))
+                .map_err(|_| format!("`{v}` in `{s}` is not a number; allowed: finite numbers"))
         })
         .collect::<Result<_, _>>()?;
     if let Some(v) = nums.iter().find(|v| !v.is_finite()) {
-        return Err(format!("`{s}`: {v} is not a finite number"));
+        return Err(format!("`{s}`: {v} is not a finite number; allowed: finite numbers"));
     }
     let want = |n: usize| {
         if nums.len() == n {
@@ -124,12 +133,12 @@ pub fn parse_ground_point(s: &str) -> Result<Vec3, String> {
         .map(|v| {
             v.trim()
                 .parse::<f32>()
-                .map_err(|_| format!("`{v}` in `{s}` is not a number"))
+                .map_err(|_| format!("`{v}` in `{s}` is not a number; allowed: X,Z, two finite numbers"))
         })
         .collect::<Result<_, _>>()?;
     match nums[..] {
         [x, z] if x.is_finite() && z.is_finite() => Ok(Vec3::new(x, 0.0, z)),
-        _ => Err(format!("`{s}`: expected X,Z (two finite numbers)")),
+        _ => Err(format!("`{s}` is not a ground point; allowed: X,Z, two finite numbers")),
     }
 }
 

@@ -12,18 +12,24 @@ use sylva_render::renderer::Output;
 use sylva_render::{DrawOptions, Gpu, Renderer, RendererOptions, Rgba};
 
 use crate::args::{check_validation, parse_size, GpuArgs};
+use crate::progress::Progress;
 use crate::scene::{Driver, Scene, SceneArgs};
-use crate::trees::{check_output, write_atomically, Output as OutArgs};
+use crate::trees::Output as OutArgs;
+use crate::{interrupt, output};
+
+/// Most frames `render` (and `view --frames`) simulates: an hour at 60 frames per second.
+pub const MAX_FRAMES: u64 = 216_000;
 
 #[derive(Args, Clone, Debug)]
 pub struct RenderArgs {
     #[command(flatten)]
     pub scene: SceneArgs,
     /// Frames to simulate (1/60 s each) before the picture is taken.
-    #[arg(long, default_value = "60", value_parser = |s: &str| crate::args::count_in(s, 1, 1_000_000))]
+    #[arg(long, default_value = "60", allow_hyphen_values = true,
+          value_parser = |s: &str| crate::args::count_in(s, 1, MAX_FRAMES))]
     pub frames: u64,
     /// Image size, WIDTHxHEIGHT.
-    #[arg(long, default_value = "1280x720", value_parser = parse_size)]
+    #[arg(long, default_value = "1280x720", allow_hyphen_values = true, value_parser = parse_size)]
     pub size: (u32, u32),
     /// Draw the timing overlay on the picture.
     #[arg(long)]
@@ -35,7 +41,8 @@ pub struct RenderArgs {
 }
 
 pub fn run(a: &RenderArgs) -> Result<()> {
-    check_output(&a.output, &a.scene.spec.iter().map(|p| p.as_path()).collect::<Vec<_>>())?;
+    a.output
+        .check(&a.scene.spec.iter().map(|p| p.as_path()).collect::<Vec<_>>())?;
     let image = render_scene(a)?;
     write_png(&a.output.out, &image)?;
     Ok(())
@@ -60,7 +67,16 @@ pub fn render_scene(a: &RenderArgs) -> Result<Rgba> {
         driver.use_gpu_wind(gpu.clone())?;
     }
     let start = Instant::now();
-    driver.step(a.frames as u32);
+    {
+        let _stoppable = interrupt::Steps::begin();
+        let mut progress = Progress::new("frames simulated");
+        for k in 0..a.frames {
+            interrupt::check()?;
+            driver.step(1);
+            progress.update_count(k + 1, a.frames);
+        }
+        progress.finish();
+    }
     let sim_s = start.elapsed().as_secs_f64();
     if let Some(failure) = driver.wind_failure() {
         bail!("{failure}");
@@ -100,7 +116,7 @@ pub fn ash_extent(w: u32, h: u32) -> sylva_render::vk::Extent2D {
 }
 
 pub fn write_png(path: &Path, image: &Rgba) -> Result<()> {
-    write_atomically(path, &image.to_png())?;
+    output::write_file(path, &image.to_png())?;
     eprintln!("wrote {}", path.display());
     Ok(())
 }
