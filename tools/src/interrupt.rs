@@ -3,10 +3,13 @@
 //! A loop that can stop between steps holds a [`Steps`] guard and calls [`check`] each step; the
 //! first Ctrl-C then only sets a flag, and the loop returns [`Interrupted`], which `main` reports
 //! and turns into exit code 130. Without such a loop (growing a tree, loading a file), or on a
-//! second Ctrl-C, the handler removes the temporary files being written (see `output`) and
-//! exits with 130 at once. Either way no partial output file is left behind.
+//! second Ctrl-C, the handler removes the temporary files being written (which `output`
+//! registers here) and exits with 130 at once. Either way no partial output file is left behind.
 
+use std::fs;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// Exit code after Ctrl-C (128 + SIGINT, as shells report it).
 pub const EXIT_CODE: u8 = 130;
@@ -34,7 +37,7 @@ pub fn install() {
             eprintln!("\nsylva: stopping after this step (Ctrl-C again stops at once)");
             return;
         }
-        let _held = crate::output::remove_temp_files_for_exit();
+        let _held = remove_temp_files_for_exit();
         eprintln!("\nsylva: interrupted (Ctrl-C); no output file was written");
         std::process::exit(EXIT_CODE as i32);
     });
@@ -67,4 +70,39 @@ impl Drop for Steps {
     fn drop(&mut self) {
         STEPPING.fetch_sub(1, Ordering::SeqCst);
     }
+}
+
+/// Temporary files being written, removed by the Ctrl-C handler before the process exits.
+static TEMP_FILES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Removes every temporary file still being written and keeps the list locked, so that no new
+/// one starts (called once, just before the process exits on Ctrl-C).
+fn remove_temp_files_for_exit() -> impl Drop {
+    let mut files = TEMP_FILES.lock().unwrap_or_else(|e| e.into_inner());
+    for f in files.drain(..) {
+        let _ = fs::remove_file(f);
+    }
+    files
+}
+
+/// Registers a temporary file being written, for the Ctrl-C handler to remove.
+pub fn register_temp(path: &Path) {
+    TEMP_FILES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(path.to_path_buf());
+}
+
+/// Forgets a temporary file that was renamed into place or removed.
+pub fn unregister_temp(path: &Path) {
+    TEMP_FILES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|p| p != path);
+}
+
+/// The temporary files registered now.
+#[cfg(test)]
+pub fn temp_files() -> Vec<PathBuf> {
+    TEMP_FILES.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }

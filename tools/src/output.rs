@@ -17,36 +17,10 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, ErrorKind, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 
 use anyhow::{bail, ensure, Context, Result};
 
-/// Temporary files being written, removed by the Ctrl-C handler before the process exits.
-static TEMP_FILES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-
-/// Removes every temporary file still being written and keeps the list locked, so that no new
-/// one starts (called once, just before the process exits on Ctrl-C).
-pub fn remove_temp_files_for_exit() -> impl Drop {
-    let mut files = TEMP_FILES.lock().unwrap_or_else(|e| e.into_inner());
-    for f in files.drain(..) {
-        let _ = fs::remove_file(f);
-    }
-    files
-}
-
-fn register_temp(path: &Path) {
-    TEMP_FILES
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(path.to_path_buf());
-}
-
-fn unregister_temp(path: &Path) {
-    TEMP_FILES
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .retain(|p| p != path);
-}
+use crate::interrupt::{register_temp, unregister_temp};
 
 /// What kind of thing a path names, for messages.
 pub fn kind_of(meta: &fs::Metadata) -> &'static str {
@@ -380,6 +354,6 @@ mod tests {
         assert_eq!(d.names().len(), 1);
         drop(f);
         assert!(d.names().is_empty());
-        assert!(!TEMP_FILES.lock().unwrap().iter().any(|p| p.starts_with(&d.0)));
+        assert!(!crate::interrupt::temp_files().iter().any(|p| p.starts_with(&d.0)));
     }
 }
