@@ -66,6 +66,8 @@ pub struct SceneArgs {
     /// after each frame's wind steps.
     #[arg(long)]
     pub wind_gpu: bool,
+    #[command(flatten)]
+    pub fork_rules: crate::trees::ForkRulesArg,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -110,7 +112,21 @@ pub struct Scene {
 
 impl Scene {
     pub fn build(spec: Option<&Path>, species: Option<&str>, trees: Option<u64>, seed: u64) -> Result<Scene> {
-        let (specs, title) = resolve_species(spec, species)?;
+        Scene::build_with(spec, species, trees, seed, crate::trees::ForkRulesArg::default())
+    }
+
+    /// [`Scene::build`] with the fork rules asked for on the command line.
+    pub fn build_with(
+        spec: Option<&Path>,
+        species: Option<&str>,
+        trees: Option<u64>,
+        seed: u64,
+        fork_rules: crate::trees::ForkRulesArg,
+    ) -> Result<Scene> {
+        let (mut specs, title) = resolve_species(spec, species)?;
+        for s in &mut specs {
+            fork_rules.apply(s);
+        }
         let trees = trees.unwrap_or(if spec.is_none() && species.is_none() {
             DEFAULT_TREES as u64
         } else {
