@@ -1400,10 +1400,11 @@ impl Gen<'_> {
             ends.push(stem_ends);
         }
 
-        if self.opts.fork_rules {
+        let fork_rules = self.opts.fork_rules && self.spec.has_fork_rules();
+        if fork_rules {
             self.fork_areas(&mut pieces);
         }
-        let rotation = if self.opts.fork_rules {
+        let rotation = if fork_rules {
             self.fork_push(&mut pieces)
         } else {
             vec![DQuat::IDENTITY; pieces.len()]
@@ -1487,6 +1488,19 @@ impl Gen<'_> {
         for i in (0..n).rev() {
             let p = pieces[i];
             let own_tip = p.r_tip * p.r_tip;
+            if !p.junction && self.spec.level(p.level).fork_area == 0.0 {
+                // The rule is off on this level: the stem keeps its own radii (a periodic or
+                // spherical taper included).
+                area_base[i] = p.r_base * p.r_base;
+                if let Some(q) = p.parent {
+                    if !pieces[q].junction && pieces[q].stem == p.stem {
+                        cont[q] = Some(i);
+                    } else {
+                        side_area[q] += area_base[i];
+                    }
+                }
+                continue;
+            }
             let tip = if p.junction {
                 side_area[i] + cont.get(i).copied().flatten().map_or(0.0, |c| area_base[c])
             } else {

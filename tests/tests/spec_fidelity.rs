@@ -47,13 +47,33 @@ fn tool_trunk_radius(spec: &WeberPennSpec, scale_tree: f64) -> (f64, f64) {
     );
     // Weber-Penn's flare at the base: 1 + Flare·(100^1 - 1)/100.
     let flare = 1.0 + spec.flare * 0.99;
+    // Arbaro's `stemRadius` and tree-gen's `radius_at_offset` at the base: a periodic taper
+    // (nTaper > 2) starts at (1 - depth)·r + depth·sqrt(r² - (z3 - r)²), z3 the distance to
+    // the next period's end, depth = nTaper - 2 (the unit taper is 0 there).
+    let periodic = |len: f64, r: f64| -> f64 {
+        if l0.taper <= 2.0 || len < r {
+            return r;
+        }
+        let z3 = (len - 2.0 * r * ((len / 2.0 / r + 0.5) as i64) as f64).abs();
+        let depth = l0.taper - 2.0;
+        (1.0 - depth) * r + depth * (r * r - (z3 - r) * (z3 - r)).max(0.0).sqrt()
+    };
+    let by_length = |k: f64| {
+        if l0.taper > 2.0 && l0.length_v != 0.0 {
+            // Not monotonic in the length: only the bound that the taper never exceeds.
+            return (0.0, len_hi * k);
+        }
+        let (a, b) = (
+            periodic(len_lo, len_lo * spec.ratio),
+            periodic(len_hi, len_hi * spec.ratio),
+        );
+        let f = k / spec.ratio;
+        ((a * f).min(b * f), (a * f).max(b * f))
+    };
     match spec.origin {
         // Arbaro `StemImpl.stemBaseRadius` (length · Ratio) and `stemRadius` at 0 (× flare ×
         // 0Scale; 0ScaleV only perturbs the mesh).
-        SpecTool::Arbaro | SpecTool::Sylva => {
-            let k = spec.ratio * flare * spec.scale0;
-            (len_lo * k, len_hi * k)
-        }
+        SpecTool::Arbaro | SpecTool::Sylva => by_length(spec.ratio * flare * spec.scale0),
         // Helios `WeberPennTree::buildTree`: radius.at(0) = length0 · Ratio · ZScale · flarez,
         // length0 = (Scale ± ScaleV)·(nLength[0] ± nLengthV[0]). ZScale 0 (a trunk of radius
         // 0) is grown as ZScale 1, with a note.
@@ -64,10 +84,7 @@ fn tool_trunk_radius(spec: &WeberPennSpec, scale_tree: f64) -> (f64, f64) {
         }
         // tree-gen `calc_stem_radius` (length · ratio · radius_mod[0], radius_mod[0] being 1
         // in every file) and `radius_at_offset` at 0 (× flare).
-        SpecTool::TreeGen => {
-            let k = spec.ratio * flare;
-            (len_lo * k, len_hi * k)
-        }
+        SpecTool::TreeGen => by_length(spec.ratio * flare),
         // Sapling 0.2 `kickstart_trunk`: startRad = branchL · ratio · (scale0 ± scaleV0), no
         // flare.
         SpecTool::SaplingV02 => (
@@ -97,7 +114,9 @@ fn check_trunks(spec: &WeberPennSpec, g: &Generated, name: &str) -> usize {
         let seg = &g.skeleton.segments[i as usize];
         let dir = (seg.tip - seg.base).normalize();
         let tilt = dir.dot(Vec3::Y).clamp(-1.0, 1.0).acos().to_degrees() as f64;
-        if tool_keeps_trunks_upright(spec.origin) {
+        if l0.curve_v < 0.0 {
+            // A helical trunk: its first piece is a chord of the helix, not the axis.
+        } else if tool_keeps_trunks_upright(spec.origin) {
             assert!(
                 tilt < 0.05,
                 "{name}: trunk tilted {tilt}° where {} keeps it upright",
