@@ -1407,6 +1407,7 @@ impl Gen<'_> {
         let rotation = if fork_rules {
             self.fork_push(&mut pieces)
         } else {
+            connect(&mut pieces);
             vec![DQuat::IDENTITY; pieces.len()]
         };
 
@@ -1579,6 +1580,19 @@ impl Gen<'_> {
             pieces[i].tip = base + (parent_rot * dir[i]) * len[i];
         }
         rot
+    }
+}
+
+/// Moves every piece (with all that grows from it) so that it starts at its parent's tip: a
+/// child snapped to a neighbouring cut (at most `MIN_PIECE` of a segment away) or hanging from
+/// a helix chord moves with its subtree by that much. Parents come before their children.
+fn connect(pieces: &mut [Piece]) {
+    for i in 0..pieces.len() {
+        if let Some(q) = pieces[i].parent {
+            let shift = pieces[q].tip - pieces[i].base;
+            pieces[i].base += shift;
+            pieces[i].tip += shift;
+        }
     }
 }
 
