@@ -9,8 +9,10 @@
 //! stem level draws from its own random stream, as in Arbaro, so counts barely depend on the
 //! seed; the streams are Arbaro's (java.util.Random) and are drawn in Arbaro's order, so a spec
 //! grows as Arbaro 1.9.9 grows it with the same seed (even a file with every variation 0 draws:
-//! branches spread within a segment by a quarter of their spacing). Where the tools disagree the spec's [`Semantics`] decide (shape 0, negative `nRotate`,
-//! the sign of `nDownAngleV`).
+//! branches spread within a segment by a quarter of their spacing). Where the tools disagree
+//! the spec's [`Semantics`] decide (shape 0, negative `nRotate`, the sign of `nDownAngleV`);
+//! trunk radii follow the writing tool's formula, and tree-gen's several trunks stand apart on
+//! a disc as tree-gen places them.
 //!
 //! For the solver every stem is cut into segments: its `nCurveRes` segments, each cut again
 //! wherever a substem or a clone grows out (the pieces of one segment are collinear, so the
