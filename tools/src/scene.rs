@@ -377,7 +377,9 @@ impl Driver {
         };
         let h = g.cell_size().y;
         let top = g.cells()[1] - 1;
-        let layer = (((0.5 * self.scene.height - g.origin().y) / h).floor().max(0.0) as usize).min(top);
+        // Half the height lies on a layer boundary when the grid is 1.6 heights tall in 16
+        // layers: a rounding error must not pick the layer below.
+        let layer = (((0.5 * self.scene.height - g.origin().y) / h + 1e-3).floor().max(0.0) as usize).min(top);
         self.field_layer = Some(layer);
         Ok(field_message(layer, top + 1))
     }
