@@ -14,15 +14,15 @@ pub const CORPUS_HELP: &str = "the third-party tree-spec corpus (shared/data/tre
      ./scripts/test.sh finds it and runs the corpus tests (cargo test -- --ignored corpus_)";
 
 /// The third-party spec corpus, `shared/data/tree-specs` (real files written by Arbaro,
-/// Sapling, tree-gen and Helios; not part of the repository): `$SYLVA_TREE_SPECS`, or found
-/// beside the checkout or one of its ancestors (the project's `../shared`).
+/// Sapling, tree-gen and Helios; not part of the repository): `$SYLVA_TREE_SPECS` (unless
+/// empty), or found beside the checkout or one of its ancestors (the project's `../shared`).
 ///
 /// Only the `corpus_*` tests call this; they are `#[ignore]`d, so the normal suite passes
 /// without the corpus, and `scripts/test.sh` runs them with `--ignored` when it finds the
 /// corpus (and lists them as skipped when it does not). Panics when the corpus is missing, so a
 /// corpus test run without it fails instead of passing.
 pub fn tree_specs_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("SYLVA_TREE_SPECS") {
+    if let Some(dir) = std::env::var_os("SYLVA_TREE_SPECS").filter(|d| !d.is_empty()) {
         let dir = PathBuf::from(dir);
         assert!(
             dir.is_dir(),
