@@ -20,7 +20,10 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do
 done
 
 # 1. The suite every clone passes.
-cargo test --workspace --locked "${cargo_args[@]}" "$@"
+if ! cargo test --workspace --locked "${cargo_args[@]}" "$@"; then
+    echo "test.sh: FAILED: the workspace suite (see above)" >&2
+    exit 1
+fi
 
 # 2. The corpus tests, by name ("name (in test file)").
 log=$(mktemp)
@@ -72,7 +75,10 @@ fi
 export SYLVA_TREE_SPECS="$corpus"
 echo
 echo "test.sh: running the $count corpus test(s) on $corpus"
-cargo test --workspace --locked "${cargo_args[@]}" -- --ignored corpus_ 2>&1 | tee "$log"
+if ! cargo test --workspace --locked "${cargo_args[@]}" -- --ignored corpus_ 2>&1 | tee "$log"; then
+    echo "test.sh: FAILED: the corpus tests on $corpus (see above)" >&2
+    exit 1
+fi
 ran=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed' "$log" | awk '{ n += $4 } END { print n + 0 }')
 if [ "$ran" -eq 0 ] || [ "$ran" -ne "$count" ]; then
     echo "test.sh: FAILED: the corpus run passed $ran test(s) where $count corpus test(s) are listed" >&2
