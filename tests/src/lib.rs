@@ -75,9 +75,16 @@ pub fn fixture(rel: &str) -> PathBuf {
     path
 }
 
-/// Every spec fixture (the README left out), sorted.
+/// Every spec fixture of the format folders (`tests/fixtures/specs/<format>/...`; files
+/// directly in `tests/fixtures/specs` belong to the tests that name them), sorted.
 pub fn fixture_spec_files() -> Vec<PathBuf> {
-    files_under(&fixtures_dir())
+    let dir = fixtures_dir();
+    let mut out: Vec<PathBuf> = files_under(&dir)
+        .into_iter()
+        .filter(|p| p.parent() != Some(dir.as_path()))
+        .collect();
+    out.sort();
+    out
 }
 
 /// A simulation of one test tree of a named size.
