@@ -287,8 +287,9 @@ fn sylva_values_are_the_values_written() {
     assert_eq!(per_level(&w, |l| l.branches)[1..3], [10, 4]);
     assert_eq!(per_level(&w, |l| l.rotate), [0.0, -110.0, 140.0, 77.0]);
     assert_eq!((w.level[1].base_size, w.level[2].attraction_up), (0.1, -2.0));
-    assert_eq!(per_level(&w, |l| l.fork_area), [1.0, 0.5, 1.0, 1.0]);
-    assert_eq!(per_level(&w, |l| l.fork_push), [1.0, 0.0, 1.0, 1.0]);
+    // Weber 2008's fork rules: off where not given (as for every imported spec), on where set.
+    assert_eq!(per_level(&w, |l| l.fork_area), [0.0, 0.5, 0.0, 0.0]);
+    assert_eq!(per_level(&w, |l| l.fork_push), [0.0, 1.0, 0.0, 0.0]);
     assert_eq!(w.extras["source"], "hand-written, not converted");
     assert!(has_note(&w, &["hand-written fixture"]));
     assert!(
