@@ -5,7 +5,10 @@
 use std::path::{Path, PathBuf};
 
 fn main() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("glsl");
+    // The manifest folder at run time, not `env!` at compile time: clones sharing one target
+    // folder share this script's binary, so a path baked in would name another clone.
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let src = Path::new(&manifest).join("glsl");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     println!("cargo:rerun-if-changed={}", src.display());
     let compiler = shaderc::Compiler::new().expect("shaderc compiler");

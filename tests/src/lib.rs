@@ -3,38 +3,86 @@
 pub mod arbaro_model;
 
 use glam::Vec3;
+use std::path::{Path, PathBuf};
 use sylva_engine::{FrameTimings, JobSystem};
 use sylva_sim::skeleton::{Skeleton, SkeletonSegment};
 use sylva_sim::{test_tree, Forest, Material, SimError, SimParams, Simulation, TreePlacement, TreeSize, PHASES};
 
-/// `shared/data/tree-specs`, the real spec files: `$SYLVA_TREE_SPECS`, or found beside the
-/// checkout or one of its ancestors (the project's `../shared`). Panics when missing, so tests
-/// that need the files fail instead of passing without them.
-pub fn tree_specs_dir() -> std::path::PathBuf {
-    if let Ok(dir) = std::env::var("SYLVA_TREE_SPECS") {
-        return std::path::PathBuf::from(dir);
+/// The guidance a corpus test panics with when the corpus is missing.
+pub const CORPUS_HELP: &str = "the third-party tree-spec corpus (shared/data/tree-specs) was not found: set \
+     SYLVA_TREE_SPECS to its folder, or put shared/data/tree-specs beside the checkout (as ../shared/data/tree-specs); \
+     ./scripts/test.sh finds it and runs the corpus tests (cargo test -- --ignored corpus_)";
+
+/// The third-party spec corpus, `shared/data/tree-specs` (real files written by Arbaro,
+/// Sapling, tree-gen and Helios; not part of the repository): `$SYLVA_TREE_SPECS` (unless
+/// empty), or found beside the checkout or one of its ancestors (the project's `../shared`).
+///
+/// Only the `corpus_*` tests call this; they are `#[ignore]`d, so the normal suite passes
+/// without the corpus, and `scripts/test.sh` runs them with `--ignored` when it finds the
+/// corpus (and lists them as skipped when it does not). Panics when the corpus is missing, so a
+/// corpus test run without it fails instead of passing.
+pub fn tree_specs_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("SYLVA_TREE_SPECS").filter(|d| !d.is_empty()) {
+        let dir = PathBuf::from(dir);
+        assert!(
+            dir.is_dir(),
+            "SYLVA_TREE_SPECS={} is not a folder; {CORPUS_HELP}",
+            dir.display()
+        );
+        return dir;
     }
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+    Path::new(env!("CARGO_MANIFEST_DIR"))
         .ancestors()
         .map(|a| a.join("shared/data/tree-specs"))
         .find(|p| p.is_dir())
-        .expect("shared/data/tree-specs not found beside the checkout (set SYLVA_TREE_SPECS)")
+        .unwrap_or_else(|| panic!("{CORPUS_HELP}"))
 }
 
-/// Every file of the shared spec data but the SOURCES.md notes, sorted.
-pub fn tree_spec_files() -> Vec<std::path::PathBuf> {
-    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+/// Every file of a folder and its subfolders but `*.md` notes, sorted.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
             let p = entry.unwrap().path();
             if p.is_dir() {
                 walk(&p, out);
-            } else if p.file_name().is_some_and(|n| n != "SOURCES.md") {
+            } else if p.extension().is_none_or(|e| e != "md") {
                 out.push(p);
             }
         }
     }
     let mut out = Vec::new();
-    walk(&tree_specs_dir(), &mut out);
+    walk(dir, &mut out);
+    out.sort();
+    out
+}
+
+/// Every spec file of the third-party corpus (the SOURCES.md notes left out), sorted. Panics
+/// when the corpus is missing (see [`tree_specs_dir`]).
+pub fn tree_spec_files() -> Vec<PathBuf> {
+    files_under(&tree_specs_dir())
+}
+
+/// The repository's own spec fixtures, `tests/fixtures/specs/<format>/`: small files written
+/// for these tests in each tool's format (see the README there). Always present.
+pub fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/specs")
+}
+
+/// A fixture by its path under [`fixtures_dir`], e.g. `arbaro/small_birch.xml`.
+pub fn fixture(rel: &str) -> PathBuf {
+    let path = fixtures_dir().join(rel);
+    assert!(path.is_file(), "fixture {} missing", path.display());
+    path
+}
+
+/// Every spec fixture of the format folders (`tests/fixtures/specs/<format>/...`; files
+/// directly in `tests/fixtures/specs` belong to the tests that name them), sorted.
+pub fn fixture_spec_files() -> Vec<PathBuf> {
+    let dir = fixtures_dir();
+    let mut out: Vec<PathBuf> = files_under(&dir)
+        .into_iter()
+        .filter(|p| p.parent() != Some(dir.as_path()))
+        .collect();
     out.sort();
     out
 }

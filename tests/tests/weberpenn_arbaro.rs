@@ -1,7 +1,9 @@
-//! Weber-Penn trees from Arbaro's own species files: the stems per level, the clones per level
-//! and the leaves agree with the counts derived from each file's parameters by Arbaro's rules
+//! Weber-Penn trees from Arbaro files: the stems per level, the clones per level and the leaves
+//! agree with the counts derived from each file's parameters by Arbaro's rules
 //! (`sylva_tests::arbaro_model`), for several seeds; heights stay within what Scale ± ScaleV and
-//! the stem lengths allow; Weber's fork rule holds at every fork.
+//! the stem lengths allow; Weber's fork rule holds at every fork. Always on the repository's
+//! Arbaro fixtures; on Arbaro's own species files (the third-party corpus) in the ignored
+//! `corpus_*` tests, which `scripts/test.sh` runs when it finds the corpus.
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +28,17 @@ fn arbaro_files() -> Vec<PathBuf> {
         }
     }
     files.sort();
+    assert!(files.len() >= 20, "found {} Arbaro files", files.len());
+    files
+}
+
+/// The repository's Arbaro fixtures.
+fn fixture_files() -> Vec<PathBuf> {
+    let files: Vec<PathBuf> = sylva_tests::fixture_spec_files()
+        .into_iter()
+        .filter(|p| p.parent().is_some_and(|d| d.ends_with("arbaro")))
+        .collect();
+    assert_eq!(files.len(), 2, "Arbaro fixtures: {files:?}");
     files
 }
 
@@ -40,10 +53,18 @@ fn close(got: u64, want: u64, rel: f64, abs: u64) -> bool {
 
 #[test]
 fn counts_agree_with_arbaros_rules() {
-    let files = arbaro_files();
-    assert!(files.len() >= 20, "found {} Arbaro files", files.len());
+    check_counts(&fixture_files());
+}
+
+#[test]
+#[ignore = "needs the tree-spec corpus: set SYLVA_TREE_SPECS or put shared/data/tree-specs beside the checkout"]
+fn corpus_counts_agree_with_arbaros_rules() {
+    check_counts(&arbaro_files());
+}
+
+fn check_counts(files: &[PathBuf]) {
     for path in files {
-        let spec = spec_of(&path);
+        let spec = spec_of(path);
         for seed in [13u64, 1, 2] {
             let grown = generate(
                 &spec,
@@ -104,8 +125,18 @@ fn counts_agree_with_arbaros_rules() {
 /// nLength + nLengthV of its parent), and the crown reaches at least half the trunk's length.
 #[test]
 fn heights_follow_scale() {
-    for path in arbaro_files() {
-        let spec = spec_of(&path);
+    check_heights(&fixture_files());
+}
+
+#[test]
+#[ignore = "needs the tree-spec corpus: set SYLVA_TREE_SPECS or put shared/data/tree-specs beside the checkout"]
+fn corpus_heights_follow_scale() {
+    check_heights(&arbaro_files());
+}
+
+fn check_heights(files: &[PathBuf]) {
+    for path in files {
+        let spec = spec_of(path);
         for seed in [13u64, 7, 99] {
             let g = generate(
                 &spec,
@@ -156,9 +187,19 @@ fn heights_follow_scale() {
 /// Weber 2008's first rule on real species, switched on (imports grow without it): the area
 /// just before each fork equals the sum just after (relative 1e-6).
 #[test]
-fn fork_rule_holds_on_arbaro_species() {
-    for path in arbaro_files() {
-        let mut spec = spec_of(&path);
+fn fork_rule_holds_on_arbaro_fixtures() {
+    check_fork_rule(&fixture_files());
+}
+
+#[test]
+#[ignore = "needs the tree-spec corpus: set SYLVA_TREE_SPECS or put shared/data/tree-specs beside the checkout"]
+fn corpus_fork_rule_holds_on_arbaro_species() {
+    check_fork_rule(&arbaro_files());
+}
+
+fn check_fork_rule(files: &[PathBuf]) {
+    for path in files {
+        let mut spec = spec_of(path);
         spec.set_fork_rules(true);
         let skel = generate(&spec, &GenOptions::default(), &mut |_| {}).unwrap().skeleton;
         let n = skel.segments.len();

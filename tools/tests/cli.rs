@@ -140,8 +140,15 @@ fn bench_sim_table_is_readable() {
     }
 }
 
-fn data(rel: &str) -> String {
+/// A file of the third-party spec corpus (only the ignored `corpus_*` tests use it; see
+/// `sylva_tests::tree_specs_dir`).
+fn corpus(rel: &str) -> String {
     sylva_tests::tree_specs_dir().join(rel).display().to_string()
+}
+
+/// A spec fixture of the repository (`tests/fixtures/specs`).
+fn fixture(rel: &str) -> String {
+    sylva_tests::fixture(rel).display().to_string()
 }
 
 fn scratch(name: &str) -> std::path::PathBuf {
@@ -151,52 +158,65 @@ fn scratch(name: &str) -> std::path::PathBuf {
     dir
 }
 
-#[test]
-fn spec_stats_prints_the_promised_fields() {
-    let (code, out, err) = sylva(&[
-        "spec",
-        "stats",
-        &data("arbaro-xml/wdiestel-arbaro/black_tupelo.xml"),
-        "--json",
-    ]);
+/// `spec stats --json` on an Arbaro file: its species, levels, trunk children and height.
+fn check_spec_stats(file: &str, species: &str, levels: u64, first_branches: u64, min_height: f64) {
+    let (code, out, err) = sylva(&["spec", "stats", file, "--json"]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
-    assert_eq!(v["species"], "black_tupelo");
-    assert_eq!(v["levels"], 4);
-    assert_eq!(v["stems_per_level"].as_array().unwrap().len(), 4);
-    assert_eq!(v["stems_per_level"][1], 50);
+    assert_eq!(v["species"], species);
+    assert_eq!(v["levels"], levels);
+    assert_eq!(v["stems_per_level"].as_array().unwrap().len() as u64, levels);
+    assert_eq!(v["stems_per_level"][1], first_branches);
     for key in ["clones_per_level", "leaves", "segments", "height", "width"] {
         assert!(v.get(key).is_some(), "missing {key}");
     }
-    assert!(v["height"].as_f64().unwrap() > 15.0);
+    assert!(v["height"].as_f64().unwrap() > min_height, "{v}");
 }
 
 #[test]
-fn spec_libraries_need_a_species_and_bad_files_are_refused() {
-    let lib = data("helios-xml/WeberPennTreeLibrary.xml");
-    let (code, _, err) = sylva(&["spec", "stats", &lib]);
-    assert_ne!(code, 0);
-    assert!(err.contains("Almond") && err.contains("allowed"), "{err}");
-    let (code, _, err) = sylva(&["spec", "stats", &lib, "--species", "Baobab"]);
-    assert_ne!(code, 0);
-    assert!(err.contains("Baobab") && err.contains("Walnut"), "{err}");
-    let (code, out, err) = sylva(&["spec", "stats", &lib, "--species", "Olive", "--json"]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("\"species\":\"Olive\""));
+fn spec_stats_prints_the_promised_fields() {
+    // Arbaro grows exactly 1Branches children on the trunk (14 here).
+    check_spec_stats(&fixture("arbaro/small_palm"), "fixture_palm", 2, 14, 3.0);
+}
 
-    let dir = scratch("bad");
+#[test]
+#[ignore = "needs the tree-spec corpus: set SYLVA_TREE_SPECS or put shared/data/tree-specs beside the checkout"]
+fn corpus_spec_stats_prints_the_promised_fields() {
+    check_spec_stats(
+        &corpus("arbaro-xml/wdiestel-arbaro/black_tupelo.xml"),
+        "black_tupelo",
+        4,
+        50,
+        15.0,
+    );
+}
+
+/// A library of several species needs `--species`; both errors list the species allowed
+/// (`first` and `last` among them); `pick` is one of them.
+fn check_library_needs_a_species(lib: &str, first: &str, last: &str, pick: &str) {
+    let (code, _, err) = sylva(&["spec", "stats", lib]);
+    assert_ne!(code, 0);
+    assert!(err.contains(first) && err.contains("allowed"), "{err}");
+    let (code, _, err) = sylva(&["spec", "stats", lib, "--species", "Baobab"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("Baobab") && err.contains(last), "{err}");
+    let (code, out, err) = sylva(&["spec", "stats", lib, "--species", pick, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&format!("\"species\":\"{pick}\"")), "{out}");
+}
+
+/// A truncated Arbaro file, one with 1e9 branches (`branches` is the file's `1Branches`
+/// element) and a missing file are refused, naming the file or parameter.
+fn check_bad_arbaro_files(name: &str, text: &str, branches: &str) {
+    let dir = scratch(name);
     let truncated = dir.join("truncated.xml");
-    let text = std::fs::read_to_string(data("arbaro-xml/wdiestel-arbaro/quaking_aspen.xml")).unwrap();
     std::fs::write(&truncated, &text[..text.len() / 2]).unwrap();
     let (code, _, err) = sylva(&["spec", "stats", truncated.to_str().unwrap()]);
     assert_ne!(code, 0);
     assert!(err.contains("truncated.xml") && !err.contains("panicked"), "{err}");
     let absurd = dir.join("absurd.xml");
-    std::fs::write(
-        &absurd,
-        text.replace("name='1Branches' value='50'", "name='1Branches' value='1000000000'"),
-    )
-    .unwrap();
+    assert!(text.contains(branches), "{branches}");
+    std::fs::write(&absurd, text.replace(branches, "name='1Branches' value='1000000000'")).unwrap();
     let (code, _, err) = sylva(&["spec", "stats", absurd.to_str().unwrap()]);
     assert_ne!(code, 0);
     assert!(err.contains("1Branches") && err.contains("allowed"), "{err}");
@@ -206,11 +226,31 @@ fn spec_libraries_need_a_species_and_bad_files_are_refused() {
 }
 
 #[test]
-fn spec_convert_round_trips_and_keeps_existing_files() {
-    let dir = scratch("convert");
-    let out = dir.join("tupelo.sylva");
-    let src = data("sapling-py/blender-addons-v0.2-legacy/black_tupelo.py");
-    let (code, _, err) = sylva(&["spec", "convert", &src, "--out", out.to_str().unwrap()]);
+fn spec_libraries_need_a_species_and_bad_files_are_refused() {
+    check_library_needs_a_species(&fixture("helios/fixture_library.xml"), "Quince", "Fig", "Fig");
+    let text = std::fs::read_to_string(fixture("arbaro/small_birch.xml")).unwrap();
+    check_bad_arbaro_files("bad", &text, "name='1Branches' value='12'");
+}
+
+#[test]
+#[ignore = "needs the tree-spec corpus: set SYLVA_TREE_SPECS or put shared/data/tree-specs beside the checkout"]
+fn corpus_spec_libraries_need_a_species_and_bad_files_are_refused() {
+    check_library_needs_a_species(
+        &corpus("helios-xml/WeberPennTreeLibrary.xml"),
+        "Almond",
+        "Walnut",
+        "Olive",
+    );
+    let text = std::fs::read_to_string(corpus("arbaro-xml/wdiestel-arbaro/quaking_aspen.xml")).unwrap();
+    check_bad_arbaro_files("corpus-bad", &text, "name='1Branches' value='50'");
+}
+
+/// `spec convert` writes a Sylva spec that grows the same tree, and refuses to replace it with
+/// another spec without `--force`.
+fn check_convert(name: &str, src: &str, other: &str) {
+    let dir = scratch(name);
+    let out = dir.join("converted.sylva");
+    let (code, _, err) = sylva(&["spec", "convert", src, "--out", out.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let stats = |file: &str| {
         let (code, out, err) = sylva(&["spec", "stats", file, "--json"]);
@@ -220,46 +260,70 @@ fn spec_convert_round_trips_and_keeps_existing_files() {
         v
     };
     assert_eq!(
-        stats(&src),
+        stats(src),
         stats(out.to_str().unwrap()),
         "the converted spec grows the same tree"
     );
     let before = std::fs::read(&out).unwrap();
-    let (code, _, err) = sylva(&[
-        "spec",
-        "convert",
-        &data("treegen-py/acer.py"),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (code, _, err) = sylva(&["spec", "convert", other, "--out", out.to_str().unwrap()]);
     assert_ne!(code, 0);
     assert!(err.contains("--force"), "{err}");
     assert_eq!(std::fs::read(&out).unwrap(), before, "an existing file is not touched");
 }
 
 #[test]
-fn export_writes_meshes_and_grow_writes_grown_trees() {
-    let dir = scratch("export");
+fn spec_convert_round_trips_and_keeps_existing_files() {
+    check_convert(
+        "convert",
+        &fixture("sapling-0.2/small_aspen.py"),
+        &fixture("tree-gen/little_oak.py"),
+    );
+}
+
+#[test]
+#[ignore = "needs the tree-spec corpus: set SYLVA_TREE_SPECS or put shared/data/tree-specs beside the checkout"]
+fn corpus_spec_convert_round_trips_and_keeps_existing_files() {
+    check_convert(
+        "corpus-convert",
+        &corpus("sapling-py/blender-addons-v0.2-legacy/black_tupelo.py"),
+        &corpus("treegen-py/acer.py"),
+    );
+}
+
+/// `export` writes glTF and OBJ meshes of a spec (at least `min_bytes` each) and refuses
+/// another extension.
+fn check_export(name: &str, spec: &str, min_bytes: u64) {
+    let dir = scratch(name);
     for ext in ["glb", "obj"] {
-        let out = dir.join(format!("aspen.{ext}"));
-        let (code, _, err) = sylva(&[
-            "export",
-            &data("arbaro-xml/wdiestel-arbaro/quaking_aspen.xml"),
-            "--out",
-            out.to_str().unwrap(),
-        ]);
+        let out = dir.join(format!("tree.{ext}"));
+        let (code, _, err) = sylva(&["export", spec, "--out", out.to_str().unwrap()]);
         assert_eq!(code, 0, "{err}");
-        assert!(std::fs::metadata(&out).unwrap().len() > 10_000);
+        let len = std::fs::metadata(&out).unwrap().len();
+        assert!(len > min_bytes, "{ext}: {len} bytes");
     }
-    let (code, _, err) = sylva(&[
-        "export",
-        &data("arbaro-xml/wdiestel-arbaro/quaking_aspen.xml"),
-        "--out",
-        dir.join("aspen.fbx").to_str().unwrap(),
-    ]);
+    let (code, _, err) = sylva(&["export", spec, "--out", dir.join("tree.fbx").to_str().unwrap()]);
     assert_ne!(code, 0);
     assert!(err.contains(".glb"), "{err}");
+}
 
+#[test]
+fn export_writes_meshes() {
+    check_export("export", &fixture("arbaro/small_birch.xml"), 10_000);
+}
+
+#[test]
+#[ignore = "needs the tree-spec corpus: set SYLVA_TREE_SPECS or put shared/data/tree-specs beside the checkout"]
+fn corpus_export_writes_meshes() {
+    check_export(
+        "corpus-export",
+        &corpus("arbaro-xml/wdiestel-arbaro/quaking_aspen.xml"),
+        10_000,
+    );
+}
+
+#[test]
+fn grow_writes_grown_trees() {
+    let dir = scratch("grow");
     let out = dir.join("abop.glb");
     let (code, stdout, err) = sylva(&[
         "grow",
@@ -327,18 +391,22 @@ fn export_writes_meshes_and_grow_writes_grown_trees() {
     assert!(err.contains("kill") && !err.contains("panicked"), "{err}");
 }
 
-#[test]
-fn bench_gen_reports_time() {
-    let (code, out, err) = sylva(&[
-        "bench",
-        "gen",
-        &data("arbaro-xml/wdiestel-arbaro/black_tupelo.xml"),
-        "--repeat",
-        "2",
-        "--json",
-    ]);
+/// `bench gen` times the generation of a spec's tree.
+fn check_bench_gen(spec: &str, species: &str) {
+    let (code, out, err) = sylva(&["bench", "gen", spec, "--repeat", "2", "--json"]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
-    assert_eq!(v["species"], "black_tupelo");
+    assert_eq!(v["species"], species);
     assert!(v["ms_min"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn bench_gen_reports_time() {
+    check_bench_gen(&fixture("arbaro/small_birch.xml"), "fixture_birch");
+}
+
+#[test]
+#[ignore = "needs the tree-spec corpus: set SYLVA_TREE_SPECS or put shared/data/tree-specs beside the checkout"]
+fn corpus_bench_gen_reports_time() {
+    check_bench_gen(&corpus("arbaro-xml/wdiestel-arbaro/black_tupelo.xml"), "black_tupelo");
 }
