@@ -657,7 +657,15 @@ impl Driver {
         let spheres: Vec<(Vec3, f32)> = sim.colliders().iter().map(|c| (c.center, c.radius)).collect();
         {
             let pose = sim.pose();
-            frame.fill(sim.forest(), &self.index, &pose, spheres, &self.camera, &self.lod);
+            frame.fill_with_jobs(
+                &self.jobs,
+                sim.forest(),
+                &self.index,
+                &pose,
+                spheres,
+                &self.camera,
+                &self.lod,
+            );
         }
         let field = match (self.field_layer, sim.wind().fluid()) {
             (Some(layer), Some(g)) => slice_arrows(g, layer.min(g.cells()[1] - 1), &mut frame.wind_arrows),
