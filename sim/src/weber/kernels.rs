@@ -199,8 +199,10 @@ fn pose_one(t: &TreeStatic, i: usize, a: [f32; 2], parent: Joint, own: &mut Part
     own.dir[0][k] = (frame * Vec3A::from(bend.d_dx * l)).into();
     own.dir[1][k] = (frame * Vec3A::from(bend.d_dz * l)).into();
     let step = axis * (l * (1.0 / 65535.0));
-    for j in t.leaves_of(i) {
-        own.leaf_pos[j - leaf_lo] = (base + step * t.leaf_along[j] as f32).into();
+    let leaves = t.leaves_of(i);
+    let out = &mut own.leaf_pos[leaves.start - leaf_lo..leaves.end - leaf_lo];
+    for (p, &along) in out.iter_mut().zip(&t.leaf_along[leaves]) {
+        *p = (base + step * along as f32).into();
     }
 }
 
