@@ -454,7 +454,8 @@ impl RenderFrame {
             let first = tree.segments.start as usize;
             let by_radius = &index.by_radius[first..tree.segments.end as usize];
             let r_px = |i: &u32| seg.radius_base[*i as usize] * scale_px;
-            let kept = by_radius.partition_point(|i| !(r_px(i) < min_px));
+            // Kept up to the first one narrower than `min_px`.
+            let kept = by_radius.partition_point(|i| r_px(i).partial_cmp(&min_px) != Some(std::cmp::Ordering::Less));
             let kept_r = &by_radius[..kept];
             let thick = kept_r.partition_point(|i| r_px(i) >= lod.sides_px[0]);
             let medium = kept_r.partition_point(|i| r_px(i) >= lod.sides_px[1]).max(thick);

@@ -290,8 +290,7 @@ fn the_fill_in_jobs_writes_the_same_instances_as_in_order() {
             got[owner[&s.base_radius.map(f32::to_bits)]][m] += 1;
         }
     }
-    for t in 0..forest.tree_count() {
-        let tree = &forest.trees[t];
+    for (t, (tree, got)) in forest.trees.iter().zip(&got).enumerate() {
         let centre = tree.root + Vec3::new(0.0, 0.5 * tree.reach, 0.0);
         let scale_px = camera.pixels_per_radian() / (centre - camera.eye).length().max(1e-3);
         let radius_px = tree.reach * scale_px;
@@ -306,7 +305,7 @@ fn the_fill_in_jobs_writes_the_same_instances_as_in_order() {
         } else {
             [0; 3]
         };
-        assert_eq!(got[t], want, "tree {t}");
+        assert_eq!(*got, want, "tree {t}");
     }
     for threads in [1, 2, 3] {
         let jobs = JobSystem::new(threads).unwrap();

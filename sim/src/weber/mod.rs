@@ -871,6 +871,7 @@ fn contacts_for<'a>(sh: &'a Shared, ts: &TreeStatic) -> Contacts<'a> {
 }
 
 /// A whole step of one tree, as one job.
+#[allow(clippy::too_many_arguments)]
 fn step_tree<'a>(
     sh: &Shared,
     t: usize,
