@@ -7,16 +7,28 @@
 //! [`SegmentInstance`] per drawn segment and one [`LeafInstance`] per drawn leaf straight from
 //! the simulation's arrays. Its vectors keep their capacity, so a steady scene fills without
 //! allocating.
+//!
+//! The fill is planned first (cheap: per tree its level, and how many segments each cylinder
+//! and how many leaves each level gets, found by binary search in the segments sorted by
+//! radius), which gives every instance its slot; then pieces of at most [`FILL_PIECE`]
+//! instances are written, as jobs when a job system is given. The instances and their order
+//! are the same either way.
 
 use crate::field::FieldSlice;
 use glam::camera::rh::{proj::vulkan, view::look_at_mat4};
+use std::mem::MaybeUninit;
+
 use glam::{Mat4, Quat, Vec3, Vec4};
+use sylva_engine::JobSystem;
 use sylva_shaders::{pack_snorm4, LeafInstance, SegmentInstance, SphereInstance, WindArrow};
 use sylva_sim::forest::Forest;
 use sylva_sim::weber::PoseState;
 
 /// Levels of detail: 0 near, 2 far.
 pub const LODS: usize = 3;
+
+/// Most instances one piece of the fill writes (one job with a job system).
+pub const FILL_PIECE: usize = 4096;
 
 /// A perspective camera looking at `target` (y is up).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -166,6 +178,8 @@ pub struct FillIndex {
     by_radius: Vec<u32>,
     /// Per tree, its leaves in progressive order, at the tree's leaf range.
     leaves: Vec<LeafRef>,
+    /// Each leaf's segment, in the simulation's order.
+    leaf_segment: Vec<u32>,
     segments: usize,
 }
 
@@ -211,6 +225,12 @@ impl FillIndex {
             range.sort_by(|&a, &b| forest.seg.radius_base[b as usize].total_cmp(&forest.seg.radius_base[a as usize]));
         }
         let mut leaves = Vec::with_capacity(forest.leaf_count());
+        let mut leaf_segment = vec![0u32; forest.leaf_count()];
+        for i in 0..forest.segment_count() {
+            for j in forest.leaves_of(i) {
+                leaf_segment[j] = i as u32;
+            }
+        }
         for tree in &forest.trees {
             let first = tree.leaves.start as usize;
             let mut refs: Vec<LeafRef> = Vec::with_capacity(tree.leaves.len());
@@ -232,6 +252,7 @@ impl FillIndex {
         FillIndex {
             by_radius,
             leaves,
+            leaf_segment,
             segments: forest.segment_count(),
         }
     }
@@ -357,6 +378,36 @@ impl RenderFrame {
         camera: &Camera,
         lod: &LodSettings,
     ) {
+        self.fill_on(None, forest, index, pose, spheres, camera, lod);
+    }
+
+    /// [`fill`](Self::fill) with its pieces run as jobs of `jobs`: the same instances in the
+    /// same order.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fill_with_jobs(
+        &mut self,
+        jobs: &JobSystem,
+        forest: &Forest,
+        index: &FillIndex,
+        pose: &PoseState,
+        spheres: impl IntoIterator<Item = (Vec3, f32)>,
+        camera: &Camera,
+        lod: &LodSettings,
+    ) {
+        self.fill_on(Some(jobs), forest, index, pose, spheres, camera, lod);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn fill_on(
+        &mut self,
+        jobs: Option<&JobSystem>,
+        forest: &Forest,
+        index: &FillIndex,
+        pose: &PoseState,
+        spheres: impl IntoIterator<Item = (Vec3, f32)>,
+        camera: &Camera,
+        lod: &LodSettings,
+    ) {
         let start = std::time::Instant::now();
         assert!(
             index.fits(forest),
@@ -376,6 +427,8 @@ impl RenderFrame {
         let ppr = camera.pixels_per_radian();
         let mut lo = Vec3::splat(f32::INFINITY);
         let mut hi = Vec3::splat(f32::NEG_INFINITY);
+        let mut plan = Plan::default();
+        let seg = &forest.seg;
         for tree in &forest.trees {
             let (center, radius) = tree_sphere(tree.root, tree.reach);
             lo = lo.min(center - Vec3::splat(radius));
@@ -394,10 +447,21 @@ impl RenderFrame {
                 2
             };
             self.trees_drawn[level] += 1;
+            // Segments thickest first: those at least `min_px` wide on screen are drawn, with the
+            // first cylinder from `sides_px[0]` pixels, the second from `sides_px[1]`, else the
+            // third. Sizes only fall along `by_radius`, so each run is found by binary search.
             let min_px = if level == 0 { 0.0 } else { lod.min_branch_px };
-            let segments = tree.segments.start as usize..tree.segments.end as usize;
-            let by_radius = &index.by_radius[segments.clone()];
-            self.fill_segments(forest, pose, by_radius, scale_px, min_px, lod.sides_px);
+            let first = tree.segments.start as usize;
+            let by_radius = &index.by_radius[first..tree.segments.end as usize];
+            let r_px = |i: &u32| seg.radius_base[*i as usize] * scale_px;
+            // Kept up to the first one narrower than `min_px`.
+            let kept = by_radius.partition_point(|i| r_px(i).partial_cmp(&min_px) != Some(std::cmp::Ordering::Less));
+            let kept_r = &by_radius[..kept];
+            let thick = kept_r.partition_point(|i| r_px(i) >= lod.sides_px[0]);
+            let medium = kept_r.partition_point(|i| r_px(i) >= lod.sides_px[1]).max(thick);
+            for (mesh, run) in [(0, 0..thick), (1, thick..medium), (2, medium..kept)] {
+                plan.segments(mesh, first + run.start..first + run.end);
+            }
             let stride = if level < 2 {
                 lod.leaf_stride[level]
             } else {
@@ -408,12 +472,80 @@ impl RenderFrame {
                     .clamp(lod.leaf_stride[2], lod.max_leaf_stride.clamp(1, MAX_LEAF_STRIDE))
                     .next_power_of_two()
             };
+            let aspect = tree.leaf_aspect;
             if stride <= 1 {
-                self.fill_all_leaves(forest, pose, segments, tree.leaf_aspect, level);
+                // Every leaf, in the simulation's order (sequential reads of its arrays).
+                let leaves = seg.leaf_start[first] as usize..seg.leaf_start[tree.segments.end as usize] as usize;
+                plan.leaves(level, leaves, |range| LeafSource::All { range, aspect });
             } else {
-                let leaves = &index.leaves[tree.leaves.start as usize..tree.leaves.end as usize];
-                self.fill_leaves(pose, leaves, tree.leaf_aspect, level, stride);
+                // One leaf in `stride` (a power of two up to MAX_LEAF_STRIDE; those whose index
+                // in the tree is a multiple of it, so the choice does not flicker with the
+                // pose), each enlarged by sqrt(stride) on each side to keep the foliage's area:
+                // a prefix of the tree's progressive order.
+                let stride = stride.clamp(1, MAX_LEAF_STRIDE).next_power_of_two() as usize;
+                let grow = (stride as f32).sqrt();
+                let start = tree.leaves.start as usize;
+                let kept = multiples(tree.leaves.len(), stride);
+                plan.leaves(level, start..start + kept, |range| LeafSource::Strided {
+                    range,
+                    aspect,
+                    grow,
+                });
             }
+        }
+
+        // Every piece gets its window of the lists' spare capacity, in plan order.
+        let RenderFrame { segments, leaves, .. } = self;
+        let mut work: Vec<Piece<'_>> = Vec::with_capacity(plan.pieces.len());
+        {
+            let mut seg_spare: Vec<&mut [MaybeUninit<SegmentInstance>]> = segments
+                .iter_mut()
+                .zip(plan.segment_len)
+                .map(|(v, n)| {
+                    v.reserve(n);
+                    &mut v.spare_capacity_mut()[..n]
+                })
+                .collect();
+            let mut leaf_spare: Vec<&mut [MaybeUninit<LeafInstance>]> = leaves
+                .iter_mut()
+                .zip(plan.leaf_len)
+                .map(|(v, n)| {
+                    v.reserve(n);
+                    &mut v.spare_capacity_mut()[..n]
+                })
+                .collect();
+            for source in plan.pieces {
+                work.push(match source {
+                    Source::Segments { list, range } => {
+                        let (out, rest) = std::mem::take(&mut seg_spare[list]).split_at_mut(range.len());
+                        seg_spare[list] = rest;
+                        Piece::Segments { range, out }
+                    }
+                    Source::Leaves { list, leaves } => {
+                        let (out, rest) = std::mem::take(&mut leaf_spare[list]).split_at_mut(leaves.len());
+                        leaf_spare[list] = rest;
+                        Piece::Leaves { leaves, out }
+                    }
+                });
+            }
+            debug_assert!(seg_spare.iter().all(|s| s.is_empty()) && leaf_spare.iter().all(|s| s.is_empty()));
+        }
+        let run = |_: usize, piece: &mut Piece<'_>| piece.write(forest, index, pose);
+        match jobs {
+            Some(jobs) if jobs.threads() > 1 && work.len() > 1 => jobs.for_each_mut(&mut work, run),
+            _ => work.iter_mut().enumerate().for_each(|(k, p)| run(k, p)),
+        }
+        drop(work);
+        for (v, n) in segments.iter_mut().zip(plan.segment_len) {
+            // SAFETY: the pieces split the first `n` spare slots of this list between them
+            // without gaps or overlaps, and each wrote every slot of its window (`Piece::write`
+            // asserts it writes as many instances as its window holds); a panic in a piece
+            // returns from here before this line.
+            unsafe { v.set_len(n) };
+        }
+        for (v, n) in leaves.iter_mut().zip(plan.leaf_len) {
+            // SAFETY: as for the segments above.
+            unsafe { v.set_len(n) };
         }
         for (c, r) in spheres {
             self.spheres.push(SphereInstance {
@@ -427,98 +559,149 @@ impl RenderFrame {
         };
         self.fill_ns = start.elapsed().as_nanos() as u64;
     }
+}
 
-    /// Segments of one tree (given thickest first), each into the list of the cylinder that
-    /// suits its size on screen, until they get thinner than `min_px`.
-    fn fill_segments(
-        &mut self,
-        forest: &Forest,
-        pose: &PoseState,
-        by_radius: &[u32],
-        scale_px: f32,
-        min_px: f32,
-        sides_px: [f32; 2],
-    ) {
-        let seg = &forest.seg;
-        for v in &mut self.segments {
-            v.reserve(by_radius.len());
-        }
-        for &i in by_radius {
-            let i = i as usize;
-            let r0 = seg.radius_base[i];
-            let r_px = r0 * scale_px;
-            if r_px < min_px {
-                break;
-            }
-            let mesh = if r_px >= sides_px[0] {
-                0
-            } else if r_px >= sides_px[1] {
-                1
-            } else {
-                2
-            };
-            let b = pose.base[i];
-            self.segments[mesh].push(SegmentInstance {
-                base_radius: [b.x, b.y, b.z, r0],
-                orient: pack_snorm4(pose.orient[i].to_array()),
-                length_tip: [seg.length[i], seg.radius_tip[i]],
-            });
+/// The fill's plan: what every piece writes, in order, and how long each list gets.
+#[derive(Default)]
+struct Plan {
+    pieces: Vec<Source>,
+    segment_len: [usize; LODS],
+    leaf_len: [usize; LODS],
+}
+
+impl Plan {
+    /// The segments at `range` of `FillIndex::by_radius`, into cylinder list `mesh`.
+    fn segments(&mut self, mesh: usize, range: std::ops::Range<usize>) {
+        for start in range.clone().step_by(FILL_PIECE) {
+            let range = start..(start + FILL_PIECE).min(range.end);
+            self.segment_len[mesh] += range.len();
+            self.pieces.push(Source::Segments { list: mesh, range });
         }
     }
 
-    /// Every leaf of one tree, in the simulation's order (sequential reads of its arrays).
-    fn fill_all_leaves(
+    /// Leaves `range` (of the source `source` makes) into level `level`'s list.
+    fn leaves(
         &mut self,
-        forest: &Forest,
-        pose: &PoseState,
-        segments: std::ops::Range<usize>,
-        leaf_aspect: f32,
         level: usize,
+        range: std::ops::Range<usize>,
+        source: impl Fn(std::ops::Range<usize>) -> LeafSource,
     ) {
-        let seg = &forest.seg;
-        let out = &mut self.leaves[level];
-        out.reserve((seg.leaf_start[segments.end] - seg.leaf_start[segments.start]) as usize);
-        for i in segments {
-            let q: Quat = pose.orient[i];
-            for j in seg.leaf_start[i] as usize..seg.leaf_start[i + 1] as usize {
-                let p = pose.leaf_pos[j];
-                let length = forest.leaf.length_m(j);
-                let r = forest.leaf.rest[j];
-                let rest = Quat::from_xyzw(r[0] as f32, r[1] as f32, r[2] as f32, r[3] as f32) * (1.0 / 32767.0);
-                out.push(LeafInstance {
-                    pos_length: [p.x, p.y, p.z, length],
-                    orient: pack_snorm4((q * rest).to_array()),
-                    width_shade: [length * leaf_aspect, leaf_shade(j)],
-                });
-            }
+        for start in range.clone().step_by(FILL_PIECE) {
+            let range = start..(start + FILL_PIECE).min(range.end);
+            self.leaf_len[level] += range.len();
+            self.pieces.push(Source::Leaves {
+                list: level,
+                leaves: source(range),
+            });
         }
     }
+}
 
-    /// Leaves of one tree at `level`: one in `stride` (a power of two up to
-    /// [`MAX_LEAF_STRIDE`]; those whose index in the tree is a multiple of it, so the choice
-    /// does not flicker with the pose), each enlarged by sqrt(stride) on each side to keep the
-    /// foliage's area. `leaves` is the tree's progressive order, whose prefix they are.
-    fn fill_leaves(&mut self, pose: &PoseState, leaves: &[LeafRef], leaf_aspect: f32, level: usize, stride: u32) {
-        let out = &mut self.leaves[level];
-        let stride = stride.clamp(1, MAX_LEAF_STRIDE).next_power_of_two() as usize;
-        let grow = (stride as f32).sqrt();
-        let kept = &leaves[..multiples(leaves.len(), stride)];
-        out.reserve(kept.len());
-        for l in kept {
-            let i = l.segment as usize;
-            let q: Quat = pose.orient[i];
-            // The attachment point, as the simulation places it: along the segment's axis.
-            let p = pose.base[i] + q * Vec3::new(0.0, l.along, 0.0);
-            let length = l.length * grow;
-            // The rest orientation is stored unit length to 1/32767; the shader normalises the
-            // product, so no normalisation here (nor in `fill_all_leaves`).
-            let r = l.rest;
-            let rest = Quat::from_xyzw(r[0] as f32, r[1] as f32, r[2] as f32, r[3] as f32) * (1.0 / 32767.0);
-            out.push(LeafInstance {
-                pos_length: [p.x, p.y, p.z, length],
-                orient: pack_snorm4((q * rest).to_array()),
-                width_shade: [length * leaf_aspect, leaf_shade(l.leaf as usize)],
-            });
+/// What a piece of the fill reads.
+enum Source {
+    /// `FillIndex::by_radius[range]`, into segment list `list`.
+    Segments {
+        list: usize,
+        range: std::ops::Range<usize>,
+    },
+    Leaves {
+        list: usize,
+        leaves: LeafSource,
+    },
+}
+
+/// Leaves a piece writes.
+#[derive(Clone)]
+enum LeafSource {
+    /// The forest's leaves `range`, at their own size.
+    All { range: std::ops::Range<usize>, aspect: f32 },
+    /// `FillIndex::leaves[range]`, each enlarged by `grow` on each side.
+    Strided {
+        range: std::ops::Range<usize>,
+        aspect: f32,
+        grow: f32,
+    },
+}
+
+impl LeafSource {
+    fn len(&self) -> usize {
+        match self {
+            LeafSource::All { range, .. } | LeafSource::Strided { range, .. } => range.len(),
+        }
+    }
+}
+
+/// A piece of the fill with its window of the output.
+enum Piece<'a> {
+    Segments {
+        range: std::ops::Range<usize>,
+        out: &'a mut [MaybeUninit<SegmentInstance>],
+    },
+    Leaves {
+        leaves: LeafSource,
+        out: &'a mut [MaybeUninit<LeafInstance>],
+    },
+}
+
+impl Piece<'_> {
+    /// Writes every slot of the window.
+    fn write(&mut self, forest: &Forest, index: &FillIndex, pose: &PoseState) {
+        let seg = &forest.seg;
+        match self {
+            Piece::Segments { range, out } => {
+                let ids = &index.by_radius[range.clone()];
+                assert_eq!(ids.len(), out.len(), "a fill piece writes its whole window");
+                for (o, &i) in out.iter_mut().zip(ids) {
+                    let i = i as usize;
+                    let b = pose.base[i];
+                    o.write(SegmentInstance {
+                        base_radius: [b.x, b.y, b.z, seg.radius_base[i]],
+                        orient: pack_snorm4(pose.orient[i].to_array()),
+                        length_tip: [seg.length[i], seg.radius_tip[i]],
+                    });
+                }
+            }
+            Piece::Leaves { leaves, out } => {
+                assert_eq!(leaves.len(), out.len(), "a fill piece writes its whole window");
+                match leaves {
+                    LeafSource::All { range, aspect } => {
+                        let segments = &index.leaf_segment[range.clone()];
+                        for ((o, j), &i) in out.iter_mut().zip(range.clone()).zip(segments) {
+                            let q: Quat = pose.orient[i as usize];
+                            let p = pose.leaf_pos[j];
+                            let length = forest.leaf.length_m(j);
+                            // The rest orientation is stored unit length to 1/32767; the shader
+                            // normalises the product, so no normalisation here.
+                            let r = forest.leaf.rest[j];
+                            let rest =
+                                Quat::from_xyzw(r[0] as f32, r[1] as f32, r[2] as f32, r[3] as f32) * (1.0 / 32767.0);
+                            o.write(LeafInstance {
+                                pos_length: [p.x, p.y, p.z, length],
+                                orient: pack_snorm4((q * rest).to_array()),
+                                width_shade: [length * *aspect, leaf_shade(j)],
+                            });
+                        }
+                    }
+                    LeafSource::Strided { range, aspect, grow } => {
+                        for (o, l) in out.iter_mut().zip(&index.leaves[range.clone()]) {
+                            let i = l.segment as usize;
+                            let q: Quat = pose.orient[i];
+                            // The attachment point, as the simulation places it: along the
+                            // segment's axis.
+                            let p = pose.base[i] + q * Vec3::new(0.0, l.along, 0.0);
+                            let length = l.length * *grow;
+                            let r = l.rest;
+                            let rest =
+                                Quat::from_xyzw(r[0] as f32, r[1] as f32, r[2] as f32, r[3] as f32) * (1.0 / 32767.0);
+                            o.write(LeafInstance {
+                                pos_length: [p.x, p.y, p.z, length],
+                                orient: pack_snorm4((q * rest).to_array()),
+                                width_shade: [length * *aspect, leaf_shade(l.leaf as usize)],
+                            });
+                        }
+                    }
+                }
+            }
         }
     }
 }

@@ -2,6 +2,7 @@
 
 mod args;
 mod bench;
+mod bench_frame;
 mod bench_render;
 mod bench_wind;
 mod export;
@@ -65,6 +66,9 @@ enum BenchCommand {
     Render(bench_render::RenderBenchArgs),
     /// Steps the stable-fluids wind grid and reports time per pass and the divergence left.
     Wind(bench_wind::WindBenchArgs),
+    /// One frame of the viewer's simulation thread (wind, trees, render command fill) on its
+    /// real scene, without drawing: time per phase and a state hash.
+    Frame(bench_frame::FrameBenchArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -83,6 +87,9 @@ fn main() -> std::process::ExitCode {
         Command::Bench {
             what: BenchCommand::Wind(args),
         } => bench_wind::run(&args),
+        Command::Bench {
+            what: BenchCommand::Frame(args),
+        } => bench_frame::run(&args),
         Command::Spec { what } => trees::run_spec(&what),
         Command::Export(args) => trees::run_export(&args),
         Command::Grow { what } => grow::run(&what),

@@ -706,6 +706,21 @@ impl Driver {
         self.report_wind_failure();
     }
 
+    /// One viewer frame when the simulation keeps real time at one step per frame: a step
+    /// (the wind's, then the trees'), then the fill, closing one timing frame.
+    pub fn step_and_fill(&mut self, frame: &mut RenderFrame) {
+        let start = Instant::now();
+        self.scene.sim.step(&self.jobs, &self.timings);
+        self.report_wind_failure();
+        self.fill(frame, start, Duration::ZERO);
+    }
+
+    /// The simulation's phase timings: the trees' [`PHASES`], the wind's [`FLUID_PHASES`] and
+    /// `fill`, one timing frame per filled frame.
+    pub fn timings(&self) -> &FrameTimings {
+        &self.timings
+    }
+
     /// Fills `frame` for the current camera and closes the timing frame begun at `frame_start`.
     pub fn fill(&mut self, frame: &mut RenderFrame, frame_start: Instant, cache_wait: Duration) {
         let t0 = Instant::now();
@@ -713,7 +728,15 @@ impl Driver {
         let spheres: Vec<(Vec3, f32)> = sim.colliders().iter().map(|c| (c.center, c.radius)).collect();
         {
             let pose = sim.pose();
-            frame.fill(sim.forest(), &self.index, &pose, spheres, &self.camera, &self.lod);
+            frame.fill_with_jobs(
+                &self.jobs,
+                sim.forest(),
+                &self.index,
+                &pose,
+                spheres,
+                &self.camera,
+                &self.lod,
+            );
         }
         let field = match (self.field_layer, sim.wind().fluid()) {
             (Some(layer), Some(g)) => slice_arrows(g, layer.min(g.cells()[1] - 1), &mut frame.wind_arrows),

@@ -44,6 +44,7 @@
 mod advect;
 mod jacobi;
 mod pressure;
+mod sample;
 #[cfg(test)]
 mod tests;
 mod vorticity;

@@ -52,6 +52,10 @@ impl WindField for FluidWind {
         self.grid.sample(position)
     }
 
+    fn sample_in_place(&self, points: &mut [Vec3]) {
+        self.grid.sample_in_place(points)
+    }
+
     fn fluid(&self) -> Option<&FluidGrid> {
         Some(&self.grid)
     }

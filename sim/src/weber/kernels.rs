@@ -199,8 +199,10 @@ fn pose_one(t: &TreeStatic<'_>, i: usize, a: [f32; 2], parent: Joint, own: &mut 
     own.dir[0][k] = (frame * Vec3A::from(bend.d_dx * l)).into();
     own.dir[1][k] = (frame * Vec3A::from(bend.d_dz * l)).into();
     let step = axis * (l * (1.0 / 65535.0));
-    for j in t.leaves_of(i) {
-        own.leaf_pos[j - leaf_lo] = (base + step * t.leaf_along[j] as f32).into();
+    let leaves = t.leaves_of(i);
+    let out = &mut own.leaf_pos[leaves.start - leaf_lo..leaves.end - leaf_lo];
+    for (p, &along) in out.iter_mut().zip(&t.leaf_along[leaves]) {
+        *p = (base + step * along as f32).into();
     }
 }
 
@@ -331,19 +333,20 @@ pub(crate) fn kinematics(
 /// load acts at its centre, which moves by D/2 (D its correction direction vector); in absolute
 /// angles every descendant translates with i's tip, so their loads contribute (ΣF)·D. In the
 /// planar case this is Weber's f_g = m·g·sin Θ and f_w = l·r·(d·w) times the lever arm, plus the
-/// loads the branch carries. `wind` returns the wind velocity at a point. With `per_leaf`, the
-/// leaves' share of the drag takes the mean wind at the segment's leaves (in a varying field
-/// a leaf feels the air where it is), the bark's the wind at the segment's centre.
+/// loads the branch carries. `centre_wind(i)` is the wind velocity at segment i's centre (see
+/// [`segment_centres`]). With `leaf_wind` (the wind at each of the tree's leaves, in a varying
+/// field), the leaves' share of the drag takes the mean wind at the segment's leaves (a leaf
+/// feels the air where it is), the bark's the wind at the segment's centre.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn populate<W: Fn(Vec3) -> Vec3>(
+pub(crate) fn populate<W: Fn(usize) -> Vec3>(
     t: &TreeStatic<'_>,
     planes: [&mut PlaneMut<'_>; 2],
     pose: PoseRef<'_>,
     load: &mut [Vec3],
     h: f32,
     gravity: f32,
-    per_leaf: bool,
-    wind: W,
+    leaf_wind: Option<&[Vec3]>,
+    centre_wind: W,
 ) {
     let n = t.len();
     let [px, pz] = planes;
@@ -351,18 +354,17 @@ pub(crate) fn populate<W: Fn(Vec3) -> Vec3>(
     pz.rhs.fill(0.0);
     load.fill(Vec3::ZERO);
     for i in (0..n).rev() {
-        let l = t.length[i];
-        let center = pose.base[i] + pose.orient[i] * Vec3::new(0.0, 0.5 * l, 0.0);
         let leaves = t.leaves_of(i);
-        let wind_force = if per_leaf && !leaves.is_empty() {
-            let mut sum = Vec3::ZERO;
-            for &p in &pose.leaf_pos[leaves.clone()] {
-                sum += wind(p);
+        let wind_force = match leaf_wind {
+            Some(at_leaves) if !leaves.is_empty() => {
+                let mut sum = Vec3::ZERO;
+                for &w in &at_leaves[leaves.clone()] {
+                    sum += w;
+                }
+                let leaf = t.leaf_drag[i];
+                centre_wind(i) * (t.drag[i] - leaf) + sum * (leaf / leaves.len() as f32)
             }
-            let leaf = t.leaf_drag[i];
-            wind(center) * (t.drag[i] - leaf) + sum * (leaf / leaves.len() as f32)
-        } else {
-            wind(center) * t.drag[i]
+            _ => centre_wind(i) * t.drag[i],
         };
         let f = Vec3::new(0.0, -t.mass[i] * gravity, 0.0) + wind_force;
         let lever = 0.5 * f + load[i];
@@ -384,6 +386,13 @@ pub(crate) fn populate<W: Fn(Vec3) -> Vec3>(
                 pl.rhs[i] += h * (tau[plane] - g);
             }
         }
+    }
+}
+
+/// The centre of each of the tree's segments, where its bark's drag takes the wind.
+pub(crate) fn segment_centres(t: &TreeStatic<'_>, pose: PoseRef<'_>, out: &mut [Vec3]) {
+    for (i, c) in out.iter_mut().enumerate().take(t.len()) {
+        *c = pose.base[i] + pose.orient[i] * Vec3::new(0.0, 0.5 * t.length[i], 0.0);
     }
 }
 

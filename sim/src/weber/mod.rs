@@ -105,6 +105,15 @@ impl PoseState {
 struct Scratch {
     /// Sum of the external forces on each segment's strict descendants.
     load: Vec<Vec3>,
+    /// A varying wind at each segment's centre and at each leaf (empty in a uniform wind).
+    centre_wind: Vec<Vec3>,
+    leaf_wind: Vec<Vec3>,
+}
+
+/// One tree's share of the wind samples (empty slices in a uniform wind).
+struct WindScratch<'a> {
+    centre: &'a mut [Vec3],
+    leaf: &'a mut [Vec3],
 }
 
 #[derive(Default)]
@@ -218,6 +227,8 @@ impl Simulation {
             pose: RwLock::new(pose),
             scratch: RwLock::new(Scratch {
                 load: vec![Vec3::ZERO; n],
+                centre_wind: Vec::new(),
+                leaf_wind: Vec::new(),
             }),
             cg: [RwLock::new(CgBuffers::default()), RwLock::new(CgBuffers::default())],
             wind: Box::new(Calm),
@@ -420,7 +431,7 @@ impl Simulation {
         let pose = self.pose();
         total += b(&pose.base) + b(&pose.orient) + b(&pose.dir[0]) + b(&pose.dir[1]) + b(&pose.leaf_pos);
         let scratch = read(&self.sh.scratch);
-        total + b(&scratch.load)
+        total + b(&scratch.load) + b(&scratch.centre_wind) + b(&scratch.leaf_wind)
     }
 
     /// Advances one time step. Phase times (work time, summed over threads) are added to the
@@ -482,7 +493,13 @@ impl Simulation {
         let mut scratch = lock(&sh.scratch);
         let [ca, cb] = &sh.cg;
         let (mut ca, mut cb) = (lock(ca), lock(cb));
-        for t in 0..sh.forest.tree_count() {
+        let Scratch {
+            load,
+            centre_wind,
+            leaf_wind,
+        } = &mut *scratch;
+        let mut winds = wind_per_tree(centre_wind, leaf_wind, sh);
+        for (t, wind) in winds.iter_mut().enumerate() {
             let ts = tree_static(sh, t);
             let r = seg_range(sh, t);
             let (mut px, mut pz) = (plane_mut(&mut pa, r.clone()), plane_mut(&mut pb, r.clone()));
@@ -491,7 +508,8 @@ impl Simulation {
                 &ts,
                 [&mut px, &mut pz],
                 pose_ref(&pose, r.clone(), leaf_range(sh, t)),
-                &mut scratch.load[r.clone()],
+                &mut load[r.clone()],
+                wind,
             );
             if solver.is_some() {
                 solve_plane(sh, &ts, &mut px, cg_work(&mut ca, r.clone()));
@@ -500,6 +518,7 @@ impl Simulation {
         }
         // The right-hand side is scratch: the next step recomputes it.
         let out = [pa.rhs.clone(), pb.rhs.clone()];
+        drop(winds);
         drop((pa, pb, pose, scratch, ca, cb));
         if solver.is_some() {
             self.set_solver(saved);
@@ -779,21 +798,49 @@ fn timed<R>(sh: &Shared, k: usize, f: impl FnOnce() -> R) -> R {
     r
 }
 
+/// Populate for one tree. A varying wind is sampled first, at every segment centre and every
+/// leaf in two calls (`WindField::sample_in_place`), into `wind`.
 fn populate_tree(
     sh: &Shared,
     ts: &TreeStatic<'_>,
     planes: [&mut PlaneMut<'_>; 2],
     pose: PoseRef<'_>,
     load: &mut [Vec3],
+    wind: &mut WindScratch<'_>,
 ) {
     let (h, g) = (sh.params.dt, sh.params.gravity);
     match sh.wind.uniform() {
-        Some(w) => kernels::populate(ts, planes, pose, load, h, g, false, |_| w),
+        Some(w) => kernels::populate(ts, planes, pose, load, h, g, None, |_| w),
         None => {
-            let wind = &*sh.wind;
-            kernels::populate(ts, planes, pose, load, h, g, true, |p| wind.sample(p))
+            kernels::segment_centres(ts, pose, wind.centre);
+            sh.wind.sample_in_place(wind.centre);
+            wind.leaf.copy_from_slice(pose.leaf_pos);
+            sh.wind.sample_in_place(wind.leaf);
+            let centre = &*wind.centre;
+            kernels::populate(ts, planes, pose, load, h, g, Some(wind.leaf), |i| centre[i])
         }
     }
+}
+
+/// Per tree, its part of the wind sample buffers: sized to the forest for a varying wind,
+/// empty for a uniform one (which populate reads without sampling).
+fn wind_per_tree<'a>(centre: &'a mut Vec<Vec3>, leaf: &'a mut Vec<Vec3>, sh: &Shared) -> Vec<WindScratch<'a>> {
+    if sh.wind.uniform().is_some() {
+        return (0..sh.forest.tree_count())
+            .map(|_| WindScratch {
+                centre: &mut [],
+                leaf: &mut [],
+            })
+            .collect();
+    }
+    centre.resize(sh.forest.segment_count(), Vec3::ZERO);
+    leaf.resize(sh.forest.leaf_count(), Vec3::ZERO);
+    let c = split_lengths(centre, tree_lengths(sh));
+    let l = split_lengths(leaf, sh.forest.trees.iter().map(|t| t.leaves.len()));
+    c.into_iter()
+        .zip(l)
+        .map(|(centre, leaf)| WindScratch { centre, leaf })
+        .collect()
 }
 
 /// Solves one plane of one tree, leaving Δv in `rhs`.
@@ -834,6 +881,7 @@ fn contacts_for<'a>(sh: &'a Shared, ts: &TreeStatic<'_>) -> Contacts<'a> {
 }
 
 /// A whole step of one tree, as one job.
+#[allow(clippy::too_many_arguments)]
 fn step_tree<'a>(
     sh: &Shared,
     t: usize,
@@ -841,6 +889,7 @@ fn step_tree<'a>(
     mut pz: PlaneMut<'a>,
     pose: PoseParts<'a>,
     load: &mut [Vec3],
+    mut wind: WindScratch<'_>,
     cg: [Option<CgWork<'_>>; 2],
 ) {
     let ts = tree_static(sh, t);
@@ -857,7 +906,7 @@ fn step_tree<'a>(
             dir: [&*dir[0], &*dir[1]],
             leaf_pos: &*leaf_pos,
         };
-        populate_tree(sh, &ts, [&mut px, &mut pz], pr, load)
+        populate_tree(sh, &ts, [&mut px, &mut pz], pr, load, &mut wind)
     });
     let [cgx, cgz] = cg;
     timed(sh, SOLVE, || {
@@ -921,18 +970,24 @@ fn per_tree_graph() -> JobGraph<Shared> {
         let xs = planes_per_tree(&mut pa, sh);
         let zs = planes_per_tree(&mut pz, sh);
         let poses = pose_parts_per_tree(&mut pose, sh);
-        let loads = split_lengths(&mut scratch.load, tree_lengths(sh));
+        let Scratch {
+            load,
+            centre_wind,
+            leaf_wind,
+        } = &mut *scratch;
+        let loads = split_lengths(load, tree_lengths(sh));
+        let winds = wind_per_tree(centre_wind, leaf_wind, sh);
         let cgx = cg_per_tree(&mut ca, sh);
         let cgz = cg_per_tree(&mut cz, sh);
         let work = xs
             .into_iter()
             .zip(zs)
             .zip(poses)
-            .zip(loads)
+            .zip(loads.into_iter().zip(winds))
             .zip(cgx.into_iter().zip(cgz));
         jobs.scope(|s| {
-            for (t, ((((px, pz), pose), load), (cx, cz))) in work.enumerate() {
-                s.spawn(move |_| step_tree(sh, t, px, pz, pose, load, [cx, cz]));
+            for (t, ((((px, pz), pose), (load, wind)), (cx, cz))) in work.enumerate() {
+                s.spawn(move |_| step_tree(sh, t, px, pz, pose, load, wind, [cx, cz]));
             }
         });
     });
@@ -950,14 +1005,24 @@ fn per_phase_graph() -> JobGraph<Shared> {
         let mut scratch = lock(&sh.scratch);
         let xs = planes_per_tree(&mut pa, sh);
         let zs = planes_per_tree(&mut pz, sh);
-        let loads = split_lengths(&mut scratch.load, tree_lengths(sh));
+        let Scratch {
+            load,
+            centre_wind,
+            leaf_wind,
+        } = &mut *scratch;
+        let loads = split_lengths(load, tree_lengths(sh));
+        let winds = wind_per_tree(centre_wind, leaf_wind, sh);
         let pose = &*pose;
         jobs.scope(|s| {
-            for (t, ((mut px, mut pz), load)) in xs.into_iter().zip(zs).zip(loads).enumerate() {
+            for (t, ((mut px, mut pz), (load, mut wind))) in
+                xs.into_iter().zip(zs).zip(loads.into_iter().zip(winds)).enumerate()
+            {
                 s.spawn(move |_| {
                     let ts = tree_static(sh, t);
                     let pr = pose_ref(pose, seg_range(sh, t), leaf_range(sh, t));
-                    timed(sh, POPULATE, || populate_tree(sh, &ts, [&mut px, &mut pz], pr, load));
+                    timed(sh, POPULATE, || {
+                        populate_tree(sh, &ts, [&mut px, &mut pz], pr, load, &mut wind)
+                    });
                 });
             }
         });

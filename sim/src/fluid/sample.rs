@@ -1,0 +1,199 @@
+//! The wind at many points at once, as the trees read it: every leaf and every segment centre
+//! of a forest, once per step.
+//!
+//! Invariant: [`FluidGrid::sample_in_place`] gives each point exactly the bits of
+//! [`FluidGrid::sample`] at it (the same operations in the same order, without fused
+//! multiply-adds), on every instruction set. The AVX2 kernel does eight points at a time: the
+//! grid coordinates `(p − origin) / h`, per component the clamped corner and weights, eight
+//! gathers of the 2×2×2 corners and the seven lerps of `trilinear`.
+//!
+//! The AVX2 kernel is `unsafe` (`std::arch` intrinsics behind `#[target_feature]`), which this
+//! module allows like [`super::advect`] and [`super::jacobi`]; it is called only when
+//! [`Isa::Avx2`] was chosen, which requires the CPU to report AVX2 at run time.
+
+#![allow(unsafe_code)]
+
+use glam::Vec3;
+
+use super::{FluidGrid, Isa};
+
+impl FluidGrid {
+    /// Replaces each point by the wind there ([`sample`](Self::sample) at it, bit for bit).
+    pub fn sample_in_place(&self, points: &mut [Vec3]) {
+        let done = match self.isa {
+            Isa::Portable => 0,
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2.
+            Isa::Avx2 => unsafe { avx2::sample_in_place(self, points) },
+        };
+        for p in &mut points[done..] {
+            *p = self.sample(*p);
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    use glam::Vec3;
+
+    use super::FluidGrid;
+
+    /// `a + (b − a) t`, as the portable `lerp`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn lerp(a: __m256, b: __m256, t: __m256) -> __m256 {
+        _mm256_add_ps(a, _mm256_mul_ps(_mm256_sub_ps(b, a), t))
+    }
+
+    /// The wind at the first multiple of eight of `points`, in place; returns how many points
+    /// it did (the rest are left to the portable path).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn sample_in_place(grid: &FluidGrid, points: &mut [Vec3]) -> usize {
+        let d = &grid.dims;
+        let origin = grid.params.origin;
+        let org = [origin.x, origin.y, origin.z].map(|o| _mm256_set1_ps(o));
+        let h = d.h.map(|h| _mm256_set1_ps(h));
+        let zero = _mm256_setzero_ps();
+        let half = _mm256_set1_ps(0.5);
+        let one = _mm256_set1_epi32(1);
+        // Per component: its face dims, clamps and strides; every gathered index lies below
+        // its face count, which fits an i32 (MAX_CELLS keeps it far below).
+        let comp: [_; 3] = std::array::from_fn(|a| {
+            let fd = d.face_dims(a);
+            let f = &grid.vel[a][..];
+            assert!(f.len() == fd[0] * fd[1] * fd[2] && f.len() <= i32::MAX as usize);
+            (
+                f,
+                fd.map(|n| _mm256_set1_ps((n - 1) as f32)),
+                fd.map(|n| _mm256_set1_epi32((n - 2) as i32)),
+                _mm256_set1_epi32(fd[0] as i32),
+                _mm256_set1_epi32((fd[0] * fd[1]) as i32),
+            )
+        });
+        let n = points.len() / 8 * 8;
+        for chunk in points[..n].chunks_exact_mut(8) {
+            let mut xyz = [[0f32; 8]; 3];
+            for (l, p) in chunk.iter().enumerate() {
+                xyz[0][l] = p.x;
+                xyz[1][l] = p.y;
+                xyz[2][l] = p.z;
+            }
+            // g = (p − origin) / h, as `sample`.
+            let g: [__m256; 3] = std::array::from_fn(|b| {
+                // SAFETY: `xyz[b]` holds eight floats.
+                let v = unsafe { _mm256_loadu_ps(xyz[b].as_ptr()) };
+                _mm256_div_ps(_mm256_sub_ps(v, org[b]), h[b])
+            });
+            let mut out = [[0f32; 8]; 3];
+            for (a, (f, max_f, max_i, v_sy, v_sz)) in comp.iter().enumerate() {
+                // `sample_component`: c = g − ½, then + ½ along the component's own axis.
+                let mut c = g.map(|x| _mm256_sub_ps(x, half));
+                c[a] = _mm256_add_ps(c[a], half);
+                let mut fl = [_mm256_setzero_si256(); 3];
+                let mut t = [zero; 3];
+                for b in 0..3 {
+                    // `trilinear`: x = c.max(0).min(max) (a NaN becomes 0 as with f32::max,
+                    // which `max_ps` gives by returning its second operand), truncated to the
+                    // corner, at most fd − 2, and the remainder.
+                    let x = _mm256_min_ps(_mm256_max_ps(c[b], zero), max_f[b]);
+                    fl[b] = _mm256_min_epi32(_mm256_cvttps_epi32(x), max_i[b]);
+                    t[b] = _mm256_sub_ps(x, _mm256_cvtepi32_ps(fl[b]));
+                }
+                // i0 + fd0·(i1 + fd1·i2) = i0 + sy·i1 + sz·i2.
+                let base = _mm256_add_epi32(
+                    fl[0],
+                    _mm256_add_epi32(_mm256_mullo_epi32(fl[1], *v_sy), _mm256_mullo_epi32(fl[2], *v_sz)),
+                );
+                let p = f.as_ptr();
+                let row_y = _mm256_add_epi32(base, *v_sy);
+                let row_z = _mm256_add_epi32(base, *v_sz);
+                let row_zy = _mm256_add_epi32(row_z, *v_sy);
+                let mut cx = [zero; 4];
+                for (cx, idx) in cx.iter_mut().zip([base, row_y, row_z, row_zy]) {
+                    // SAFETY: 0 ≤ fl[b] ≤ fd[b] − 2, so every index, at most base + sz + sy + 1
+                    // ≤ fd[0]·fd[1]·fd[2] − 1, lies in `f` (asserted to have that length).
+                    let (lo, hi) = unsafe {
+                        (
+                            _mm256_i32gather_ps::<4>(p, idx),
+                            _mm256_i32gather_ps::<4>(p, _mm256_add_epi32(idx, one)),
+                        )
+                    };
+                    *cx = lerp(lo, hi, t[0]);
+                }
+                let [c00, c10, c01, c11] = cx;
+                let v = lerp(lerp(c00, c10, t[1]), lerp(c01, c11, t[1]), t[2]);
+                // SAFETY: `out[a]` holds eight floats.
+                unsafe { _mm256_storeu_ps(out[a].as_mut_ptr(), v) };
+            }
+            for (l, p) in chunk.iter_mut().enumerate() {
+                *p = Vec3::new(out[0][l], out[1][l], out[2][l]);
+            }
+        }
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::Vec3;
+
+    use super::super::{FluidGrid, FluidParams, Isa};
+    use crate::rng::Rng;
+
+    /// A 13×7×11 grid of seeded random velocities.
+    fn grid() -> FluidGrid {
+        let mut p = FluidParams::over(Vec3::new(-3.0, 0.0, -2.0), Vec3::new(5.0, 4.0, 6.0));
+        p.cells = [13, 7, 11];
+        let mut g = FluidGrid::new(p).unwrap();
+        let mut rng = Rng::new(7);
+        for a in 0..3 {
+            g.velocity_mut(a).iter_mut().for_each(|v| *v = rng.sym(9.0));
+        }
+        g
+    }
+
+    #[test]
+    fn many_points_at_once_give_the_bits_of_one_at_a_time() {
+        let mut g = grid();
+        let mut rng = Rng::new(3);
+        // Inside, outside on every side (clamped), on faces and corners, and a ragged tail.
+        let mut points: Vec<Vec3> = (0..203)
+            .map(|_| Vec3::new(rng.range(-5.0, 7.0), rng.range(-1.0, 5.0), rng.range(-4.0, 8.0)))
+            .collect();
+        points.extend([
+            Vec3::new(-3.0, 0.0, -2.0),
+            Vec3::new(5.0, 4.0, 6.0),
+            Vec3::new(1.0, 2.0, 2.0),
+            Vec3::new(f32::NAN, 1.0, 1.0),
+            Vec3::new(1e30, -1e30, 0.5),
+        ]);
+        let want: Vec<[u32; 3]> = points
+            .iter()
+            .map(|&p| g.sample(p).to_array().map(f32::to_bits))
+            .collect();
+        let mut isas = vec![Isa::Portable];
+        if Isa::detect() != Isa::Portable {
+            isas.push(Isa::detect());
+        }
+        for isa in isas {
+            g.isa = isa;
+            let mut got = points.clone();
+            g.sample_in_place(&mut got);
+            for (k, (w, p)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(
+                    &w.to_array().map(f32::to_bits),
+                    p,
+                    "{isa:?}: point {k} at {}",
+                    points[k]
+                );
+            }
+        }
+        // The field varies: the samples are not all alike.
+        assert!(want.iter().any(|w| w != &want[0]));
+    }
+}

@@ -1,0 +1,286 @@
+//! `sylva bench frame`: what one frame of the viewer's simulation thread costs, without drawing.
+//!
+//! The scene is built as the viewer builds it ([`Scene::build`], [`Driver::new`],
+//! [`Driver::apply_args`]: the same trees, wind, collider sphere and camera), and every frame
+//! does what the simulation thread does when it keeps real time at one step per frame: the
+//! wind's step, the trees' step, the fill of the render command cache's write side and the
+//! publish that swaps it ([`Driver::step_and_fill`], [`CacheWriter::publish`](sylva_render::cache::CacheWriter::publish)). Nothing is
+//! drawn, so no Vulkan device is needed.
+//!
+//! The state hash covers the trees' angles and velocities, the fluid's velocity and pressure
+//! and the last frame's instances: the job system splits work by data, never by thread count,
+//! so it is the same for any `--threads`.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+use clap::Args;
+use serde::Serialize;
+use sylva_render::cache::command_cache;
+use sylva_render::frame::RenderFrame;
+use sylva_sim::fluid::FLUID_PHASES;
+use sylva_sim::PHASES;
+
+use crate::args::count_in;
+use crate::scene::{Driver, Scene, SceneArgs, WindModel};
+
+/// The viewer's default window, whose camera the fill culls and picks details for.
+const WIDTH_PX: f32 = 1280.0;
+const HEIGHT_PX: f32 = 720.0;
+
+#[derive(Args, Debug)]
+pub struct FrameBenchArgs {
+    #[command(flatten)]
+    scene: SceneArgs,
+    /// Threads running jobs, the calling thread included (default: the viewer's, one fewer
+    /// than the CPU's, at least 1).
+    #[arg(long, allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, sylva_engine::MAX_THREADS as u64))]
+    threads: Option<u64>,
+    /// Frames to time (one step of 1/60 s and one fill each).
+    #[arg(long, default_value = "300", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, 1_000_000))]
+    frames: u64,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Milliseconds per frame, by phase. The wind's passes and the fill are wall time; populate,
+/// solve and kinematics are work time summed over the threads (they run inside per-tree jobs).
+#[derive(Serialize)]
+struct FramePhases {
+    wind_advect: f64,
+    wind_forces: f64,
+    wind_pressure: f64,
+    wind_project: f64,
+    populate: f64,
+    solve: f64,
+    kinematics: f64,
+    fill: f64,
+    /// Wall time of the whole frame: step, fill and publish.
+    total: f64,
+}
+
+/// Wall time per frame over the timed frames \[ms\].
+#[derive(Serialize)]
+struct WallSpread {
+    min: f64,
+    median: f64,
+    max: f64,
+}
+
+#[derive(Serialize)]
+struct FrameReport {
+    scene: String,
+    trees: u64,
+    segments: u64,
+    leaves: u64,
+    wind_model: &'static str,
+    /// EASTxNORTHxUP cells of the fluid wind (absent for the uniform wind).
+    wind_grid: Option<String>,
+    threads: u64,
+    frames: u64,
+    ms_per_frame: FramePhases,
+    wall_ms: WallSpread,
+    /// Instances in the last frame's render commands.
+    instances: u64,
+    instance_bytes: u64,
+    state_hash: String,
+    finite: bool,
+    setup_ms: f64,
+}
+
+pub fn run(a: &FrameBenchArgs) -> Result<()> {
+    if a.scene.wind_gpu {
+        bail!("bench frame times the CPU's frame and opens no device; --wind-gpu is not allowed here (allowed: --wind-model fluid|uniform)");
+    }
+    let setup = Instant::now();
+    let s = &a.scene;
+    let scene = Scene::build(s.spec.as_deref(), s.species.as_deref(), s.trees, s.seed)?;
+    let camera = scene.default_camera(WIDTH_PX / HEIGHT_PX, HEIGHT_PX).camera();
+    let threads = a.threads.map_or_else(
+        || {
+            std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .saturating_sub(1)
+                .max(1)
+        },
+        |t| t as usize,
+    );
+    let mut driver = Driver::new(scene, s.wind as f32, s.seed, s.trees, camera, threads)?;
+    driver.apply_args(s)?;
+    let (mut writer, reader) = command_cache(RenderFrame::default(), RenderFrame::default());
+    let setup_ms = setup.elapsed().as_secs_f64() * 1e3;
+
+    let mut walls = Vec::with_capacity(a.frames as usize);
+    for _ in 0..a.frames {
+        let t0 = Instant::now();
+        driver.step_and_fill(writer.frame());
+        writer.publish();
+        walls.push(t0.elapsed());
+    }
+    if let Some(failure) = driver.wind_failure() {
+        bail!("{failure}");
+    }
+    // After the publish the frame just filled is the read side; the writer's is the one before.
+    let last = {
+        let r = reader.acquire();
+        (r.instance_count() as u64, r.instance_bytes() as u64, frame_hash(&r))
+    };
+
+    let timings = driver.timings();
+    let frames = timings.frames().max(1) as f64;
+    let ms = |name: &str| {
+        timings
+            .phase_id(name)
+            .map_or(0.0, |id| timings.total(id).as_secs_f64() * 1e3 / frames)
+    };
+    debug_assert!(PHASES
+        .iter()
+        .chain(&FLUID_PHASES)
+        .all(|p| timings.phase_id(p).is_some()));
+    let total: Duration = walls.iter().sum();
+    let mut sorted: Vec<f64> = walls.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+    sorted.sort_by(f64::total_cmp);
+    let sim = &driver.scene.sim;
+    let forest = sim.forest();
+    let mut hash = Fnv::new();
+    hash.u64(sim.state_hash());
+    hash.u64(sim.wind().fluid().map_or(0, |g| g.state_hash()));
+    hash.u64(last.2);
+    let report = FrameReport {
+        scene: driver.scene.title.clone(),
+        trees: forest.tree_count() as u64,
+        segments: forest.segment_count() as u64,
+        leaves: forest.leaf_count() as u64,
+        wind_model: match driver.wind_model {
+            WindModel::Fluid => "fluid",
+            WindModel::Uniform => "uniform",
+        },
+        wind_grid: sim.wind().fluid().map(|g| {
+            let c = g.cells();
+            format!("{}x{}x{}", c[0], c[2], c[1])
+        }),
+        threads: threads as u64,
+        frames: a.frames,
+        ms_per_frame: FramePhases {
+            wind_advect: ms(FLUID_PHASES[0]),
+            wind_forces: ms(FLUID_PHASES[1]),
+            wind_pressure: ms(FLUID_PHASES[2]),
+            wind_project: ms(FLUID_PHASES[3]),
+            populate: ms("populate"),
+            solve: ms("solve"),
+            kinematics: ms("kinematics"),
+            fill: ms("fill"),
+            total: total.as_secs_f64() * 1e3 / a.frames as f64,
+        },
+        wall_ms: WallSpread {
+            min: sorted[0],
+            median: sorted[sorted.len() / 2],
+            max: sorted[sorted.len() - 1],
+        },
+        instances: last.0,
+        instance_bytes: last.1,
+        state_hash: format!("{:016x}", hash.0),
+        finite: sim.finite(),
+        setup_ms,
+    };
+    if a.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print_table(&report);
+    }
+    Ok(())
+}
+
+fn print_table(r: &FrameReport) {
+    println!("sylva bench frame: the viewer's simulation thread, one step and one fill per frame");
+    println!(
+        "  {}: {} tree(s), {} segments, {} leaves; {} wind{}; {} thread(s), {} frames",
+        r.scene,
+        r.trees,
+        r.segments,
+        r.leaves,
+        r.wind_model,
+        r.wind_grid
+            .as_ref()
+            .map(|g| format!(" on {g} cells"))
+            .unwrap_or_default(),
+        r.threads,
+        r.frames
+    );
+    println!();
+    println!("  {:<14} {:>10}", "phase", "ms/frame");
+    let p = &r.ms_per_frame;
+    for (name, v) in [
+        ("wind advect", p.wind_advect),
+        ("wind forces", p.wind_forces),
+        ("wind pressure", p.wind_pressure),
+        ("wind project", p.wind_project),
+        ("populate *", p.populate),
+        ("solve *", p.solve),
+        ("kinematics *", p.kinematics),
+        ("fill", p.fill),
+    ] {
+        println!("  {name:<14} {v:>10.3}");
+    }
+    println!(
+        "  {:<14} {:>10.3}   (wall; min {:.3}, median {:.3}, max {:.3})",
+        "total", p.total, r.wall_ms.min, r.wall_ms.median, r.wall_ms.max
+    );
+    println!("  * work time summed over the threads; the rest is wall time");
+    println!();
+    println!(
+        "  instances      {} ({:.1} MB)",
+        r.instances,
+        r.instance_bytes as f64 / 1e6
+    );
+    println!("  state hash     {}", r.state_hash);
+    println!("  finite         {}", r.finite);
+    println!("  setup          {:.0} ms", r.setup_ms);
+}
+
+/// FNV-1a over 64-bit words.
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+    fn u64(&mut self, v: u64) {
+        for byte in v.to_le_bytes() {
+            self.0 ^= byte as u64;
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    fn f32s(&mut self, v: &[f32]) {
+        v.iter().for_each(|x| self.u64(x.to_bits() as u64));
+    }
+    fn i16s(&mut self, v: &[i16]) {
+        v.iter().for_each(|x| self.u64(*x as u16 as u64));
+    }
+}
+
+/// Hash of every instance of a frame, in order.
+fn frame_hash(f: &RenderFrame) -> u64 {
+    let mut h = Fnv::new();
+    for list in &f.segments {
+        h.u64(list.len() as u64);
+        for s in list {
+            h.f32s(&s.base_radius);
+            h.i16s(&s.orient);
+            h.f32s(&s.length_tip);
+        }
+    }
+    for list in &f.leaves {
+        h.u64(list.len() as u64);
+        for l in list {
+            h.f32s(&l.pos_length);
+            h.i16s(&l.orient);
+            h.f32s(&l.width_shade);
+        }
+    }
+    for s in &f.spheres {
+        h.f32s(&s.center_radius);
+    }
+    h.0
+}
