@@ -162,7 +162,7 @@ pub fn run(cmd: &GrowCommand) -> Result<()> {
 
 fn run_colonize(a: &ColonizeArgs) -> Result<()> {
     let crown = if let Some(file) = &a.points_file {
-        let text = read_text(file, 256 << 20)?;
+        let text = read_text(file, colonize::MAX_POINTS_FILE_BYTES, "points file")?;
         Envelope::Points(colonize::parse_points(&text, &file.display().to_string())?)
     } else {
         match a.envelopes.len() {
@@ -211,6 +211,9 @@ fn run_colonize(a: &ColonizeArgs) -> Result<()> {
         "{} iterations, {} nodes, {} of {} points reached, stopped: {:?}",
         c.iterations, c.nodes, c.points_killed, c.points, c.stop
     );
+    for w in &grown.warnings {
+        eprintln!("warning: {w}");
+    }
     let mut parts: Vec<&Skeleton> = grown.trees.iter().collect();
     parts.extend(grown.roots.iter());
     let mut stats = TreeStats::default();
@@ -253,7 +256,7 @@ fn grove_extent(trees: &[Skeleton]) -> (f64, f64) {
 fn run_lsystem(a: &LsystemArgs) -> Result<()> {
     let ls = match (&a.file, &a.preset) {
         (Some(file), _) => {
-            let text = read_text(file, lsystem::MAX_TEXT_BYTES)?;
+            let text = read_text(file, lsystem::MAX_TEXT_BYTES as u64, "L-system file")?;
             LSystem::parse(&text, &file.display().to_string())?
         }
         (None, Some(name)) => match lsystem::preset(name) {
@@ -294,12 +297,8 @@ fn report(stats: &TreeStats, parts: &[&Skeleton], out: &GrownOutput, ms: f64) ->
     Ok(())
 }
 
-/// Reads a text file, refusing one larger than `limit` bytes.
-pub fn read_text(path: &std::path::Path, limit: usize) -> Result<String> {
-    let meta = std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
-    if meta.len() > limit as u64 {
-        bail!("{} is {} bytes; allowed at most {limit}", path.display(), meta.len());
-    }
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", path.display()))
+/// Reads a text file through the library's bounded reader (regular files only, at most `limit`
+/// bytes; the error names the path and the limit).
+pub fn read_text(path: &std::path::Path, limit: u64, what: &str) -> Result<String> {
+    Ok(sylva_sim::io::read_text(path, limit, what)?)
 }
