@@ -118,7 +118,11 @@ impl SpeciesForest {
             est_segments += sizes[k % specs.len()].skeleton_segments;
             est_leaves += sizes[k % specs.len()].leaves;
         }
-        if !(est_segments <= MAX_TEST_FOREST_SEGMENTS as f64 && est_leaves <= MAX_TEST_FOREST_LEAVES as f64) {
+        if est_segments.is_nan()
+            || est_leaves.is_nan()
+            || est_segments > MAX_TEST_FOREST_SEGMENTS as f64
+            || est_leaves > MAX_TEST_FOREST_LEAVES as f64
+        {
             return Err(SimError::param(
                 "trees",
                 trees,

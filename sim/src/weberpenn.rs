@@ -121,6 +121,8 @@ impl GenLimits {
 /// Refuses a spec whose estimated size ([`WeberPennSpec::estimate_size`]) is beyond `limits`,
 /// before anything is grown, naming the level parameters that make it so.
 fn check_estimate(spec: &WeberPennSpec, limits: &GenLimits) -> Result<(), SimError> {
+    // NaN (no estimate) counts as beyond.
+    let beyond = |estimate: f64, limit: usize| estimate.is_nan() || estimate > limit as f64;
     let est = spec.estimate_size();
     let n = est.largest_level();
     let l = spec.level(n);
@@ -137,7 +139,7 @@ fn check_estimate(spec: &WeberPennSpec, limits: &GenLimits) -> Result<(), SimErr
             String::new()
         }
     );
-    if !(est.skeleton_segments <= limits.max_segments as f64) {
+    if beyond(est.skeleton_segments, limits.max_segments) {
         return Err(SimError::param(
             "tree size",
             format!("about {:.3e} segments estimated from the spec", est.skeleton_segments),
@@ -147,7 +149,7 @@ fn check_estimate(spec: &WeberPennSpec, limits: &GenLimits) -> Result<(), SimErr
             ),
         ));
     }
-    if !(est.leaves <= limits.max_leaves as f64) {
+    if beyond(est.leaves, limits.max_leaves) {
         return Err(SimError::param(
             "tree size",
             format!("about {:.3e} leaves estimated from the spec", est.leaves),
@@ -159,7 +161,7 @@ fn check_estimate(spec: &WeberPennSpec, limits: &GenLimits) -> Result<(), SimErr
             ),
         ));
     }
-    if !(est.work <= limits.max_work() as f64) {
+    if beyond(est.work, limits.max_work()) {
         return Err(SimError::param(
             "tree size",
             format!("about {:.3e} generation steps estimated from the spec", est.work),
@@ -285,6 +287,64 @@ fn check_spec(spec: &WeberPennSpec) -> Result<(), SimError> {
         }
     }
     Ok(())
+}
+
+/// The shape ratio of `shape` at `ratio` (Weber-Penn's table, with the spec's semantics for
+/// the shapes the tools define differently); also used by the size estimate.
+pub(crate) fn shape_ratio(s: &WeberPennSpec, ratio: f64, shape: i64) -> f64 {
+    let sapling = s.semantics.conical == Conical::Sapling;
+    match shape {
+        0 => match s.semantics.conical {
+            Conical::Pure => ratio,
+            Conical::Paper => 0.2 + 0.8 * ratio,
+            Conical::Sapling => 0.05 + 0.95 * ratio,
+        },
+        1 => 0.2 + 0.8 * (std::f64::consts::PI * ratio).sin(),
+        2 => 0.2 + 0.8 * (0.5 * std::f64::consts::PI * ratio).sin(),
+        3 => 1.0,
+        4 => 0.5 + 0.5 * ratio,
+        5 => {
+            let flame = if ratio <= 0.7 { ratio / 0.7 } else { (1.0 - ratio) / 0.3 };
+            if sapling {
+                0.05 + 0.95 * flame
+            } else {
+                flame
+            }
+        }
+        6 => 1.0 - 0.8 * ratio,
+        7 => {
+            if ratio <= 0.7 {
+                0.5 + 0.5 * ratio / 0.7
+            } else {
+                0.5 + 0.5 * (1.0 - ratio) / 0.3
+            }
+        }
+        // Sapling's shape 8 is its custom shape: (base, middle, middle position, top),
+        // linear in between.
+        8 if matches!(s.origin, SpecTool::SaplingV03 | SpecTool::Sapling4) && s.custom_shape.is_some() => {
+            let [base, middle, at, top] = s.custom_shape.unwrap_or([1.0, 1.0, 0.5, 1.0]);
+            let at = at.clamp(1e-6, 1.0 - 1e-6);
+            if ratio <= at {
+                base + (middle - base) * ratio / at
+            } else {
+                middle + (top - middle) * (ratio - at) / (1.0 - at)
+            }
+        }
+        8 | 9 => envelope(s, ratio),
+        10 => 0.5 + 0.5 * (1.0 - ratio),
+        _ => 1.0,
+    }
+}
+
+/// The pruning envelope (Arbaro's shape 8).
+pub(crate) fn envelope(s: &WeberPennSpec, ratio: f64) -> f64 {
+    if !(0.0..=1.0).contains(&ratio) {
+        0.0
+    } else if ratio < 1.0 - s.prune_width_peak {
+        (ratio / (1.0 - s.prune_width_peak)).powf(s.prune_power_high)
+    } else {
+        ((1.0 - ratio) / (1.0 - s.prune_width_peak)).powf(s.prune_power_low)
+    }
 }
 
 /// A rotation and a position: Arbaro's `Transformation`. The columns of `m` are the local axes;
@@ -606,64 +666,14 @@ impl<'a> Gen<'a> {
         }
     }
 
-    /// The shape ratio of `shape` at `ratio` (Weber-Penn's table, with the spec's semantics for
-    /// the shapes the tools define differently).
+    /// The shape ratio of `shape` at `ratio` (see [`shape_ratio`]).
     fn shape_ratio(&self, ratio: f64, shape: i64) -> f64 {
-        let s = self.spec;
-        let sapling = s.semantics.conical == Conical::Sapling;
-        match shape {
-            0 => match s.semantics.conical {
-                Conical::Pure => ratio,
-                Conical::Paper => 0.2 + 0.8 * ratio,
-                Conical::Sapling => 0.05 + 0.95 * ratio,
-            },
-            1 => 0.2 + 0.8 * (std::f64::consts::PI * ratio).sin(),
-            2 => 0.2 + 0.8 * (0.5 * std::f64::consts::PI * ratio).sin(),
-            3 => 1.0,
-            4 => 0.5 + 0.5 * ratio,
-            5 => {
-                let flame = if ratio <= 0.7 { ratio / 0.7 } else { (1.0 - ratio) / 0.3 };
-                if sapling {
-                    0.05 + 0.95 * flame
-                } else {
-                    flame
-                }
-            }
-            6 => 1.0 - 0.8 * ratio,
-            7 => {
-                if ratio <= 0.7 {
-                    0.5 + 0.5 * ratio / 0.7
-                } else {
-                    0.5 + 0.5 * (1.0 - ratio) / 0.3
-                }
-            }
-            // Sapling's shape 8 is its custom shape: (base, middle, middle position, top),
-            // linear in between.
-            8 if matches!(s.origin, SpecTool::SaplingV03 | SpecTool::Sapling4) && s.custom_shape.is_some() => {
-                let [base, middle, at, top] = s.custom_shape.unwrap_or([1.0, 1.0, 0.5, 1.0]);
-                let at = at.clamp(1e-6, 1.0 - 1e-6);
-                if ratio <= at {
-                    base + (middle - base) * ratio / at
-                } else {
-                    middle + (top - middle) * (ratio - at) / (1.0 - at)
-                }
-            }
-            8 | 9 => self.envelope(ratio),
-            10 => 0.5 + 0.5 * (1.0 - ratio),
-            _ => 1.0,
-        }
+        shape_ratio(self.spec, ratio, shape)
     }
 
-    /// The pruning envelope (Arbaro's shape 8).
+    /// The pruning envelope (see [`envelope`]).
     fn envelope(&self, ratio: f64) -> f64 {
-        let s = self.spec;
-        if !(0.0..=1.0).contains(&ratio) {
-            0.0
-        } else if ratio < 1.0 - s.prune_width_peak {
-            (ratio / (1.0 - s.prune_width_peak)).powf(s.prune_power_high)
-        } else {
-            ((1.0 - ratio) / (1.0 - s.prune_width_peak)).powf(s.prune_power_low)
-        }
+        envelope(self.spec, ratio)
     }
 
     fn grow_trunks(&mut self) -> Result<(), SimError> {

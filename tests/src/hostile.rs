@@ -391,7 +391,7 @@ impl Rand {
     pub fn new(seed: u64) -> Rand {
         Rand(seed)
     }
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -399,7 +399,7 @@ impl Rand {
         z ^ (z >> 31)
     }
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        (self.next_u64() % n.max(1) as u64) as usize
     }
 }
 
@@ -459,7 +459,7 @@ pub fn flips(base: &Base, count: usize, rng: &mut Rand) -> Vec<Case> {
             let mut bytes = base.text.as_bytes().to_vec();
             for _ in 0..1 + rng.below(4) {
                 let i = rng.below(bytes.len());
-                bytes[i] = rng.next() as u8;
+                bytes[i] = rng.next_u64() as u8;
             }
             Case {
                 name: format!("{} with bytes flipped ({k})", base.name),
@@ -492,7 +492,7 @@ pub fn noise(count: usize, max_len: usize, rng: &mut Rand) -> Vec<Case> {
         };
         let mut bytes = heads[rng.below(heads.len())].to_vec();
         let len = rng.below(max_len + 1);
-        bytes.extend((0..len).map(|_| rng.next() as u8));
+        bytes.extend((0..len).map(|_| rng.next_u64() as u8));
         out.push(Case {
             name: format!("noise {k} ({len} bytes)"),
             parser,
@@ -521,6 +521,7 @@ pub fn arbaro_base_name(format: Format, key: &str) -> String {
             "g_scale_v" => "ScaleV",
             "bend" | "leaf_bend" => "LeafBend",
             // Sapling's leaf angles are the leaf level's angles.
+            "shapeS" => "ShapeDeep",
             "leafRotate" => "Rotate",
             "leafRotateV" => "RotateV",
             "leafDownAngle" => "DownAngle",

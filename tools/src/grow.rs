@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 use glam::Vec3;
 use sylva_sim::colonize::{self, ColonizeParams, Envelope, RootParams};

@@ -178,10 +178,10 @@ impl Checker<'_> {
             return Err(self.err(name, format!("{name} is NaN; allowed: {range}")));
         }
         if v.is_infinite() {
-            return Err(self.err(name, format!("{name} = {v} is not finite; allowed: {range}")));
+            return Err(self.err(name, format!("{name} = {} is not finite; allowed: {range}", show(v))));
         }
         if !range.contains(v) {
-            return Err(self.err(name, format!("{name} = {v} is out of range; allowed: {range}")));
+            return Err(self.err(name, format!("{name} = {} is out of range; allowed: {range}", show(v))));
         }
         Ok(())
     }
@@ -238,10 +238,21 @@ impl Checker<'_> {
         Err(self.err(
             name,
             format!(
-                "{name} = {v} exceeds Sylva's sanity cap of {cap} {what} (no tool states a limit; the cap keeps \
-                 generation bounded); allowed: <= {cap}"
+                "{name} = {} exceeds Sylva's cap of {cap} {what} (the tool states no limit; beyond it Sylva cannot \
+                 grow or simulate the tree); allowed: |{name}| <= {cap}",
+                show(v)
             ),
         ))
+    }
+}
+
+/// A value for a message: plain decimals, exponent form for very large or small magnitudes
+/// (1e300 rather than three hundred digits).
+fn show(v: f64) -> String {
+    if v != 0.0 && (v.abs() >= 1e9 || v.abs() < 1e-6) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
     }
 }
 
@@ -401,10 +412,11 @@ impl WeberPennSpec {
                     ),
                 )
             };
-            if !(self.leaf_scale >= MIN_LEAF_SIZE) {
+            if self.leaf_scale.is_nan() || self.leaf_scale < MIN_LEAF_SIZE {
                 return Err(leaf("LeafScale", "long", self.leaf_scale));
             }
-            if !(self.leaf_scale * self.leaf_scale_x >= MIN_LEAF_SIZE) {
+            let width = self.leaf_scale * self.leaf_scale_x;
+            if width.is_nan() || width < MIN_LEAF_SIZE {
                 return Err(leaf("LeafScaleX", "wide", self.leaf_scale_x));
             }
         }
@@ -549,7 +561,7 @@ impl WeberPennSpec {
             let m = n.min(3);
             longest *= l.length + l.length_v;
             formula.push_str(&format!(" × ({m}Length + {m}LengthV)"));
-            if !(longest <= MAX_STEM_LENGTH) {
+            if longest.is_nan() || longest > MAX_STEM_LENGTH {
                 return Err(c.err(
                     &format!("{m}Length"),
                     format!(
@@ -646,7 +658,8 @@ mod tests {
 
     #[test]
     fn sylva_caps_name_the_parameter() {
-        let cases: [(&str, fn(&mut WeberPennSpec)); 8] = [
+        type Edit = fn(&mut WeberPennSpec);
+        let cases: [(&str, Edit); 8] = [
             ("0Length", |s| s.level[0].length = 1e300),
             ("0Length", |s| s.level[0].length = 1e30),
             ("1LengthV", |s| s.level[1].length_v = 1e9),
