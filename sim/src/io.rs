@@ -13,11 +13,25 @@ use std::fmt;
 use std::io::Read;
 use std::path::Path;
 
+/// Why a file was not read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadErrorKind {
+    /// The system refused (missing file, no permission, a read error).
+    Io,
+    /// A device, FIFO, socket or directory.
+    NotRegular,
+    /// Larger than the limit.
+    TooLarge,
+    /// Not UTF-8 ([`read_text`] only).
+    NotText,
+}
+
 /// A file that could not be read: which one and why (with what is allowed).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReadError {
     /// The path as given.
     pub path: String,
+    pub kind: ReadErrorKind,
     /// What is wrong and what is allowed.
     pub message: String,
 }
@@ -70,24 +84,31 @@ fn kind(meta: &std::fs::Metadata) -> &'static str {
 /// messages ("spec file", "points file").
 pub fn read_bytes(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, ReadError> {
     let shown = path.display().to_string();
-    let err = |message: String| ReadError {
+    let err = |kind: ReadErrorKind, message: String| ReadError {
         path: shown.clone(),
+        kind,
         message,
     };
-    let io_err = |e: std::io::Error| err(format!("cannot read the {what}: {e}"));
+    let io_err = |e: std::io::Error| err(ReadErrorKind::Io, format!("cannot read the {what}: {e}"));
     let refuse_kind = |meta: &std::fs::Metadata| {
-        err(format!(
-            "is {}; allowed: a regular {what} (devices, pipes and directories are not read)",
-            kind(meta)
-        ))
+        err(
+            ReadErrorKind::NotRegular,
+            format!(
+                "is {}; allowed: a regular {what} (devices, pipes and directories are not read)",
+                kind(meta)
+            ),
+        )
     };
     let too_large = |len: u64| {
-        err(format!(
-            "the {what} has {}{}; allowed: at most {}",
-            if len > limit { "more than " } else { "" },
-            describe_bytes(limit.min(len)),
-            describe_bytes(limit)
-        ))
+        err(
+            ReadErrorKind::TooLarge,
+            format!(
+                "the {what} has {}{}; allowed: at most {}",
+                if len > limit { "more than " } else { "" },
+                describe_bytes(limit.min(len)),
+                describe_bytes(limit)
+            ),
+        )
     };
     // Checked before opening: opening a FIFO blocks until a writer appears.
     let meta = std::fs::metadata(path).map_err(io_err)?;
@@ -95,11 +116,14 @@ pub fn read_bytes(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, ReadEr
         return Err(refuse_kind(&meta));
     }
     if meta.len() > limit {
-        return Err(err(format!(
-            "the {what} has {}; allowed: at most {}",
-            describe_bytes(meta.len()),
-            describe_bytes(limit)
-        )));
+        return Err(err(
+            ReadErrorKind::TooLarge,
+            format!(
+                "the {what} has {}; allowed: at most {}",
+                describe_bytes(meta.len()),
+                describe_bytes(limit)
+            ),
+        ));
     }
     let file = std::fs::File::open(path).map_err(io_err)?;
     // The path may have been replaced between the check and the open.
@@ -123,6 +147,7 @@ pub fn read_text(path: &Path, limit: u64, what: &str) -> Result<String, ReadErro
     let bytes = read_bytes(path, limit, what)?;
     String::from_utf8(bytes).map_err(|e| ReadError {
         path: path.display().to_string(),
+        kind: ReadErrorKind::NotText,
         message: format!(
             "the {what} is not UTF-8 text (invalid byte at offset {}); allowed: UTF-8 (ASCII) text",
             e.utf8_error().valid_up_to()
@@ -153,6 +178,7 @@ mod tests {
         let p = temp("big.txt", &[b'x'; 2048]);
         let e = read_bytes(&p, 1024, "test file").unwrap_err();
         assert_eq!(e.path, p.display().to_string());
+        assert_eq!(e.kind, ReadErrorKind::TooLarge);
         assert!(e.message.contains("2048 bytes"), "{e}");
         assert!(e.message.contains("at most 1024 bytes (1 KiB)"), "{e}");
     }

@@ -55,10 +55,9 @@ impl SpecLibrary {
 pub fn load_file(path: &Path) -> Result<SpecLibrary, SpecError> {
     let file = path.display().to_string();
     let bytes = crate::io::read_bytes(path, MAX_FILE_BYTES, "spec file").map_err(|e| {
-        let parameter = if e.message.contains("allowed: at most") {
-            "file size"
-        } else {
-            "file"
+        let parameter = match e.kind {
+            crate::io::ReadErrorKind::TooLarge => "file size",
+            _ => "file",
         };
         SpecError::new(&file, parameter, e.message)
     })?;
