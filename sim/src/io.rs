@@ -77,7 +77,7 @@ fn kind(meta: &std::fs::Metadata) -> &'static str {
             return "a socket";
         }
     }
-    "not a regular file"
+    "neither a file nor a folder"
 }
 
 /// Reads at most `limit` bytes of the regular file at `path`; `what` names the kind of file in
@@ -94,7 +94,7 @@ pub fn read_bytes(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, ReadEr
         err(
             ReadErrorKind::NotRegular,
             format!(
-                "is {}; allowed: a regular {what} (devices, pipes and directories are not read)",
+                "is {}, not a regular file; allowed: a regular {what} (devices, pipes and folders are not read)",
                 kind(meta)
             ),
         )

@@ -1,4 +1,13 @@
-//! Value parsers that name what is wrong and what is allowed.
+//! Command-line values shared by several commands: parsers that name what is wrong and what is
+//! allowed, and the device choices of the commands that draw. This module depends on no other
+//! module of the tool, so every command can use it without import cycles.
+
+use anyhow::Result;
+use clap::Args;
+use glam::Vec3;
+use sylva_render::{Gpu, GpuOptions};
+use sylva_sim::colonize::Envelope;
+use sylva_sim::fluid::MAX_CELLS;
 
 /// A whole number in `lo..=hi`.
 pub fn count_in(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
@@ -10,6 +19,11 @@ pub fn count_in(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
         return Err(format!("{v} is out of range; allowed {lo}..={hi}"));
     }
     Ok(v as u64)
+}
+
+/// A seed of random streams: a whole number in `0..=u64::MAX`.
+pub fn seed(s: &str) -> Result<u64, String> {
+    count_in(s, 0, u64::MAX)
 }
 
 /// A finite number in `lo..=hi`.
@@ -25,4 +39,137 @@ pub fn number_in(s: &str, lo: f64, hi: f64) -> Result<f64, String> {
         return Err(format!("{v} is out of range; allowed a finite number in {lo}..={hi}"));
     }
     Ok(v)
+}
+
+/// Parses `WxH` image sizes.
+pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("`{s}` is not a size; write WIDTHxHEIGHT, e.g. 1280x720"))?;
+    let side = |what: &str, v: &str| {
+        count_in(v, 16, 8192)
+            .map(|n| n as u32)
+            .map_err(|e| format!("{what} in `{s}`: {e} pixels"))
+    };
+    Ok((side("width", w)?, side("height", h)?))
+}
+
+/// Parses `XxYxZ` (east × north × up) into cells along world x, y (up), z.
+pub fn parse_cells(s: &str) -> Result<[usize; 3], String> {
+    let parts: Vec<&str> = s.split(['x', 'X', '×']).collect();
+    let allowed = "allowed: three whole numbers from 2 to 65536 as EASTxNORTHxUP, e.g. 256x256x16";
+    if parts.len() != 3 {
+        return Err(format!("`{s}` is not a grid size; {allowed}"));
+    }
+    let mut n = [0usize; 3];
+    for (k, p) in parts.iter().enumerate() {
+        n[k] = p
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|v| (2..=65536).contains(v))
+            .ok_or_else(|| format!("`{p}` in `{s}` is not a valid cell count; {allowed}"))?;
+    }
+    let total = n.iter().map(|&v| v as u128).product::<u128>();
+    if total > MAX_CELLS as u128 {
+        return Err(format!("{s} is {total} cells; at most {MAX_CELLS} are allowed"));
+    }
+    Ok([n[0], n[2], n[1]])
+}
+
+/// Parses `shape:numbers`.
+pub fn parse_envelope(s: &str) -> Result<Envelope, String> {
+    let (shape, rest) = s
+        .split_once(':')
+        .ok_or_else(|| format!("`{s}`: expected SHAPE:NUMBERS, e.g. sphere:0,7,0,4"))?;
+    let nums: Vec<f32> = rest
+        .split(',')
+        .map(|v| {
+            v.trim()
+                .parse::<f32>()
+                .map_err(|_| format!("`{v}` in `{s}` is not a number; allowed: finite numbers"))
+        })
+        .collect::<Result<_, _>>()?;
+    if let Some(v) = nums.iter().find(|v| !v.is_finite()) {
+        return Err(format!("`{s}`: {v} is not a finite number; allowed: finite numbers"));
+    }
+    let want = |n: usize| {
+        if nums.len() == n {
+            Ok(())
+        } else {
+            Err(format!("`{s}`: {shape} takes {n} numbers, got {}", nums.len()))
+        }
+    };
+    let v3 = |i: usize| Vec3::new(nums[i], nums[i + 1], nums[i + 2]);
+    match shape {
+        "sphere" => want(4).map(|_| Envelope::Sphere {
+            center: v3(0),
+            radius: nums[3],
+        }),
+        "ellipsoid" => want(6).map(|_| Envelope::Ellipsoid {
+            center: v3(0),
+            radii: v3(3),
+        }),
+        "cone" => want(5).map(|_| Envelope::Cone {
+            base: v3(0),
+            radius: nums[3],
+            height: nums[4],
+        }),
+        "cylinder" => want(5).map(|_| Envelope::Cylinder {
+            base: v3(0),
+            radius: nums[3],
+            height: nums[4],
+        }),
+        other => Err(format!(
+            "unknown envelope shape `{other}`; allowed: sphere, ellipsoid, cone, cylinder"
+        )),
+    }
+}
+
+/// Parses `X,Z` as a point on the ground.
+pub fn parse_ground_point(s: &str) -> Result<Vec3, String> {
+    let nums: Vec<f32> = s
+        .split(',')
+        .map(|v| {
+            v.trim()
+                .parse::<f32>()
+                .map_err(|_| format!("`{v}` in `{s}` is not a number; allowed: X,Z, two finite numbers"))
+        })
+        .collect::<Result<_, _>>()?;
+    match nums[..] {
+        [x, z] if x.is_finite() && z.is_finite() => Ok(Vec3::new(x, 0.0, z)),
+        _ => Err(format!("`{s}` is not a ground point; allowed: X,Z, two finite numbers")),
+    }
+}
+
+/// Device choices shared by the commands that draw.
+#[derive(Args, Clone, Debug, Default)]
+pub struct GpuArgs {
+    /// Enable the Khronos validation layer and fail on any error it reports.
+    #[arg(long)]
+    pub validation: bool,
+    /// Use the first device whose name contains this text.
+    #[arg(long)]
+    pub device: Option<String>,
+}
+
+impl GpuArgs {
+    pub fn options(&self) -> GpuOptions {
+        GpuOptions {
+            validation: self.validation,
+            device_name: self.device.clone(),
+        }
+    }
+}
+
+/// Fails when validation is on and reported errors.
+pub fn check_validation(gpu: &Gpu) -> Result<()> {
+    let errors = gpu.validation_errors();
+    if errors > 0 {
+        anyhow::bail!(
+            "the Vulkan validation layer reported {errors} error(s); first: {}",
+            gpu.validation_messages().first().map(String::as_str).unwrap_or("?")
+        );
+    }
+    Ok(())
 }

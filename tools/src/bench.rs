@@ -10,7 +10,12 @@ use sylva_sim::scene::{orbit_collider, TestForest, MAX_TEST_FOREST_SEGMENTS};
 use sylva_sim::skeleton::MAX_LEAVES_PER_TREE;
 use sylva_sim::{GustingWind, Material, SimParams, Simulation, SolverKind, PHASES};
 
-use crate::args::{count_in, number_in};
+use crate::args::{count_in, number_in, seed};
+use crate::interrupt;
+use crate::progress::Progress;
+
+/// Most steps `bench sim` runs (over 4 hours of simulated time at 60 steps per second).
+pub const MAX_STEPS: u64 = 1_000_000;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum SolverArg {
@@ -36,7 +41,7 @@ pub struct SimArgs {
     #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, 100_000))]
     trees: u64,
     /// Time steps to simulate.
-    #[arg(long, default_value = "600", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, 100_000_000))]
+    #[arg(long, default_value = "600", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, MAX_STEPS))]
     steps: u64,
     /// Threads running jobs, the calling thread included.
     #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, sylva_engine::MAX_THREADS as u64))]
@@ -54,7 +59,7 @@ pub struct SimArgs {
     #[arg(long, default_value = "0.0166666667", allow_hyphen_values = true, value_parser = |s: &str| number_in(s, 1e-6, 1.0))]
     dt: f64,
     /// Seed of the test trees (tree k uses seed + k) and of the gusts.
-    #[arg(long, default_value = "1")]
+    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = seed)]
     seed: u64,
     /// Print one JSON object instead of a table.
     #[arg(long)]
@@ -127,13 +132,19 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
     let setup_ms = setup.elapsed().as_secs_f64() * 1e3;
 
     let mut wall = Duration::ZERO;
-    for _ in 0..a.steps {
+    let stoppable = interrupt::Steps::begin();
+    let mut progress = Progress::new("steps");
+    for k in 0..a.steps {
+        interrupt::check()?;
         let t0 = Instant::now();
         sim.step(&jobs, &timings);
         let dt = t0.elapsed();
         wall += dt;
         timings.end_frame(dt);
+        progress.update_count(k + 1, a.steps);
     }
+    progress.finish();
+    drop(stoppable);
 
     let segments = sim.forest().segment_count() as f64;
     let per = |d: Duration| d.as_nanos() as f64 / (segments * a.steps as f64);
@@ -229,10 +240,11 @@ pub struct GenArgs {
     file: std::path::PathBuf,
     #[arg(long)]
     species: Option<String>,
-    #[arg(long, default_value = "13")]
+    /// Seed of the tree's random streams.
+    #[arg(long, default_value = "13", allow_hyphen_values = true, value_parser = seed)]
     seed: u64,
     /// Generations to time; the report gives the fastest and the mean.
-    #[arg(long, default_value = "10", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, 10_000))]
+    #[arg(long, default_value = "10", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, 1000))]
     repeat: u64,
     #[arg(long)]
     json: bool,
@@ -258,12 +270,18 @@ pub fn run_gen(a: &GenArgs) -> Result<()> {
     };
     let mut times = Vec::with_capacity(a.repeat as usize);
     let mut stats = None;
-    for _ in 0..a.repeat {
+    let stoppable = interrupt::Steps::begin();
+    let mut progress = Progress::new(format!("growing {}", spec.species));
+    for k in 0..a.repeat {
+        interrupt::check()?;
         let t0 = Instant::now();
         let grown = sylva_sim::weberpenn::generate(&spec, &opts, &mut |_| {})?;
         times.push(t0.elapsed().as_secs_f64() * 1e3);
         stats = Some(grown.stats);
+        progress.update_count(k + 1, a.repeat);
     }
+    progress.finish();
+    drop(stoppable);
     let stats = stats.expect("at least one run");
     let report = GenReport {
         species: spec.species.clone(),

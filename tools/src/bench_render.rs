@@ -15,18 +15,25 @@ use sylva_render::frame::RenderFrame;
 use sylva_render::renderer::{Output, GPU_PHASES};
 use sylva_render::{DrawOptions, Gpu, Renderer, RendererOptions};
 
-use crate::headless::{ash_extent, check_validation, GpuArgs};
-use crate::scene::{parse_size, simulate, Driver, Scene, SceneArgs, SimCommand};
+use crate::args::{check_validation, parse_size, GpuArgs};
+use crate::headless::ash_extent;
+use crate::interrupt;
+use crate::progress::Progress;
+
+/// Most frames `bench render` draws.
+pub const MAX_FRAMES: u64 = 100_000;
+use crate::scene::{simulate, Driver, Scene, SceneArgs, SimCommand};
 
 #[derive(Args, Debug)]
 pub struct RenderBenchArgs {
     #[command(flatten)]
     scene: SceneArgs,
     /// Frames to draw (after 10 warm-up frames).
-    #[arg(long, default_value = "200", value_parser = |s: &str| crate::args::count_in(s, 1, 1_000_000))]
+    #[arg(long, default_value = "200", allow_hyphen_values = true,
+          value_parser = |s: &str| crate::args::count_in(s, 1, MAX_FRAMES))]
     frames: u64,
     /// Image size, WIDTHxHEIGHT.
-    #[arg(long, default_value = "1280x720", value_parser = parse_size)]
+    #[arg(long, default_value = "1280x720", allow_hyphen_values = true, value_parser = parse_size)]
     size: (u32, u32),
     /// Draw without the overlay.
     #[arg(long)]
@@ -157,7 +164,15 @@ pub fn run(a: &RenderBenchArgs) -> Result<()> {
     let (mut record_ms, mut submit_ms, mut upload, mut fill_threaded, mut fill_count) =
         (0.0f64, 0.0f64, 0usize, 0.0f64, 0usize);
     let mut draws = 0;
+    let stoppable = interrupt::Steps::begin();
+    let mut progress = Progress::new("frames drawn");
+    let mut interrupted = false;
     for k in 0..warmup + a.frames {
+        if interrupt::check().is_err() {
+            interrupted = true;
+            break;
+        }
+        progress.update_count(k, warmup + a.frames);
         if k == warmup {
             renderer.finish()?;
             start = Instant::now();
@@ -193,6 +208,11 @@ pub fn run(a: &RenderBenchArgs) -> Result<()> {
     let _ = tx.send(SimCommand::Quit);
     sim.join()
         .map_err(|_| anyhow::anyhow!("the simulation thread panicked"))?;
+    progress.finish();
+    drop(stoppable);
+    if interrupted {
+        return Err(interrupt::Interrupted.into());
+    }
 
     let t = renderer.gpu_timings();
     let mean = |d: Duration| d.as_secs_f64() * 1e3;

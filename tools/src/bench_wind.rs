@@ -7,9 +7,14 @@ use clap::{Args, ValueEnum};
 use glam::Vec3;
 use serde::Serialize;
 use sylva_engine::JobSystem;
-use sylva_sim::fluid::{FluidGrid, FluidParams, Pressure, WindBall, MAX_CELLS};
+use sylva_sim::fluid::{FluidGrid, FluidParams, Pressure, WindBall};
 
-use crate::args::count_in;
+use crate::args::{count_in, parse_cells};
+use crate::interrupt;
+use crate::progress::Progress;
+
+/// Most steps `bench wind` times.
+pub const MAX_STEPS: u64 = 100_000;
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
 pub enum PressureArg {
@@ -22,10 +27,10 @@ pub enum PressureArg {
 #[derive(Args, Debug)]
 pub struct WindBenchArgs {
     /// Cells east × north × up, e.g. 256x256x16 (the paper's grid).
-    #[arg(long, default_value = "256x256x16", value_parser = parse_cells)]
+    #[arg(long, default_value = "256x256x16", allow_hyphen_values = true, value_parser = parse_cells)]
     size: [usize; 3],
     /// Steps to time (after one untimed step).
-    #[arg(long, default_value = "100", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, 1_000_000))]
+    #[arg(long, default_value = "100", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, MAX_STEPS))]
     steps: u64,
     /// Threads running jobs, the calling thread included.
     #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, sylva_engine::MAX_THREADS as u64))]
@@ -40,33 +45,10 @@ pub struct WindBenchArgs {
     #[arg(long)]
     gpu: bool,
     #[command(flatten)]
-    device: crate::headless::GpuArgs,
+    device: crate::args::GpuArgs,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
-}
-
-/// Parses `XxYxZ` (east × north × up) into cells along world x, y (up), z.
-pub fn parse_cells(s: &str) -> Result<[usize; 3], String> {
-    let parts: Vec<&str> = s.split(['x', 'X', '×']).collect();
-    let allowed = "allowed: three whole numbers from 2 to 65536 as EASTxNORTHxUP, e.g. 256x256x16";
-    if parts.len() != 3 {
-        return Err(format!("`{s}` is not a grid size; {allowed}"));
-    }
-    let mut n = [0usize; 3];
-    for (k, p) in parts.iter().enumerate() {
-        n[k] = p
-            .trim()
-            .parse::<usize>()
-            .ok()
-            .filter(|v| (2..=65536).contains(v))
-            .ok_or_else(|| format!("`{p}` in `{s}` is not a valid cell count; {allowed}"))?;
-    }
-    let total = n.iter().map(|&v| v as u128).product::<u128>();
-    if total > MAX_CELLS as u128 {
-        return Err(format!("{s} is {total} cells; at most {MAX_CELLS} are allowed"));
-    }
-    Ok([n[0], n[2], n[1]])
 }
 
 #[derive(Serialize)]
@@ -148,7 +130,11 @@ pub fn run(a: &WindBenchArgs) -> Result<()> {
     let mut wall = Duration::ZERO;
     let (mut rel_sum, mut rel_last, mut iters) = (0.0, 0.0, 0u64);
     let mut residual_max: Option<f64> = None;
-    for _ in 0..a.steps {
+    let stoppable = interrupt::Steps::begin();
+    let mut progress = Progress::new("wind steps");
+    for k in 0..a.steps {
+        interrupt::check()?;
+        progress.update_count(k, a.steps);
         let t = Instant::now();
         let s = g.step(&jobs);
         wall += t.elapsed();
@@ -171,6 +157,8 @@ pub fn run(a: &WindBenchArgs) -> Result<()> {
             bail!("the wind field became non-finite");
         }
     }
+    progress.finish();
+    drop(stoppable);
     let n = a.steps as f64;
     let ms = |d: Duration| d.as_secs_f64() * 1e3 / n;
     let [ad, fo, pr, pj] = sum;
@@ -264,7 +252,11 @@ fn run_gpu(a: &WindBenchArgs, mut g: FluidGrid, jobs: &JobSystem, setup: Instant
     let mut wall = Duration::ZERO;
     let mut last_inputs = None;
     let (mut iters, mut residual_max) = (0u64, None::<f64>);
+    let stoppable = interrupt::Steps::begin();
+    let mut progress = Progress::new("wind steps on the GPU");
     for s in 0..a.steps {
+        interrupt::check()?;
+        progress.update_count(s, a.steps);
         let inputs = g.next_inputs();
         if s + 1 == a.steps {
             fluid.download(&mut g)?;
@@ -283,9 +275,11 @@ fn run_gpu(a: &WindBenchArgs, mut g: FluidGrid, jobs: &JobSystem, setup: Instant
             *acc += d;
         }
     }
+    progress.finish();
+    drop(stoppable);
     let replay = g.step_with(jobs, &last_inputs.expect("at least one step"));
     fluid.download(&mut g)?;
-    crate::headless::check_validation(&gpu)?;
+    crate::args::check_validation(&gpu)?;
     let after = g.divergence_rms(jobs);
     let rel = if replay.divergence_before > 0.0 {
         after / replay.divergence_before

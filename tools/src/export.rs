@@ -13,19 +13,19 @@
 //! would work. The glTF leaf material is double-sided; OBJ has no such flag, so the OBJ writer
 //! writes each card twice, once with each winding.
 //!
-//! Files are written to a temporary file in the destination's directory and renamed into place
-//! only once complete, so a failed export leaves no partial file behind.
+//! Files are written with `output::AtomicFile`: to a temporary file in the destination's folder,
+//! renamed into place only once complete, so a failed export leaves no partial file behind.
 
 use std::f32::consts::TAU;
-use std::fs::{self, File, OpenOptions};
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{bail, ensure, Context, Result};
 use glam::{Quat, Vec2, Vec3};
 use serde_json::{json, Value};
 use sylva_sim::Skeleton;
+
+use crate::output::AtomicFile;
 
 /// Tube sides when none are given.
 pub const DEFAULT_SIDES: u32 = 8;
@@ -221,27 +221,8 @@ pub struct TreeMesh {
 pub fn build_mesh(skeleton: &Skeleton, opts: &ExportOptions) -> TreeMesh {
     let segments = &skeleton.segments;
     let n = segments.len();
-    let dirs: Vec<Vec3> = segments
-        .iter()
-        .map(|s| (s.tip - s.base).normalize_or(Vec3::Y))
-        .collect();
     let parent_of = |i: usize| segments[i].parent.map(|p| p as usize).filter(|&p| p < i);
-
-    // Each segment's continuation: the child turning least, if it turns little enough.
-    let min_cos = MAX_CONTINUATION_ANGLE_DEG.to_radians().cos();
-    let mut next: Vec<Option<(usize, f32)>> = vec![None; n];
-    for i in 0..n {
-        if let Some(p) = parent_of(i) {
-            let c = dirs[p].dot(dirs[i]);
-            if c >= min_cos && next[p].is_none_or(|(_, best)| c > best) {
-                next[p] = Some((i, c));
-            }
-        }
-    }
-    let mut continues = vec![false; n];
-    for &(c, _) in next.iter().flatten() {
-        continues[c] = true;
-    }
+    let Stems { dirs, next, continues } = Stems::of(skeleton);
 
     let main_sides = opts.sides.clamp(MIN_SIDES, MAX_SIDES);
     // The ring frame (tangent, normal) at each segment's tip, for the branches starting there.
@@ -314,6 +295,95 @@ pub fn build_mesh(skeleton: &Skeleton, opts: &ExportOptions) -> TreeMesh {
         }
     }
     TreeMesh { bark, leaves }
+}
+
+/// How a skeleton's segments join into tubes (see [`build_mesh`]).
+struct Stems {
+    /// Each segment's unit direction.
+    dirs: Vec<Vec3>,
+    /// Each segment's continuation: the child turning least, if it turns little enough, and
+    /// the cosine of its turn.
+    next: Vec<Option<(usize, f32)>>,
+    /// Whether a segment continues its parent's tube (otherwise it starts one).
+    continues: Vec<bool>,
+}
+
+impl Stems {
+    fn of(skeleton: &Skeleton) -> Stems {
+        let segments = &skeleton.segments;
+        let n = segments.len();
+        let dirs: Vec<Vec3> = segments
+            .iter()
+            .map(|s| (s.tip - s.base).normalize_or(Vec3::Y))
+            .collect();
+        let min_cos = MAX_CONTINUATION_ANGLE_DEG.to_radians().cos();
+        let mut next: Vec<Option<(usize, f32)>> = vec![None; n];
+        for i in 0..n {
+            if let Some(p) = segments[i].parent.map(|p| p as usize).filter(|&p| p < i) {
+                let c = dirs[p].dot(dirs[i]);
+                if c >= min_cos && next[p].is_none_or(|(_, best)| c > best) {
+                    next[p] = Some((i, c));
+                }
+            }
+        }
+        let mut continues = vec![false; n];
+        for &(c, _) in next.iter().flatten() {
+            continues[c] = true;
+        }
+        Stems { dirs, next, continues }
+    }
+}
+
+/// Vertices and triangles [`build_mesh`] makes of `skeleton`, counted without building it
+/// (the layout its documentation gives; every leaf counted, though unusable ones are left out).
+pub fn mesh_size(skeleton: &Skeleton, opts: &ExportOptions) -> (u64, u64) {
+    let segments = &skeleton.segments;
+    let Stems { next, continues, .. } = Stems::of(skeleton);
+    let main_sides = opts.sides.clamp(MIN_SIDES, MAX_SIDES) as u64;
+    let (mut vertices, mut triangles) = (0u64, 0u64);
+    for start in (0..segments.len()).filter(|&i| !continues[i]) {
+        let mut k = 1u64;
+        let mut i = start;
+        while let Some((c, _)) = next[i] {
+            (i, k) = (c, k + 1);
+        }
+        let sides = match opts.twig_sides {
+            Some(t) if segments[start].radius_base < t.below_radius => t.sides.clamp(MIN_SIDES, MAX_SIDES) as u64,
+            _ => main_sides,
+        };
+        let has_parent = segments[start].parent.is_some_and(|p| (p as usize) < start);
+        let caps = if has_parent { 1 } else { 2 };
+        vertices += (k + 1 + caps) * (sides + 1);
+        triangles += 2 * k * sides + caps * sides;
+    }
+    if opts.leaves {
+        vertices += 4 * skeleton.leaves.len() as u64;
+        triangles += 2 * skeleton.leaves.len() as u64;
+    }
+    (vertices, triangles)
+}
+
+/// Most memory an export's mesh may take; a mesh this large also makes the largest .glb.
+pub const MAX_MESH_BYTES: u64 = 2 << 30;
+
+/// Bytes a mesh of this size takes: position, normal and texture coordinate per vertex, three
+/// 32-bit indices per triangle.
+fn mesh_bytes(vertices: u64, triangles: u64) -> u64 {
+    vertices * 32 + triangles * 12
+}
+
+/// Refuses a mesh over `limit` bytes, naming the sizes and what makes it smaller.
+fn check_mesh_size(path: &Path, vertices: u64, triangles: u64, limit: u64) -> Result<()> {
+    let bytes = mesh_bytes(vertices, triangles);
+    ensure!(
+        bytes <= limit,
+        "cannot export to {}: the mesh would have {vertices} vertices and {triangles} triangles, {} MiB; \
+         allowed at most {} MiB (use fewer --sides or --no-leaves)",
+        path.display(),
+        bytes >> 20,
+        limit >> 20
+    );
+    Ok(())
 }
 
 /// The unit part of `v` perpendicular to the unit vector `t`, if there is one.
@@ -500,6 +570,15 @@ impl Format {
     }
 }
 
+/// The files an export to `path` writes: the file itself and, for OBJ, its .mtl. Fails for an
+/// extension that names no format, and for an OBJ whose name ends in .mtl.
+pub fn files_written(path: &Path) -> Result<Vec<PathBuf>> {
+    match Format::from_path(path)? {
+        Format::Glb => Ok(vec![path.to_path_buf()]),
+        Format::Obj => Ok(vec![path.to_path_buf(), path.with_extension("mtl")]),
+    }
+}
+
 /// Meshes `skeleton` and writes it to `path`, as OBJ or GLB by the path's extension.
 pub fn export(skeleton: &Skeleton, path: &Path, opts: &ExportOptions) -> Result<ExportStats> {
     export_all(&[skeleton], path, opts)
@@ -510,11 +589,17 @@ pub fn export_all(skeletons: &[&Skeleton], path: &Path, opts: &ExportOptions) ->
     let format = Format::from_path(path)?;
     opts.validate()
         .with_context(|| format!("cannot export to {}", path.display()))?;
-    let mut mesh = TreeMesh::default();
+    let (mut vertices, mut triangles) = (0u64, 0u64);
     for skeleton in skeletons {
         skeleton
             .validate()
             .with_context(|| format!("cannot export to {}", path.display()))?;
+        let (v, t) = mesh_size(skeleton, opts);
+        (vertices, triangles) = (vertices + v, triangles + t);
+    }
+    check_mesh_size(path, vertices, triangles, MAX_MESH_BYTES)?;
+    let mut mesh = TreeMesh::default();
+    for skeleton in skeletons {
         let part = build_mesh(skeleton, opts);
         mesh.bark.append(part.bark);
         mesh.leaves.append(part.leaves);
@@ -525,95 +610,12 @@ pub fn export_all(skeletons: &[&Skeleton], path: &Path, opts: &ExportOptions) ->
     }
 }
 
-/// A file written under a temporary name in its destination's directory and renamed into place
-/// by `persist`; dropped before that, the temporary file is removed.
-struct AtomicFile {
-    dest: PathBuf,
-    temp: PathBuf,
-    out: Option<BufWriter<File>>,
-}
-
-impl AtomicFile {
-    fn create(dest: &Path) -> Result<AtomicFile> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let name = dest
-            .file_name()
-            .with_context(|| format!("cannot write {}: it does not name a file", dest.display()))?;
-        let temp_name = format!(
-            ".{}.{}-{}.tmp",
-            name.to_string_lossy(),
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        let temp = dest.with_file_name(temp_name);
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)
-            .with_context(|| {
-                format!(
-                    "cannot write {}: creating the temporary file {} failed",
-                    dest.display(),
-                    temp.display()
-                )
-            })?;
-        Ok(AtomicFile {
-            dest: dest.to_path_buf(),
-            temp,
-            out: Some(BufWriter::with_capacity(1 << 20, file)),
-        })
-    }
-
-    fn writer(&mut self) -> &mut BufWriter<File> {
-        self.out.as_mut().expect("the file is open until it is finished")
-    }
-
-    /// Flushes the contents to disk and returns their size; the file keeps its temporary name.
-    fn finish(&mut self) -> Result<u64> {
-        let out = self.out.take().expect("finished once");
-        let file = out
-            .into_inner()
-            .map_err(|e| e.into_error())
-            .with_context(|| format!("writing {} failed", self.dest.display()))?;
-        file.sync_all()
-            .with_context(|| format!("writing {} failed", self.dest.display()))?;
-        let len = file
-            .metadata()
-            .with_context(|| format!("writing {} failed", self.dest.display()))?
-            .len();
-        Ok(len)
-    }
-
-    /// Gives the finished file its real name, replacing any file there.
-    fn persist(mut self) -> Result<()> {
-        ensure!(self.out.is_none(), "a file is persisted only once finished");
-        fs::rename(&self.temp, &self.dest).with_context(|| {
-            format!(
-                "cannot write {}: renaming the finished temporary file {} into place failed",
-                self.dest.display(),
-                self.temp.display()
-            )
-        })?;
-        self.temp = PathBuf::new();
-        Ok(())
-    }
-}
-
-impl Drop for AtomicFile {
-    fn drop(&mut self) {
-        if !self.temp.as_os_str().is_empty() {
-            drop(self.out.take());
-            let _ = fs::remove_file(&self.temp);
-        }
-    }
-}
-
 /// Writes `mesh` as Wavefront OBJ to `obj_path` and its materials (`bark`, `leaf`: plain diffuse
 /// colours, no textures) to the same name with extension .mtl. OBJ has no double-sided flag, so
 /// every leaf card is written twice, the back copy with reversed winding and negated normals:
 /// 4 triangles per leaf. Texture v is flipped to OBJ's convention (v = 0 at an image's bottom).
-/// Both files are complete under temporary names before either is renamed into place; should
-/// the .obj's rename still fail, the new .mtl stays (complete) and the error says so.
+/// Both files are complete under temporary names, and both destinations checked, before either
+/// is renamed into place; should the .obj's rename still fail, the new .mtl stays (complete).
 pub fn write_obj(mesh: &TreeMesh, obj_path: &Path) -> Result<ExportStats> {
     mesh.bark.check("bark")?;
     mesh.leaves.check("leaf")?;
@@ -642,6 +644,8 @@ pub fn write_obj(mesh: &TreeMesh, obj_path: &Path) -> Result<ExportStats> {
         .with_context(|| format!("writing {} failed", obj_path.display()))?;
     let obj_bytes = obj.finish()?;
 
+    mtl.check_destination()?;
+    obj.check_destination()?;
     mtl.persist()?;
     obj.persist()?;
     Ok(ExportStats {
@@ -904,6 +908,9 @@ fn write_glb_body(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
     use sylva_sim::skeleton::{SkeletonLeaf, SkeletonSegment};
     use sylva_sim::test_tree;
 
@@ -1219,6 +1226,42 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_mesh_size_is_counted_exactly_before_building() {
+        let trees = [
+            hand_tree(),
+            test_tree(3, 907, 1530).unwrap(),
+            test_tree(1, 2246, 6840).unwrap(),
+        ];
+        let twig = Some(TwigSides {
+            below_radius: 0.02,
+            sides: 4,
+        });
+        for skeleton in &trees {
+            for (sides, leaves, twig_sides) in [(8, true, None), (3, false, None), (12, true, twig)] {
+                let opts = ExportOptions {
+                    sides,
+                    leaves,
+                    twig_sides,
+                };
+                let mesh = build_mesh(skeleton, &opts);
+                let built = (
+                    (mesh.bark.vertex_count() + mesh.leaves.vertex_count()) as u64,
+                    (mesh.bark.triangle_count() + mesh.leaves.triangle_count()) as u64,
+                );
+                assert_eq!(mesh_size(skeleton, &opts), built, "{opts:?}");
+            }
+        }
+        // Over the limit: refused, naming the file, the sizes and what helps.
+        let path = Path::new("big.glb");
+        let e = format!("{:#}", check_mesh_size(path, 1 << 20, 1 << 21, 16 << 20).unwrap_err());
+        assert!(
+            e.contains("big.glb") && e.contains("1048576 vertices") && e.contains("--sides"),
+            "{e}"
+        );
+        check_mesh_size(path, 1 << 10, 1 << 11, 16 << 20).unwrap();
     }
 
     #[test]
@@ -1576,14 +1619,13 @@ mod tests {
         assert_eq!(dir.names(), ["file"]);
 
         // The destination is a directory: the file is written in full under a temporary name,
-        // the rename fails, and the temporary file goes away.
+        // the destination is refused before any rename, and the temporary files go away (for
+        // OBJ the .mtl too, though its own destination was free).
         for name in ["tree.glb", "tree.obj"] {
             fs::create_dir(dir.path(name)).unwrap();
             let e = message(export(&skeleton, &dir.path(name), &opts).unwrap_err());
-            assert!(e.contains(name) && e.contains("renaming"), "{e}");
+            assert!(e.contains(name) && e.contains("a folder") && !e.contains(".tmp"), "{e}");
         }
-        // OBJ: the .mtl had been renamed into place before the .obj's rename failed.
-        fs::remove_file(dir.path("tree.mtl")).unwrap();
         assert_eq!(dir.names(), ["file", "tree.glb", "tree.obj"]);
 
         // A read-only directory (meaningless for root, who may write anyway).

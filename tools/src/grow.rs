@@ -11,10 +11,11 @@ use sylva_sim::lsystem::{self, LSystem};
 use sylva_sim::stats::TreeStats;
 use sylva_sim::Skeleton;
 
-use crate::args::{count_in, number_in};
+use crate::args::{count_in, number_in, parse_envelope, parse_ground_point, seed};
 use crate::export::{export_all, ExportOptions};
+use crate::input::read_text;
 use crate::progress::Progress;
-use crate::trees::{check_output, print_stats, Output};
+use crate::trees::{print_stats, Output};
 
 #[derive(Subcommand)]
 pub enum GrowCommand {
@@ -27,7 +28,8 @@ pub enum GrowCommand {
 /// Seed, mesh file and statistics format of a grown tree.
 #[derive(Args)]
 pub struct GrownOutput {
-    #[arg(long, default_value = "1")]
+    /// Seed of the random streams.
+    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = seed)]
     seed: u64,
     /// The mesh to write: `.obj` (with a `.mtl`) or `.glb`.
     #[command(flatten)]
@@ -42,7 +44,7 @@ pub struct ColonizeArgs {
     /// The crown envelope; repeat for a union. `sphere:CX,CY,CZ,R`,
     /// `ellipsoid:CX,CY,CZ,RX,RY,RZ`, `cone:BX,BY,BZ,R,H` (apex up), `cylinder:BX,BY,BZ,R,H`.
     /// Default: sphere:0,7,0,4.
-    #[arg(long = "envelope", value_parser = parse_envelope)]
+    #[arg(long = "envelope", allow_hyphen_values = true, value_parser = parse_envelope)]
     envelopes: Vec<Envelope>,
     /// Attraction points from a file (`x y z` per line) instead of an envelope.
     #[arg(long, conflicts_with = "envelopes")]
@@ -60,82 +62,17 @@ pub struct ColonizeArgs {
     #[arg(long, default_value = "0.3", allow_hyphen_values = true, value_parser = |s: &str| number_in(s, 1e-3, 1000.0))]
     kill: f64,
     /// A trunk base on the ground at `X,Z`; repeat for several trunks. Default: 0,0.
-    #[arg(long = "trunk", value_parser = parse_ground_point)]
+    #[arg(long = "trunk", allow_hyphen_values = true, value_parser = parse_ground_point)]
     trunks: Vec<Vec3>,
     /// Root attraction points below ground (0 = no roots).
     #[arg(long, default_value = "0", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 0, colonize::MAX_POINTS as u64))]
     roots: u64,
     /// The root envelope (below ground), same forms as --envelope. Default:
     /// ellipsoid:0,-1.2,0,3,1.1,3.
-    #[arg(long, value_parser = parse_envelope)]
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_envelope)]
     root_envelope: Option<Envelope>,
     #[command(flatten)]
     grown: GrownOutput,
-}
-
-/// Parses `shape:numbers`.
-fn parse_envelope(s: &str) -> Result<Envelope, String> {
-    let (shape, rest) = s
-        .split_once(':')
-        .ok_or_else(|| format!("`{s}`: expected SHAPE:NUMBERS, e.g. sphere:0,7,0,4"))?;
-    let nums: Vec<f32> = rest
-        .split(',')
-        .map(|v| {
-            v.trim()
-                .parse::<f32>()
-                .map_err(|_| format!("`{v}` in `{s}` is not a number"))
-        })
-        .collect::<Result<_, _>>()?;
-    if let Some(v) = nums.iter().find(|v| !v.is_finite()) {
-        return Err(format!("`{s}`: {v} is not a finite number"));
-    }
-    let want = |n: usize| {
-        if nums.len() == n {
-            Ok(())
-        } else {
-            Err(format!("`{s}`: {shape} takes {n} numbers, got {}", nums.len()))
-        }
-    };
-    let v3 = |i: usize| Vec3::new(nums[i], nums[i + 1], nums[i + 2]);
-    match shape {
-        "sphere" => want(4).map(|_| Envelope::Sphere {
-            center: v3(0),
-            radius: nums[3],
-        }),
-        "ellipsoid" => want(6).map(|_| Envelope::Ellipsoid {
-            center: v3(0),
-            radii: v3(3),
-        }),
-        "cone" => want(5).map(|_| Envelope::Cone {
-            base: v3(0),
-            radius: nums[3],
-            height: nums[4],
-        }),
-        "cylinder" => want(5).map(|_| Envelope::Cylinder {
-            base: v3(0),
-            radius: nums[3],
-            height: nums[4],
-        }),
-        other => Err(format!(
-            "unknown envelope shape `{other}`; allowed: sphere, ellipsoid, cone, cylinder"
-        )),
-    }
-}
-
-/// Parses `X,Z` as a point on the ground.
-fn parse_ground_point(s: &str) -> Result<Vec3, String> {
-    let nums: Vec<f32> = s
-        .split(',')
-        .map(|v| {
-            v.trim()
-                .parse::<f32>()
-                .map_err(|_| format!("`{v}` in `{s}` is not a number"))
-        })
-        .collect::<Result<_, _>>()?;
-    match nums[..] {
-        [x, z] if x.is_finite() && z.is_finite() => Ok(Vec3::new(x, 0.0, z)),
-        _ => Err(format!("`{s}`: expected X,Z (two finite numbers)")),
-    }
 }
 
 #[derive(Args)]
@@ -161,6 +98,8 @@ pub fn run(cmd: &GrowCommand) -> Result<()> {
 }
 
 fn run_colonize(a: &ColonizeArgs) -> Result<()> {
+    let inputs: Vec<&std::path::Path> = a.points_file.iter().map(|f| f.as_path()).collect();
+    a.grown.output.check_mesh(&inputs)?;
     let crown = if let Some(file) = &a.points_file {
         let text = read_text(file, colonize::MAX_POINTS_FILE_BYTES, "points file")?;
         Envelope::Points(colonize::parse_points(&text, &file.display().to_string())?)
@@ -196,11 +135,6 @@ fn run_colonize(a: &ColonizeArgs) -> Result<()> {
         seed: a.grown.seed,
         ..ColonizeParams::default()
     };
-    let mut inputs = Vec::new();
-    if let Some(f) = &a.points_file {
-        inputs.push(f.as_path());
-    }
-    check_output(&a.grown.output, &inputs)?;
     let mut progress = Progress::new("colonizing");
     let start = Instant::now();
     let grown = colonize::colonize(&params, &mut |f| progress.update(f))?;
@@ -254,6 +188,8 @@ fn grove_extent(trees: &[Skeleton]) -> (f64, f64) {
 }
 
 fn run_lsystem(a: &LsystemArgs) -> Result<()> {
+    let inputs: Vec<&std::path::Path> = a.file.iter().map(|f| f.as_path()).collect();
+    a.grown.output.check_mesh(&inputs)?;
     let ls = match (&a.file, &a.preset) {
         (Some(file), _) => {
             let text = read_text(file, lsystem::MAX_TEXT_BYTES as u64, "L-system file")?;
@@ -268,11 +204,6 @@ fn run_lsystem(a: &LsystemArgs) -> Result<()> {
         },
         (None, None) => bail!("give an L-system file or --preset NAME"),
     };
-    let mut inputs = Vec::new();
-    if let Some(f) = &a.file {
-        inputs.push(f.as_path());
-    }
-    check_output(&a.grown.output, &inputs)?;
     let iterations = a.iterations.map_or(ls.iterations, |n| n as u32);
     let mut progress = Progress::new(format!("growing {}", ls.name));
     let start = Instant::now();
@@ -295,10 +226,4 @@ fn report(stats: &TreeStats, parts: &[&Skeleton], out: &GrownOutput, ms: f64) ->
         written.bytes
     );
     Ok(())
-}
-
-/// Reads a text file through the library's bounded reader (regular files only, at most `limit`
-/// bytes; the error names the path and the limit).
-pub fn read_text(path: &std::path::Path, limit: u64, what: &str) -> Result<String> {
-    Ok(sylva_sim::io::read_text(path, limit, what)?)
 }

@@ -9,20 +9,27 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use sylva_render::frame::RenderFrame;
 use sylva_render::renderer::Output;
-use sylva_render::{DrawOptions, Gpu, GpuOptions, Renderer, RendererOptions, Rgba};
+use sylva_render::{DrawOptions, Gpu, Renderer, RendererOptions, Rgba};
 
-use crate::scene::{parse_size, Driver, Scene, SceneArgs};
-use crate::trees::{check_output, write_atomically, Output as OutArgs};
+use crate::args::{check_validation, parse_size, GpuArgs};
+use crate::progress::Progress;
+use crate::scene::{Driver, Scene, SceneArgs};
+use crate::trees::Output as OutArgs;
+use crate::{interrupt, output};
+
+/// Most frames `render` (and `view --frames`) simulates: an hour at 60 frames per second.
+pub const MAX_FRAMES: u64 = 216_000;
 
 #[derive(Args, Clone, Debug)]
 pub struct RenderArgs {
     #[command(flatten)]
     pub scene: SceneArgs,
     /// Frames to simulate (1/60 s each) before the picture is taken.
-    #[arg(long, default_value = "60", value_parser = |s: &str| crate::args::count_in(s, 1, 1_000_000))]
+    #[arg(long, default_value = "60", allow_hyphen_values = true,
+          value_parser = |s: &str| crate::args::count_in(s, 1, MAX_FRAMES))]
     pub frames: u64,
     /// Image size, WIDTHxHEIGHT.
-    #[arg(long, default_value = "1280x720", value_parser = parse_size)]
+    #[arg(long, default_value = "1280x720", allow_hyphen_values = true, value_parser = parse_size)]
     pub size: (u32, u32),
     /// Draw the timing overlay on the picture.
     #[arg(long)]
@@ -33,40 +40,9 @@ pub struct RenderArgs {
     pub gpu: GpuArgs,
 }
 
-/// Device choices shared by the commands that draw.
-#[derive(Args, Clone, Debug, Default)]
-pub struct GpuArgs {
-    /// Enable the Khronos validation layer and fail on any error it reports.
-    #[arg(long)]
-    pub validation: bool,
-    /// Use the first device whose name contains this text.
-    #[arg(long)]
-    pub device: Option<String>,
-}
-
-impl GpuArgs {
-    pub fn options(&self) -> GpuOptions {
-        GpuOptions {
-            validation: self.validation,
-            device_name: self.device.clone(),
-        }
-    }
-}
-
-/// Fails when validation is on and reported errors.
-pub fn check_validation(gpu: &Gpu) -> Result<()> {
-    let errors = gpu.validation_errors();
-    if errors > 0 {
-        anyhow::bail!(
-            "the Vulkan validation layer reported {errors} error(s); first: {}",
-            gpu.validation_messages().first().map(String::as_str).unwrap_or("?")
-        );
-    }
-    Ok(())
-}
-
 pub fn run(a: &RenderArgs) -> Result<()> {
-    check_output(&a.output, &a.scene.spec.iter().map(|p| p.as_path()).collect::<Vec<_>>())?;
+    a.output
+        .check(&a.scene.spec.iter().map(|p| p.as_path()).collect::<Vec<_>>())?;
     let image = render_scene(a)?;
     write_png(&a.output.out, &image)?;
     Ok(())
@@ -91,7 +67,16 @@ pub fn render_scene(a: &RenderArgs) -> Result<Rgba> {
         driver.use_gpu_wind(gpu.clone())?;
     }
     let start = Instant::now();
-    driver.step(a.frames as u32);
+    {
+        let _stoppable = interrupt::Steps::begin();
+        let mut progress = Progress::new("frames simulated");
+        for k in 0..a.frames {
+            interrupt::check()?;
+            driver.step(1);
+            progress.update_count(k + 1, a.frames);
+        }
+        progress.finish();
+    }
     let sim_s = start.elapsed().as_secs_f64();
     if let Some(failure) = driver.wind_failure() {
         bail!("{failure}");
@@ -131,7 +116,7 @@ pub fn ash_extent(w: u32, h: u32) -> sylva_render::vk::Extent2D {
 }
 
 pub fn write_png(path: &Path, image: &Rgba) -> Result<()> {
-    write_atomically(path, &image.to_png())?;
+    output::write_file(path, &image.to_png())?;
     eprintln!("wrote {}", path.display());
     Ok(())
 }

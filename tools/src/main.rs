@@ -7,6 +7,9 @@ mod bench_wind;
 mod export;
 mod grow;
 mod headless;
+mod input;
+mod interrupt;
+mod output;
 mod progress;
 mod scene;
 mod trees;
@@ -66,6 +69,7 @@ enum BenchCommand {
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    interrupt::install();
     let result = match cli.command {
         Command::Bench {
             what: BenchCommand::Sim(args),
@@ -87,6 +91,10 @@ fn main() -> std::process::ExitCode {
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) if e.is::<interrupt::Interrupted>() => {
+            eprintln!("sylva: {e}");
+            std::process::ExitCode::from(interrupt::EXIT_CODE)
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             std::process::ExitCode::FAILURE

@@ -15,9 +15,11 @@ use sylva_render::field::slice_arrows;
 use sylva_render::frame::{Camera, FillIndex, LodSettings, RenderFrame, SceneInfo, SimTimings};
 use sylva_render::{Gpu, GpuWind};
 use sylva_sim::fluid::{FluidGrid, FluidParams, FluidWind, WindBall, FLUID_PHASES};
-use sylva_sim::scene::SpeciesForest;
+use sylva_sim::scene::{SpeciesForest, MAX_TEST_FOREST_LEAVES, MAX_TEST_FOREST_SEGMENTS};
+use sylva_sim::skeleton::{MAX_LEAVES_PER_TREE, MAX_SEGMENTS_PER_TREE};
 use sylva_sim::spec::load::load_file;
 use sylva_sim::spec::WeberPennSpec;
+use sylva_sim::weberpenn::{generate, GenOptions};
 use sylva_sim::{species, GustingWind, Material, Motion, SimParams, Simulation, SolverKind, SphereCollider, PHASES};
 
 /// The species of the default forest, planted in turn.
@@ -26,6 +28,8 @@ pub const DEFAULT_SPECIES: [&str; 2] = ["quaking_aspen", "lombardy_poplar"];
 pub const DEFAULT_TREES: u32 = 9;
 /// Most trees a scene may hold.
 pub const MAX_TREES: u64 = 10_000;
+/// Strongest wind a scene may have (m/s), from the command line or the viewer's keys.
+pub const MAX_WIND_SPEED: f64 = 60.0;
 
 /// What to grow.
 #[derive(Args, Clone, Debug)]
@@ -38,20 +42,21 @@ pub struct SceneArgs {
     #[arg(long)]
     pub species: Option<String>,
     /// Number of trees (default: 9 for the default forest, 1 for a spec or species).
-    #[arg(long, value_parser = |s: &str| crate::args::count_in(s, 1, MAX_TREES))]
+    #[arg(long, allow_hyphen_values = true, value_parser = |s: &str| crate::args::count_in(s, 1, MAX_TREES))]
     pub trees: Option<u64>,
     /// Seed of the trees' random streams (tree k uses seed + k).
-    #[arg(long, default_value = "13")]
+    #[arg(long, default_value = "13", allow_hyphen_values = true, value_parser = crate::args::seed)]
     pub seed: u64,
     /// Wind speed [m/s].
-    #[arg(long, default_value = "6", value_parser = |s: &str| crate::args::number_in(s, 0.0, 60.0))]
+    #[arg(long, default_value = "6", allow_hyphen_values = true,
+          value_parser = |s: &str| crate::args::number_in(s, 0.0, MAX_WIND_SPEED))]
     pub wind: f64,
     /// `fluid`: a stable-fluids wind grid over the forest, entering at its border, that trunks
     /// block and wind balls stir; `uniform`: the same gusting wind everywhere.
     #[arg(long, value_enum, default_value = "fluid")]
     pub wind_model: WindModel,
     /// Cells of the fluid wind grid, east × north × up.
-    #[arg(long, default_value = "96x96x16", value_parser = crate::bench_wind::parse_cells)]
+    #[arg(long, default_value = "96x96x16", allow_hyphen_values = true, value_parser = crate::args::parse_cells)]
     pub wind_grid: [usize; 3],
     /// Show the fluid wind as arrows on a horizontal slice at half the tallest tree's height
     /// (the viewer's W key toggles it, Page Up / Page Down move the slice).
@@ -78,6 +83,7 @@ pub enum WindModel {
 pub fn resolve_species(spec: Option<&Path>, species: Option<&str>) -> Result<(Vec<WeberPennSpec>, String)> {
     match (spec, species) {
         (Some(file), name) => {
+            crate::input::check_regular(file)?;
             let library = load_file(file)?;
             let picked = library.pick(name)?.clone();
             let title = format!(
@@ -98,6 +104,51 @@ pub fn resolve_species(spec: Option<&Path>, species: Option<&str>) -> Result<(Ve
     }
 }
 
+/// Refuses, before the forest is grown, a number of trees whose forest would pass the size cap
+/// (`MAX_TEST_FOREST_SEGMENTS`, `MAX_TEST_FOREST_LEAVES`): it grows the first tree of each
+/// species (as the forest will) and multiplies. Trees of one species differ by their seeds, so
+/// this is an estimate; the forest checks the exact totals as it is built.
+pub fn check_forest_size(specs: &[WeberPennSpec], trees: usize, seed: u64) -> Result<()> {
+    let fits = |per_tree_segments: usize, per_tree_leaves: usize| {
+        trees.saturating_mul(per_tree_segments) <= MAX_TEST_FOREST_SEGMENTS
+            && trees.saturating_mul(per_tree_leaves) <= MAX_TEST_FOREST_LEAVES
+    };
+    // So few trees that even the largest ones allowed fit need no estimate.
+    if specs.is_empty() || fits(MAX_SEGMENTS_PER_TREE, MAX_LEAVES_PER_TREE) {
+        return Ok(());
+    }
+    let (mut segments, mut leaves) = (0usize, 0usize);
+    let mut largest = (String::new(), 0usize, 0usize);
+    for (k, spec) in specs.iter().enumerate().take(trees) {
+        let opts = GenOptions {
+            seed: seed.wrapping_add(k as u64),
+            ..GenOptions::default()
+        };
+        let grown = generate(spec, &opts, &mut |_| {}).with_context(|| format!("cannot grow {}", spec.species))?;
+        let (s, l) = (grown.skeleton.segments.len(), grown.skeleton.leaves.len());
+        // Trees k, k + n, k + 2n, ... are of this species.
+        let count = (trees - k).div_ceil(specs.len());
+        segments = segments.saturating_add(count.saturating_mul(s));
+        leaves = leaves.saturating_add(count.saturating_mul(l));
+        if s > largest.1 {
+            largest = (spec.species.clone(), s, l);
+        }
+    }
+    if segments > MAX_TEST_FOREST_SEGMENTS || leaves > MAX_TEST_FOREST_LEAVES {
+        let per_tree = |total: usize| total.div_ceil(trees).max(1);
+        let most = (MAX_TEST_FOREST_SEGMENTS / per_tree(segments)).min(MAX_TEST_FOREST_LEAVES / per_tree(leaves));
+        bail!(
+            "--trees {trees} is too many for this forest: {} grows about {} segments and {} leaves per tree, so \
+             {trees} trees would hold about {segments} segments and {leaves} leaves; a forest holds at most \
+             {MAX_TEST_FOREST_SEGMENTS} segments and {MAX_TEST_FOREST_LEAVES} leaves (about {most} trees of these)",
+            largest.0,
+            largest.1,
+            largest.2
+        );
+    }
+    Ok(())
+}
+
 /// A grown scene ready to simulate.
 pub struct Scene {
     pub sim: Simulation,
@@ -116,6 +167,7 @@ impl Scene {
         } else {
             1
         }) as usize;
+        check_forest_size(&specs, trees, seed)?;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let forest = SpeciesForest::new(&specs, trees, seed, &Material::default(), threads)
             .with_context(|| format!("cannot grow {title}"))?;
@@ -491,7 +543,8 @@ impl Driver {
                     Some(self.wind_text())
                 }
                 SimCommand::ChangeWind(ms) => {
-                    self.wind_speed = (self.wind_speed + ms).clamp(0.0, 40.0);
+                    // From the current speed, within what the command line allows.
+                    self.wind_speed = (self.wind_speed + ms).clamp(0.0, MAX_WIND_SPEED as f32);
                     self.steer_wind()?;
                     Some(self.wind_text())
                 }
@@ -725,15 +778,6 @@ pub fn simulate(mut driver: Driver, mut writer: CacheWriter<RenderFrame>, comman
     }
 }
 
-/// Parses `WxH` image sizes.
-pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
-    let (w, h) = s
-        .split_once(['x', 'X'])
-        .ok_or_else(|| format!("`{s}` is not a size; write WIDTHxHEIGHT, e.g. 1280x720"))?;
-    let side = |v: &str| crate::args::count_in(v, 16, 8192).map(|n| n as u32);
-    Ok((side(w)?, side(h)?))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -878,8 +922,46 @@ mod tests {
         assert_eq!(
             filled(&mut d).info.wind_speed,
             0.0,
-            "wind speed stays within 0..=40 m/s"
+            "wind speed stays within 0..=MAX_WIND_SPEED"
         );
+    }
+
+    #[test]
+    fn a_forest_too_large_is_refused_before_it_is_grown() {
+        let tupelo = species::builtin("black_tupelo").unwrap();
+        let start = Instant::now();
+        let e = format!(
+            "{:#}",
+            check_forest_size(std::slice::from_ref(&tupelo), MAX_TREES as usize, 1).unwrap_err()
+        );
+        assert!(
+            e.contains("--trees 10000") && e.contains("black_tupelo") && e.contains("at most"),
+            "{e}"
+        );
+        // One tree was grown, not ten thousand.
+        assert!(start.elapsed() < Duration::from_secs(20), "{:?}", start.elapsed());
+        check_forest_size(&[tupelo], 9, 1).unwrap();
+    }
+
+    #[test]
+    fn the_wind_keys_step_from_the_speed_given_on_the_command_line() {
+        let scene = Scene::build(None, Some("sassafras"), Some(1), 3).unwrap();
+        let camera = scene.default_camera(1.0, 100.0).camera();
+        let mut d = Driver::new(scene, MAX_WIND_SPEED as f32, 3, Some(1), camera, 1).unwrap();
+        d.handle(SimCommand::ChangeWind(1.0));
+        assert_eq!(
+            filled(&mut d).info.wind_speed,
+            MAX_WIND_SPEED as f32,
+            "stronger stays at the top"
+        );
+        d.handle(SimCommand::ChangeWind(-1.0));
+        assert_eq!(
+            filled(&mut d).info.wind_speed,
+            MAX_WIND_SPEED as f32 - 1.0,
+            "weaker steps down by 1"
+        );
+        d.handle(SimCommand::ChangeWind(1.0));
+        assert_eq!(filled(&mut d).info.wind_speed, MAX_WIND_SPEED as f32);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use sylva_sim::spec::load::load_file;
 use sylva_sim::spec::{text, WeberPennSpec};
@@ -11,7 +11,9 @@ use sylva_sim::stats::TreeStats;
 use sylva_sim::weberpenn::{generate, GenOptions};
 use sylva_sim::Skeleton;
 
-use crate::export::{export, ExportOptions};
+use crate::args::{count_in, seed};
+use crate::export::{export, files_written, ExportOptions, MAX_SIDES, MIN_SIDES};
+use crate::output;
 use crate::progress::Progress;
 
 #[derive(Subcommand)]
@@ -44,12 +46,27 @@ pub struct Output {
     pub force: bool,
 }
 
+impl Output {
+    /// Checks, before any work starts, that the file may be written (see `output::check`).
+    pub fn check(&self, inputs: &[&Path]) -> Result<()> {
+        output::check(&self.out, self.force, inputs)
+    }
+
+    /// The same for a mesh: the extension must name a format, and an OBJ's .mtl is checked too.
+    pub fn check_mesh(&self, inputs: &[&Path]) -> Result<()> {
+        for file in files_written(&self.out)? {
+            output::check(&file, self.force, inputs)?;
+        }
+        Ok(())
+    }
+}
+
 #[derive(Args)]
 pub struct SpecStatsArgs {
     #[command(flatten)]
     source: SpecSource,
     /// Seed of the tree's random streams.
-    #[arg(long, default_value = "13")]
+    #[arg(long, default_value = "13", allow_hyphen_values = true, value_parser = seed)]
     seed: u64,
     /// Print one JSON object.
     #[arg(long)]
@@ -69,13 +86,15 @@ pub struct SpecConvertArgs {
 pub struct ExportArgs {
     #[command(flatten)]
     source: SpecSource,
-    #[arg(long, default_value = "13")]
+    /// Seed of the tree's random streams.
+    #[arg(long, default_value = "13", allow_hyphen_values = true, value_parser = seed)]
     seed: u64,
     /// The mesh to write: `.obj` (with a `.mtl`) or `.glb`.
     #[command(flatten)]
     output: Output,
     /// Sides of the branch tubes.
-    #[arg(long, default_value_t = crate::export::DEFAULT_SIDES)]
+    #[arg(long, default_value_t = crate::export::DEFAULT_SIDES, allow_hyphen_values = true,
+          value_parser = |s: &str| count_in(s, MIN_SIDES as u64, MAX_SIDES as u64).map(|n| n as u32))]
     sides: u32,
     /// Leave the leaf cards out.
     #[arg(long)]
@@ -116,6 +135,7 @@ pub fn print_stats(stats: &TreeStats, seed: u64, generation_ms: f64, json: bool)
 
 /// Loads `file` and picks a species.
 pub fn load_spec(file: &Path, species: Option<&str>) -> Result<WeberPennSpec> {
+    crate::input::check_regular(file)?;
     let library = load_file(file)?;
     Ok(library.pick(species)?.clone())
 }
@@ -151,9 +171,9 @@ pub fn run_spec(cmd: &SpecCommand) -> Result<()> {
             print_stats(&stats, a.seed, ms, a.json)
         }
         SpecCommand::Convert(a) => {
+            a.output.check(&[&a.source.file])?;
             let spec = load_spec(&a.source.file, a.source.species.as_deref())?;
-            check_output(&a.output, &[&a.source.file])?;
-            write_atomically(&a.output.out, text::write(&spec).as_bytes())?;
+            output::write_file(&a.output.out, text::write(&spec).as_bytes())?;
             eprintln!(
                 "wrote {} ({} from {})",
                 a.output.out.display(),
@@ -166,8 +186,8 @@ pub fn run_spec(cmd: &SpecCommand) -> Result<()> {
 }
 
 pub fn run_export(a: &ExportArgs) -> Result<()> {
+    a.output.check_mesh(&[&a.source.file])?;
     let spec = load_spec(&a.source.file, a.source.species.as_deref())?;
-    check_output(&a.output, &[&a.source.file])?;
     let (skeleton, stats, _) = grow_spec(&spec, a.seed)?;
     let opts = ExportOptions {
         sides: a.sides,
@@ -185,37 +205,4 @@ pub fn run_export(a: &ExportArgs) -> Result<()> {
         written.bytes
     );
     Ok(())
-}
-
-/// Refuses to replace an existing file unless asked to, and to write over an input.
-pub fn check_output(output: &Output, inputs: &[&Path]) -> Result<()> {
-    let (out, force) = (&output.out, output.force);
-    for input in inputs {
-        if let (Ok(a), Ok(b)) = (out.canonicalize(), input.canonicalize()) {
-            if a == b {
-                bail!("--out {} is the input file; choose another name", out.display());
-            }
-        }
-    }
-    if out.exists() && !force {
-        bail!("{} exists; pass --force to replace it", out.display());
-    }
-    Ok(())
-}
-
-/// Writes a file completely or not at all (a temporary file renamed into place).
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .with_context(|| format!("{} is not a file name", path.display()))?;
-    let tmp = dir.join(format!(".{}.{}.tmp", name.to_string_lossy(), std::process::id()));
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        anyhow::anyhow!("cannot write {}: {e}", path.display())
-    })
 }

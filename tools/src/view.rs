@@ -23,8 +23,10 @@ use winit::keyboard::{Key, NamedKey};
 use winit::raw_window_handle::{HasDisplayHandle, HasWindowHandle};
 use winit::window::{Window, WindowId};
 
-use crate::headless::{check_validation, write_png, GpuArgs, RenderArgs};
-use crate::scene::{parse_size, simulate, Driver, OrbitCamera, Scene, SceneArgs, SimCommand, MAX_LOD_BIAS};
+use crate::args::{check_validation, parse_size, GpuArgs};
+use crate::headless::{write_png, RenderArgs, MAX_FRAMES};
+use crate::interrupt;
+use crate::scene::{simulate, Driver, OrbitCamera, Scene, SceneArgs, SimCommand, MAX_LOD_BIAS};
 use crate::trees::Output as OutArgs;
 
 /// The keys, shown on the help line.
@@ -56,10 +58,10 @@ pub struct ViewArgs {
     #[command(flatten)]
     pub scene: SceneArgs,
     /// Window size, WIDTHxHEIGHT.
-    #[arg(long, default_value = "1280x720", value_parser = parse_size)]
+    #[arg(long, default_value = "1280x720", allow_hyphen_values = true, value_parser = parse_size)]
     pub size: (u32, u32),
     /// Quit after this many frames.
-    #[arg(long, value_parser = |s: &str| crate::args::count_in(s, 1, 100_000_000))]
+    #[arg(long, allow_hyphen_values = true, value_parser = |s: &str| crate::args::count_in(s, 1, MAX_FRAMES))]
     pub frames: Option<u64>,
     /// Write the last frame shown to this PNG file (with --frames: the frame the viewer quits
     /// on; otherwise the frame shown when the window closes).
@@ -84,13 +86,8 @@ pub struct ViewArgs {
 
 pub fn run(a: &ViewArgs) -> Result<()> {
     if let Some(shot) = &a.screenshot {
-        crate::trees::check_output(
-            &OutArgs {
-                out: shot.clone(),
-                force: a.force,
-            },
-            &[],
-        )?;
+        let inputs: Vec<&Path> = a.scene.spec.iter().map(|p| p.as_path()).collect();
+        crate::output::check(shot, a.force, &inputs)?;
     }
     if std::env::var_os("DISPLAY").is_none_or(|d| d.is_empty()) {
         return headless_fallback(a, "no display (DISPLAY is not set)");
@@ -122,6 +119,8 @@ pub fn run(a: &ViewArgs) -> Result<()> {
     driver.apply_args(&a.scene)?;
     event_loop.set_control_flow(ControlFlow::Poll);
     let mut app = App::new(a.clone(), driver, orbit);
+    // Ctrl-C closes the window at the next frame, without a screenshot.
+    let _stoppable = interrupt::Steps::begin();
     event_loop
         .run_app(&mut app)
         .map_err(|e| anyhow!("the window's event loop failed: {e}"))?;
@@ -145,10 +144,7 @@ fn headless_fallback(a: &ViewArgs, why: &str) -> Result<()> {
         frames: a.frames.unwrap_or(120),
         size: a.size,
         overlay: !a.no_overlay,
-        output: OutArgs {
-            out,
-            force: a.force || a.screenshot.is_some(),
-        },
+        output: OutArgs { out, force: a.force },
         gpu: a.gpu.clone(),
     };
     crate::headless::run(&args)
@@ -622,7 +618,14 @@ impl ApplicationHandler for App {
         }
     }
 
-    fn about_to_wait(&mut self, _event_loop: &ActiveEventLoop) {
+    fn about_to_wait(&mut self, event_loop: &ActiveEventLoop) {
+        if let Err(e) = interrupt::check() {
+            if self.error.is_none() {
+                self.error = Some(e.into());
+            }
+            event_loop.exit();
+            return;
+        }
         if let Some(v) = &self.viewer {
             v.window.request_redraw();
         }
