@@ -65,9 +65,84 @@ impl Rng {
     }
 }
 
+/// `java.util.Random`: the 48-bit linear congruential generator of the Java platform
+/// (multiplier 0x5DEECE66D, increment 11; Knuth, TAOCP vol. 2, §3.2.1), the generator Arbaro
+/// 1.9.9 draws every variation from (its `params.Random` extends it, `uniform(low, high)` =
+/// low + nextDouble()·(high - low)). With the same seed and the same draws in the same order
+/// on the same per-level streams, a Weber-Penn tree grows exactly as Arbaro grows it.
+#[derive(Clone, Debug)]
+pub struct JavaRandom {
+    seed: u64,
+}
+
+impl JavaRandom {
+    const MULTIPLIER: u64 = 0x5_DEEC_E66D;
+    const MASK: u64 = (1 << 48) - 1;
+
+    /// `new Random(seed)`.
+    pub fn new(seed: i64) -> Self {
+        let mut r = JavaRandom { seed: 0 };
+        r.set_seed(seed);
+        r
+    }
+
+    /// `setSeed`: the seed scrambled with the multiplier.
+    pub fn set_seed(&mut self, seed: i64) {
+        self.seed = (seed as u64 ^ Self::MULTIPLIER) & Self::MASK;
+    }
+
+    /// `next(bits)`: the top `bits` of the 48-bit state, as Java's signed int.
+    fn next(&mut self, bits: u32) -> i32 {
+        self.seed = (self.seed.wrapping_mul(Self::MULTIPLIER).wrapping_add(0xB)) & Self::MASK;
+        (self.seed >> (48 - bits)) as u32 as i32
+    }
+
+    /// `nextLong`.
+    pub fn next_long(&mut self) -> i64 {
+        ((self.next(32) as i64) << 32).wrapping_add(self.next(32) as i64)
+    }
+
+    /// `nextDouble`: 53 random bits, uniform in [0, 1).
+    pub fn next_double(&mut self) -> f64 {
+        let hi = (self.next(26) as i64) << 27;
+        (hi + self.next(27) as i64) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Arbaro's `uniform(low, high)`.
+    pub fn uniform(&mut self, low: f64, high: f64) -> f64 {
+        low + self.next_double() * (high - low)
+    }
+
+    /// Arbaro's `LevelParams.var(v)`: uniform in [-v, v).
+    pub fn var(&mut self, v: f64) -> f64 {
+        self.uniform(-v, v)
+    }
+
+    /// Arbaro's `Random.getState`, which saves a state by drawing a new seed and reseeding with
+    /// it; the returned generator restores that state (`setState`).
+    pub fn save_state(&mut self) -> JavaRandom {
+        let state = self.next_long();
+        self.set_seed(state);
+        self.clone()
+    }
+
+    /// Uniform integer in [0, n) from one `nextDouble`. `n` must be positive.
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((self.next_double() * n as f64) as u64).min(n.saturating_sub(1))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Values printed by the Java platform's own `java.util.Random`.
+    #[test]
+    fn java_random_matches_the_java_platform() {
+        assert_eq!(JavaRandom::new(42).next(32), -1_170_105_035);
+        assert_eq!(JavaRandom::new(0).next_double(), 0.730_967_787_376_657);
+        assert_eq!(JavaRandom::new(13).next_long(), -4_984_250_756_083_210_152);
+    }
 
     #[test]
     fn same_seed_same_stream_and_unit_range() {

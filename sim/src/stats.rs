@@ -21,6 +21,14 @@ pub struct TreeStats {
     pub height: f64,
     /// Largest horizontal extent of the stems, the larger of the x and z extents [m].
     pub width: f64,
+    /// Corners of the box around every stem point (segment bases and tips) [m], in Arbaro's
+    /// axes: z up, Sylva's (x, y, z) being Arbaro's (x, z, -y). Arbaro's height
+    /// (`TreeImpl.getHeight`) is `bbox_max[2]`, its width (`getWidth`) the larger distance of
+    /// the two corners from the z axis ([`TreeStats::arbaro_width`]). Arbaro's own box has
+    /// the ends of each segment's axis, where the skeleton has the chords of helical stems,
+    /// and also the stem ends it tries while pruning.
+    pub bbox_min: [f64; 3],
+    pub bbox_max: [f64; 3],
 }
 
 impl TreeStats {
@@ -92,6 +100,23 @@ impl TreeStats {
         }
         self.height = (hi.y - base.max(0.0).min(lo.y.max(base))).max(0.0) as f64;
         self.width = (hi.x - lo.x).max(hi.z - lo.z) as f64;
+        self.bbox_min = [lo.x as f64, -hi.z as f64, lo.y as f64];
+        self.bbox_max = [hi.x as f64, -lo.z as f64, hi.y as f64];
+    }
+
+    /// Widens the box to hold a point given in Arbaro's axes (z up).
+    pub fn include_arbaro_point(&mut self, p: [f64; 3]) {
+        for k in 0..3 {
+            self.bbox_min[k] = self.bbox_min[k].min(p[k]);
+            self.bbox_max[k] = self.bbox_max[k].max(p[k]);
+        }
+    }
+
+    /// Arbaro's width (`TreeImpl.getWidth`): the larger distance of the box's two corners from
+    /// the vertical axis through the origin [m].
+    pub fn arbaro_width(&self) -> f64 {
+        let r = |c: &[f64; 3]| (c[0] * c[0] + c[1] * c[1]).sqrt();
+        r(&self.bbox_min).max(r(&self.bbox_max))
     }
 }
 
@@ -124,5 +149,27 @@ mod tests {
         assert_eq!(s.segments, 4);
         assert!((s.height - 2.0).abs() < 1e-6);
         assert!((s.width - 2.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn box_is_in_arbaros_axes() {
+        // One stem from the origin to Sylva's (1, 3, -2): Arbaro's (1, 2, 3).
+        let skel = Skeleton {
+            segments: vec![SkeletonSegment {
+                parent: None,
+                base: Vec3::ZERO,
+                tip: Vec3::new(1.0, 3.0, -2.0),
+                radius_base: 0.1,
+                radius_tip: 0.1,
+            }],
+            leaves: vec![],
+        };
+        let mut s = TreeStats::of_skeleton("t", &skel);
+        assert_eq!(s.bbox_min, [0.0, 0.0, 0.0]);
+        assert_eq!(s.bbox_max, [1.0, 2.0, 3.0]);
+        assert!((s.arbaro_width() - 5f64.sqrt()).abs() < 1e-12);
+        s.include_arbaro_point([-3.0, 0.0, -1.0]);
+        assert_eq!(s.bbox_min, [-3.0, 0.0, -1.0]);
+        assert!((s.arbaro_width() - 3.0).abs() < 1e-12);
     }
 }

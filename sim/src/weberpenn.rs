@@ -7,15 +7,20 @@
 //! `nCurve`/`nCurveBack`/`nCurveV` (negative: helix), `AttractionUp`, pruning against the
 //! envelope, leaves along the last level's stems (negative `Leaves`: a fan at the tip). Each
 //! stem level draws from its own random stream, as in Arbaro, so counts barely depend on the
-//! seed. Where the tools disagree the spec's [`Semantics`] decide (shape 0, negative `nRotate`,
-//! the sign of `nDownAngleV`).
+//! seed; the streams are Arbaro's (java.util.Random) and are drawn in Arbaro's order, so a spec
+//! grows as Arbaro 1.9.9 grows it with the same seed (even a file with every variation 0 draws:
+//! branches spread within a segment by a quarter of their spacing). Where the tools disagree
+//! the spec's [`Semantics`] decide (shape 0, negative `nRotate`, the sign of `nDownAngleV`);
+//! trunk radii follow the writing tool's formula, and tree-gen's several trunks stand apart on
+//! a disc as tree-gen places them.
 //!
 //! For the solver every stem is cut into segments: its `nCurveRes` segments, each cut again
 //! wherever a substem or a clone grows out (the pieces of one segment are collinear, so the
 //! geometry is unchanged; a child then hangs from the tip of the piece below it, as Sylva's
 //! skeleton requires). Helical segments are cut into their ten chords.
 //!
-//! Weber 2008 ("Structure") adds two rules, each scaled per level by the spec:
+//! Weber 2008 ("Structure") adds two rules, each scaled per level by the spec (0 in every
+//! imported spec, which grows as its tool grows it; Sylva's own specs may set them):
 //! 1. `nForkArea`: the cross-section area just before a fork equals the sum of the areas just
 //!    after it (the continuing stem plus every branch or clone leaving there), the stem still
 //!    tapering as its own profile says between forks.
@@ -31,7 +36,7 @@
 use glam::{DMat3, DQuat, DVec3, Quat, Vec3};
 
 use crate::error::SimError;
-use crate::rng::Rng;
+use crate::rng::JavaRandom;
 use crate::skeleton::{Skeleton, SkeletonLeaf, SkeletonSegment};
 use crate::spec::{Conical, DownAngleV, NegativeRotate, SpecTool, WeberPennSpec};
 pub use crate::stats::TreeStats;
@@ -88,6 +93,8 @@ pub struct Generated {
     pub stats: TreeStats,
     /// `scale_tree`: Scale ± ScaleV as drawn for this seed [m].
     pub scale_tree: f64,
+    /// The first skeleton segment of each trunk, in the order the trunks grew.
+    pub trunk_segments: Vec<u32>,
 }
 
 /// Grows `spec`. `progress` receives the fraction done (by trunk segments and first-level
@@ -97,7 +104,7 @@ pub fn generate(spec: &WeberPennSpec, opts: &GenOptions, progress: &mut dyn FnMu
     check_estimate(spec, &opts.limits)?;
     let mut g = Gen::new(spec, opts, progress);
     g.grow_trunks()?;
-    let (skeleton, mut stats) = g.assemble()?;
+    let (skeleton, mut stats, trunk_segments) = g.assemble()?;
     (g.progress)(1.0);
     stats.species = spec.species.clone();
     stats.levels = spec.levels.max(0) as u32;
@@ -105,6 +112,7 @@ pub fn generate(spec: &WeberPennSpec, opts: &GenOptions, progress: &mut dyn FnMu
         skeleton,
         stats,
         scale_tree: g.scale_tree,
+        trunk_segments,
     })
 }
 
@@ -490,7 +498,7 @@ impl Profile {
 /// Per-level random stream and error accumulators (Arbaro's `LevelParams` state).
 #[derive(Clone)]
 struct LevelState {
-    rng: Rng,
+    rng: JavaRandom,
     split_error: f64,
     substem_error: f64,
 }
@@ -584,12 +592,14 @@ struct Gen<'a> {
 
 impl<'a> Gen<'a> {
     fn new(spec: &'a WeberPennSpec, opts: &GenOptions, progress: &'a mut dyn FnMut(f32)) -> Gen<'a> {
-        // One random stream per level, seeded in a chain, so levels do not disturb each other.
-        let mut seed = opts.seed;
+        // One random stream per level, seeded in a chain, so levels do not disturb each other:
+        // Arbaro's `Params.prepare` (java.util.Random, level 0 seeded with the tree's seed, each
+        // next level with the previous one's first nextLong).
+        let mut seed = opts.seed as i64;
         let mut levels = Vec::with_capacity(4);
         for _ in 0..4 {
-            let mut rng = Rng::new(seed);
-            seed = rng.next_u64();
+            let mut rng = JavaRandom::new(seed);
+            seed = rng.next_long();
             levels.push(LevelState {
                 rng,
                 split_error: 0.0,
@@ -679,6 +689,15 @@ impl<'a> Gen<'a> {
     fn grow_trunks(&mut self) -> Result<(), SimError> {
         let l0 = self.lpar(0);
         let trunks = l0.branches.max(1) as usize;
+        if self.spec.origin == SpecTool::TreeGen && trunks > 1 {
+            // tree-gen: vertical trunks standing on points spread over a disc.
+            for (pos, theta) in self.treegen_floor_points(trunks)? {
+                let frame = Frame::identity().rotxz(0.0, theta.to_degrees() - 90.0).translate(pos);
+                let mut trunk = Stem::new(0, frame, 0.0, None);
+                self.make_stem(&mut trunk)?;
+            }
+            return Ok(());
+        }
         for _ in 0..trunks {
             let frame = self.trunk_direction(Frame::identity());
             let angle = self.var(0, 360.0);
@@ -688,6 +707,48 @@ impl<'a> Gen<'a> {
             self.make_stem(&mut trunk)?;
         }
         Ok(())
+    }
+
+    /// Where tree-gen stands `n` trunks (`Tree.points_for_floor_split` in tree-gen's
+    /// `parametric/gen.py`): each at distance sqrt(u·n/2.5·g_scale·ratio) from the centre (u
+    /// uniform in [0, 1)) at a uniform angle θ, redrawn while it is closer than 2.5 trunk radii
+    /// (of a trunk of the largest size, (g_scale + g_scale_v)·length[0]·ratio) to one already
+    /// placed; the trunk then turns by θ - 90° about its axis to face outwards. tree-gen draws
+    /// forever when the trunks cannot fit; Sylva stops after `MAX_FLOOR_DRAWS` draws per trunk
+    /// with an error naming the parameters.
+    fn treegen_floor_points(&mut self, n: usize) -> Result<Vec<(DVec3, f64)>, SimError> {
+        const MAX_FLOOR_DRAWS: usize = 10_000;
+        let s = self.spec;
+        let trunk_len = (s.scale + s.scale_v) * s.level[0].length;
+        let spacing = 2.5 * trunk_len * s.ratio;
+        let reach = n as f64 / 2.5 * s.scale * s.ratio;
+        let mut points: Vec<(DVec3, f64)> = Vec::with_capacity(n);
+        for _ in 0..n {
+            let mut placed = false;
+            for _ in 0..MAX_FLOOR_DRAWS {
+                let rng = &mut self.levels[0].rng;
+                let dis = (rng.next_double() * reach).sqrt();
+                let theta = rng.next_double() * std::f64::consts::TAU;
+                let pos = DVec3::new(dis * theta.cos(), dis * theta.sin(), 0.0);
+                if points.iter().all(|(p, _)| (*p - pos).length() >= spacing) {
+                    points.push((pos, theta));
+                    placed = true;
+                    break;
+                }
+            }
+            if !placed {
+                return Err(SimError::param(
+                    "branches[0]",
+                    n,
+                    format!(
+                        "{n} trunks do not fit {spacing:.3} m apart on a disc of radius {:.3} m (tree-gen would search \
+                         forever); fewer trunks, or a smaller ratio or length[0]",
+                        reach.sqrt()
+                    ),
+                ));
+            }
+        }
+        Ok(points)
     }
 
     /// Arbaro's `trunkDirection`: the rotation angle first, then the down angle.
@@ -748,12 +809,19 @@ impl<'a> Gen<'a> {
     }
 
     fn profile(&self, stem: &Stem) -> Profile {
+        // Sapling 0.3 multiplies the trunk's first point by rootFlare (the importer's Flare is
+        // rootFlare - 1); Arbaro's flare gives 1 + 0.99·Flare there, so the factor is rescaled to
+        // give rootFlare exactly at the base (and Arbaro's decay over the lowest eighth above).
+        let flare = match self.spec.origin {
+            SpecTool::SaplingV03 | SpecTool::Sapling4 => self.spec.flare / 0.99,
+            _ => self.spec.flare,
+        };
         Profile {
             length: stem.length,
             base_radius: stem.base_radius,
             taper: self.lpar(stem.level).taper,
             trunk: stem.level == 0,
-            flare: self.spec.flare,
+            flare,
             scale0: self.spec.scale0,
         }
     }
@@ -793,15 +861,17 @@ impl<'a> Gen<'a> {
 
     fn stem_base_radius(&self, stem: &Stem) -> f64 {
         match stem.parent {
-            None => {
-                // Helios uses ZScale as a trunk radius factor.
-                let z = if self.spec.origin == SpecTool::Helios && self.spec.z_scale > 0.0 {
-                    self.spec.z_scale
-                } else {
-                    1.0
-                };
-                stem.length * self.spec.ratio * z
-            }
+            None => match self.spec.origin {
+                // Helios uses ZScale as a trunk radius factor (`buildTree`: radius = length0 ·
+                // Ratio · ZScale · flare).
+                SpecTool::Helios if self.spec.z_scale > 0.0 => stem.length * self.spec.ratio * self.spec.z_scale,
+                // Sapling 0.3 and sapling_4 (`kickstart_trunk`): startRad = scaleVal · ratio ·
+                // scale0, the tree's size, not the trunk's length.
+                SpecTool::SaplingV03 | SpecTool::Sapling4 => self.scale_tree * self.spec.ratio,
+                // Arbaro (`stemBaseRadius`), tree-gen (`calc_stem_radius`), Sapling 0.2:
+                // length · Ratio.
+                _ => stem.length * self.spec.ratio,
+            },
             Some(p) => {
                 let max_radius = p.profile.radius(stem.offset);
                 let radius = p.base_radius * (stem.length / p.length).powf(self.spec.ratio_power);
@@ -815,7 +885,8 @@ impl<'a> Gen<'a> {
     /// test runs, so the kept stem draws what the test drew.
     fn prune(&mut self, stem: &mut Stem) -> Result<(), SimError> {
         let level = stem.level.min(3);
-        let saved = (self.levels[level].rng.clone(), self.levels[level].split_error);
+        // Arbaro's `LevelParams.saveState` (which reseeds the stream) and `restoreState`.
+        let saved = (self.levels[level].rng.save_state(), self.levels[level].split_error);
         let split_correction = stem.split_correction;
         let original = stem.length;
         stem.prune_test = true;
@@ -1301,7 +1372,7 @@ const MIN_RADIUS: f64 = 5.0e-6;
 
 impl Gen<'_> {
     /// Cuts every stem at its children, applies the fork rules and builds the skeleton.
-    fn assemble(&mut self) -> Result<(Skeleton, TreeStats), SimError> {
+    fn assemble(&mut self) -> Result<(Skeleton, TreeStats, Vec<u32>), SimError> {
         let out = std::mem::take(&mut self.out);
         let trunks: Vec<usize> = (0..out.len())
             .filter(|&i| out[i].attach.is_none() && !out[i].segments.is_empty())
@@ -1474,12 +1545,14 @@ impl Gen<'_> {
             ends.push(stem_ends);
         }
 
-        if self.opts.fork_rules {
+        let fork_rules = self.opts.fork_rules && self.spec.has_fork_rules();
+        if fork_rules {
             self.fork_areas(&mut pieces);
         }
-        let rotation = if self.opts.fork_rules {
+        let rotation = if fork_rules {
             self.fork_push(&mut pieces)
         } else {
+            connect(&mut pieces);
             vec![DQuat::IDENTITY; pieces.len()]
         };
 
@@ -1536,7 +1609,18 @@ impl Gen<'_> {
             }
         }
         stats.fill_extent(&skeleton);
-        Ok((skeleton, stats))
+        // Arbaro also tests (w, w, 0) for each trunk, w its base radius with flare
+        // (`StemImpl.make`).
+        for &t in &trunks {
+            let p = &out[t].profile;
+            let w = p.base_radius.max(p.radius(0.0));
+            stats.include_arbaro_point([w, w, 0.0]);
+        }
+        let trunk_segments = trunks
+            .iter()
+            .filter_map(|&t| ends[t].first()?.first().map(|e| e.1 as u32))
+            .collect();
+        Ok((skeleton, stats, trunk_segments))
     }
 
     /// Weber 2008's first rule, scaled per level: tip area = continuation's base area + s·(the
@@ -1550,6 +1634,19 @@ impl Gen<'_> {
         for i in (0..n).rev() {
             let p = pieces[i];
             let own_tip = p.r_tip * p.r_tip;
+            if !p.junction && self.spec.level(p.level).fork_area == 0.0 {
+                // The rule is off on this level: the stem keeps its own radii (a periodic or
+                // spherical taper included).
+                area_base[i] = p.r_base * p.r_base;
+                if let Some(q) = p.parent {
+                    if !pieces[q].junction && pieces[q].stem == p.stem {
+                        cont[q] = Some(i);
+                    } else {
+                        side_area[q] += area_base[i];
+                    }
+                }
+                continue;
+            }
             let tip = if p.junction {
                 side_area[i] + cont.get(i).copied().flatten().map_or(0.0, |c| area_base[c])
             } else {
@@ -1631,6 +1728,19 @@ impl Gen<'_> {
     }
 }
 
+/// Moves every piece (with all that grows from it) so that it starts at its parent's tip: a
+/// child snapped to a neighbouring cut (at most `MIN_PIECE` of a segment away) or hanging from
+/// a helix chord moves with its subtree by that much. Parents come before their children.
+fn connect(pieces: &mut [Piece]) {
+    for i in 0..pieces.len() {
+        if let Some(q) = pieces[i].parent {
+            let shift = pieces[q].tip - pieces[i].base;
+            pieces[i].base += shift;
+            pieces[i].tip += shift;
+        }
+    }
+}
+
 /// The piece of stem `s`, segment position `k`, that ends at `along` (0 = the segment's start:
 /// the previous segment's last piece, or where the stem hangs from).
 fn piece_ending_at(
@@ -1679,6 +1789,7 @@ mod tests {
     #[test]
     fn fork_area_rule_holds_at_every_fork() {
         let mut s = spec();
+        s.set_fork_rules(true);
         s.level[0].seg_splits = 0.4;
         s.level[0].split_angle = 30.0;
         let g = grow(&s, GenOptions::default());
@@ -1727,7 +1838,9 @@ mod tests {
             "{r0} vs {}",
             trunk_len * s.ratio
         );
-        let with = grow(&s, GenOptions::default());
+        let mut ruled = s.clone();
+        ruled.set_fork_rules(true);
+        let with = grow(&ruled, GenOptions::default());
         assert!(
             with.skeleton.segments[0].radius_base > g.skeleton.segments[0].radius_base,
             "the pipe rule thickens the trunk"

@@ -153,12 +153,13 @@ fn heights_follow_scale() {
     }
 }
 
-/// Weber 2008's first rule on real species: the area just before each fork equals the sum just
-/// after (relative 1e-6).
+/// Weber 2008's first rule on real species, switched on (imports grow without it): the area
+/// just before each fork equals the sum just after (relative 1e-6).
 #[test]
 fn fork_rule_holds_on_arbaro_species() {
     for path in arbaro_files() {
-        let spec = spec_of(&path);
+        let mut spec = spec_of(&path);
+        spec.set_fork_rules(true);
         let skel = generate(&spec, &GenOptions::default(), &mut |_| {}).unwrap().skeleton;
         let n = skel.segments.len();
         let mut after = vec![0.0f64; n];

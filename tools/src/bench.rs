@@ -248,6 +248,8 @@ pub struct GenArgs {
     repeat: u64,
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    fork_rules: crate::trees::ForkRulesArg,
 }
 
 #[derive(Serialize)]
@@ -263,7 +265,8 @@ struct GenReport {
 
 /// `sylva bench gen`: time to grow a spec on one thread.
 pub fn run_gen(a: &GenArgs) -> Result<()> {
-    let spec = crate::trees::load_spec(&a.file, a.species.as_deref())?;
+    let mut spec = crate::trees::load_spec(&a.file, a.species.as_deref())?;
+    a.fork_rules.apply(&mut spec);
     let opts = sylva_sim::weberpenn::GenOptions {
         seed: a.seed,
         ..Default::default()

@@ -51,11 +51,12 @@ pub fn run(a: &RenderArgs) -> Result<()> {
 /// Builds the scene, simulates it and renders the last frame.
 pub fn render_scene(a: &RenderArgs) -> Result<Rgba> {
     let (w, h) = a.size;
-    let scene = Scene::build(
+    let scene = Scene::build_with(
         a.scene.spec.as_deref(),
         a.scene.species.as_deref(),
         a.scene.trees,
         a.scene.seed,
+        a.scene.fork_rules,
     )?;
     let camera = scene.default_camera(w as f32 / h as f32, h as f32).camera();
     let gpu = Arc::new(Gpu::new(&a.gpu.options(), None).context("cannot open a Vulkan device")?);

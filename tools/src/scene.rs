@@ -71,6 +71,8 @@ pub struct SceneArgs {
     /// after each frame's wind steps.
     #[arg(long)]
     pub wind_gpu: bool,
+    #[command(flatten)]
+    pub fork_rules: crate::trees::ForkRulesArg,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -161,7 +163,21 @@ pub struct Scene {
 
 impl Scene {
     pub fn build(spec: Option<&Path>, species: Option<&str>, trees: Option<u64>, seed: u64) -> Result<Scene> {
-        let (specs, title) = resolve_species(spec, species)?;
+        Scene::build_with(spec, species, trees, seed, crate::trees::ForkRulesArg::default())
+    }
+
+    /// [`Scene::build`] with the fork rules asked for on the command line.
+    pub fn build_with(
+        spec: Option<&Path>,
+        species: Option<&str>,
+        trees: Option<u64>,
+        seed: u64,
+        fork_rules: crate::trees::ForkRulesArg,
+    ) -> Result<Scene> {
+        let (mut specs, title) = resolve_species(spec, species)?;
+        for s in &mut specs {
+            fork_rules.apply(s);
+        }
         let trees = trees.unwrap_or(if spec.is_none() && species.is_none() {
             DEFAULT_TREES as u64
         } else {
@@ -413,7 +429,9 @@ impl Driver {
         };
         let h = g.cell_size().y;
         let top = g.cells()[1] - 1;
-        let layer = (((0.5 * self.scene.height - g.origin().y) / h).floor().max(0.0) as usize).min(top);
+        // Half the height lies on a layer boundary when the grid is 1.6 heights tall in 16
+        // layers: a rounding error must not pick the layer below.
+        let layer = (((0.5 * self.scene.height - g.origin().y) / h + 1e-3).floor().max(0.0) as usize).min(top);
         self.field_layer = Some(layer);
         Ok(field_message(layer, top + 1))
     }

@@ -33,6 +33,33 @@ pub struct SpecSource {
     /// The species to pick from a library with several.
     #[arg(long)]
     pub species: Option<String>,
+    #[command(flatten)]
+    pub fork_rules: ForkRulesArg,
+}
+
+/// Weber 2008's fork rules (`nForkArea`, `nForkPush`) for a command that grows specs. No tool
+/// that writes Weber-Penn files has them, so an imported spec grows without them unless asked;
+/// a Sylva spec says per level (the built-in species have them on).
+#[derive(Args, Clone, Copy, Debug, Default)]
+pub struct ForkRulesArg {
+    /// Apply Weber 2008's fork rules at full strength on every level (cross-section area kept
+    /// across each fork, the stem pushed away from its branches), whatever the spec says.
+    #[arg(long, conflicts_with = "no_fork_rules")]
+    pub fork_rules: bool,
+    /// Grow without Weber 2008's fork rules, whatever the spec says.
+    #[arg(long)]
+    pub no_fork_rules: bool,
+}
+
+impl ForkRulesArg {
+    /// The spec as this choice grows it.
+    pub fn apply(&self, spec: &mut WeberPennSpec) {
+        if self.fork_rules {
+            spec.set_fork_rules(true);
+        } else if self.no_fork_rules {
+            spec.set_fork_rules(false);
+        }
+    }
 }
 
 /// Where a command writes its file.
@@ -114,6 +141,8 @@ pub fn print_stats(stats: &TreeStats, seed: u64, generation_ms: f64, json: bool)
             "segments": stats.segments,
             "height": stats.height,
             "width": stats.width,
+            "bbox_min": stats.bbox_min,
+            "bbox_max": stats.bbox_max,
             "seed": seed,
             "generation_ms": generation_ms,
         });
@@ -128,6 +157,9 @@ pub fn print_stats(stats: &TreeStats, seed: u64, generation_ms: f64, json: bool)
     println!("segments           {}", stats.segments);
     println!("height             {:.2} m", stats.height);
     println!("width              {:.2} m", stats.width);
+    let [a, b, c] = stats.bbox_min;
+    let [x, y, z] = stats.bbox_max;
+    println!("box (z up)         ({a:.2}, {b:.2}, {c:.2}) .. ({x:.2}, {y:.2}, {z:.2}) m");
     println!("seed               {seed}");
     println!("generated in       {generation_ms:.1} ms");
     Ok(())
@@ -138,6 +170,13 @@ pub fn load_spec(file: &Path, species: Option<&str>) -> Result<WeberPennSpec> {
     crate::input::check_regular(file)?;
     let library = load_file(file)?;
     Ok(library.pick(species)?.clone())
+}
+
+/// Loads a command's spec, with the fork rules it asks for.
+pub fn load_source(source: &SpecSource) -> Result<WeberPennSpec> {
+    let mut spec = load_spec(&source.file, source.species.as_deref())?;
+    source.fork_rules.apply(&mut spec);
+    Ok(spec)
 }
 
 /// Grows a spec, showing progress for long runs.
@@ -161,7 +200,7 @@ pub fn grow_spec(spec: &WeberPennSpec, seed: u64) -> Result<(Skeleton, TreeStats
 pub fn run_spec(cmd: &SpecCommand) -> Result<()> {
     match cmd {
         SpecCommand::Stats(a) => {
-            let spec = load_spec(&a.source.file, a.source.species.as_deref())?;
+            let spec = load_source(&a.source)?;
             if !a.json {
                 for note in &spec.notes {
                     eprintln!("note: {note}");
@@ -172,7 +211,7 @@ pub fn run_spec(cmd: &SpecCommand) -> Result<()> {
         }
         SpecCommand::Convert(a) => {
             a.output.check(&[&a.source.file])?;
-            let spec = load_spec(&a.source.file, a.source.species.as_deref())?;
+            let spec = load_source(&a.source)?;
             output::write_file(&a.output.out, text::write(&spec).as_bytes())?;
             eprintln!(
                 "wrote {} ({} from {})",
@@ -187,7 +226,7 @@ pub fn run_spec(cmd: &SpecCommand) -> Result<()> {
 
 pub fn run_export(a: &ExportArgs) -> Result<()> {
     a.output.check_mesh(&[&a.source.file])?;
-    let spec = load_spec(&a.source.file, a.source.species.as_deref())?;
+    let spec = load_source(&a.source)?;
     let (skeleton, stats, _) = grow_spec(&spec, a.seed)?;
     let opts = ExportOptions {
         sides: a.sides,

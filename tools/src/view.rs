@@ -97,11 +97,12 @@ pub fn run(a: &ViewArgs) -> Result<()> {
         Err(e) => return headless_fallback(a, &format!("no display ({e})")),
     };
     let (w, h) = a.size;
-    let scene = Scene::build(
+    let scene = Scene::build_with(
         a.scene.spec.as_deref(),
         a.scene.species.as_deref(),
         a.scene.trees,
         a.scene.seed,
+        a.scene.fork_rules,
     )?;
     let orbit = scene.default_camera(w as f32 / h as f32, h as f32);
     let threads = std::thread::available_parallelism()

@@ -613,7 +613,7 @@ impl FluidGrid {
             }
             // A cell's centre within r + half a cell diagonal's horizontal extent of the axis:
             // thin trunks still block the cell they stand in.
-            let reach = r.max(0.5 * self.dims.h[0].min(self.dims.h[2]));
+            let reach = r.max(0.5 * self.dims.h[0].hypot(self.dims.h[2]));
             let lo = a.min(b) - Vec3::splat(reach);
             let hi = a.max(b) + Vec3::splat(reach);
             self.for_cells_in(lo, hi, |g, c, centre| {

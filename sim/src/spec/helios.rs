@@ -231,6 +231,13 @@ fn read_tree(
     spec.scale_v = real("ScaleV")?;
     spec.z_scale = real("ZScale")?;
     spec.z_scale_v = real("ZScaleV")?;
+    if spec.z_scale == 0.0 {
+        spec.notes.push(
+            "ZScale 0: Helios multiplies the trunk radius by it (a trunk and branches of radius 0, no wood drawn); \
+             Sylva grows the wood as with ZScale 1"
+                .to_string(),
+        );
+    }
     spec.ratio = real("Ratio")?;
     spec.ratio_power = real("RatioPower")?;
     spec.lobes = int("Lobes")?;
@@ -315,6 +322,21 @@ fn read_tree(
         ));
     }
     spec.level[0].branches = 1;
+    // Helios grows the trunk straight up (`WeberPennTree::buildTree` starts it at theta = 1e-5,
+    // never reading nDownAngle[0] or nDownAngleV[0]), where Arbaro's semantics would tilt it.
+    if spec.level[0].down_angle != 0.0 || spec.level[0].down_angle_v != 0.0 {
+        spec.extras.insert(
+            "nDownAngle[0]".into(),
+            format!("{} {}", spec.level[0].down_angle, spec.level[0].down_angle_v),
+        );
+        spec.notes.push(format!(
+            "nDownAngle[0] = {}, nDownAngleV[0] = {} are not used by Helios (the trunk starts vertical): level 0 \
+             down angle set to 0",
+            spec.level[0].down_angle, spec.level[0].down_angle_v
+        ));
+        spec.level[0].down_angle = 0.0;
+        spec.level[0].down_angle_v = 0.0;
+    }
     if spec.levels == 4 {
         spec.notes.push(
             "Levels 4: written for the 2018 Helios, which read 4 values per list; current Helios accepts only Levels \

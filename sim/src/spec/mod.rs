@@ -184,7 +184,9 @@ pub struct LevelSpec {
     pub attraction_up: f64,
     /// Weber 2008, "Structure", first rule: how much of the cross-section continuity across a
     /// fork on a stem of this level is enforced (0 = the tool's own radii, 1 = area just
-    /// before a fork equals the sum just after).
+    /// before a fork equals the sum just after). No tool that writes Weber-Penn files has it:
+    /// imports get 0 (they grow as their tool grows them); a Sylva spec sets it explicitly
+    /// (`nForkArea`), or `--fork-rules` switches both rules on.
     pub fork_area: f64,
     /// Weber 2008, "Structure", second rule: how far a parent is pushed away from a branch
     /// forking off a stem of this level (0 = not at all, 1 = the paper's rule).
@@ -214,8 +216,9 @@ impl LevelSpec {
             curve_v: 0.0,
             base_size: 0.0,
             attraction_up: 0.0,
-            fork_area: 1.0,
-            fork_push: 1.0,
+            // Weber 2008's rules are Sylva's addition: off unless a spec asks for them.
+            fork_area: 0.0,
+            fork_push: 0.0,
         }
     }
 }
@@ -317,6 +320,21 @@ impl WeberPennSpec {
     /// Parameters of stem level `n` (levels beyond 3 use level 3's).
     pub fn level(&self, n: usize) -> &LevelSpec {
         &self.level[n.min(3)]
+    }
+
+    /// Sets Weber 2008's two fork rules (`nForkArea`, `nForkPush`) on every level: `true` at
+    /// full strength (1), `false` off (0, the tools' own radii and directions).
+    pub fn set_fork_rules(&mut self, on: bool) {
+        let s = if on { 1.0 } else { 0.0 };
+        for l in &mut self.level {
+            l.fork_area = s;
+            l.fork_push = s;
+        }
+    }
+
+    /// Whether any level applies a fork rule.
+    pub fn has_fork_rules(&self) -> bool {
+        self.level.iter().any(|l| l.fork_area != 0.0 || l.fork_push != 0.0)
     }
 }
 

@@ -319,6 +319,22 @@ pub fn parse(text: &str, file: &str) -> Result<WeberPennSpec, SpecError> {
         }
     }
 
+    // tree-gen starts every trunk straight up (`create_branches`: turtle.dir = (0, 0, 1)) and
+    // reads down_angle only for children (`calc_down_angle` uses depth + 1).
+    if spec.level[0].down_angle != 0.0 || spec.level[0].down_angle_v != 0.0 {
+        spec.extras.insert(
+            "down_angle[0]".into(),
+            format!("{} {}", spec.level[0].down_angle, spec.level[0].down_angle_v),
+        );
+        notes.push(format!(
+            "down_angle[0] = {}, down_angle_v[0] = {} are not used by tree-gen (trunks start vertical): level 0 \
+             down angle set to 0",
+            spec.level[0].down_angle, spec.level[0].down_angle_v
+        ));
+        spec.level[0].down_angle = 0.0;
+        spec.level[0].down_angle_v = 0.0;
+    }
+
     let tropism = merged.seq("tropism", 3, &mut notes)?;
     let tropism: Vec<f64> = tropism
         .iter()
