@@ -93,6 +93,8 @@ use crate::skeleton::{Skeleton, SkeletonLeaf, SkeletonSegment, MAX_LEAVES_PER_TR
 
 /// Most attraction points in one cloud (crown or roots), and most points a file may hold.
 pub const MAX_POINTS: usize = 1_000_000;
+/// Largest points file read (1,000,000 points of three 20-character numbers fit).
+pub const MAX_POINTS_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// Most trunks in one run.
 pub const MAX_TRUNKS: usize = 256;
 /// Largest coordinate accepted anywhere \[m\]; beyond it f32 spacing gets coarse for twigs.
@@ -713,6 +715,10 @@ pub struct Grown {
     pub roots: Vec<Skeleton>,
     pub crown: GrowthStats,
     pub root_stats: Option<GrowthStats>,
+    /// What a caller must tell the user about a result that is likely not what was asked for:
+    /// each trunk that grew no branch (a bare pole), with the crown points reached and why the
+    /// others were not (out of reach, `max_nodes`, growth refused).
+    pub warnings: Vec<String>,
 }
 
 /// Grows trees (and roots) by space colonization. `progress` gets the fraction of all
@@ -742,6 +748,7 @@ pub fn colonize(params: &ColonizeParams, progress: &mut dyn FnMut(f32)) -> Resul
         )
     })?;
     let (mut trees, tips) = colony.skeletons(params.twig_radius, params.pipe_exponent);
+    let warnings = bare_poles(params, &tips, &crown);
     for (k, tree) in trees.iter_mut().enumerate() {
         add_leaves(tree, &tips[k], params, &mut rng.fork(1000 + k as u64))?;
         tree.validate()?;
@@ -775,7 +782,38 @@ pub fn colonize(params: &ColonizeParams, progress: &mut dyn FnMut(f32)) -> Resul
         roots,
         crown,
         root_stats,
+        warnings,
     })
+}
+
+/// Trunks that grew no branch (one twig end: a single unbranched line of nodes), one warning
+/// each, saying how many crown points were reached and why the others were not.
+fn bare_poles(params: &ColonizeParams, tips: &[Vec<bool>], crown: &GrowthStats) -> Vec<String> {
+    let reason = match crown.stop {
+        _ if crown.points_left == 0 => String::new(),
+        StopReason::NodeLimit => format!(
+            "; max_nodes ({}) ran out before the crown was colonized: raise max_nodes",
+            params.max_nodes
+        ),
+        StopReason::IterationLimit => "; the iteration cap was reached".to_string(),
+        StopReason::Stalled => "; every growth towards the other points was refused (their pulls cancel, or a \
+                                step would pass the ground or repeat a node)"
+            .to_string(),
+        _ => format!(
+            "; the other points lie farther than influence_distance ({} m) from every node: place the trunks \
+             under the crown, or raise influence_distance or points",
+            params.influence_distance
+        ),
+    };
+    (0..tips.len())
+        .filter(|&k| tips[k].iter().filter(|t| **t).count() <= 1)
+        .map(|k| {
+            format!(
+                "trunk {k} at {} grew no branches (a bare pole); {} of {} crown points were reached{reason}",
+                params.trunks[k], crown.points_killed, crown.points
+            )
+        })
+        .collect()
 }
 
 /// One colonization run from the trunk bases along `up`. Fails with the index of a trunk that
@@ -1554,6 +1592,13 @@ mod tests {
         let g = colonize(&params, &mut no_progress()).unwrap();
         assert_eq!(g.crown.stop, StopReason::Stalled);
         assert_eq!(g.crown.points_left, 2);
+        // The result is a bare pole, and the caller is told so.
+        assert_eq!(g.warnings.len(), 1, "{:?}", g.warnings);
+        assert!(
+            g.warnings[0].contains("bare pole") && g.warnings[0].contains("0 of 2"),
+            "{:?}",
+            g.warnings
+        );
         // N grew M once; the repeat was refused and the run stopped right there.
         assert_eq!(g.crown.refused, 1);
         assert!(g.crown.iterations <= 5, "{} iterations", g.crown.iterations);

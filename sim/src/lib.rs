@@ -11,6 +11,7 @@ pub mod colonize;
 pub mod error;
 pub mod fluid;
 pub mod forest;
+pub mod io;
 pub mod lsystem;
 pub mod mapping;
 pub mod params;

@@ -937,6 +937,17 @@ fn interpret_with(
 ) -> Result<Grown, SimError> {
     ls.validate()?;
     let max_segments = max_segments.min(MAX_SEGMENTS_PER_TREE);
+    // Every `L` makes one leaf: a string with too many is refused before any is made.
+    let leaf_count = symbols.iter().filter(|&&c| c == b'L').count();
+    if leaf_count > MAX_LEAVES_PER_TREE {
+        return Err(SimError::param(
+            "l-system",
+            format!("`{}`", ls.name),
+            format!(
+                "the string has {leaf_count} `L` symbols, each a leaf; a tree may have at most {MAX_LEAVES_PER_TREE}"
+            ),
+        ));
+    }
     let mut rng = Rng::new(seed).fork(TURTLE_STREAM);
     let mut t = Turtle {
         pos: Vec3::ZERO,

@@ -118,12 +118,59 @@ impl SpeciesForest {
                 format!("allowed 1..={MAX_TEST_FOREST_TREES}"),
             ));
         }
+        // The forest's size from the species' estimates, before anything is grown.
+        let sizes: Vec<_> = specs.iter().map(WeberPennSpec::estimate_size).collect();
+        let (mut est_segments, mut est_leaves) = (0.0f64, 0.0f64);
+        for k in 0..trees {
+            est_segments += sizes[k % specs.len()].skeleton_segments;
+            est_leaves += sizes[k % specs.len()].leaves;
+        }
+        if est_segments.is_nan()
+            || est_leaves.is_nan()
+            || est_segments > MAX_TEST_FOREST_SEGMENTS as f64
+            || est_leaves > MAX_TEST_FOREST_LEAVES as f64
+        {
+            return Err(SimError::param(
+                "trees",
+                trees,
+                format!(
+                    "{trees} trees of {} would have about {est_segments:.3e} segments and {est_leaves:.3e} leaves; a \
+                     forest may hold at most {MAX_TEST_FOREST_SEGMENTS} segments and {MAX_TEST_FOREST_LEAVES} leaves",
+                    specs.iter().map(|s| s.species.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+        // Counted again as the trees grow: every thread stops once the forest is over its caps.
+        let grown_segments = std::sync::atomic::AtomicUsize::new(0);
+        let grown_leaves = std::sync::atomic::AtomicUsize::new(0);
+        let over = |s: &Skeleton| {
+            use std::sync::atomic::Ordering::Relaxed;
+            let segments = grown_segments.fetch_add(s.segments.len(), Relaxed) + s.segments.len();
+            let leaves = grown_leaves.fetch_add(s.leaves.len(), Relaxed) + s.leaves.len();
+            segments > MAX_TEST_FOREST_SEGMENTS || leaves > MAX_TEST_FOREST_LEAVES
+        };
+        let too_many = |s: &Skeleton| {
+            SimError::param(
+                "trees",
+                trees,
+                format!(
+                    "this species grows {} segments and {} leaves per tree; a forest may hold at most \
+                     {MAX_TEST_FOREST_SEGMENTS} segments and {MAX_TEST_FOREST_LEAVES} leaves",
+                    s.segments.len(),
+                    s.leaves.len()
+                ),
+            )
+        };
         let grow = |k: usize| {
             let opts = GenOptions {
                 seed: seed.wrapping_add(k as u64),
                 ..GenOptions::default()
             };
-            generate(&specs[k % specs.len()], &opts, &mut |_| {}).map(|g| g.skeleton)
+            let s = generate(&specs[k % specs.len()], &opts, &mut |_| {})?.skeleton;
+            if over(&s) {
+                return Err(too_many(&s));
+            }
+            Ok(s)
         };
         let threads = threads.clamp(1, trees);
         let mut grown: Vec<Option<Result<Skeleton, SimError>>> = (0..trees).map(|_| None).collect();
@@ -133,13 +180,22 @@ impl SpeciesForest {
                 let grow = &grow;
                 scope.spawn(move || {
                     for (i, slot) in chunk.iter_mut().enumerate() {
-                        *slot = Some(grow(first + i));
+                        let tree = grow(first + i);
+                        let failed = tree.is_err();
+                        *slot = Some(tree);
+                        if failed {
+                            break;
+                        }
                     }
                 });
             }
         });
         let mut skeletons = Vec::with_capacity(trees);
         let (mut segments, mut leaves) = (0usize, 0usize);
+        // A thread stops at its first error, so the first slot not filled follows an error.
+        if let Some(e) = grown.iter().find_map(|g| g.as_ref().and_then(|r| r.as_ref().err())) {
+            return Err(e.clone());
+        }
         for g in grown {
             let s = g.expect("every tree was grown")?;
             segments += s.segments.len();

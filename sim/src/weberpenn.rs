@@ -101,6 +101,7 @@ pub struct Generated {
 /// branches).
 pub fn generate(spec: &WeberPennSpec, opts: &GenOptions, progress: &mut dyn FnMut(f32)) -> Result<Generated, SimError> {
     check_spec(spec)?;
+    check_estimate(spec, &opts.limits)?;
     let mut g = Gen::new(spec, opts, progress);
     g.grow_trunks()?;
     let (skeleton, mut stats, trunk_segments) = g.assemble()?;
@@ -113,6 +114,77 @@ pub fn generate(spec: &WeberPennSpec, opts: &GenOptions, progress: &mut dyn FnMu
         scale_tree: g.scale_tree,
         trunk_segments,
     })
+}
+
+impl GenLimits {
+    /// Segment visits (pruning test runs included), stems and leaves the generator may make
+    /// before it stops: a pruned tree grows each stem up to 16 times while testing it.
+    pub fn max_work(&self) -> usize {
+        self.max_segments
+            .saturating_mul(16)
+            .saturating_add(self.max_leaves.saturating_mul(2))
+    }
+}
+
+/// Refuses a spec whose estimated size ([`WeberPennSpec::estimate_size`]) is beyond `limits`,
+/// before anything is grown, naming the level parameters that make it so.
+fn check_estimate(spec: &WeberPennSpec, limits: &GenLimits) -> Result<(), SimError> {
+    // NaN (no estimate) counts as beyond.
+    let beyond = |estimate: f64, limit: usize| estimate.is_nan() || estimate > limit as f64;
+    let est = spec.estimate_size();
+    let n = est.largest_level();
+    let l = spec.level(n);
+    let m = n.min(3);
+    let culprits = format!(
+        "level {n} has about {:.3e} segments ({m}Branches = {}, {m}CurveRes = {}, {m}SegSplits = {}{})",
+        est.segments[n],
+        l.branches,
+        l.curve_res,
+        l.seg_splits,
+        if n == 0 {
+            format!(", 0BaseSplits = {}", spec.base_splits)
+        } else {
+            String::new()
+        }
+    );
+    if beyond(est.skeleton_segments, limits.max_segments) {
+        return Err(SimError::param(
+            "tree size",
+            format!("about {:.3e} segments estimated from the spec", est.skeleton_segments),
+            format!(
+                "allowed at most {} segments; {culprits}: lower Levels, nBranches, nCurveRes or nSegSplits",
+                limits.max_segments
+            ),
+        ));
+    }
+    if beyond(est.leaves, limits.max_leaves) {
+        return Err(SimError::param(
+            "tree size",
+            format!("about {:.3e} leaves estimated from the spec", est.leaves),
+            format!(
+                "allowed at most {} leaves; Leaves = {} on {:.3e} stems of the last level: lower Leaves or nBranches",
+                limits.max_leaves,
+                spec.leaves,
+                est.stems.last().copied().unwrap_or(0.0)
+            ),
+        ));
+    }
+    if beyond(est.work, limits.max_work()) {
+        return Err(SimError::param(
+            "tree size",
+            format!("about {:.3e} generation steps estimated from the spec", est.work),
+            format!(
+                "allowed at most {}; {culprits}{}: lower nBranches, nCurveRes or nSegSplits",
+                limits.max_work(),
+                if spec.prune_ratio > 0.0 {
+                    format!(", and PruneRatio = {} grows each stem up to 16 times", spec.prune_ratio)
+                } else {
+                    String::new()
+                }
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// What the generator needs beyond the importers' validation: finite values and sizes that
@@ -223,6 +295,64 @@ fn check_spec(spec: &WeberPennSpec) -> Result<(), SimError> {
         }
     }
     Ok(())
+}
+
+/// The shape ratio of `shape` at `ratio` (Weber-Penn's table, with the spec's semantics for
+/// the shapes the tools define differently); also used by the size estimate.
+pub(crate) fn shape_ratio(s: &WeberPennSpec, ratio: f64, shape: i64) -> f64 {
+    let sapling = s.semantics.conical == Conical::Sapling;
+    match shape {
+        0 => match s.semantics.conical {
+            Conical::Pure => ratio,
+            Conical::Paper => 0.2 + 0.8 * ratio,
+            Conical::Sapling => 0.05 + 0.95 * ratio,
+        },
+        1 => 0.2 + 0.8 * (std::f64::consts::PI * ratio).sin(),
+        2 => 0.2 + 0.8 * (0.5 * std::f64::consts::PI * ratio).sin(),
+        3 => 1.0,
+        4 => 0.5 + 0.5 * ratio,
+        5 => {
+            let flame = if ratio <= 0.7 { ratio / 0.7 } else { (1.0 - ratio) / 0.3 };
+            if sapling {
+                0.05 + 0.95 * flame
+            } else {
+                flame
+            }
+        }
+        6 => 1.0 - 0.8 * ratio,
+        7 => {
+            if ratio <= 0.7 {
+                0.5 + 0.5 * ratio / 0.7
+            } else {
+                0.5 + 0.5 * (1.0 - ratio) / 0.3
+            }
+        }
+        // Sapling's shape 8 is its custom shape: (base, middle, middle position, top),
+        // linear in between.
+        8 if matches!(s.origin, SpecTool::SaplingV03 | SpecTool::Sapling4) && s.custom_shape.is_some() => {
+            let [base, middle, at, top] = s.custom_shape.unwrap_or([1.0, 1.0, 0.5, 1.0]);
+            let at = at.clamp(1e-6, 1.0 - 1e-6);
+            if ratio <= at {
+                base + (middle - base) * ratio / at
+            } else {
+                middle + (top - middle) * (ratio - at) / (1.0 - at)
+            }
+        }
+        8 | 9 => envelope(s, ratio),
+        10 => 0.5 + 0.5 * (1.0 - ratio),
+        _ => 1.0,
+    }
+}
+
+/// The pruning envelope (Arbaro's shape 8).
+pub(crate) fn envelope(s: &WeberPennSpec, ratio: f64) -> f64 {
+    if !(0.0..=1.0).contains(&ratio) {
+        0.0
+    } else if ratio < 1.0 - s.prune_width_peak {
+        (ratio / (1.0 - s.prune_width_peak)).powf(s.prune_power_high)
+    } else {
+        ((1.0 - ratio) / (1.0 - s.prune_width_peak)).powf(s.prune_power_low)
+    }
 }
 
 /// A rotation and a position: Arbaro's `Transformation`. The columns of `m` are the local axes;
@@ -452,6 +582,9 @@ struct Gen<'a> {
     out: Vec<OutStem>,
     segments: usize,
     leaves: usize,
+    /// Segments visited (test runs included), stems and leaves made: bounded by
+    /// `GenLimits::max_work`, so no estimate error can make the generator run away.
+    work: usize,
     progress: &'a mut dyn FnMut(f32),
     progress_total: f64,
     progress_done: f64,
@@ -490,6 +623,7 @@ impl<'a> Gen<'a> {
             out: Vec::new(),
             segments: 0,
             leaves: 0,
+            work: 0,
             progress,
             progress_total,
             progress_done: 0.0,
@@ -504,6 +638,37 @@ impl<'a> Gen<'a> {
         self.levels[level.min(3)].rng.var(v)
     }
 
+    /// Counts `n` units of work, refusing the tree once the limit is passed.
+    fn spend(&mut self, n: usize) -> Result<(), SimError> {
+        self.work = self.work.saturating_add(n);
+        if self.work > self.opts.limits.max_work() {
+            return Err(SimError::param(
+                "tree size",
+                format!("more than {} generation steps", self.opts.limits.max_work()),
+                "the generator stops at this limit; lower Levels, nBranches, nCurveRes or nSegSplits",
+            ));
+        }
+        Ok(())
+    }
+
+    /// A child, clone or leaf count computed from the spec, refused before its loop starts
+    /// when it alone would pass the work limit (a count that overflowed saturates to
+    /// `i64::MAX` and would otherwise loop to it).
+    fn check_count(&self, count: i64, what: &str) -> Result<(), SimError> {
+        let left = self.opts.limits.max_work().saturating_sub(self.work);
+        if count > 0 && count as u64 > left as u64 {
+            return Err(SimError::param(
+                "tree size",
+                format!("{count} {what} on one stem segment"),
+                format!(
+                    "the generator stops at {} generation steps; lower nBranches, nSegSplits or Leaves",
+                    self.opts.limits.max_work()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     fn tick(&mut self) {
         self.progress_done += 1.0;
         if self.progress_total > 0.0 {
@@ -511,64 +676,14 @@ impl<'a> Gen<'a> {
         }
     }
 
-    /// The shape ratio of `shape` at `ratio` (Weber-Penn's table, with the spec's semantics for
-    /// the shapes the tools define differently).
+    /// The shape ratio of `shape` at `ratio` (see [`shape_ratio`]).
     fn shape_ratio(&self, ratio: f64, shape: i64) -> f64 {
-        let s = self.spec;
-        let sapling = s.semantics.conical == Conical::Sapling;
-        match shape {
-            0 => match s.semantics.conical {
-                Conical::Pure => ratio,
-                Conical::Paper => 0.2 + 0.8 * ratio,
-                Conical::Sapling => 0.05 + 0.95 * ratio,
-            },
-            1 => 0.2 + 0.8 * (std::f64::consts::PI * ratio).sin(),
-            2 => 0.2 + 0.8 * (0.5 * std::f64::consts::PI * ratio).sin(),
-            3 => 1.0,
-            4 => 0.5 + 0.5 * ratio,
-            5 => {
-                let flame = if ratio <= 0.7 { ratio / 0.7 } else { (1.0 - ratio) / 0.3 };
-                if sapling {
-                    0.05 + 0.95 * flame
-                } else {
-                    flame
-                }
-            }
-            6 => 1.0 - 0.8 * ratio,
-            7 => {
-                if ratio <= 0.7 {
-                    0.5 + 0.5 * ratio / 0.7
-                } else {
-                    0.5 + 0.5 * (1.0 - ratio) / 0.3
-                }
-            }
-            // Sapling's shape 8 is its custom shape: (base, middle, middle position, top),
-            // linear in between.
-            8 if matches!(s.origin, SpecTool::SaplingV03 | SpecTool::Sapling4) && s.custom_shape.is_some() => {
-                let [base, middle, at, top] = s.custom_shape.unwrap_or([1.0, 1.0, 0.5, 1.0]);
-                let at = at.clamp(1e-6, 1.0 - 1e-6);
-                if ratio <= at {
-                    base + (middle - base) * ratio / at
-                } else {
-                    middle + (top - middle) * (ratio - at) / (1.0 - at)
-                }
-            }
-            8 | 9 => self.envelope(ratio),
-            10 => 0.5 + 0.5 * (1.0 - ratio),
-            _ => 1.0,
-        }
+        shape_ratio(self.spec, ratio, shape)
     }
 
-    /// The pruning envelope (Arbaro's shape 8).
+    /// The pruning envelope (see [`envelope`]).
     fn envelope(&self, ratio: f64) -> f64 {
-        let s = self.spec;
-        if !(0.0..=1.0).contains(&ratio) {
-            0.0
-        } else if ratio < 1.0 - s.prune_width_peak {
-            (ratio / (1.0 - s.prune_width_peak)).powf(s.prune_power_high)
-        } else {
-            ((1.0 - ratio) / (1.0 - s.prune_width_peak)).powf(s.prune_power_low)
-        }
+        envelope(self.spec, ratio)
     }
 
     fn grow_trunks(&mut self) -> Result<(), SimError> {
@@ -675,6 +790,7 @@ impl<'a> Gen<'a> {
     /// Arbaro's `Stem.make`: length, radius, pruning, then the segments. Returns whether the
     /// stem was kept.
     fn make_stem(&mut self, stem: &mut Stem) -> Result<bool, SimError> {
+        self.spend(1)?;
         let lpar = self.lpar(stem.level);
         stem.segment_count = lpar.curve_res.max(1) as usize;
         stem.length = self.stem_length(stem);
@@ -722,7 +838,9 @@ impl<'a> Gen<'a> {
             attach,
             segment_length: stem.segment_length,
             profile: self.profile(stem),
-            segments: Vec::with_capacity(stem.segment_count),
+            // A clone only gets the segments after its split; a stem is cut short by pruning
+            // or the limits, so capacity is only reserved up to a modest size.
+            segments: Vec::with_capacity(stem.segment_count.min(64)),
             leaves: Vec::new(),
         });
         stem.out = Some(self.out.len() - 1);
@@ -819,7 +937,10 @@ impl<'a> Gen<'a> {
             let p = stem.parent.expect("a stem above level 0 has a parent");
             ((stems_max * (1.0 - 0.5 * stem.offset / p.length)) as i64) as f64
         };
-        stem.substems_per_segment = if stem.level == 0 {
+        stem.substems_per_segment = if stem.level == 0 && self.spec.base_size >= 1.0 {
+            // The whole trunk is bare (1 / (1 - BaseSize) would be infinite).
+            0.0
+        } else if stem.level == 0 {
             count / stem.segment_count as f64 / (1.0 - self.spec.base_size)
         } else {
             count / stem.segment_count as f64
@@ -852,9 +973,15 @@ impl<'a> Gen<'a> {
             if stem.level == 0 && !stem.prune_test {
                 self.tick();
             }
+            self.spend(1)?;
             frame = self.new_direction(stem, frame, s);
             if let Some(o) = stem.out.filter(|_| !stem.prune_test) {
-                self.segments += 1;
+                // A helical segment becomes its chords in the skeleton.
+                self.segments += if self.lpar(stem.level).curve_v < 0.0 {
+                    HELIX_CHORDS
+                } else {
+                    1
+                };
                 if self.segments > self.opts.limits.max_segments {
                     return Err(SimError::param(
                         "tree size",
@@ -959,6 +1086,7 @@ impl<'a> Gen<'a> {
         if eff <= 0 {
             return Ok(());
         }
+        self.check_count(eff, "substems")?;
         let dist = (1.0 - offs) / eff as f64 * l1.branch_dist;
         let distv = dist * 0.25;
         for s in 0..eff {
@@ -1040,6 +1168,7 @@ impl<'a> Gen<'a> {
             if eff <= 0 {
                 return Ok(());
             }
+            self.check_leaves(eff)?;
             let offs = if segment == 0 {
                 stem.parent.map_or(0.0, |p| p.profile.radius(stem.offset)) / stem.segment_length
             } else {
@@ -1061,6 +1190,7 @@ impl<'a> Gen<'a> {
             if count <= 0 {
                 return Ok(());
             }
+            self.check_leaves(count)?;
             let tip = seg_frame.translate(seg_frame.z() * stem.segment_length);
             let dist_angle = l1.rotate / count as f64;
             let var_angle = l1.rotate_v / count as f64;
@@ -1080,6 +1210,18 @@ impl<'a> Gen<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Refuses `count` more leaves before they are made when they would pass the leaf limit.
+    fn check_leaves(&mut self, count: i64) -> Result<(), SimError> {
+        if self.leaves as u64 + count as u64 > self.opts.limits.max_leaves as u64 {
+            return Err(SimError::param(
+                "tree size",
+                format!("more than {} leaves", self.opts.limits.max_leaves),
+                "the generator stops at this limit; lower Leaves or nBranches",
+            ));
+        }
+        self.spend(count as usize)
     }
 
     /// Arbaro's leaf orientation towards the light (`LeafBend`): turn the leaf's normal
@@ -1117,6 +1259,7 @@ impl<'a> Gen<'a> {
         if eff < 1 {
             return Ok(None);
         }
+        self.check_count(eff, "clones")?;
         let s_angle = (360 / (eff + 1)) as f64;
         for i in 0..eff {
             let mut clone = stem.clone_for_split();

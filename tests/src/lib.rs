@@ -1,6 +1,7 @@
 //! Helpers shared by the cross-crate tests.
 
 pub mod arbaro_model;
+pub mod hostile;
 
 use glam::Vec3;
 use std::path::{Path, PathBuf};

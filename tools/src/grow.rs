@@ -101,7 +101,7 @@ fn run_colonize(a: &ColonizeArgs) -> Result<()> {
     let inputs: Vec<&std::path::Path> = a.points_file.iter().map(|f| f.as_path()).collect();
     a.grown.output.check_mesh(&inputs)?;
     let crown = if let Some(file) = &a.points_file {
-        let text = read_text(file, 256 << 20)?;
+        let text = read_text(file, colonize::MAX_POINTS_FILE_BYTES, "points file")?;
         Envelope::Points(colonize::parse_points(&text, &file.display().to_string())?)
     } else {
         match a.envelopes.len() {
@@ -145,6 +145,9 @@ fn run_colonize(a: &ColonizeArgs) -> Result<()> {
         "{} iterations, {} nodes, {} of {} points reached, stopped: {:?}",
         c.iterations, c.nodes, c.points_killed, c.points, c.stop
     );
+    for w in &grown.warnings {
+        eprintln!("warning: {w}");
+    }
     let mut parts: Vec<&Skeleton> = grown.trees.iter().collect();
     parts.extend(grown.roots.iter());
     let mut stats = TreeStats::default();
@@ -189,7 +192,7 @@ fn run_lsystem(a: &LsystemArgs) -> Result<()> {
     a.grown.output.check_mesh(&inputs)?;
     let ls = match (&a.file, &a.preset) {
         (Some(file), _) => {
-            let text = read_text(file, lsystem::MAX_TEXT_BYTES)?;
+            let text = read_text(file, lsystem::MAX_TEXT_BYTES as u64, "L-system file")?;
             LSystem::parse(&text, &file.display().to_string())?
         }
         (None, Some(name)) => match lsystem::preset(name) {

@@ -2,7 +2,6 @@
 //! file name (Arbaro's `test/test` has no extension; Sapling and tree-gen files are both `.py`).
 
 use super::{arbaro, helios, sapling, text, treegen, SpecError, SpecTool, WeberPennSpec};
-use std::io::Read;
 use std::path::Path;
 
 /// Largest spec file Sylva reads (the real ones are under 25 KiB).
@@ -51,29 +50,17 @@ impl SpecLibrary {
     }
 }
 
-/// Reads and loads a spec file (at most [`MAX_FILE_BYTES`], UTF-8).
+/// Reads and loads a spec file (a regular file of at most [`MAX_FILE_BYTES`], UTF-8), through
+/// the bounded reader [`crate::io::read_bytes`].
 pub fn load_file(path: &Path) -> Result<SpecLibrary, SpecError> {
     let file = path.display().to_string();
-    let io_err = |e: std::io::Error| {
-        SpecError::new(
-            &file,
-            "file",
-            format!("cannot read the file: {e}; allowed: a readable spec file"),
-        )
-    };
-    let f = std::fs::File::open(path).map_err(io_err)?;
-    if let Ok(meta) = f.metadata() {
-        if meta.len() > MAX_FILE_BYTES {
-            return Err(too_large(&file, meta.len()));
-        }
-    }
-    // The size may change between the check and the read (or the file is a pipe): read at most
-    // one byte more than the limit.
-    let mut bytes = Vec::new();
-    f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(io_err)?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(too_large(&file, bytes.len() as u64));
-    }
+    let bytes = crate::io::read_bytes(path, MAX_FILE_BYTES, "spec file").map_err(|e| {
+        let parameter = match e.kind {
+            crate::io::ReadErrorKind::TooLarge => "file size",
+            _ => "file",
+        };
+        SpecError::new(&file, parameter, e.message)
+    })?;
     let text = std::str::from_utf8(&bytes).map_err(|e| {
         SpecError::new(
             &file,

@@ -9,6 +9,7 @@
 //! at 3), as in Arbaro.
 
 pub mod arbaro;
+pub mod estimate;
 pub mod helios;
 pub mod load;
 mod python;

@@ -608,7 +608,12 @@ impl<'a> Parser<'a> {
             return Err(bad(self));
         }
         match lower.parse::<f64>() {
-            Ok(v) => Ok(Value::Float(v)),
+            Ok(v) if v.is_finite() => Ok(Value::Float(v)),
+            // Python reads 1e400 as inf; no parameter may be infinite.
+            Ok(_) => Err(self.error_at(
+                start,
+                format!("'{word}' is beyond the largest float (it would be read as infinity); allowed: finite numbers"),
+            )),
             Err(_) => Err(bad(self)),
         }
     }

@@ -1,8 +1,15 @@
-//! Range checks for a [`WeberPennSpec`]: what the tool that wrote the spec refuses, plus a few
-//! sanity caps that no tool states but that keep generation bounded.
+//! Range checks for a [`WeberPennSpec`]: what the tool that wrote the spec refuses, plus
+//! Sylva's caps where no tool states a bound, so that every parameter has a finite allowed range.
 //!
 //! The ranges are the writing tool's own where it has them (Arbaro's `Params.registerParams`,
 //! the Sapling add-on's property limits, Helios' reader), and Arbaro's where a tool states none.
+//! Where Arbaro's range is open-ended (`nLength > 0`, `Ratio > 0`, `AttractionUp` any, ...) the
+//! tighter bound is what Sylva can grow and simulate (the `MAX_*` constants below, each with its
+//! reason): counts that keep generation bounded, and lengths, radius factors and angles that keep
+//! positions, masses and stiffnesses finite in the simulation's f32 arrays. Lengths compound over
+//! the levels, so the longest stem the parameters allow on each level is checked as well
+//! ([`MAX_STEM_LENGTH`], naming that level's `nLength`). tree-gen's fans of stems (negative
+//! `nBranches`) are refused, as the generator does not grow them.
 //! Parameters of levels that a spec does not use (stem parameters of levels ≥ `Levels`, angles of
 //! levels above the leaf level) are only checked to be finite: tree-gen and Helios files leave
 //! zeros there.
@@ -26,6 +33,31 @@ pub const MAX_BASE_SPLITS: i64 = 1_000;
 pub const MAX_SEG_SPLITS: f64 = 100.0;
 /// Sanity cap: trunk lobes.
 pub const MAX_LOBES: i64 = 1_000;
+/// Sanity cap: |nLength| and |nLengthV| (a trunk of 100 × Scale, or a child 100 × as long as
+/// its parent, is already far beyond any real file; lengths compound over the levels).
+pub const MAX_LENGTH_FACTOR: f64 = 100.0;
+/// Sanity cap: the longest stem the parameters can give at any level, in metres (twice the
+/// largest Scale): beyond it positions and masses leave the range the simulation's f32 keeps.
+pub const MAX_STEM_LENGTH: f64 = 2.0 * MAX_SCALE;
+/// Sanity cap: |angle| of the per-stem curvature parameters (nCurve, nCurveBack, nCurveV), in
+/// degrees: ten full turns over a stem (the real files stay under 400).
+pub const MAX_CURVE_DEGREES: f64 = 3600.0;
+/// Sanity cap: |AttractionUp| and |nAttractionUp| (real files: -3 to 10).
+pub const MAX_ATTRACTION: f64 = 100.0;
+/// Sanity cap: Ratio, the trunk's base radius as a fraction of its length.
+pub const MAX_RATIO: f64 = 1.0;
+/// Sanity cap: |RatioPower| (real files: 0 to 3).
+pub const MAX_RATIO_POWER: f64 = 10.0;
+/// Sanity cap: the trunk-radius factors (0Scale, 0ScaleV, Flare, ZScale, ZScaleV, LobeDepth):
+/// a trunk 100 times as thick as its Ratio says.
+pub const MAX_RADIUS_FACTOR: f64 = 100.0;
+/// Sanity cap: LeafScale in metres, LeafScaleX and |LeafStemLen| as fractions.
+pub const MAX_LEAF_FACTOR: f64 = 100.0;
+/// Smallest leaf length (LeafScale, m) and width (LeafScale · LeafScaleX, m) of a spec that
+/// has leaves: the skeleton's f32 leaf cards need a positive size (1e-300 is 0 in f32).
+pub const MIN_LEAF_SIZE: f64 = 1e-4;
+/// Sanity cap: the pruning envelope's exponents and Sapling's unbounded envelope widths.
+pub const MAX_PRUNE_FACTOR: f64 = 1_000.0;
 
 /// A closed, open or half-open interval (bounds optional).
 #[derive(Clone, Copy, Debug)]
@@ -146,10 +178,10 @@ impl Checker<'_> {
             return Err(self.err(name, format!("{name} is NaN; allowed: {range}")));
         }
         if v.is_infinite() {
-            return Err(self.err(name, format!("{name} = {v} is not finite; allowed: {range}")));
+            return Err(self.err(name, format!("{name} = {} is not finite; allowed: {range}", show(v))));
         }
         if !range.contains(v) {
-            return Err(self.err(name, format!("{name} = {v} is out of range; allowed: {range}")));
+            return Err(self.err(name, format!("{name} = {} is out of range; allowed: {range}", show(v))));
         }
         Ok(())
     }
@@ -206,10 +238,21 @@ impl Checker<'_> {
         Err(self.err(
             name,
             format!(
-                "{name} = {v} exceeds Sylva's sanity cap of {cap} {what} (no tool states a limit; the cap keeps \
-                 generation bounded); allowed: <= {cap}"
+                "{name} = {} exceeds Sylva's cap of {cap} {what} (the tool states no limit; beyond it Sylva cannot \
+                 grow or simulate the tree); allowed: |{name}| <= {cap}",
+                show(v)
             ),
         ))
+    }
+}
+
+/// A value for a message: plain decimals, exponent form for very large or small magnitudes
+/// (1e300 rather than three hundred digits).
+fn show(v: f64) -> String {
+    if v != 0.0 && (v.abs() >= 1e9 || v.abs() < 1e-6) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
     }
 }
 
@@ -340,6 +383,60 @@ impl WeberPennSpec {
         c.real("PrunePowerHigh", self.prune_power_high, power)?;
         c.real("Smooth", self.smooth, Range::closed(0.0, 1.0))?;
 
+        // Sylva's caps on what no tool bounds (see the constants): each keeps the geometry and
+        // the simulation's f32 arrays finite and meaningful.
+        c.real_cap("ZScale", self.z_scale, MAX_RADIUS_FACTOR, "(trunk radius factor)")?;
+        c.real_cap("ZScaleV", self.z_scale_v, MAX_RADIUS_FACTOR, "(trunk radius factor)")?;
+        c.real_cap("Ratio", self.ratio, MAX_RATIO, "(radius per length)")?;
+        c.real_cap("RatioPower", self.ratio_power, MAX_RATIO_POWER, "(exponent)")?;
+        c.real_cap("LobeDepth", self.lobe_depth, MAX_RADIUS_FACTOR, "(trunk radius factor)")?;
+        c.real_cap("Flare", self.flare, MAX_RADIUS_FACTOR, "(trunk radius factor)")?;
+        c.real_cap("0Scale", self.scale0, MAX_RADIUS_FACTOR, "(trunk radius factor)")?;
+        c.real_cap("0ScaleV", self.scale0_v, MAX_RADIUS_FACTOR, "(trunk radius factor)")?;
+        c.real_cap("LeafScale", self.leaf_scale, MAX_LEAF_FACTOR, "m")?;
+        if self.leaves != 0 {
+            // The tools accept leaves of zero size (Sapling) or any positive size; a leaf card
+            // needs a size the simulation can hold.
+            let leaf = |p: &str, what: &str, v: f64| {
+                c.err(
+                    p,
+                    format!(
+                        "{p} = {v} gives leaves {what} {:e} m; allowed: leaves at least {MIN_LEAF_SIZE} m long and \
+                         wide (LeafScale >= {MIN_LEAF_SIZE}, LeafScale × LeafScaleX >= {MIN_LEAF_SIZE}), or \
+                         Leaves = 0",
+                        if what == "long" {
+                            self.leaf_scale
+                        } else {
+                            self.leaf_scale * self.leaf_scale_x
+                        }
+                    ),
+                )
+            };
+            if self.leaf_scale.is_nan() || self.leaf_scale < MIN_LEAF_SIZE {
+                return Err(leaf("LeafScale", "long", self.leaf_scale));
+            }
+            let width = self.leaf_scale * self.leaf_scale_x;
+            if width.is_nan() || width < MIN_LEAF_SIZE {
+                return Err(leaf("LeafScaleX", "wide", self.leaf_scale_x));
+            }
+        }
+        c.real_cap(
+            "LeafScaleX",
+            self.leaf_scale_x,
+            MAX_LEAF_FACTOR,
+            "(fraction of the leaf length)",
+        )?;
+        c.real_cap(
+            "LeafStemLen",
+            self.leaf_stem_len,
+            MAX_LEAF_FACTOR,
+            "(fraction of the leaf length)",
+        )?;
+        c.real_cap("PruneWidth", self.prune_width, MAX_PRUNE_FACTOR, "(fraction)")?;
+        c.real_cap("PruneWidthPeak", self.prune_width_peak, MAX_PRUNE_FACTOR, "(fraction)")?;
+        c.real_cap("PrunePowerLow", self.prune_power_low, MAX_PRUNE_FACTOR, "(exponent)")?;
+        c.real_cap("PrunePowerHigh", self.prune_power_high, MAX_PRUNE_FACTOR, "(exponent)")?;
+
         // Stem levels are 0..min(Levels, 4); the leaf level min(Levels, 3) uses the angles.
         let stem_levels = self.levels.clamp(0, 4) as usize;
         let angle_levels = self.levels.clamp(0, 3) as usize + 1;
@@ -389,6 +486,12 @@ impl WeberPennSpec {
             }
             c.real(&name("Length"), l.length, Range::gt(0.0))?;
             c.real(&name("LengthV"), l.length_v, Range::ge(0.0))?;
+            c.real_cap(&name("Length"), l.length, MAX_LENGTH_FACTOR, "(length factor)")?;
+            c.real_cap(&name("LengthV"), l.length_v, MAX_LENGTH_FACTOR, "(length factor)")?;
+            for (p, v) in [("Curve", l.curve), ("CurveBack", l.curve_back), ("CurveV", l.curve_v)] {
+                c.real_cap(&name(p), v, MAX_CURVE_DEGREES, "degrees")?;
+            }
+            c.real_cap(&name("AttractionUp"), l.attraction_up, MAX_ATTRACTION, "(attraction)")?;
             let taper = if sapling {
                 Range::closed(0.0, 1.0)
             } else {
@@ -415,10 +518,21 @@ impl WeberPennSpec {
                 Range::ge(-90.0)
             };
             c.real(&name("CurveV"), l.curve_v, curve_v)?;
-            if tool != TreeGen {
-                // Only tree-gen has fans of branches (negative counts).
-                c.int(&name("Branches"), l.branches, 0, None)?;
+            if tool == TreeGen && l.branches < 0 {
+                // tree-gen grows |n| stems in a fan at each parent's tip; the generator has no
+                // such fan for stems (only for leaves), so the file is refused rather than
+                // grown without those stems.
+                return Err(c.err(
+                    &name("Branches"),
+                    format!(
+                        "{n}Branches = {} asks tree-gen for a fan of {} stems at the tip of each parent, which \
+                         Sylva does not grow; allowed: an integer in [0, {MAX_BRANCHES}]",
+                        l.branches,
+                        l.branches.unsigned_abs()
+                    ),
+                ));
             }
+            c.int(&name("Branches"), l.branches, 0, Some(MAX_BRANCHES))?;
             if arbaro_like && l.seg_splits > 0.0 && l.split_angle == 0.0 {
                 return Err(c.err(
                     &name("SplitAngle"),
@@ -426,6 +540,33 @@ impl WeberPennSpec {
                         "{n}SegSplits = {} needs a split angle: Arbaro refuses nSegSplits > 0 with nSplitAngle = 0; \
                          allowed: {n}SplitAngle in (0, 180] or {n}SegSplits = 0",
                         l.seg_splits
+                    ),
+                ));
+            }
+        }
+        self.check_stem_lengths(&c)?;
+        Ok(())
+    }
+
+    /// The longest stem each level can have, from the largest tree size and the length
+    /// factors (a child is at most `nLength + nLengthV` times its parent's length: every shape
+    /// ratio is at most 1), must stay within [`MAX_STEM_LENGTH`]; the error names the level's
+    /// `nLength`.
+    fn check_stem_lengths(&self, c: &Checker) -> Result<(), SpecError> {
+        let levels = self.levels.clamp(0, MAX_LEVELS) as usize;
+        let mut longest = self.scale + self.scale_v;
+        let mut formula = String::from("(Scale + ScaleV)");
+        for n in 0..levels {
+            let l = self.level(n);
+            let m = n.min(3);
+            longest *= l.length + l.length_v;
+            formula.push_str(&format!(" × ({m}Length + {m}LengthV)"));
+            if longest.is_nan() || longest > MAX_STEM_LENGTH {
+                return Err(c.err(
+                    &format!("{m}Length"),
+                    format!(
+                        "stems of level {n} can grow {longest:.3e} m long ({formula}); allowed: at most \
+                         {MAX_STEM_LENGTH} m: lower Scale or the nLength values"
                     ),
                 ));
             }
@@ -489,10 +630,15 @@ mod tests {
     #[test]
     fn tool_specific_ranges() {
         let mut s = WeberPennSpec::arbaro_default("t", SpecTool::TreeGen);
-        s.level[1].branches = -5;
         s.base_splits = -2;
         s.level[0].split_angle = -30.0;
         s.validate("f").unwrap();
+        // tree-gen's fans of stems are not grown: refused, not silently dropped.
+        s.level[1].branches = -5;
+        let e = s.validate("f").unwrap_err();
+        assert_eq!(e.parameter, "1Branches");
+        assert!(e.message.contains("fan of 5 stems"), "{}", e.message);
+        s.level[1].branches = 5;
         s.origin = SpecTool::Arbaro;
         assert_eq!(s.validate("f").unwrap_err().parameter, "0BaseSplits");
 
@@ -508,6 +654,36 @@ mod tests {
         s.validate("f").unwrap();
         s.levels = 5;
         assert_eq!(s.validate("f").unwrap_err().parameter, "Levels");
+    }
+
+    #[test]
+    fn sylva_caps_name_the_parameter() {
+        type Edit = fn(&mut WeberPennSpec);
+        let cases: [(&str, Edit); 8] = [
+            ("0Length", |s| s.level[0].length = 1e300),
+            ("0Length", |s| s.level[0].length = 1e30),
+            ("1LengthV", |s| s.level[1].length_v = 1e9),
+            ("2Curve", |s| s.level[2].curve = -1e6),
+            ("Ratio", |s| s.ratio = 3.0),
+            ("Flare", |s| s.flare = 1e300),
+            ("LeafScale", |s| s.leaf_scale = 1e20),
+            ("2AttractionUp", |s| s.level[2].attraction_up = 1e9),
+        ];
+        for (parameter, edit) in cases {
+            let mut s = arbaro();
+            edit(&mut s);
+            let e = s.validate("f").unwrap_err();
+            assert_eq!(e.parameter, parameter, "{e}");
+            assert!(e.message.contains("allowed"), "{e}");
+        }
+        // Lengths compound: each factor is allowed, the product is not.
+        let mut s = arbaro();
+        s.scale = 500.0;
+        s.level[0].length = 2.0;
+        s.level[1].length = 3.0;
+        let e = s.validate("f").unwrap_err();
+        assert_eq!(e.parameter, "1Length");
+        assert!(e.message.contains("2000"), "{}", e.message);
     }
 
     #[test]
