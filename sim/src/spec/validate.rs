@@ -552,7 +552,7 @@ impl WeberPennSpec {
     /// factors (a child is at most `nLength + nLengthV` times its parent's length: every shape
     /// ratio is at most 1), must stay within [`MAX_STEM_LENGTH`]; the error names the level's
     /// `nLength`.
-    fn check_stem_lengths(&self, c: &Checker) -> Result<(), SpecError> {
+    fn check_stem_lengths(&self, c: &Checker<'_>) -> Result<(), SpecError> {
         let levels = self.levels.clamp(0, MAX_LEVELS) as usize;
         let mut longest = self.scale + self.scale_v;
         let mut formula = String::from("(Scale + ScaleV)");
