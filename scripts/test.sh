@@ -19,15 +19,22 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do
     shift
 done
 
+# Sums "test result: ok. P passed; F failed" over a cargo test log.
+count_passed() {
+    grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed' "$1" | awk '{ n += $4 } END { print n + 0 }'
+}
+
 # 1. The suite every clone passes.
-if ! cargo test --workspace --locked "${cargo_args[@]}" "$@"; then
+log=$(mktemp)
+suite_log=$(mktemp)
+trap 'rm -f "$log" "$suite_log"' EXIT
+if ! cargo test --workspace --locked "${cargo_args[@]}" "$@" 2>&1 | tee "$suite_log"; then
     echo "test.sh: FAILED: the workspace suite (see above)" >&2
     exit 1
 fi
+suite_passed=$(count_passed "$suite_log")
 
 # 2. The corpus tests, by name ("name (in test file)").
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
 if ! cargo test --workspace --locked "${cargo_args[@]}" -- --list --ignored >"$log" 2>&1; then
     cat "$log" >&2
     echo "test.sh: FAILED: listing the ignored tests failed" >&2
@@ -68,6 +75,7 @@ if [ -z "$corpus" ]; then
         exit 1
     fi
     echo "test.sh: PASSED the workspace suite; SKIPPED $count corpus test(s) (no corpus; see above)"
+    echo "tests: $suite_passed passed, 0 failed, $count skipped"
     exit 0
 fi
 
@@ -79,9 +87,10 @@ if ! cargo test --workspace --locked "${cargo_args[@]}" -- --ignored corpus_ 2>&
     echo "test.sh: FAILED: the corpus tests on $corpus (see above)" >&2
     exit 1
 fi
-ran=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed' "$log" | awk '{ n += $4 } END { print n + 0 }')
+ran=$(count_passed "$log")
 if [ "$ran" -eq 0 ] || [ "$ran" -ne "$count" ]; then
     echo "test.sh: FAILED: the corpus run passed $ran test(s) where $count corpus test(s) are listed" >&2
     exit 1
 fi
 echo "test.sh: PASSED the workspace suite and all $ran corpus tests (corpus: $corpus)"
+echo "tests: $((suite_passed + ran)) passed, 0 failed"
