@@ -1,19 +1,9 @@
 //! `sylva bench frame`: the viewer's frame without drawing. Its JSON has the promised fields,
 //! its figures add up, and its state hash does not depend on the number of threads.
 
-use std::process::Command;
+mod common;
 
-fn sylva(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sylva"))
-        .args(args)
-        .output()
-        .expect("run sylva");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::sylva;
 
 fn bench(extra: &[&str]) -> serde_json::Value {
     let mut args = vec!["bench", "frame", "--json"];

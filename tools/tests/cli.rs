@@ -1,19 +1,9 @@
 //! The `sylva` command: bad input is refused with a clear message and never a panic; the
 //! benchmark prints the fields it promises.
 
-use std::process::Command;
+mod common;
 
-fn sylva(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sylva"))
-        .args(args)
-        .output()
-        .expect("run sylva");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::sylva;
 
 #[test]
 fn bad_arguments_are_refused_clearly() {
