@@ -498,22 +498,8 @@ impl RenderFrame {
         let RenderFrame { segments, leaves, .. } = self;
         let mut work: Vec<Piece<'_>> = Vec::with_capacity(plan.pieces.len());
         {
-            let mut seg_spare: Vec<&mut [MaybeUninit<SegmentInstance>]> = segments
-                .iter_mut()
-                .zip(plan.segment_len)
-                .map(|(v, n)| {
-                    v.reserve(n);
-                    &mut v.spare_capacity_mut()[..n]
-                })
-                .collect();
-            let mut leaf_spare: Vec<&mut [MaybeUninit<LeafInstance>]> = leaves
-                .iter_mut()
-                .zip(plan.leaf_len)
-                .map(|(v, n)| {
-                    v.reserve(n);
-                    &mut v.spare_capacity_mut()[..n]
-                })
-                .collect();
+            let mut seg_spare = spare_windows(segments, plan.segment_len);
+            let mut leaf_spare = spare_windows(leaves, plan.leaf_len);
             for source in plan.pieces {
                 work.push(match source {
                     Source::Segments { list, range } => {
@@ -559,6 +545,18 @@ impl RenderFrame {
         };
         self.fill_ns = start.elapsed().as_nanos() as u64;
     }
+}
+
+/// The first `n` spare slots of each list (reserved here), for the fill's pieces to split.
+fn spare_windows<T>(lists: &mut [Vec<T>], lens: [usize; LODS]) -> Vec<&mut [MaybeUninit<T>]> {
+    lists
+        .iter_mut()
+        .zip(lens)
+        .map(|(v, n)| {
+            v.reserve(n);
+            &mut v.spare_capacity_mut()[..n]
+        })
+        .collect()
 }
 
 /// The fill's plan: what every piece writes, in order, and how long each list gets.

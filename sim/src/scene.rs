@@ -190,30 +190,16 @@ impl SpeciesForest {
                 });
             }
         });
-        let mut skeletons = Vec::with_capacity(trees);
-        let (mut segments, mut leaves) = (0usize, 0usize);
-        // A thread stops at its first error, so the first slot not filled follows an error.
+        // A thread stops at its first error, so the first slot not filled follows an error. With
+        // none, the forest is within its caps: the grown counts are exact totals and `over` saw
+        // the last of them.
         if let Some(e) = grown.iter().find_map(|g| g.as_ref().and_then(|r| r.as_ref().err())) {
             return Err(e.clone());
         }
-        for g in grown {
-            let s = g.expect("every tree was grown")?;
-            segments += s.segments.len();
-            leaves += s.leaves.len();
-            if segments > MAX_TEST_FOREST_SEGMENTS || leaves > MAX_TEST_FOREST_LEAVES {
-                return Err(SimError::param(
-                    "trees",
-                    trees,
-                    format!(
-                        "this species grows {} segments and {} leaves per tree; a forest may hold at most \
-                         {MAX_TEST_FOREST_SEGMENTS} segments and {MAX_TEST_FOREST_LEAVES} leaves",
-                        s.segments.len(),
-                        s.leaves.len()
-                    ),
-                ));
-            }
-            skeletons.push(s);
-        }
+        let skeletons = grown
+            .into_iter()
+            .map(|g| g.expect("every tree was grown"))
+            .collect::<Result<Vec<_>, _>>()?;
         let spacing = skeletons.iter().map(crown_width).fold(1.0f32, f32::max);
         let side = (trees as f32).sqrt().ceil() as usize;
         let mut rng = Rng::new(seed ^ 0x5EED_F0E5);
