@@ -11,12 +11,18 @@ mod headless;
 mod input;
 mod interrupt;
 mod output;
+mod peer;
 mod progress;
 mod scene;
 mod trees;
 mod view;
 
 use clap::{Parser, Subcommand};
+
+/// Builds with the rapier comparison count live heap bytes, to measure rapier's memory.
+#[cfg(feature = "peer")]
+#[global_allocator]
+static ALLOC: peer::alloc::Counting = peer::alloc::Counting;
 
 #[derive(Parser)]
 #[command(
@@ -69,6 +75,10 @@ enum BenchCommand {
     /// One frame of the viewer's simulation thread (wind, trees, render command fill) on its
     /// real scene, without drawing: time per phase and a state hash.
     Frame(bench_frame::FrameBenchArgs),
+    /// The test trees in Sylva and as rapier multibodies (same masses, springs, gravity and
+    /// wind): time per segment and step, bytes per segment, tip trajectory differences. Needs
+    /// the cargo feature `peer`.
+    Peer(peer::PeerArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -90,6 +100,9 @@ fn main() -> std::process::ExitCode {
         Command::Bench {
             what: BenchCommand::Frame(args),
         } => bench_frame::run(&args),
+        Command::Bench {
+            what: BenchCommand::Peer(args),
+        } => peer::run(&args),
         Command::Spec { what } => trees::run_spec(&what),
         Command::Export(args) => trees::run_export(&args),
         Command::Grow { what } => grow::run(&what),

@@ -1,0 +1,271 @@
+//! A Sylva forest rebuilt as rapier multibodies: the same trees, masses, inertias, springs,
+//! dampers, gravity and wind drag, stepped by rapier's reduced-coordinate articulated solver.
+//!
+//! Correspondence (each line is Sylva's model on the left, its rapier counterpart on the right):
+//! - segment i: a rod of mass m_i (wood and leaves, `Forest::seg.mass`) along its axis →
+//!   one dynamic rigid body, origin at the segment's base, oriented like the segment (local +y
+//!   along the axis), centre of mass at (0, l/2, 0), principal inertia about the centre
+//!   m·l²/12 across the axis (a thin rod: with the parallel-axis term m·(l/2)² this is Sylva's
+//!   m·l²/3 about the base) and m·r̄²/2 about it (r̄ the mean radius; Sylva has no twist, so this
+//!   only gives the twist coordinate a mass).
+//! - the joint at segment i's base, an angular spring k_i and damper c_i on the bend relative
+//!   to the parent in each of Weber's two planes → a multibody joint anchored at the parent's
+//!   tip with its linear axes locked, whose frame is the parent's frame turned by the segment's
+//!   generated bend (`mapping::relative_rotation(shape)`), so every joint coordinate is zero in
+//!   the generated shape. Weber's relative rotation for angles (x, z) has the rotation vector
+//!   (z, 0, −x), so the springs are k_i on the coordinates about the joint's x and z axes with
+//!   rest positions (rest_z − shape_z) and −(rest_x − shape_x) (non-zero where the material
+//!   pre-stresses the springs against gravity), and the dampers c_i on the same coordinates.
+//!   They are rapier's passive joint springs and joint damping, both implicit in its
+//!   generalized dynamics like Sylva's Eq. 1, so the two integrate the same forces the same way.
+//!   (Joint motors, MotorModel::ForceBased, would be velocity constraints of rapier's iterative
+//!   solver, a softer and iteration-dependent spring.)
+//! - no twist → rapier's multibody joints support one or three free angular axes, not two
+//!   (`MultibodyJoint::integrate` leaves the two-axis case unimplemented), so the joint is
+//!   spherical and the twist about the segment's axis carries a spring [`TWIST_STIFFNESS`]
+//!   times the bending one, critically damped on the segment's own twist inertia: twist stays
+//!   orders of magnitude below the bend.
+//! - the tree's root joint → the same joint to a fixed ground body at the tree's root.
+//! - gravity m_i·g at the segment's centre → rapier's gravity on the body's mass at its centre.
+//! - wind drag `drag_i · w` at the segment's centre (Sylva's `kernels::populate`, the same
+//!   force in a uniform wind, bark and leaves together) → a force at the body's centre of mass,
+//!   recomputed from the wind at the start of every step, like Sylva's populate.
+//!
+//! Invariant: one rapier world per group of trees (trees are independent, so groups can be
+//! stepped on separate threads); bodies never sleep and there are no colliders, so a step is
+//! the articulated dynamics alone.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+use rapier3d::prelude::*;
+use sylva_sim::forest::NO_PARENT;
+use sylva_sim::{Forest, PoseState};
+
+/// Twist spring per bending spring: the stand-in for Weber's missing twist degree of freedom.
+pub const TWIST_STIFFNESS: f32 = 100.0;
+
+type GVec3 = glam::Vec3;
+type GQuat = glam::Quat;
+
+fn v3(v: GVec3) -> Vector {
+    Vector::new(v.x, v.y, v.z)
+}
+fn quat(q: GQuat) -> Rotation {
+    Rotation::from_xyzw(q.x, q.y, q.z, q.w)
+}
+fn back(v: Vector) -> GVec3 {
+    GVec3::new(v.x, v.y, v.z)
+}
+
+/// One segment's body and what its wind force needs.
+struct Link {
+    body: RigidBodyHandle,
+    drag: f32,
+}
+
+/// Trees `trees` of a forest as rapier multibodies in one world.
+pub struct RapierTrees {
+    world: PhysicsWorld,
+    links: Vec<Link>,
+    /// Per tree of the group: its link index of the tracked tip segment and that segment's length.
+    tips: Vec<(usize, f32)>,
+    /// Work time of the parts of a step: the wind forces set from outside, and rapier's whole
+    /// step, split by rapier's own counters into the velocity assembly (for multibodies: the
+    /// mass matrix, its LU factors and the free accelerations), the velocity solve, the
+    /// position update (integration and forward kinematics) and the rest (collision
+    /// detection, islands, user changes).
+    pub forces_time: Duration,
+    pub step_time: Duration,
+    pub assembly_time: Duration,
+    pub resolution_time: Duration,
+    pub update_time: Duration,
+    pub other_time: Duration,
+}
+
+/// The segment a tree's tip trajectory follows: the one whose tip is farthest from the root
+/// along the tree (the end of its longest chain), first of equals. Global index.
+pub fn tip_segment(forest: &Forest, tree: usize) -> usize {
+    let r = &forest.trees[tree].segments;
+    let (start, end) = (r.start as usize, r.end as usize);
+    let mut chain = vec![0.0f32; end - start];
+    let mut best = start;
+    for i in start..end {
+        let p = forest.seg.parent[i];
+        let base = if p == NO_PARENT { 0.0 } else { chain[p as usize - start] };
+        chain[i - start] = base + forest.seg.length[i];
+        if chain[i - start] > chain[best - start] {
+            best = i;
+        }
+    }
+    best
+}
+
+impl RapierTrees {
+    /// Builds trees `trees` of `forest` at the pose `pose` (Sylva's pose of the same forest at
+    /// rest: its generated shape), with time step `dt` and gravity `gravity` along −y.
+    pub fn new(
+        forest: &Forest,
+        pose: &PoseState,
+        trees: std::ops::Range<usize>,
+        dt: f32,
+        gravity: f32,
+    ) -> Result<RapierTrees> {
+        let mut world = PhysicsWorld::new();
+        world.physics_pipeline.counters.enable();
+        world.gravity = Vector::new(0.0, -gravity, 0.0);
+        world.integration_parameters.dt = dt;
+        // One solve per step, like Sylva's Eq. 1 (rapier's default takes four substeps, each
+        // re-assembling and re-factoring the mass matrix).
+        world.integration_parameters.num_solver_iterations = 1;
+        let s = &forest.seg;
+        let mut links: Vec<Link> = Vec::new();
+        let mut tips = Vec::new();
+        for t in trees {
+            let r = forest.trees[t].segments.clone();
+            let (start, end) = (r.start as usize, r.end as usize);
+            let ground = world.bodies.insert(
+                RigidBodyBuilder::fixed()
+                    .translation(v3(forest.trees[t].root))
+                    .build(),
+            );
+            let first = links.len();
+            // Per segment: its joint handle, to set springs and damping once the tree is whole.
+            let mut joints = Vec::with_capacity(end - start);
+            for i in start..end {
+                let (l, m) = (s.length[i], s.mass[i]);
+                let r_mean = 0.5 * (s.radius_base[i] + s.radius_tip[i]);
+                let across = m * l * l / 12.0;
+                let along = (0.5 * m * r_mean * r_mean).max(1e-6 * across);
+                let body = RigidBodyBuilder::dynamic()
+                    .pose(Pose::from_parts(v3(pose.base[i]), quat(pose.orient[i])))
+                    .additional_mass_properties(MassProperties::new(
+                        Vector::new(0.0, 0.5 * l, 0.0),
+                        m,
+                        Vector::new(across, along, across),
+                    ))
+                    .can_sleep(false)
+                    .build();
+                let h = world.bodies.insert(body);
+                let (parent_body, frame1) = match s.parent[i] {
+                    NO_PARENT => (ground, Pose::from_parts(Vector::ZERO, Rotation::IDENTITY)),
+                    p => {
+                        let p = p as usize;
+                        (
+                            links[first + p - start].body,
+                            Pose::from_parts(Vector::new(0.0, s.length[p], 0.0), Rotation::IDENTITY),
+                        )
+                    }
+                };
+                // The joint frame on the parent side is the parent's frame turned by the
+                // generated bend, so it coincides with the child's frame in the generated shape.
+                let bend = sylva_sim::mapping::relative_rotation(s.shape[0][i], s.shape[1][i]);
+                let frame1 = Pose::from_parts(frame1.translation, quat(bend));
+                let joint = GenericJointBuilder::new(JointAxesMask::LIN_AXES)
+                    .local_frame1(frame1)
+                    .local_frame2(Pose::IDENTITY)
+                    .build();
+                let Some(jh) = world.multibody_joints.insert(parent_body, h, joint, true) else {
+                    bail!("rapier refused the joint of segment {i}");
+                };
+                joints.push(jh);
+                links.push(Link { body: h, drag: s.drag[i] });
+            }
+            for (k, jh) in joints.iter().enumerate() {
+                let i = start + k;
+                let Some((mb, link_id)) = world.multibody_joints.get_mut(*jh) else {
+                    bail!("rapier lost the joint of segment {i}");
+                };
+                let (kb, c) = (s.stiffness[i], s.damping[i]);
+                let l = s.length[i];
+                let r_mean = 0.5 * (s.radius_base[i] + s.radius_tip[i]);
+                let twist_inertia = (0.5 * s.mass[i] * r_mean * r_mean).max(1e-6 * s.mass[i] * l * l / 12.0);
+                let kt = TWIST_STIFFNESS * kb;
+                let ct = 2.0 * (kt * twist_inertia).sqrt();
+                let rest = [
+                    s.rest[1][i] - s.shape[1][i],
+                    0.0,
+                    -(s.rest[0][i] - s.shape[0][i]),
+                ];
+                let link = mb.link_mut(link_id).expect("the link of a joint just inserted");
+                let assembly = link.assembly_id();
+                link.joint.set_spring(3, kb, rest[0]);
+                link.joint.set_spring(4, kt, rest[1]);
+                link.joint.set_spring(5, kb, rest[2]);
+                let damping = mb.damping_mut();
+                damping[assembly] = c;
+                damping[assembly + 1] = ct;
+                damping[assembly + 2] = c;
+            }
+            let tip = tip_segment(forest, t);
+            tips.push((first + tip - start, s.length[tip]));
+        }
+        Ok(RapierTrees {
+            world,
+            links,
+            tips,
+            forces_time: Duration::ZERO,
+            step_time: Duration::ZERO,
+            assembly_time: Duration::ZERO,
+            resolution_time: Duration::ZERO,
+            update_time: Duration::ZERO,
+            other_time: Duration::ZERO,
+        })
+    }
+
+    /// One step in the uniform wind `wind` [m/s]: the drag force at every segment's centre
+    /// from the current pose, then rapier's step.
+    pub fn step(&mut self, wind: GVec3) {
+        let t0 = Instant::now();
+        let w = v3(wind);
+        for link in &self.links {
+            let rb = &mut self.world.bodies[link.body];
+            rb.reset_forces(false);
+            rb.add_force(w * link.drag, false);
+        }
+        let t1 = Instant::now();
+        self.world.step();
+        let t2 = Instant::now();
+        self.forces_time += t1 - t0;
+        self.step_time += t2 - t1;
+        let c = &self.world.physics_pipeline.counters;
+        let (assembly, resolution, update) = (
+            c.solver.velocity_assembly_time.time(),
+            c.solver.velocity_resolution_time.time(),
+            c.solver.velocity_update_time.time() + c.solver.velocity_writeback_time.time(),
+        );
+        self.assembly_time += assembly;
+        self.resolution_time += resolution;
+        self.update_time += update;
+        self.other_time += (t2 - t1).saturating_sub(assembly + resolution + update);
+    }
+
+    /// Each tree's tracked tip position [m], in tree order.
+    pub fn tips(&self, out: &mut Vec<GVec3>) {
+        out.clear();
+        for &(k, l) in &self.tips {
+            let p = self.world.bodies[self.links[k].body].position();
+            out.push(back(p * Vector::new(0.0, l, 0.0)));
+        }
+    }
+
+    /// World position of segment `k`'s (index within this group) base and its unit axis.
+    pub fn segment(&self, k: usize) -> (GVec3, GVec3) {
+        let p = self.world.bodies[self.links[k].body].position();
+        (back(p.translation), back(p.rotation * Vector::Y))
+    }
+
+    /// Segments in the group.
+    pub fn len(&self) -> usize {
+        self.links.len()
+    }
+
+    /// Largest generalized velocity magnitude over all multibodies (a settling measure).
+    pub fn max_speed(&self) -> f32 {
+        self.world
+            .multibody_joints
+            .multibodies()
+            .map(|mb| mb.generalized_velocity().amax())
+            .fold(0.0, f32::max)
+    }
+}
