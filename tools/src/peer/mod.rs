@@ -31,6 +31,7 @@ mod tests;
 pub const MAX_STEPS: u64 = 100_000;
 
 /// The command that builds `sylva` with the comparison.
+#[cfg(not(feature = "peer"))]
 pub const BUILD_COMMAND: &str = "cargo build --release -p sylva-tools --features peer";
 
 #[derive(Args, Debug, Clone)]

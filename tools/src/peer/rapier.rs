@@ -124,11 +124,9 @@ impl RapierTrees {
         for t in trees {
             let r = forest.trees[t].segments.clone();
             let (start, end) = (r.start as usize, r.end as usize);
-            let ground = world.bodies.insert(
-                RigidBodyBuilder::fixed()
-                    .translation(v3(forest.trees[t].root))
-                    .build(),
-            );
+            let ground = world
+                .bodies
+                .insert(RigidBodyBuilder::fixed().translation(v3(forest.trees[t].root)).build());
             let first = links.len();
             // Per segment: its joint handle, to set springs and damping once the tree is whole.
             let mut joints = Vec::with_capacity(end - start);
@@ -169,7 +167,10 @@ impl RapierTrees {
                     bail!("rapier refused the joint of segment {i}");
                 };
                 joints.push(jh);
-                links.push(Link { body: h, drag: s.drag[i] });
+                links.push(Link {
+                    body: h,
+                    drag: s.drag[i],
+                });
             }
             for (k, jh) in joints.iter().enumerate() {
                 let i = start + k;
@@ -182,11 +183,7 @@ impl RapierTrees {
                 let twist_inertia = (0.5 * s.mass[i] * r_mean * r_mean).max(1e-6 * s.mass[i] * l * l / 12.0);
                 let kt = TWIST_STIFFNESS * kb;
                 let ct = 2.0 * (kt * twist_inertia).sqrt();
-                let rest = [
-                    s.rest[1][i] - s.shape[1][i],
-                    0.0,
-                    -(s.rest[0][i] - s.shape[0][i]),
-                ];
+                let rest = [s.rest[1][i] - s.shape[1][i], 0.0, -(s.rest[0][i] - s.shape[0][i])];
                 let link = mb.link_mut(link_id).expect("the link of a joint just inserted");
                 let assembly = link.assembly_id();
                 link.joint.set_spring(3, kb, rest[0]);
