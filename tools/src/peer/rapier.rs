@@ -101,6 +101,55 @@ pub fn tip_segment(forest: &Forest, tree: usize) -> usize {
     best
 }
 
+/// The rest positions of each joint's springs, as rotations about the joint's axes (the
+/// segment's own x, y (twist) and z axes in the generated shape) \[rad\].
+///
+/// Where the material pre-stresses the springs against gravity (trees grow under their own
+/// weight), the generated shape is made rapier's equilibrium the way Sylva makes it its own:
+/// each spring holds the gravity torque of its subtree about its joint, taken at the shape,
+/// τ = Σ (c_j − b_i) × m_j·g over the subtree (c_j the centres, b_i the joint), so its rest
+/// position is −τ/k in the segment's frame; the twist spring takes the torque about the axis.
+/// Otherwise the springs rest where Sylva's do: the rotation from the generated bend to the
+/// rest bend, `bend(shape)⁻¹·bend(rest)`, as a rotation vector in the segment's frame.
+fn spring_rest(forest: &Forest, pose: &PoseState, r: std::ops::Range<usize>, gravity: f32) -> Vec<GVec3> {
+    let s = &forest.seg;
+    let n = r.end - r.start;
+    if forest.material.compensate_gravity {
+        // Subtree mass and first moment of mass, tip to root.
+        let mut mass = vec![0.0f64; n];
+        let mut moment = vec![glam::DVec3::ZERO; n];
+        for k in (0..n).rev() {
+            let i = r.start + k;
+            let centre = pose.base[i] + pose.orient[i] * GVec3::new(0.0, 0.5 * s.length[i], 0.0);
+            mass[k] += s.mass[i] as f64;
+            moment[k] += centre.as_dvec3() * s.mass[i] as f64;
+            if s.parent[i] != NO_PARENT {
+                let p = s.parent[i] as usize - r.start;
+                let (m, mo) = (mass[k], moment[k]);
+                mass[p] += m;
+                moment[p] += mo;
+            }
+        }
+        (0..n)
+            .map(|k| {
+                let i = r.start + k;
+                let arm = moment[k] - pose.base[i].as_dvec3() * mass[k];
+                let torque = arm.cross(glam::DVec3::new(0.0, -(gravity as f64), 0.0));
+                let local = pose.orient[i].inverse() * torque.as_vec3();
+                let k = s.stiffness[i];
+                -local / GVec3::new(k, TWIST_STIFFNESS * k, k)
+            })
+            .collect()
+    } else {
+        r.map(|i| {
+            let shape = sylva_sim::mapping::relative_rotation(s.shape[0][i], s.shape[1][i]);
+            let rest = sylva_sim::mapping::relative_rotation(s.rest[0][i], s.rest[1][i]);
+            (shape.inverse() * rest).normalize().to_scaled_axis()
+        })
+        .collect()
+    }
+}
+
 impl RapierTrees {
     /// Builds trees `trees` of `forest` at the pose `pose` (Sylva's pose of the same forest at
     /// rest: its generated shape), with time step `dt` and gravity `gravity` along −y.
@@ -172,6 +221,7 @@ impl RapierTrees {
                     drag: s.drag[i],
                 });
             }
+            let rest_coords = spring_rest(forest, pose, start..end, gravity);
             for (k, jh) in joints.iter().enumerate() {
                 let i = start + k;
                 let Some((mb, link_id)) = world.multibody_joints.get_mut(*jh) else {
@@ -183,7 +233,7 @@ impl RapierTrees {
                 let twist_inertia = (0.5 * s.mass[i] * r_mean * r_mean).max(1e-6 * s.mass[i] * l * l / 12.0);
                 let kt = TWIST_STIFFNESS * kb;
                 let ct = 2.0 * (kt * twist_inertia).sqrt();
-                let rest = [s.rest[1][i] - s.shape[1][i], 0.0, -(s.rest[0][i] - s.shape[0][i])];
+                let rest = rest_coords[k].to_array();
                 let link = mb.link_mut(link_id).expect("the link of a joint just inserted");
                 let assembly = link.assembly_id();
                 link.joint.set_spring(3, kb, rest[0]);
@@ -255,14 +305,5 @@ impl RapierTrees {
     /// Segments in the group.
     pub fn len(&self) -> usize {
         self.links.len()
-    }
-
-    /// Largest generalized velocity magnitude over all multibodies (a settling measure).
-    pub fn max_speed(&self) -> f32 {
-        self.world
-            .multibody_joints
-            .multibodies()
-            .map(|mb| mb.generalized_velocity().amax())
-            .fold(0.0, f32::max)
     }
 }

@@ -9,6 +9,7 @@
 use glam::Vec3;
 use sylva_engine::JobSystem;
 use sylva_sim::forest::TreePlacement;
+use sylva_sim::scene::TestForest;
 use sylva_sim::skeleton::{Skeleton, SkeletonSegment};
 use sylva_sim::{Damping, Forest, Material, SimParams, Simulation, Stiffness};
 
@@ -116,15 +117,28 @@ fn rapier_tip(model: &RapierTrees) -> Vec3 {
     tips[0]
 }
 
-/// Steps rapier until its generalized speeds fall below `speed` (at most `max_steps`).
-fn settle_rapier(model: &mut RapierTrees, wind: Vec3, speed: f32, max_steps: usize) -> usize {
+/// Steps rapier until its tracked tips move less than `tolerance` [m] in a step, three steps
+/// running (at most `max_steps`); returns the steps taken.
+fn settle_rapier(model: &mut RapierTrees, wind: Vec3, tolerance: f32, max_steps: usize) -> usize {
+    let mut last = Vec::new();
+    model.tips(&mut last);
+    let mut still = 0;
+    let mut now = Vec::new();
     for k in 0..max_steps {
         model.step(wind);
-        if k > 2 && model.max_speed() < speed {
+        model.tips(&mut now);
+        let moved = now
+            .iter()
+            .zip(&last)
+            .map(|(a, b)| (*a - *b).length())
+            .fold(0.0, f32::max);
+        still = if moved < tolerance { still + 1 } else { 0 };
+        if still == 3 {
             return k + 1;
         }
+        std::mem::swap(&mut now, &mut last);
     }
-    panic!("rapier did not settle below {speed} rad/s in {max_steps} steps");
+    panic!("rapier's tips still moved more than {tolerance} m per step after {max_steps} steps");
 }
 
 fn settle_sylva(sim: &mut Simulation, jobs: &JobSystem, steps: usize) {
@@ -143,7 +157,7 @@ fn sags() -> (f64, f64, f64) {
         ..SimParams::default()
     };
     let mut model = rapier_of(&forest, params);
-    let steps = settle_rapier(&mut model, Vec3::ZERO, 1e-6, 400);
+    let steps = settle_rapier(&mut model, Vec3::ZERO, 1e-7, 400);
     let rapier = -rapier_tip(&model).y as f64;
     let mut sim = Simulation::new(forest, params).unwrap();
     settle_sylva(&mut sim, &JobSystem::new(1).unwrap(), 4000);
@@ -235,5 +249,127 @@ fn sylva_cantilever_rings_at_rapiers_frequency() {
         err < 0.02,
         "Sylva's `{name}` first frequency {f:.3} Hz, rapier's {rapier:.3} Hz ({:.2} %)",
         err * 100.0
+    );
+}
+
+/// Segments of the wind test tree: a test tree like the dense one (three leaves per segment,
+/// the default material with its gravity pre-stress), small enough for rapier, whose step
+/// costs the cube of the segment count (the dense tree's 2,246 segments take minutes per step).
+const WIND_TREE_SEGMENTS: usize = 300;
+
+/// Every segment's tip in a Sylva pose.
+fn sylva_tips(sim: &Simulation) -> Vec<Vec3> {
+    let pose = sim.pose();
+    let l = &sim.forest().seg.length;
+    (0..l.len()).map(|i| pose.tip(i, l[i])).collect()
+}
+
+/// A test tree settled in a steady 10 m/s wind along +x, in Sylva and in rapier, each from the
+/// generated shape: (rest tips, Sylva's settled tips, rapier's settled tips).
+fn settled_in_wind(speed: f32) -> (Vec<Vec3>, Vec<Vec3>, Vec<Vec3>) {
+    let n = WIND_TREE_SEGMENTS;
+    let scene = TestForest::new(1, n, 3 * n, 1, &Material::default()).expect("test tree");
+    let forest = scene.forest;
+    let wind = Vec3::new(speed, 0.0, 0.0);
+    let params = SimParams {
+        dt: 0.25,
+        ..sylva_models(0.25)[0].1
+    };
+    let mut sim = Simulation::new(forest.clone(), params).unwrap();
+    let rest = sylva_tips(&sim);
+    sim.set_wind(Box::new(sylva_sim::GustingWind::new(speed, 0.0, 0.0, 1).unwrap()));
+    let jobs = JobSystem::new(1).unwrap();
+    settle_sylva(&mut sim, &jobs, 400);
+    let sylva = sylva_tips(&sim);
+    settle_sylva(&mut sim, &jobs, 1);
+    let still = sylva_tips(&sim)
+        .iter()
+        .zip(&sylva)
+        .map(|(a, b)| (*a - *b).length())
+        .fold(0.0, f32::max);
+    assert!(still < 1e-6, "Sylva's tree still moves {still:.2e} m per step");
+    let mut model = rapier_of(&forest, params);
+    let steps = settle_rapier(&mut model, wind, 1e-6, 200);
+    let rapier = (0..n)
+        .map(|i| {
+            let (base, axis) = model.segment(i);
+            base + axis * forest.seg.length[i]
+        })
+        .collect();
+    eprintln!("wind test tree: rapier settled in {steps} steps");
+    (rest, sylva, rapier)
+}
+
+fn rms(v: &[f32]) -> f64 {
+    (v.iter().map(|&x| (x as f64).powi(2)).sum::<f64>() / v.len() as f64).sqrt()
+}
+
+fn max(v: &[f32]) -> f64 {
+    v.iter().copied().fold(0.0, f32::max) as f64
+}
+
+/// With the springs pre-stressed against gravity, the test tree rests in its generated shape
+/// in rapier as it does in Sylva (this checks the rapier model's pre-stress, see
+/// `rapier::spring_rest`).
+#[test]
+fn test_tree_rests_in_its_shape_in_rapier() {
+    let (rest, sylva, rapier) = settled_in_wind(0.0);
+    let drift: Vec<f32> = rapier.iter().zip(&rest).map(|(a, b)| (*a - *b).length()).collect();
+    let sylva_drift: Vec<f32> = sylva.iter().zip(&rest).map(|(a, b)| (*a - *b).length()).collect();
+    eprintln!(
+        "calm test tree: rapier's tips from the shape max {:.2e} m, Sylva's {:.2e} m",
+        max(&drift),
+        max(&sylva_drift)
+    );
+    assert!(
+        max(&drift) < 1e-4,
+        "rapier's tree sags from its shape by {:.2e} m",
+        max(&drift)
+    );
+    assert!(
+        max(&sylva_drift) < 1e-4,
+        "Sylva's tree sags from its shape by {:.2e} m",
+        max(&sylva_drift)
+    );
+}
+
+/// The test tree settled in a steady 10 m/s wind: every segment tip of Sylva's pose lies
+/// within 10 % of the wind's displacement of rapier's (RMS and max over the tips).
+///
+/// Why 10 %: the two models carry the same masses, springs and loads, but not the same joint
+/// kinematics. Weber's two plane angles turn a bent joint by a rotation whose vector lies in
+/// the parent's horizontal plane, so bending a branch at angle w from its parent out of their
+/// common plane also twists it: per radian of the plane angle, sin(w)/w of bend about the
+/// branch's own axis and (1 − cos w)/w of twist (0.80 and 0.51 at 65°, a first branch's
+/// angle). Rapier bends the joint about the branch's own axes with the twist held, so Sylva's
+/// branches are stiffer out of plane. The difference is first order in the wind's
+/// displacement; measured 4.4 % (RMS) and 5.0 % (max) of it, and the tolerance is twice that.
+#[test]
+fn test_tree_settles_in_wind_like_rapier() {
+    let (rest, sylva, rapier) = settled_in_wind(10.0);
+    let moved: Vec<f32> = sylva.iter().zip(&rest).map(|(a, b)| (*a - *b).length()).collect();
+    let apart: Vec<f32> = sylva.iter().zip(&rapier).map(|(a, b)| (*a - *b).length()).collect();
+    eprintln!(
+        "wind test tree: tips moved by the wind rms {:.5} m, max {:.5} m; Sylva and rapier \
+         apart rms {:.5} m ({:.1} %), max {:.5} m ({:.1} %)",
+        rms(&moved),
+        max(&moved),
+        rms(&apart),
+        100.0 * rms(&apart) / rms(&moved),
+        max(&apart),
+        100.0 * max(&apart) / max(&moved)
+    );
+    assert!(
+        max(&moved) > 0.02,
+        "the wind must move the tree for the test to mean anything"
+    );
+    assert!(
+        rms(&apart) < 0.1 * rms(&moved) && max(&apart) < 0.1 * max(&moved),
+        "Sylva's and rapier's settled tips differ by rms {:.5} m, max {:.5} m, where the wind \
+         moved them by rms {:.5} m, max {:.5} m",
+        rms(&apart),
+        max(&apart),
+        rms(&moved),
+        max(&moved)
     );
 }
