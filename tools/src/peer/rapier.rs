@@ -297,6 +297,7 @@ impl RapierTrees {
     }
 
     /// World position of segment `k`'s (index within this group) base and its unit axis.
+    #[cfg(test)]
     pub fn segment(&self, k: usize) -> (GVec3, GVec3) {
         let p = self.world.bodies[self.links[k].body].position();
         (back(p.translation), back(p.rotation * Vector::Y))
