@@ -71,15 +71,15 @@ pub struct RapierTrees {
     /// Per tree of the group: its link index of the tracked tip segment and that segment's length.
     tips: Vec<(usize, f32)>,
     /// Work time of the parts of a step: the wind forces set from outside, and rapier's whole
-    /// step, split by rapier's own counters into the velocity assembly (for multibodies: the
-    /// mass matrix, its LU factors and the free accelerations), the velocity solve, the
-    /// position update (integration and forward kinematics) and the rest (collision
-    /// detection, islands, user changes).
+    /// step, split by rapier's own counters (its `profiler` feature) into the velocity
+    /// assembly (for multibodies: the dense mass matrix, its LU factors and the free
+    /// accelerations, `init_solver_buffers_and_multibodies`), the velocity resolution (the
+    /// solver's workers: constraint solve, position integration, forward kinematics and
+    /// write-back) and the rest (collision detection, islands, user changes).
     pub forces_time: Duration,
     pub step_time: Duration,
     pub assembly_time: Duration,
     pub resolution_time: Duration,
-    pub update_time: Duration,
     pub other_time: Duration,
 }
 
@@ -255,7 +255,6 @@ impl RapierTrees {
             step_time: Duration::ZERO,
             assembly_time: Duration::ZERO,
             resolution_time: Duration::ZERO,
-            update_time: Duration::ZERO,
             other_time: Duration::ZERO,
         })
     }
@@ -276,15 +275,13 @@ impl RapierTrees {
         self.forces_time += t1 - t0;
         self.step_time += t2 - t1;
         let c = &self.world.physics_pipeline.counters;
-        let (assembly, resolution, update) = (
+        let (assembly, resolution) = (
             c.solver.velocity_assembly_time.time(),
             c.solver.velocity_resolution_time.time(),
-            c.solver.velocity_update_time.time() + c.solver.velocity_writeback_time.time(),
         );
         self.assembly_time += assembly;
         self.resolution_time += resolution;
-        self.update_time += update;
-        self.other_time += (t2 - t1).saturating_sub(assembly + resolution + update);
+        self.other_time += (t2 - t1).saturating_sub(assembly + resolution);
     }
 
     /// Each tree's tracked tip position [m], in tree order.
