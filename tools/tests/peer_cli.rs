@@ -29,6 +29,7 @@ fn bad_arguments_are_refused_clearly() {
         (&["bench", "peer", "--threads", "0"], "--threads"),
         (&["bench", "peer", "--rapier-trees", "0"], "--rapier-trees"),
         (&["bench", "peer", "--dt", "0"], "--dt"),
+        (&["bench", "peer", "--sylva-steps", "0"], "--sylva-steps"),
     ] {
         let (code, _, err) = sylva(args);
         assert_eq!(code, 2, "{args:?}: {err}");
@@ -75,12 +76,15 @@ fn the_report_has_every_model_and_figure() {
         "30",
         "--threads",
         "2",
+        "--sylva-steps",
+        "50",
         "--json",
     ]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
     assert_eq!(v["segments"], 80);
     assert_eq!(v["steps"], 30);
+    assert_eq!(v["models"][0]["steps_timed"], 50);
     let models = v["models"].as_array().expect("models");
     let names: Vec<&str> = models.iter().map(|m| m["name"].as_str().unwrap()).collect();
     assert_eq!(names.first(), Some(&"weber"));

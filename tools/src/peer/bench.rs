@@ -61,6 +61,8 @@ struct ModelReport {
     bytes_source: &'static str,
     /// Segments this model stepped (rapier may run a subset of the trees).
     segments: usize,
+    /// Steps this model took and was timed over (Sylva's may be more than those compared).
+    steps_timed: u64,
     breakdown_ns_per_segment_step: Breakdown,
     setup_ms: f64,
 }
@@ -118,6 +120,15 @@ pub fn run(a: &PeerArgs) -> Result<()> {
         );
     }
     let rapier_trees = rapier_trees as usize;
+    let sylva_steps = a.sylva_steps.unwrap_or(a.steps);
+    if sylva_steps < a.steps {
+        bail!(
+            "--sylva-steps {sylva_steps} is fewer than --steps {}; allowed {}..={}",
+            a.steps,
+            a.steps,
+            super::MAX_STEPS
+        );
+    }
     let estimate = rapier_bytes_estimate(a.segments as usize) * rapier_trees as f64;
     if estimate > MAX_RAPIER_BYTES {
         let fit = (MAX_RAPIER_BYTES / rapier_bytes_estimate(a.segments as usize)).floor() as u64;
@@ -149,23 +160,25 @@ pub fn run(a: &PeerArgs) -> Result<()> {
         let mut wall = Duration::ZERO;
         let mut traj: Trajectory = Vec::with_capacity(a.steps as usize);
         let mut progress = Progress::new(format!("{name}: steps"));
-        for k in 0..a.steps {
+        for k in 0..sylva_steps {
             interrupt::check()?;
             let t = Instant::now();
             sim.step(&jobs, &timings);
             let d = t.elapsed();
             wall += d;
             timings.end_frame(d);
-            let pose = sim.pose();
-            traj.push(tips.iter().map(|&i| pose.tip(i, sim.forest().seg.length[i])).collect());
-            progress.update_count(k + 1, a.steps);
+            if k < a.steps {
+                let pose = sim.pose();
+                traj.push(tips.iter().map(|&i| pose.tip(i, sim.forest().seg.length[i])).collect());
+            }
+            progress.update_count(k + 1, sylva_steps);
         }
         progress.finish();
         if !sim.finite() {
             bail!("Sylva's model `{name}` stopped being finite");
         }
         let n = sim.forest().segment_count() as f64;
-        let per = |d: Duration| d.as_nanos() as f64 / (n * a.steps as f64);
+        let per = |d: Duration| d.as_nanos() as f64 / (n * sylva_steps as f64);
         let mut breakdown = Breakdown::default();
         for phase in PHASES {
             if let Some(id) = timings.phase_id(phase) {
@@ -180,6 +193,7 @@ pub fn run(a: &PeerArgs) -> Result<()> {
             tip_max_m: 0.0,
             bytes_source: "Simulation::heap_bytes (capacities of every array it holds)",
             segments: n as usize,
+            steps_timed: sylva_steps,
             breakdown_ns_per_segment_step: breakdown,
             setup_ms,
         });
@@ -253,6 +267,7 @@ pub fn run(a: &PeerArgs) -> Result<()> {
         tip_max_m: 0.0,
         bytes_source: "live heap bytes (counting global allocator) held by the rapier worlds after their first step, minus those before building them",
         segments,
+        steps_timed: a.steps,
         breakdown_ns_per_segment_step: breakdown,
         setup_ms,
     });
@@ -308,6 +323,12 @@ fn print_table(r: &PeerReport) {
         r.gust * 100.0
     );
     println!("  (all models run one after the other in this process; timings on a shared machine are noisy)");
+    for m in &r.models {
+        println!(
+            "  {}: {} segments, timed over {} steps",
+            m.name, m.segments, m.steps_timed
+        );
+    }
     println!();
     println!(
         "  {:<16} {:>14} {:>14} {:>12} {:>12}",

@@ -53,6 +53,11 @@ pub struct PeerArgs {
     /// Time steps to simulate.
     #[arg(long, default_value = "60", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, MAX_STEPS))]
     pub steps: u64,
+    /// Steps Sylva's models take, at least `--steps` (the default): the first `--steps` are
+    /// compared with rapier's, and Sylva's time is over all of them, so a steady figure needs
+    /// no more rapier steps (which can take minutes each).
+    #[arg(long, allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, MAX_STEPS))]
+    pub sylva_steps: Option<u64>,
     /// Mean wind speed [m/s], gusting ±`gust` of it.
     #[arg(long, default_value = "10", allow_hyphen_values = true, value_parser = |s: &str| number_in(s, 0.0, 200.0))]
     pub wind: f64,
