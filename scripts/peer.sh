@@ -6,9 +6,9 @@
 #
 # Rapier's multibody assembles and LU-factors a dense mass matrix of every tree each step,
 # a cost cubic in the tree's segments (minutes per step for the dense tree on a small
-# machine), so the benchmarks take PEER_STEPS steps (default 1) and rapier runs as many of
-# the 100 trees as there are threads (the trees are alike and independent; Sylva runs all
-# 100). Set PEER_SKIP_BENCH=1 to run the tests only. Both models run in one process per
+# machine), so rapier takes PEER_STEPS steps (default 1), compared with Sylva's first ones,
+# while Sylva's time is taken over 600 steps (--sylva-steps), and rapier runs as many of the
+# 100 trees as there are threads (the trees are alike and independent; Sylva runs all 100). Set PEER_SKIP_BENCH=1 to run the tests only. Both models run in one process per
 # benchmark; timings on a shared machine are noisy.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -33,7 +33,7 @@ if [ "${PEER_SKIP_BENCH:-0}" = 1 ]; then
 fi
 sylva="$CARGO_TARGET_DIR/release/sylva"
 for threads in 1 2; do
-    "$sylva" bench peer --steps "$steps" --threads "$threads"
+    "$sylva" bench peer --steps "$steps" --sylva-steps 600 --threads "$threads"
     "$sylva" bench peer --segments 1597 --leaves 3603 --trees 100 --rapier-trees "$threads" \
-        --steps "$steps" --threads "$threads"
+        --steps "$steps" --sylva-steps 600 --threads "$threads"
 done
