@@ -1,6 +1,6 @@
 //! `sylva bench peer`: Sylva's trees against the same trees in a general physics engine,
-//! rapier's reduced-coordinate multibodies (see [`rapier`] for how each part of Weber's model
-//! maps onto rapier's).
+//! rapier's reduced-coordinate multibodies (`peer::rapier`, built with the feature, says how
+//! each part of Weber's model maps onto rapier's).
 //!
 //! Where it lives: behind the cargo feature `peer` of sylva-tools, which adds the optional
 //! dependency `rapier3d` (and, in that build only, a counting global allocator to measure

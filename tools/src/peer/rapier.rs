@@ -259,7 +259,7 @@ impl RapierTrees {
         })
     }
 
-    /// One step in the uniform wind `wind` [m/s]: the drag force at every segment's centre
+    /// One step in the uniform wind `wind` (m/s): the drag force at every segment's centre
     /// from the current pose, then rapier's step.
     pub fn step(&mut self, wind: GVec3) {
         let t0 = Instant::now();
@@ -284,7 +284,7 @@ impl RapierTrees {
         self.other_time += (t2 - t1).saturating_sub(assembly + resolution);
     }
 
-    /// Each tree's tracked tip position [m], in tree order.
+    /// Each tree's tracked tip position \[m\], in tree order.
     pub fn tips(&self, out: &mut Vec<GVec3>) {
         out.clear();
         for &(k, l) in &self.tips {

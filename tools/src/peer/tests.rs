@@ -39,7 +39,7 @@ fn line_density(m: &Material) -> f64 {
     m.wood_density as f64 * std::f64::consts::PI * (RADIUS as f64).powi(2)
 }
 
-/// Euler–Bernoulli's first natural frequency of the cantilever [Hz].
+/// Euler–Bernoulli's first natural frequency of the cantilever (Hz).
 fn beam_frequency(m: &Material) -> f64 {
     let ei = MODULUS as f64 * area_moment();
     1.875104f64.powi(2) * (ei / (line_density(m) * (LENGTH as f64).powi(4))).sqrt() / std::f64::consts::TAU
@@ -86,7 +86,7 @@ fn cantilever(n: usize, delta: f32, material: &Material) -> Forest {
     forest
 }
 
-/// Frequency [Hz] of a signal oscillating about zero, from the mean spacing of its zero
+/// Frequency (Hz) of a signal oscillating about zero, from the mean spacing of its zero
 /// crossings (linearly interpolated), which are half periods apart.
 fn crossing_frequency(samples: &[f64], dt: f64) -> f64 {
     let mut crossings = Vec::new();
@@ -117,7 +117,7 @@ fn rapier_tip(model: &RapierTrees) -> Vec3 {
     tips[0]
 }
 
-/// Steps rapier until its tracked tips move less than `tolerance` [m] in a step, three steps
+/// Steps rapier until its tracked tips move less than `tolerance` (m) in a step, three steps
 /// running (at most `max_steps`); returns the steps taken.
 fn settle_rapier(model: &mut RapierTrees, wind: Vec3, tolerance: f32, max_steps: usize) -> usize {
     let mut last = Vec::new();
@@ -190,7 +190,7 @@ fn rapier_cantilever_sags_like_a_beam_and_like_sylva() {
 }
 
 /// The 100-segment cantilever bent 2 cm at the tip, released without gravity or damping:
-/// (beam theory, rapier, each Sylva model) first frequencies [Hz].
+/// (beam theory, rapier, each Sylva model) first frequencies (Hz).
 fn frequencies() -> (f64, f64, Vec<(&'static str, f64)>) {
     let n = 100;
     let material = beam_material(0.0);
