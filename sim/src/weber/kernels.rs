@@ -2,7 +2,9 @@
 //! tree: segment 0 is the root, `parent[i] - offset < i`) so trees, planes and subtree blocks
 //! can run as independent jobs. Nothing here allocates.
 
-use glam::{Mat3A, Quat, Vec3, Vec3A};
+use glam::{DVec3, Mat3A, Quat, Vec3, Vec3A};
+
+use super::articulated::{self, MassView};
 
 use crate::collider::{Contact, SphereCollider};
 use crate::mapping;
@@ -30,8 +32,15 @@ pub(crate) struct TreeStatic<'a> {
     /// Global leaf index ranges: segment i owns `leaf_start[i]..leaf_start[i + 1]`.
     pub leaf_start: &'a [u32],
     pub leaf_along: &'a [u16],
-    /// 1 / pivot of the tip-to-root elimination (see `factor`).
+    /// 1 / pivot of the tip-to-root elimination (see `factor`); diagonal inertia only.
     pub inv_pivot: &'a [f64],
+    /// Articulated inertia: u = ∂tip/∂Θ at the rest pose, per plane (empty with the diagonal).
+    pub rest_dir: [&'a [Vec3]; 2],
+    /// Articulated inertia: W = c·m + M_out and Q = q·m + M_out (see `articulated`).
+    pub first: &'a [f64],
+    pub second: &'a [f64],
+    /// Articulated inertia: (β, 1/D) of the factorisation, per plane.
+    pub fac: [&'a [[f64; 4]]; 2],
 }
 
 impl TreeStatic<'_> {
@@ -54,6 +63,18 @@ impl TreeStatic<'_> {
     #[inline(always)]
     pub fn coupling(&self, i: usize, h: f32) -> f32 {
         h * (self.damping[i] + h * self.stiffness[i])
+    }
+    /// The articulated mass data of plane `k`, if the tree uses it.
+    #[inline(always)]
+    pub fn mass_view(&self, k: usize) -> Option<MassView<'_>> {
+        if self.rest_dir[k].is_empty() {
+            return None;
+        }
+        Some(MassView {
+            u: self.rest_dir[k],
+            first: self.first,
+            second: self.second,
+        })
     }
 }
 
@@ -324,8 +345,11 @@ pub(crate) fn kinematics(
 /// Forms Eq. 1's right-hand side for both planes, tip to root:
 ///
 /// ```text
-/// b = h·(f0 + h·∂f/∂Θ·v0 + ∂f/∂Θ·y),   ∂f/∂Θ = -K
+/// b = h·(f0 + γ·∂f/∂Θ·(h·v0 + y)),   ∂f/∂Θ = -K
 /// ```
+///
+/// γ = 1 is Weber's Eq. 1 (semi-implicit); γ = 1/2 is Newmark's average acceleration, whose
+/// step averages the spring force over the step (see `IntegratorKind`).
 ///
 /// The spring and damper of the joint at segment i's base act between i and its parent with
 /// k_i, c_i and rest angle R_i (Weber's f_N); gravity and wind enter as generalized forces:
@@ -344,6 +368,7 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
     pose: PoseRef<'_>,
     load: &mut [Vec3],
     h: f32,
+    gamma: f32,
     gravity: f32,
     leaf_wind: Option<&[Vec3]>,
     centre_wind: W,
@@ -375,14 +400,15 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
             load[p] += f + load[i];
             for (plane, pl) in [&mut *px, &mut *pz].into_iter().enumerate() {
                 let dv = pl.vel[i] - pl.vel[p];
-                let g = k * (pl.theta[i] - pl.theta[p] - t.rest[plane][i] + h * dv + pl.y[i] - pl.y[p]) + c * dv;
+                let g =
+                    k * (pl.theta[i] - pl.theta[p] - t.rest[plane][i] + gamma * (h * dv + pl.y[i] - pl.y[p])) + c * dv;
                 pl.rhs[i] += h * (tau[plane] - g);
                 pl.rhs[p] += h * g;
             }
         } else {
             for (plane, pl) in [&mut *px, &mut *pz].into_iter().enumerate() {
                 let dv = pl.vel[i];
-                let g = k * (pl.theta[i] - t.rest[plane][i] + h * dv + pl.y[i]) + c * dv;
+                let g = k * (pl.theta[i] - t.rest[plane][i] + gamma * (h * dv + pl.y[i])) + c * dv;
                 pl.rhs[i] += h * (tau[plane] - g);
             }
         }
@@ -444,11 +470,17 @@ pub(crate) struct CgWork<'a> {
     pub r: &'a mut [f64],
     pub p: &'a mut [f64],
     pub ap: &'a mut [f64],
+    /// Scratch of the articulated mass product (empty with the diagonal inertia).
+    pub tmp: &'a mut [DVec3],
+    pub mp: &'a mut [f64],
 }
 
 /// Weber's conjugate gradient with the preconditioner C = sqrt(A_D): it solves
 /// (C⁻¹AC⁻¹)(Cx) = C⁻¹b, whose matrix has a unit diagonal, then recovers x = C⁻¹(Cx).
-/// `scale` holds C⁻¹ = 1/sqrt(A_ii). Returns the number of iterations.
+/// `scale` holds C⁻¹ = 1/sqrt(A_ii). With `mass` (the articulated inertia) A = M + E and M·v is
+/// the O(n) product of [`articulated::apply_mass`]; without, M is the diagonal inertia and A is
+/// E plus the diagonal. Returns the number of iterations.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn solve_cg(
     t: &TreeStatic<'_>,
     rhs: &mut [f32],
@@ -456,13 +488,33 @@ pub(crate) fn solve_cg(
     scale: &[f64],
     tolerance: f64,
     max_iterations: u32,
+    mass: Option<MassView<'_>>,
     w: CgWork<'_>,
 ) -> u32 {
     let n = t.len();
     // Off-diagonal of the scaled matrix for the edge (i, parent): -e_i / sqrt(A_ii A_pp).
     let off = |i: usize| -(t.coupling(i, h) as f64) * scale[i] * scale[t.parent_of(i)];
-    let apply = |v: &[f64], out: &mut [f64]| {
-        out.copy_from_slice(v);
+    let (tmp, mp) = (w.tmp, w.mp);
+    let mut apply = |v: &[f64], out: &mut [f64]| {
+        match mass {
+            None => out.copy_from_slice(v),
+            Some(m) => {
+                // C⁻¹(M + E)C⁻¹v: the mass part through the O(n) product, E's diagonal here
+                // and its off-diagonal below.
+                for i in 0..n {
+                    mp[i] = v[i] * scale[i];
+                }
+                articulated::apply_mass(t, m, mp, out, tmp);
+                for i in 0..n {
+                    out[i] *= scale[i];
+                    out[i] += t.coupling(i, h) as f64 * scale[i] * scale[i] * v[i];
+                }
+                for i in 1..n {
+                    let p = t.parent_of(i);
+                    out[p] += t.coupling(i, h) as f64 * scale[p] * scale[p] * v[p];
+                }
+            }
+        }
         for i in 1..n {
             let p = t.parent_of(i);
             let a = off(i);
@@ -505,13 +557,15 @@ pub(crate) fn solve_cg(
     iterations
 }
 
-/// Semi-implicit update after the solve: v += Δv, Θ += y + h·v (Δx = h(v0 + Δv) plus the
-/// imposed displacement), y = 0. Returns false if any value stopped being finite.
-pub(crate) fn integrate(plane: &mut PlaneMut<'_>, h: f32) -> bool {
+/// Update after the solve: v += Δv, Θ += y + h·(v0 + γ·Δv) (γ = 1: Weber's Δx = h(v0 + Δv);
+/// γ = 1/2: Newmark's average velocity), plus the imposed displacement, then y = 0. Returns
+/// false if any value stopped being finite.
+pub(crate) fn integrate(plane: &mut PlaneMut<'_>, h: f32, gamma: f32) -> bool {
     let mut finite = true;
     for i in 0..plane.theta.len() {
-        let v = plane.vel[i] + plane.rhs[i];
-        let th = plane.theta[i] + plane.y[i] + h * v;
+        let dv = plane.rhs[i];
+        let v = plane.vel[i] + dv;
+        let th = plane.theta[i] + plane.y[i] + h * (plane.vel[i] + gamma * dv);
         plane.vel[i] = v;
         plane.theta[i] = th;
         plane.y[i] = 0.0;

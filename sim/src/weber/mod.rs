@@ -22,6 +22,7 @@
 //! reaches the solver in the next step exactly as Eq. 1 prescribes (Δx = h(v0 + Δv) + y),
 //! which Weber's populate stage does at the start of his step.
 
+mod articulated;
 mod kernels;
 
 use std::ops::Deref;
@@ -29,13 +30,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
-use glam::{Quat, Vec3};
+use glam::{DVec3, Quat, Vec3};
 use sylva_engine::{FrameTimings, JobGraph, JobGraphBuilder, JobSystem};
 
 use crate::collider::SphereCollider;
 use crate::error::SimError;
 use crate::forest::Forest;
-use crate::params::{SimParams, SolverKind};
+use crate::params::{InertiaKind, IntegratorKind, SimParams, SolverKind};
 use crate::wind::{Calm, WindField};
 use kernels::{CgWork, ContactParams, Contacts, Part, PlaneMut, PoseRef, TreeStatic};
 
@@ -116,12 +117,25 @@ struct WindScratch<'a> {
     leaf: &'a mut [Vec3],
 }
 
+/// One plane's solver scratch: the conjugate gradient's vectors (CG only; `tmp` and `mp` with
+/// the articulated inertia) and the articulated elimination's (direct only).
 #[derive(Default)]
 struct CgBuffers {
     x: Vec<f64>,
     r: Vec<f64>,
     p: Vec<f64>,
     ap: Vec<f64>,
+    tmp: Vec<DVec3>,
+    mp: Vec<f64>,
+    acc: Vec<[f64; 4]>,
+    rho: Vec<f64>,
+}
+
+/// One tree's share of a plane's solver scratch.
+struct SolveWork<'a> {
+    cg: Option<CgWork<'a>>,
+    acc: &'a mut [[f64; 4]],
+    rho: &'a mut [f64],
 }
 
 /// Everything a step reads or writes, shared by its jobs. Each piece a job writes sits behind
@@ -130,7 +144,15 @@ struct Shared {
     forest: Forest,
     params: SimParams,
     inv_pivot: Vec<f64>,
-    cg_scale: Vec<f64>,
+    /// The conjugate gradient's preconditioner 1/sqrt(A_ii), per plane.
+    cg_scale: [Vec<f64>; 2],
+    /// u = ∂tip/∂Θ of every segment at the rest pose (the generated shape), per plane.
+    rest_dir: [Vec<Vec3>; 2],
+    /// W = c·m + M_out and Q = q·m + M_out of every segment (see `articulated`).
+    first: Vec<f64>,
+    second: Vec<f64>,
+    /// The articulated factorisation (β, 1/D) per plane (empty with the diagonal inertia).
+    fac: [Vec<[f64; 4]>; 2],
     planes: [RwLock<PlaneState>; 2],
     pose: RwLock<PoseState>,
     scratch: RwLock<Scratch>,
@@ -221,8 +243,12 @@ impl Simulation {
         let sh = Shared {
             forest,
             params,
-            inv_pivot: vec![0.0; n],
-            cg_scale: Vec::new(),
+            inv_pivot: Vec::new(),
+            cg_scale: [Vec::new(), Vec::new()],
+            rest_dir: [Vec::new(), Vec::new()],
+            first: Vec::new(),
+            second: Vec::new(),
+            fac: [Vec::new(), Vec::new()],
             planes: [RwLock::new(px), RwLock::new(pz)],
             pose: RwLock::new(pose),
             scratch: RwLock::new(Scratch {
@@ -246,8 +272,9 @@ impl Simulation {
             time: 0.0,
             stats: StepStats::default(),
         };
-        sim.prepare_solver();
         sim.refresh_pose();
+        sim.prepare_inertia();
+        sim.prepare_solver();
         if sim.sh.forest.material.compensate_gravity {
             sim.compensate_gravity();
         }
@@ -289,6 +316,18 @@ impl Simulation {
     /// Switches the linear solver.
     pub fn set_solver(&mut self, solver: SolverKind) {
         self.sh.params.solver = solver;
+        self.prepare_solver();
+    }
+
+    /// Switches the mass matrix (refactors the system matrix).
+    pub fn set_inertia(&mut self, inertia: InertiaKind) {
+        self.sh.params.inertia = inertia;
+        self.prepare_solver();
+    }
+
+    /// Switches the integrator (refactors the system matrix).
+    pub fn set_integrator(&mut self, integrator: IntegratorKind) {
+        self.sh.params.integrator = integrator;
         self.prepare_solver();
     }
 
@@ -362,17 +401,56 @@ impl Simulation {
         self.refresh_pose();
     }
 
-    /// Kinetic energy in the model's generalized coordinates with its diagonal mass matrix,
-    /// ½·Σ I·(vx² + vz²) \[J\].
+    /// Kinetic energy in the model's generalized coordinates with the mass matrix the
+    /// simulation uses, ½·(vxᵀ·M^x·vx + vzᵀ·M^z·vz) \[J\]: the articulated matrix (every rod's
+    /// energy with its velocity built from its ancestors', see `articulated`) or Weber's
+    /// diagonal one, ½·Σ I·(vx² + vz²).
     pub fn kinetic_energy(&self) -> f64 {
         let (px, pz) = (self.plane(0), self.plane(1));
         let s = &self.sh.forest.seg;
-        (0..s.length.len())
-            .map(|i| {
-                let inertia = s.inertia[i] as f64;
-                0.5 * inertia * ((px.vel[i] as f64).powi(2) + (pz.vel[i] as f64).powi(2))
-            })
-            .sum()
+        match self.sh.params.inertia {
+            InertiaKind::Diagonal => (0..s.length.len())
+                .map(|i| {
+                    let inertia = s.inertia[i] as f64;
+                    0.5 * inertia * ((px.vel[i] as f64).powi(2) + (pz.vel[i] as f64).powi(2))
+                })
+                .sum(),
+            InertiaKind::Articulated => {
+                let mut tmp = vec![DVec3::ZERO; s.length.len()];
+                let mut total = 0.0;
+                for t in 0..self.sh.forest.tree_count() {
+                    let ts = tree_static(&self.sh, t);
+                    let r = seg_range(&self.sh, t);
+                    for (k, pl) in [&px, &pz].into_iter().enumerate() {
+                        total += articulated::kinetic_energy(
+                            &ts,
+                            &self.sh.rest_dir[k][r.clone()],
+                            &pl.vel[r.clone()],
+                            &mut tmp,
+                        );
+                    }
+                }
+                total
+            }
+        }
+    }
+
+    /// Energy stored in the joint springs, ½·Σ k·(Θ_i + y_i - Θ_p - y_p - R_i)² over both planes \[J\].
+    pub fn spring_energy(&self) -> f64 {
+        let (px, pz) = (self.plane(0), self.plane(1));
+        let s = &self.sh.forest.seg;
+        let mut total = 0.0;
+        for i in 0..s.length.len() {
+            for (k, pl) in [&px, &pz].into_iter().enumerate() {
+                let parent = match s.parent[i] {
+                    crate::forest::NO_PARENT => 0.0,
+                    p => (pl.theta[p as usize] + pl.y[p as usize]) as f64,
+                };
+                let bend = (pl.theta[i] + pl.y[i]) as f64 - parent - s.rest[k][i] as f64;
+                total += 0.5 * s.stiffness[i] as f64 * bend * bend;
+            }
+        }
+        total
     }
 
     /// Largest |Θ + y| over all segments and both planes \[rad\].
@@ -421,12 +499,14 @@ impl Simulation {
         fn b<T>(v: &Vec<T>) -> usize {
             v.capacity() * size_of::<T>()
         }
-        let mut total = self.sh.forest.heap_bytes() + b(&self.sh.inv_pivot) + b(&self.sh.cg_scale);
+        let sh = &self.sh;
+        let mut total = sh.forest.heap_bytes() + b(&sh.inv_pivot) + b(&sh.first) + b(&sh.second);
         for k in 0..2 {
             let pl = self.plane(k);
             total += b(&pl.theta) + b(&pl.vel) + b(&pl.y) + b(&pl.rhs);
-            let cg = read(&self.sh.cg[k]);
-            total += b(&cg.x) + b(&cg.r) + b(&cg.p) + b(&cg.ap);
+            total += b(&sh.cg_scale[k]) + b(&sh.rest_dir[k]) + b(&sh.fac[k]);
+            let cg = read(&sh.cg[k]);
+            total += b(&cg.x) + b(&cg.r) + b(&cg.p) + b(&cg.ap) + b(&cg.tmp) + b(&cg.mp) + b(&cg.acc) + b(&cg.rho);
         }
         let pose = self.pose();
         total += b(&pose.base) + b(&pose.orient) + b(&pose.dir[0]) + b(&pose.dir[1]) + b(&pose.leaf_pos);
@@ -512,8 +592,8 @@ impl Simulation {
                 wind,
             );
             if solver.is_some() {
-                solve_plane(sh, &ts, &mut px, cg_work(&mut ca, r.clone()));
-                solve_plane(sh, &ts, &mut pz, cg_work(&mut cb, r.clone()));
+                solve_plane(sh, &ts, 0, &mut px, solve_work(&mut ca, r.clone()));
+                solve_plane(sh, &ts, 1, &mut pz, solve_work(&mut cb, r.clone()));
             }
         }
         // The right-hand side is scratch: the next step recomputes it.
@@ -526,41 +606,98 @@ impl Simulation {
         out
     }
 
+    /// Keeps what the articulated mass matrix needs from the rest pose (the generated shape,
+    /// which the pose holds when this runs): the direction vectors u of both planes and each
+    /// segment's W and Q.
+    fn prepare_inertia(&mut self) {
+        let n = self.sh.forest.segment_count();
+        let pose = self.sh.pose.get_mut().expect("unpoisoned state");
+        self.sh.rest_dir = [pose.dir[0].clone(), pose.dir[1].clone()];
+        let (mut first, mut second) = (vec![0.0; n], vec![0.0; n]);
+        for t in 0..self.sh.forest.tree_count() {
+            let r = seg_range(&self.sh, t);
+            let ts = tree_static(&self.sh, t);
+            articulated::moments(&ts, &mut first[r.clone()], &mut second[r]);
+        }
+        self.sh.first = first;
+        self.sh.second = second;
+    }
+
+    /// Factors A = M + γh·C + γ²h²·K for the chosen inertia, integrator and solver, and sizes the
+    /// solver's scratch. Allocates; the steps do not.
     fn prepare_solver(&mut self) {
         let sh = &mut self.sh;
         let n = sh.forest.segment_count();
-        let h = sh.params.dt;
-        let mut diag = vec![0.0f64; n];
-        let mut inv_pivot = std::mem::take(&mut sh.inv_pivot);
-        let mut cg_scale = Vec::new();
+        let h = sh.params.integrator.gamma() * sh.params.dt;
+        let articulated = sh.params.inertia == InertiaKind::Articulated;
+        let cg = sh.params.solver == SolverKind::Cg;
+        sh.inv_pivot = Vec::new();
+        sh.fac = [Vec::new(), Vec::new()];
+        sh.cg_scale = [Vec::new(), Vec::new()];
+        // A's diagonal per plane: the inertia (the articulated matrix's diagonal, or Weber's
+        // diagonal inertia, which equals it when |u| = l) plus the springs' and dampers' terms.
+        let mut diag = [vec![0.0f64; n], vec![0.0f64; n]];
         for t in 0..sh.forest.tree_count() {
             let r = seg_range(sh, t);
             let ts = tree_static(sh, t);
-            let inertia = |i: usize| sh.forest.seg.inertia[r.start + i] as f64;
-            kernels::diagonal(&ts, h, inertia, &mut diag[r.clone()]);
+            for (k, d) in diag.iter_mut().enumerate() {
+                let inertia = |i: usize| {
+                    if articulated {
+                        sh.second[r.start + i] * (sh.rest_dir[k][r.start + i].length_squared() as f64)
+                    } else {
+                        sh.forest.seg.inertia[r.start + i] as f64
+                    }
+                };
+                kernels::diagonal(&ts, h, inertia, &mut d[r.clone()]);
+            }
         }
-        if sh.params.solver == SolverKind::Cg {
-            cg_scale = diag.iter().map(|d| 1.0 / d.sqrt()).collect();
-            for c in &mut sh.cg {
-                let c = c.get_mut().unwrap();
+        let fresh = |articulated_direct: bool| {
+            let mut c = CgBuffers::default();
+            if cg {
                 for v in [&mut c.x, &mut c.r, &mut c.p, &mut c.ap] {
-                    v.clear();
-                    v.resize(n, 0.0);
-                    v.shrink_to_fit();
+                    *v = vec![0.0; n];
+                }
+                if articulated {
+                    c.tmp = vec![DVec3::ZERO; n];
+                    c.mp = vec![0.0; n];
+                }
+            } else if articulated_direct {
+                c.acc = vec![[0.0; 4]; n];
+                c.rho = vec![0.0; n];
+            }
+            c
+        };
+        for c in &mut sh.cg {
+            *c.get_mut().unwrap() = fresh(articulated);
+        }
+        if cg {
+            sh.cg_scale = diag.map(|d| d.iter().map(|d| 1.0 / d.sqrt()).collect());
+        } else if articulated {
+            let mut blocks = vec![articulated::Block::default(); n];
+            let mut fac = [vec![[0.0; 4]; n], vec![[0.0; 4]; n]];
+            for t in 0..sh.forest.tree_count() {
+                let r = seg_range(sh, t);
+                let ts = tree_static(sh, t);
+                for (k, f) in fac.iter_mut().enumerate() {
+                    let m = articulated::MassView {
+                        u: &sh.rest_dir[k][r.clone()],
+                        first: &sh.first[r.clone()],
+                        second: &sh.second[r.clone()],
+                    };
+                    articulated::factor(&ts, m, h, &mut blocks[r.clone()], &mut f[r.clone()]);
                 }
             }
+            sh.fac = fac;
         } else {
-            for c in &mut sh.cg {
-                *c.get_mut().unwrap() = CgBuffers::default();
+            let [mut d, _] = diag;
+            let mut inv_pivot = vec![0.0; n];
+            for t in 0..sh.forest.tree_count() {
+                let r = seg_range(sh, t);
+                let ts = tree_static(sh, t);
+                kernels::factor(&ts, h, &mut d[r.clone()], &mut inv_pivot[r]);
             }
+            sh.inv_pivot = inv_pivot;
         }
-        for t in 0..sh.forest.tree_count() {
-            let r = seg_range(sh, t);
-            let ts = tree_static(sh, t);
-            kernels::factor(&ts, h, &mut diag[r.clone()], &mut inv_pivot[r]);
-        }
-        sh.inv_pivot = inv_pivot;
-        sh.cg_scale = cg_scale;
     }
 
     /// Rebuilds the whole pose from the angles, sequentially, without contacts.
@@ -662,7 +799,18 @@ fn tree_static(sh: &Shared, t: usize) -> TreeStatic<'_> {
         leaf_drag: &s.leaf_drag[r.clone()],
         leaf_start: &s.leaf_start[r.start..r.end + 1],
         leaf_along: &sh.forest.leaf.along[l],
-        inv_pivot: sh.inv_pivot.get(r).unwrap_or(&[]),
+        inv_pivot: sh.inv_pivot.get(r.clone()).unwrap_or(&[]),
+        rest_dir: if sh.params.inertia == InertiaKind::Articulated {
+            [
+                sh.rest_dir[0].get(r.clone()).unwrap_or(&[]),
+                sh.rest_dir[1].get(r.clone()).unwrap_or(&[]),
+            ]
+        } else {
+            [&[], &[]]
+        },
+        first: sh.first.get(r.clone()).unwrap_or(&[]),
+        second: sh.second.get(r.clone()).unwrap_or(&[]),
+        fac: [sh.fac[0].get(r.clone()).unwrap_or(&[]), sh.fac[1].get(r).unwrap_or(&[])],
     }
 }
 
@@ -684,16 +832,30 @@ fn pose_ref(p: &PoseState, r: std::ops::Range<usize>, leaves: std::ops::Range<us
     }
 }
 
-fn cg_work(c: &mut CgBuffers, r: std::ops::Range<usize>) -> Option<CgWork<'_>> {
-    if c.x.is_empty() {
-        return None;
+fn solve_work(c: &mut CgBuffers, r: std::ops::Range<usize>) -> SolveWork<'_> {
+    let CgBuffers {
+        x,
+        r: res,
+        p,
+        ap,
+        tmp,
+        mp,
+        acc,
+        rho,
+    } = c;
+    let cg = (!x.is_empty()).then(|| CgWork {
+        x: &mut x[r.clone()],
+        r: &mut res[r.clone()],
+        p: &mut p[r.clone()],
+        ap: &mut ap[r.clone()],
+        tmp: tmp.get_mut(r.clone()).unwrap_or(&mut []),
+        mp: mp.get_mut(r.clone()).unwrap_or(&mut []),
+    });
+    SolveWork {
+        cg,
+        acc: acc.get_mut(r.clone()).unwrap_or(&mut []),
+        rho: rho.get_mut(r).unwrap_or(&mut []),
     }
-    Some(CgWork {
-        x: &mut c.x[r.clone()],
-        r: &mut c.r[r.clone()],
-        p: &mut c.p[r.clone()],
-        ap: &mut c.ap[r],
-    })
 }
 
 /// Splits a slice into consecutive pieces of the given lengths.
@@ -773,19 +935,44 @@ fn parts_per_tree<'a>(
     ([&**tha, &**thz], parts)
 }
 
-fn cg_per_tree<'a>(c: &'a mut CgBuffers, sh: &Shared) -> Vec<Option<CgWork<'a>>> {
-    if c.x.is_empty() {
-        return (0..sh.forest.tree_count()).map(|_| None).collect();
+/// Splits a buffer per tree; an empty buffer gives an empty piece to every tree.
+fn per_tree_or_empty<'a, T>(v: &'a mut [T], sh: &Shared) -> Vec<&'a mut [T]> {
+    if v.is_empty() {
+        (0..sh.forest.tree_count()).map(|_| <&mut [T]>::default()).collect()
+    } else {
+        split_lengths(v, tree_lengths(sh))
     }
-    let x = split_lengths(&mut c.x, tree_lengths(sh));
-    let r = split_lengths(&mut c.r, tree_lengths(sh));
-    let p = split_lengths(&mut c.p, tree_lengths(sh));
-    let ap = split_lengths(&mut c.ap, tree_lengths(sh));
+}
+
+fn cg_per_tree<'a>(c: &'a mut CgBuffers, sh: &Shared) -> Vec<SolveWork<'a>> {
+    let CgBuffers {
+        x,
+        r,
+        p,
+        ap,
+        tmp,
+        mp,
+        acc,
+        rho,
+    } = c;
+    let (x, r, p, ap) = (
+        per_tree_or_empty(x, sh),
+        per_tree_or_empty(r, sh),
+        per_tree_or_empty(p, sh),
+        per_tree_or_empty(ap, sh),
+    );
+    let (tmp, mp) = (per_tree_or_empty(tmp, sh), per_tree_or_empty(mp, sh));
+    let (acc, rho) = (per_tree_or_empty(acc, sh), per_tree_or_empty(rho, sh));
     x.into_iter()
         .zip(r)
         .zip(p)
         .zip(ap)
-        .map(|(((x, r), p), ap)| Some(CgWork { x, r, p, ap }))
+        .zip(tmp.into_iter().zip(mp))
+        .zip(acc.into_iter().zip(rho))
+        .map(|(((((x, r), p), ap), (tmp, mp)), (acc, rho))| {
+            let cg = (!x.is_empty()).then(|| CgWork { x, r, p, ap, tmp, mp });
+            SolveWork { cg, acc, rho }
+        })
         .collect()
 }
 
@@ -809,15 +996,16 @@ fn populate_tree(
     wind: &mut WindScratch<'_>,
 ) {
     let (h, g) = (sh.params.dt, sh.params.gravity);
+    let gamma = sh.params.integrator.gamma();
     match sh.wind.uniform() {
-        Some(w) => kernels::populate(ts, planes, pose, load, h, g, None, |_| w),
+        Some(w) => kernels::populate(ts, planes, pose, load, h, gamma, g, None, |_| w),
         None => {
             kernels::segment_centres(ts, pose, wind.centre);
             sh.wind.sample_in_place(wind.centre);
             wind.leaf.copy_from_slice(pose.leaf_pos);
             sh.wind.sample_in_place(wind.leaf);
             let centre = &*wind.centre;
-            kernels::populate(ts, planes, pose, load, h, g, Some(wind.leaf), |i| centre[i])
+            kernels::populate(ts, planes, pose, load, h, gamma, g, Some(wind.leaf), |i| centre[i])
         }
     }
 }
@@ -844,30 +1032,36 @@ fn wind_per_tree<'a>(centre: &'a mut Vec<Vec3>, leaf: &'a mut Vec<Vec3>, sh: &Sh
 }
 
 /// Solves one plane of one tree, leaving Δv in `rhs`.
-fn solve_plane(sh: &Shared, ts: &TreeStatic<'_>, pl: &mut PlaneMut<'_>, cg: Option<CgWork<'_>>) {
-    let h = sh.params.dt;
-    match (sh.params.solver, cg) {
-        (SolverKind::Cg, Some(work)) => {
+/// Solves plane `k` of one tree, leaving Δv in `rhs`.
+fn solve_plane(sh: &Shared, ts: &TreeStatic<'_>, k: usize, pl: &mut PlaneMut<'_>, work: SolveWork<'_>) {
+    // Newmark and the semi-implicit step share the matrix form with h scaled by γ.
+    let h = sh.params.integrator.gamma() * sh.params.dt;
+    match (sh.params.solver, work.cg) {
+        (SolverKind::Cg, Some(cg)) => {
             let r = ts.offset as usize..ts.offset as usize + ts.len();
             let it = kernels::solve_cg(
                 ts,
                 pl.rhs,
                 h,
-                &sh.cg_scale[r],
+                &sh.cg_scale[k][r],
                 sh.params.cg_tolerance,
                 sh.params.cg_max_iterations,
-                work,
+                ts.mass_view(k),
+                cg,
             );
             sh.cg_iterations.fetch_add(it as u64, Ordering::Relaxed);
             sh.cg_solves.fetch_add(1, Ordering::Relaxed);
         }
-        _ => kernels::solve_direct(ts, pl.rhs, h),
+        _ => match ts.mass_view(k) {
+            Some(m) => articulated::solve(ts, m.u, ts.fac[k], h, pl.rhs, work.acc, work.rho),
+            None => kernels::solve_direct(ts, pl.rhs, h),
+        },
     }
 }
 
-fn solve_and_integrate(sh: &Shared, ts: &TreeStatic<'_>, pl: &mut PlaneMut<'_>, cg: Option<CgWork<'_>>) {
-    solve_plane(sh, ts, pl, cg);
-    if !kernels::integrate(pl, sh.params.dt) {
+fn solve_and_integrate(sh: &Shared, ts: &TreeStatic<'_>, k: usize, pl: &mut PlaneMut<'_>, work: SolveWork<'_>) {
+    solve_plane(sh, ts, k, pl, work);
+    if !kernels::integrate(pl, sh.params.dt, sh.params.integrator.gamma()) {
         sh.nonfinite.store(true, Ordering::Relaxed);
     }
 }
@@ -890,7 +1084,7 @@ fn step_tree<'a>(
     pose: PoseParts<'a>,
     load: &mut [Vec3],
     mut wind: WindScratch<'_>,
-    cg: [Option<CgWork<'_>>; 2],
+    work: [SolveWork<'_>; 2],
 ) {
     let ts = tree_static(sh, t);
     let PoseParts {
@@ -908,10 +1102,10 @@ fn step_tree<'a>(
         };
         populate_tree(sh, &ts, [&mut px, &mut pz], pr, load, &mut wind)
     });
-    let [cgx, cgz] = cg;
+    let [wx, wz] = work;
     timed(sh, SOLVE, || {
-        solve_and_integrate(sh, &ts, &mut px, cgx);
-        solve_and_integrate(sh, &ts, &mut pz, cgz);
+        solve_and_integrate(sh, &ts, 0, &mut px, wx);
+        solve_and_integrate(sh, &ts, 1, &mut pz, wz);
     });
     timed(sh, KINEMATICS, || {
         let [d0, d1] = dir;
@@ -1037,7 +1231,7 @@ fn per_phase_graph() -> JobGraph<Shared> {
                 for (t, (mut p, c)) in planes.into_iter().zip(cgs).enumerate() {
                     s.spawn(move |_| {
                         let ts = tree_static(sh, t);
-                        timed(sh, SOLVE, || solve_and_integrate(sh, &ts, &mut p, c));
+                        timed(sh, SOLVE, || solve_and_integrate(sh, &ts, k, &mut p, c));
                     });
                 }
             });
