@@ -418,24 +418,54 @@ mod tests {
         }
     }
 
+    /// Where every lever is the segment's length (a branching tree bent in the x-y plane
+    /// only, so |u^x| = l), Weber's diagonal inertia is exactly the articulated matrix's
+    /// diagonal. (Elsewhere the mapping of Eqs. 3 and 4 shortens the lever of one plane by
+    /// sin(w)/w for a segment tilted in the other, and the two differ.)
     #[test]
     fn the_diagonal_option_keeps_the_diagonal_of_the_articulated_matrix() {
-        let mut s = sim(9, 80, 0);
+        use crate::skeleton::{Skeleton, SkeletonSegment};
+        let mut segments = Vec::new();
+        for i in 0..40u32 {
+            let (parent, base): (Option<u32>, Vec3) = match i {
+                0 => (None, Vec3::ZERO),
+                _ => {
+                    let p = if i % 3 == 0 { i / 2 } else { i - 1 };
+                    (Some(p), segments[p as usize].tip)
+                }
+            };
+            let a = 0.3 * (i as f32 * 0.7).sin();
+            segments.push(SkeletonSegment {
+                parent,
+                base,
+                tip: base + 0.2 * Vec3::new(a.sin(), a.cos(), 0.0),
+                radius_base: 0.03 - 0.0005 * i as f32,
+                radius_tip: 0.029 - 0.0005 * i as f32,
+            });
+        }
+        let skel = Skeleton {
+            segments,
+            leaves: Vec::new(),
+        };
+        let forest = Forest::build(
+            &[TreePlacement {
+                skeleton: &skel,
+                position: Vec3::ZERO,
+            }],
+            &Material::default(),
+        )
+        .unwrap();
+        let mut s = Simulation::new(forest, SimParams::default()).unwrap();
         let ts = tree_static(&s.sh, 0);
         let view = ts.mass_view(0).unwrap();
-        let mut compared = 0;
         for a in 0..ts.len() {
             let l = ts.length[a] as f64;
             let u2 = d3(view.u[a]).length_squared();
-            // Where the lever is the segment's length (|u| = l), the entries agree.
-            if (u2 - l * l).abs() < 1e-6 * l * l {
-                let q = view.second[a] * u2;
-                let inertia = s.forest().seg.inertia[a] as f64;
-                assert!((q - inertia).abs() <= 1e-5 * inertia, "segment {a}: {q} vs {inertia}");
-                compared += 1;
-            }
+            assert!((u2 - l * l).abs() < 1e-5 * l * l, "segment {a}: |u|² = {u2}, l² = {}", l * l);
+            let q = view.second[a] * u2;
+            let inertia = s.forest().seg.inertia[a] as f64;
+            assert!((q - inertia).abs() <= 1e-4 * inertia, "segment {a}: {q} vs {inertia}");
         }
-        assert!(compared > 10, "only {compared} segments with |u| = l");
         s.set_inertia(InertiaKind::Diagonal);
         assert!(tree_static(&s.sh, 0).mass_view(0).is_none());
     }
