@@ -461,7 +461,11 @@ mod tests {
         for a in 0..ts.len() {
             let l = ts.length[a] as f64;
             let u2 = d3(view.u[a]).length_squared();
-            assert!((u2 - l * l).abs() < 1e-5 * l * l, "segment {a}: |u|² = {u2}, l² = {}", l * l);
+            assert!(
+                (u2 - l * l).abs() < 1e-5 * l * l,
+                "segment {a}: |u|² = {u2}, l² = {}",
+                l * l
+            );
             let q = view.second[a] * u2;
             let inertia = s.forest().seg.inertia[a] as f64;
             assert!((q - inertia).abs() <= 1e-4 * inertia, "segment {a}: {q} vs {inertia}");
