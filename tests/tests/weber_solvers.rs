@@ -118,8 +118,8 @@ fn direct_solution_satisfies_the_assembled_system() {
             let mut a = match inertia {
                 InertiaKind::Diagonal => {
                     let mut a = vec![vec![0.0; n]; n];
-                    for i in 0..n {
-                        a[i][i] = s.inertia[i] as f64;
+                    for (i, row) in a.iter_mut().enumerate() {
+                        row[i] = s.inertia[i] as f64;
                     }
                     a
                 }

@@ -254,6 +254,9 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
     }
 }
 
+/// A row of the side-by-side table: its label and how to read it from a report.
+type Row<T> = (&'static str, fn(&SimReport) -> T);
+
 /// The reports of several mass matrices in columns.
 fn print_side_by_side(reports: &[SimReport]) {
     let r = &reports[0];
@@ -269,7 +272,7 @@ fn print_side_by_side(reports: &[SimReport]) {
         print!(" {:>14}", r.inertia);
     }
     println!();
-    let rows: [(&str, fn(&SimReport) -> f64); 4] = [
+    let rows: [Row<f64>; 4] = [
         ("populate", |r| r.ns_per_segment_step.populate),
         ("solve", |r| r.ns_per_segment_step.solve),
         ("kinematics", |r| r.ns_per_segment_step.kinematics),
@@ -283,7 +286,7 @@ fn print_side_by_side(reports: &[SimReport]) {
         println!();
     }
     println!();
-    let rows: [(&str, fn(&SimReport) -> String); 5] = [
+    let rows: [Row<String>; 5] = [
         ("ms/step (wall)", |r| format!("{:.4}", r.wall_ms_per_step)),
         ("bytes per segment", |r| format!("{:.1}", r.bytes_per_segment)),
         ("max |angle| [rad]", |r| format!("{:.4}", r.max_abs_angle)),

@@ -425,7 +425,7 @@ mod tests {
     #[test]
     fn the_diagonal_option_keeps_the_diagonal_of_the_articulated_matrix() {
         use crate::skeleton::{Skeleton, SkeletonSegment};
-        let mut segments = Vec::new();
+        let mut segments: Vec<SkeletonSegment> = Vec::new();
         for i in 0..40u32 {
             let (parent, base): (Option<u32>, Vec3) = match i {
                 0 => (None, Vec3::ZERO),

@@ -3,12 +3,18 @@
 //! in the x-y and z-y planes), solved as two separable 1D semi-implicit systems per tree (Eq. 1)
 //! and recombined into 3D by the relative angle-axis mapping (Eqs. 3 and 4).
 //!
+//! Eq. 1's mass matrix is, by default, the exact one of the articulated tree in each plane
+//! (`SimParams::inertia`; the module `articulated` derives it and its O(n) solve); Weber's diagonal one
+//! is the other option. Eq. 1 advances the state with Weber's first-order semi-implicit step or
+//! Newmark's second-order average acceleration (`SimParams::integrator`); both solve the same
+//! matrix form, A = M + γh·C + γ²h²·K.
+//!
 //! One step, as jobs (see `docs/ARCHITECTURE.md` for what each reads and writes):
 //!
 //! | job        | waits for          | does |
 //! |------------|--------------------|------|
 //! | populate   | the previous step  | generalized forces (gravity, wind, loads carried) and Eq. 1's right-hand side for both planes |
-//! | solve_x    | populate           | Δv for the x plane (direct elimination or CG), then v += Δv, Θ += y + h·v |
+//! | solve_x    | populate           | Δv for the x plane (direct elimination or CG), then v += Δv, Θ += y + h·(v0 + γ·Δv) |
 //! | solve_z    | populate           | the same for the z plane |
 //! | kinematics | solve_x, solve_z   | root outward: orientations, bases, direction vectors, leaves, and Weber's spatial collision response (into y and the pose) segment by segment; subtrees as jobs |
 //!
@@ -970,7 +976,7 @@ fn cg_per_tree<'a>(c: &'a mut CgBuffers, sh: &Shared) -> Vec<SolveWork<'a>> {
         .zip(tmp.into_iter().zip(mp))
         .zip(acc.into_iter().zip(rho))
         .map(|(((((x, r), p), ap), (tmp, mp)), (acc, rho))| {
-            let cg = (!x.is_empty()).then(|| CgWork { x, r, p, ap, tmp, mp });
+            let cg = (!x.is_empty()).then_some(CgWork { x, r, p, ap, tmp, mp });
             SolveWork { cg, acc, rho }
         })
         .collect()
