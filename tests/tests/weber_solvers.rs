@@ -125,6 +125,15 @@ fn direct_solution_satisfies_the_assembled_system() {
                 }
                 InertiaKind::Articulated => dense_articulated_mass(&sim, &rest[plane]),
             };
+            // Newmark's load stiffness of the step (zero with the semi-implicit step), on the
+            // diagonal with (γh)².
+            let stiff = sim.plane(plane).stiff.clone();
+            if integrator == IntegratorKind::Newmark {
+                assert!(stiff.iter().any(|s| *s > 0.0), "the wind should pull some branches");
+                for (i, row) in a.iter_mut().enumerate() {
+                    row[i] += h * h * stiff[i] as f64;
+                }
+            }
             // The springs and dampers: e_i on the diagonal of i and its parent, -e_i between.
             for i in 0..n {
                 let e = h * s.damping[i] as f64 + h * h * s.stiffness[i] as f64;
@@ -153,12 +162,13 @@ fn direct_solution_satisfies_the_assembled_system() {
     }
 }
 
-fn forest_sim(trees: usize, solver: SolverKind) -> Simulation {
+fn forest_sim(trees: usize, solver: SolverKind, integrator: IntegratorKind) -> Simulation {
     let scene = TestForest::new(21, 400, 900, trees, &Material::default()).unwrap();
     let mut sim = Simulation::new(
         scene.forest,
         SimParams {
             solver,
+            integrator,
             ..SimParams::default()
         },
     )
@@ -172,15 +182,19 @@ fn forest_sim(trees: usize, solver: SolverKind) -> Simulation {
 
 /// The final state hash is identical with 1, 2 and 4 worker threads: for a forest (whole trees
 /// as jobs) and for a single tree (phases, planes and subtrees as jobs), with wind, colliders,
-/// and both solvers.
+/// and both solvers (and Newmark's step, whose matrix is refactored every step).
 #[test]
 fn state_hash_is_identical_for_any_thread_count() {
-    for solver in [SolverKind::Direct, SolverKind::Cg] {
+    for (solver, integrator) in [
+        (SolverKind::Direct, IntegratorKind::SemiImplicit),
+        (SolverKind::Cg, IntegratorKind::SemiImplicit),
+        (SolverKind::Direct, IntegratorKind::Newmark),
+    ] {
         for trees in [1usize, 9] {
             let hashes: Vec<u64> = [1usize, 2, 4]
                 .iter()
                 .map(|&threads| {
-                    let mut sim = forest_sim(trees, solver);
+                    let mut sim = forest_sim(trees, solver, integrator);
                     let jobs = JobSystem::new(threads).unwrap();
                     run(&mut sim, &jobs, 120, |_, _| {});
                     assert!(sim.stats().corrections > 0, "the colliders should touch the trees");
@@ -189,13 +203,13 @@ fn state_hash_is_identical_for_any_thread_count() {
                 .collect();
             assert!(
                 hashes.iter().all(|h| *h == hashes[0]),
-                "{solver:?}, {trees} trees: hashes {hashes:x?}"
+                "{solver:?} {integrator:?}, {trees} trees: hashes {hashes:x?}"
             );
         }
     }
     // And the hash does see the state: a different wind gives a different hash.
-    let mut a = forest_sim(1, SolverKind::Direct);
-    let mut b = forest_sim(1, SolverKind::Direct);
+    let mut a = forest_sim(1, SolverKind::Direct, IntegratorKind::SemiImplicit);
+    let mut b = forest_sim(1, SolverKind::Direct, IntegratorKind::SemiImplicit);
     b.set_wind(Box::new(GustingWind::new(21.0, 0.4, 0.5, 8).unwrap()));
     let jobs = JobSystem::new(1).unwrap();
     run(&mut a, &jobs, 10, |_, _| {});

@@ -151,9 +151,17 @@ pub(crate) struct Block {
     s: f64,
 }
 
-/// Factors A = M + E for one tree and plane (E with couplings `t.coupling(j, h)`): stores
+/// Factors A = M + E + c·diag(extra) for one tree and plane (E with couplings
+/// `t.coupling(j, h)`; `extra = (s, c)` an optional diagonal, empty for none): stores
 /// (β_j, 1/D_j) per segment in `fac`. `blocks` is scratch of the tree's length.
-pub(crate) fn factor(t: &TreeStatic<'_>, m: MassView<'_>, h: f32, blocks: &mut [Block], fac: &mut [[f64; 4]]) {
+pub(crate) fn factor(
+    t: &TreeStatic<'_>,
+    m: MassView<'_>,
+    h: f32,
+    extra: (&[f32], f64),
+    blocks: &mut [Block],
+    fac: &mut [[f64; 4]],
+) {
     let n = t.len();
     blocks[..n].fill(Block::default());
     for j in (0..n).rev() {
@@ -166,7 +174,8 @@ pub(crate) fn factor(t: &TreeStatic<'_>, m: MassView<'_>, h: f32, blocks: &mut [
             p[3] * u.x + p[1] * u.y + p[5] * u.z,
             p[4] * u.x + p[5] * u.y + p[2] * u.z,
         );
-        let d = SECOND * mass * u.length_squared() + e + u.dot(pu) + 2.0 * u.dot(r) + s;
+        let own = extra.0.get(j).map_or(0.0, |s| extra.1 * *s as f64);
+        let d = SECOND * mass * u.length_squared() + e + own + u.dot(pu) + 2.0 * u.dot(r) + s;
         let beta = FIRST * mass * u + pu + r;
         let inv = 1.0 / d;
         fac[j] = [beta.x, beta.y, beta.z, inv];

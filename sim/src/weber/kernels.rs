@@ -23,6 +23,8 @@ pub(crate) struct TreeStatic<'a> {
     pub radius_base: &'a [f32],
     pub radius_tip: &'a [f32],
     pub mass: &'a [f32],
+    /// Weber's diagonal inertia of each segment (`SegmentData::inertia`).
+    pub inertia: &'a [f32],
     pub rest: [&'a [f32]; 2],
     pub stiffness: &'a [f32],
     pub damping: &'a [f32],
@@ -88,6 +90,8 @@ pub(crate) struct PlaneMut<'a> {
     pub y: &'a mut [f32],
     /// Right-hand side of Eq. 1, overwritten by Δv in the solve.
     pub rhs: &'a mut [f32],
+    /// Newmark: the step's load stiffness S of each segment's own angle (see `populate`).
+    pub stiff: &'a mut [f32],
 }
 
 /// Read-only pose of one tree, as populate reads it.
@@ -441,6 +445,9 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
         let f = Vec3::new(0.0, -t.mass[i] * gravity, 0.0) + wind_force;
         let lever = 0.5 * f + load[i];
         let tau = [pose.dir[0][i].dot(lever), pose.dir[1][i].dot(lever)];
+        if gamma < 1.0 {
+            load_stiffness(t, i, pose, lever, h, gamma, [&mut *px, &mut *pz]);
+        }
         let (k, c) = (t.stiffness[i], t.damping[i]);
         if i > 0 {
             let p = t.parent_of(i);
@@ -459,6 +466,40 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
                 pl.rhs[i] += h * (tau[plane] - g);
             }
         }
+    }
+}
+
+/// Newmark's load stiffness of segment i's own angle, S_i = (|u|²/l)·(a·lever) when the
+/// loads pull the segment outward along its axis a (tension), else 0, for both planes, and
+/// its term in Eq. 1's right-hand side.
+///
+/// The generalized force of the loads is u·lever (see [`populate`]); turning the segment by
+/// its own angle turns u towards -a at the rate |u|²/l (the tip's second derivative of a
+/// rod swinging at |u|/l rad per radian), so ∂(u·lever)/∂Θ = -S. The loads' Jacobian is the
+/// restoring -S in tension and a softening term in compression. Eq. 1 with γ = 1 leaves the
+/// whole term explicit and its numerical damping keeps that stable; the energy-keeping
+/// Newmark step does not damp it, and where the load stiffness of a thin branch carrying a
+/// leafy subtree rivals its spring at ω·h near 1 (strong wind), the explicit term grows the
+/// motion every step. So Newmark takes the restoring part implicitly, as part of ∂f/∂Θ:
+/// b gains -h·γ·S·(h·v0 + y) and A gains (γh)²·S (`solve_plane` refactors A with it each
+/// step). The softening part stays explicit, which keeps A positive definite.
+#[inline(always)]
+fn load_stiffness(
+    t: &TreeStatic<'_>,
+    i: usize,
+    pose: PoseRef<'_>,
+    lever: Vec3,
+    h: f32,
+    gamma: f32,
+    planes: [&mut PlaneMut<'_>; 2],
+) {
+    let axis = pose.orient[i] * Vec3::Y;
+    let tension = axis.dot(lever).max(0.0);
+    let per_length = tension / t.length[i];
+    for (k, pl) in planes.into_iter().enumerate() {
+        let s = per_length * pose.dir[k][i].length_squared();
+        pl.stiff[i] = s;
+        pl.rhs[i] -= h * gamma * s * (h * pl.vel[i] + pl.y[i]);
     }
 }
 
@@ -494,20 +535,33 @@ pub(crate) fn factor(t: &TreeStatic<'_>, h: f32, diag: &mut [f64], inv_pivot: &m
     }
 }
 
-/// Solves A·Δv = b in place with the factorisation: one descending pass folds each row into its
-/// parent's right-hand side, one ascending pass substitutes back. Arithmetic in f64.
-pub(crate) fn solve_direct(t: &TreeStatic<'_>, rhs: &mut [f32], h: f32) {
+/// [`factor`] in place: `diag` holds A's diagonal and becomes 1/pivot.
+pub(crate) fn factor_in_place(t: &TreeStatic<'_>, h: f32, diag: &mut [f64]) {
+    for i in (0..t.len()).rev() {
+        let d = diag[i];
+        diag[i] = 1.0 / d;
+        if i > 0 {
+            let e = t.coupling(i, h) as f64;
+            diag[t.parent_of(i)] -= e * e / d;
+        }
+    }
+}
+
+/// Solves A·Δv = b in place with the factorisation (`inv_pivot`, from [`factor`]): one
+/// descending pass folds each row into its parent's right-hand side, one ascending pass
+/// substitutes back. Arithmetic in f64.
+pub(crate) fn solve_direct(t: &TreeStatic<'_>, inv_pivot: &[f64], rhs: &mut [f32], h: f32) {
     let n = t.len();
     for i in (1..n).rev() {
         let p = t.parent_of(i);
         let e = t.coupling(i, h) as f64;
-        rhs[p] = (rhs[p] as f64 + e * t.inv_pivot[i] * rhs[i] as f64) as f32;
+        rhs[p] = (rhs[p] as f64 + e * inv_pivot[i] * rhs[i] as f64) as f32;
     }
-    rhs[0] = (rhs[0] as f64 * t.inv_pivot[0]) as f32;
+    rhs[0] = (rhs[0] as f64 * inv_pivot[0]) as f32;
     for i in 1..n {
         let p = t.parent_of(i);
         let e = t.coupling(i, h) as f64;
-        rhs[i] = ((rhs[i] as f64 + e * rhs[p] as f64) * t.inv_pivot[i]) as f32;
+        rhs[i] = ((rhs[i] as f64 + e * rhs[p] as f64) * inv_pivot[i]) as f32;
     }
 }
 
@@ -524,9 +578,11 @@ pub(crate) struct CgWork<'a> {
 
 /// Weber's conjugate gradient with the preconditioner C = sqrt(A_D): it solves
 /// (C⁻¹AC⁻¹)(Cx) = C⁻¹b, whose matrix has a unit diagonal, then recovers x = C⁻¹(Cx).
-/// `scale` holds C⁻¹ = 1/sqrt(A_ii). With `mass` (the articulated inertia) A = M + E and M·v is
-/// the O(n) product of [`articulated::apply_mass`]; without, M is the diagonal inertia and A is
-/// E plus the diagonal. Returns the number of iterations.
+/// `scale` holds C⁻¹ = 1/sqrt(A_ii) of the constant part of A (a preconditioner need not be
+/// exact). With `mass` (the articulated inertia) A = M + E and M·v is the O(n) product of
+/// [`articulated::apply_mass`]; without, M is the diagonal inertia and A is E plus the
+/// diagonal. `extra = (s, c)` adds c·diag(s) to A (empty: nothing). Returns the number of
+/// iterations.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn solve_cg(
     t: &TreeStatic<'_>,
@@ -536,6 +592,7 @@ pub(crate) fn solve_cg(
     tolerance: f64,
     max_iterations: u32,
     mass: Option<MassView<'_>>,
+    extra: (&[f32], f64),
     w: CgWork<'_>,
 ) -> u32 {
     let n = t.len();
@@ -567,6 +624,9 @@ pub(crate) fn solve_cg(
             let a = off(i);
             out[i] += a * v[p];
             out[p] += a * v[i];
+        }
+        for (i, s) in extra.0.iter().enumerate() {
+            out[i] += extra.1 * *s as f64 * scale[i] * scale[i] * v[i];
         }
     };
     let mut rr = 0.0;

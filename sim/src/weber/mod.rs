@@ -67,6 +67,10 @@ pub struct PlaneState {
     pub y: Vec<f32>,
     /// Eq. 1's right-hand side, then Δv.
     pub rhs: Vec<f32>,
+    /// Newmark only: the load stiffness S of each segment's own angle this step, the
+    /// stabilizing part of the loads' Jacobian that Eq. 1 takes implicitly (zero otherwise;
+    /// see `IntegratorKind::Newmark`) [N·m/rad].
+    pub stiff: Vec<f32>,
 }
 
 /// Writable angles and velocities of one plane, for [`Simulation::edit_state`].
@@ -135,6 +139,11 @@ struct CgBuffers {
     mp: Vec<f64>,
     acc: Vec<[f64; 4]>,
     rho: Vec<f64>,
+    /// Newmark with the direct solver: the factorisation of the step's matrix (articulated:
+    /// `fac` and `blocks`; diagonal: `pivot`).
+    fac: Vec<[f64; 4]>,
+    blocks: Vec<articulated::Block>,
+    pivot: Vec<f64>,
 }
 
 /// One tree's share of a plane's solver scratch.
@@ -142,6 +151,9 @@ struct SolveWork<'a> {
     cg: Option<CgWork<'a>>,
     acc: &'a mut [[f64; 4]],
     rho: &'a mut [f64],
+    fac: &'a mut [[f64; 4]],
+    blocks: &'a mut [articulated::Block],
+    pivot: &'a mut [f64],
 }
 
 /// Everything a step reads or writes, shared by its jobs. Each piece a job writes sits behind
@@ -236,6 +248,7 @@ impl Simulation {
             vel: vec![0.0; n],
             y: vec![0.0; n],
             rhs: vec![0.0; n],
+            stiff: vec![0.0; n],
         };
         let mut planes = [plane(), plane()];
         shape_angles(&forest, &mut planes);
@@ -400,6 +413,7 @@ impl Simulation {
             p.vel.fill(0.0);
             p.y.fill(0.0);
             p.rhs.fill(0.0);
+            p.stiff.fill(0.0);
         }
         let [x, z] = planes;
         *a.get_mut().expect("unpoisoned state") = x;
@@ -509,10 +523,11 @@ impl Simulation {
         let mut total = sh.forest.heap_bytes() + b(&sh.inv_pivot) + b(&sh.first) + b(&sh.second);
         for k in 0..2 {
             let pl = self.plane(k);
-            total += b(&pl.theta) + b(&pl.vel) + b(&pl.y) + b(&pl.rhs);
+            total += b(&pl.theta) + b(&pl.vel) + b(&pl.y) + b(&pl.rhs) + b(&pl.stiff);
             total += b(&sh.cg_scale[k]) + b(&sh.rest_dir[k]) + b(&sh.fac[k]);
             let cg = read(&sh.cg[k]);
             total += b(&cg.x) + b(&cg.r) + b(&cg.p) + b(&cg.ap) + b(&cg.tmp) + b(&cg.mp) + b(&cg.acc) + b(&cg.rho);
+            total += b(&cg.fac) + b(&cg.blocks) + b(&cg.pivot);
         }
         let pose = self.pose();
         total += b(&pose.base) + b(&pose.orient) + b(&pose.dir[0]) + b(&pose.dir[1]) + b(&pose.leaf_pos);
@@ -657,6 +672,7 @@ impl Simulation {
                 kernels::diagonal(&ts, h, inertia, &mut d[r.clone()]);
             }
         }
+        let newmark = sh.params.integrator == IntegratorKind::Newmark;
         let fresh = |articulated_direct: bool| {
             let mut c = CgBuffers::default();
             if cg {
@@ -670,6 +686,12 @@ impl Simulation {
             } else if articulated_direct {
                 c.acc = vec![[0.0; 4]; n];
                 c.rho = vec![0.0; n];
+                if newmark {
+                    c.fac = vec![[0.0; 4]; n];
+                    c.blocks = vec![articulated::Block::default(); n];
+                }
+            } else if newmark {
+                c.pivot = vec![0.0; n];
             }
             c
         };
@@ -690,7 +712,7 @@ impl Simulation {
                         first: &sh.first[r.clone()],
                         second: &sh.second[r.clone()],
                     };
-                    articulated::factor(&ts, m, h, &mut blocks[r.clone()], &mut f[r.clone()]);
+                    articulated::factor(&ts, m, h, (&[], 0.0), &mut blocks[r.clone()], &mut f[r.clone()]);
                 }
             }
             sh.fac = fac;
@@ -798,6 +820,7 @@ fn tree_static(sh: &Shared, t: usize) -> TreeStatic<'_> {
         radius_base: &s.radius_base[r.clone()],
         radius_tip: &s.radius_tip[r.clone()],
         mass: &s.mass[r.clone()],
+        inertia: &s.inertia[r.clone()],
         rest: [&s.rest[0][r.clone()], &s.rest[1][r.clone()]],
         stiffness: &s.stiffness[r.clone()],
         damping: &s.damping[r.clone()],
@@ -825,7 +848,8 @@ fn plane_mut(p: &mut PlaneState, r: std::ops::Range<usize>) -> PlaneMut<'_> {
         theta: &mut p.theta[r.clone()],
         vel: &mut p.vel[r.clone()],
         y: &mut p.y[r.clone()],
-        rhs: &mut p.rhs[r],
+        rhs: &mut p.rhs[r.clone()],
+        stiff: &mut p.stiff[r],
     }
 }
 
@@ -848,6 +872,9 @@ fn solve_work(c: &mut CgBuffers, r: std::ops::Range<usize>) -> SolveWork<'_> {
         mp,
         acc,
         rho,
+        fac,
+        blocks,
+        pivot,
     } = c;
     let cg = (!x.is_empty()).then(|| CgWork {
         x: &mut x[r.clone()],
@@ -860,7 +887,10 @@ fn solve_work(c: &mut CgBuffers, r: std::ops::Range<usize>) -> SolveWork<'_> {
     SolveWork {
         cg,
         acc: acc.get_mut(r.clone()).unwrap_or(&mut []),
-        rho: rho.get_mut(r).unwrap_or(&mut []),
+        rho: rho.get_mut(r.clone()).unwrap_or(&mut []),
+        fac: fac.get_mut(r.clone()).unwrap_or(&mut []),
+        blocks: blocks.get_mut(r.clone()).unwrap_or(&mut []),
+        pivot: pivot.get_mut(r).unwrap_or(&mut []),
     }
 }
 
@@ -884,11 +914,18 @@ fn planes_per_tree<'a>(p: &'a mut PlaneState, sh: &Shared) -> Vec<PlaneMut<'a>> 
     let v = split_lengths(&mut p.vel, tree_lengths(sh));
     let y = split_lengths(&mut p.y, tree_lengths(sh));
     let r = split_lengths(&mut p.rhs, tree_lengths(sh));
+    let s = split_lengths(&mut p.stiff, tree_lengths(sh));
     th.into_iter()
         .zip(v)
         .zip(y)
-        .zip(r)
-        .map(|(((theta, vel), y), rhs)| PlaneMut { theta, vel, y, rhs })
+        .zip(r.into_iter().zip(s))
+        .map(|(((theta, vel), y), (rhs, stiff))| PlaneMut {
+            theta,
+            vel,
+            y,
+            rhs,
+            stiff,
+        })
         .collect()
 }
 
@@ -960,7 +997,15 @@ fn cg_per_tree<'a>(c: &'a mut CgBuffers, sh: &Shared) -> Vec<SolveWork<'a>> {
         mp,
         acc,
         rho,
+        fac,
+        blocks,
+        pivot,
     } = c;
+    let (fac, blocks, pivot) = (
+        per_tree_or_empty(fac, sh),
+        per_tree_or_empty(blocks, sh),
+        per_tree_or_empty(pivot, sh),
+    );
     let (x, r, p, ap) = (
         per_tree_or_empty(x, sh),
         per_tree_or_empty(r, sh),
@@ -975,10 +1020,20 @@ fn cg_per_tree<'a>(c: &'a mut CgBuffers, sh: &Shared) -> Vec<SolveWork<'a>> {
         .zip(ap)
         .zip(tmp.into_iter().zip(mp))
         .zip(acc.into_iter().zip(rho))
-        .map(|(((((x, r), p), ap), (tmp, mp)), (acc, rho))| {
-            let cg = (!x.is_empty()).then_some(CgWork { x, r, p, ap, tmp, mp });
-            SolveWork { cg, acc, rho }
-        })
+        .zip(fac.into_iter().zip(blocks).zip(pivot))
+        .map(
+            |((((((x, r), p), ap), (tmp, mp)), (acc, rho)), ((fac, blocks), pivot))| {
+                let cg = (!x.is_empty()).then_some(CgWork { x, r, p, ap, tmp, mp });
+                SolveWork {
+                    cg,
+                    acc,
+                    rho,
+                    fac,
+                    blocks,
+                    pivot,
+                }
+            },
+        )
         .collect()
 }
 
@@ -1042,6 +1097,12 @@ fn wind_per_tree<'a>(centre: &'a mut Vec<Vec3>, leaf: &'a mut Vec<Vec3>, sh: &Sh
 fn solve_plane(sh: &Shared, ts: &TreeStatic<'_>, k: usize, pl: &mut PlaneMut<'_>, work: SolveWork<'_>) {
     // Newmark and the semi-implicit step share the matrix form with h scaled by γ.
     let h = sh.params.integrator.gamma() * sh.params.dt;
+    // Newmark adds the step's load stiffness S (`PlaneMut::stiff`) to the matrix: A gains
+    // (γh)²·S on its diagonal and is factored for this step; otherwise A is constant and was
+    // factored in `prepare_solver`.
+    let newmark = sh.params.integrator == IntegratorKind::Newmark;
+    let extra = if newmark { &*pl.stiff } else { &[] };
+    let h2 = (h as f64) * (h as f64);
     match (sh.params.solver, work.cg) {
         (SolverKind::Cg, Some(cg)) => {
             let r = ts.offset as usize..ts.offset as usize + ts.len();
@@ -1053,14 +1114,27 @@ fn solve_plane(sh: &Shared, ts: &TreeStatic<'_>, k: usize, pl: &mut PlaneMut<'_>
                 sh.params.cg_tolerance,
                 sh.params.cg_max_iterations,
                 ts.mass_view(k),
+                (extra, h2),
                 cg,
             );
             sh.cg_iterations.fetch_add(it as u64, Ordering::Relaxed);
             sh.cg_solves.fetch_add(1, Ordering::Relaxed);
         }
         _ => match ts.mass_view(k) {
+            Some(m) if newmark => {
+                articulated::factor(ts, m, h, (extra, h2), work.blocks, work.fac);
+                articulated::solve(ts, m.u, work.fac, h, pl.rhs, work.acc, work.rho)
+            }
             Some(m) => articulated::solve(ts, m.u, ts.fac[k], h, pl.rhs, work.acc, work.rho),
-            None => kernels::solve_direct(ts, pl.rhs, h),
+            None if newmark => {
+                kernels::diagonal(ts, h, |i| ts.inertia[i] as f64, work.pivot);
+                for (d, s) in work.pivot.iter_mut().zip(extra) {
+                    *d += h2 * *s as f64;
+                }
+                kernels::factor_in_place(ts, h, work.pivot);
+                kernels::solve_direct(ts, work.pivot, pl.rhs, h)
+            }
+            None => kernels::solve_direct(ts, ts.inv_pivot, pl.rhs, h),
         },
     }
 }
