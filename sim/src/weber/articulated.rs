@@ -91,7 +91,7 @@
 //! ```
 //!
 //! D_j is a pivot of the symmetric positive definite A (a Schur complement), so it is
-//! positive. [`factor`] runs the (P, r, s) recursion once and keeps (β_j, 1/D_j) per segment;
+//! positive. [`factor`] runs the (P, r, s) recursion and keeps (β_j/D_j, e_j/D_j, 1/D_j) per segment;
 //! [`solve`] runs the (f, g, ρ) recursion tip to root and then substitutes root to tip:
 //! x_0 = ρ_0/D_0 (V_0 = 0, the root's base is fixed), and for each child
 //! V_j = V_p + u_p·x_p, x_j = (ρ_j - β_j·V_j + e_j·x_p)/D_j. Both passes touch each segment
@@ -104,6 +104,9 @@
 use glam::{DVec3, Vec3};
 
 use super::kernels::TreeStatic;
+
+/// What the solve keeps per segment from the factorisation: (β_j/D_j, e_j/D_j, 1/D_j).
+pub(crate) type Pivot = [f64; 5];
 
 /// First moment of a segment's mass along it, as a fraction of m·length (uniform rod).
 pub(crate) const FIRST: f64 = 0.5;
@@ -153,14 +156,14 @@ pub(crate) struct Block {
 
 /// Factors A = M + E + c·diag(extra) for one tree and plane (E with couplings
 /// `t.coupling(j, h)`; `extra = (s, c)` an optional diagonal, empty for none): stores
-/// (β_j, 1/D_j) per segment in `fac`. `blocks` is scratch of the tree's length.
+/// (β_j/D_j, e_j/D_j, 1/D_j) per segment in `fac`. `blocks` is scratch of the tree's length.
 pub(crate) fn factor(
     t: &TreeStatic<'_>,
     m: MassView<'_>,
     h: f32,
     extra: (&[f32], f64),
     blocks: &mut [Block],
-    fac: &mut [[f64; 4]],
+    fac: &mut [Pivot],
 ) {
     let n = t.len();
     blocks[..n].fill(Block::default());
@@ -178,7 +181,7 @@ pub(crate) fn factor(
         let d = SECOND * mass * u.length_squared() + e + own + u.dot(pu) + 2.0 * u.dot(r) + s;
         let beta = FIRST * mass * u + pu + r;
         let inv = 1.0 / d;
-        fac[j] = [beta.x, beta.y, beta.z, inv];
+        fac[j] = [beta.x * inv, beta.y * inv, beta.z * inv, e * inv, inv];
         if j > 0 {
             let b = &mut blocks[t.parent_of(j)];
             let bd = beta * inv;
@@ -195,45 +198,42 @@ pub(crate) fn factor(
 }
 
 /// Solves A·x = b for one tree and plane with the factorisation, in place in `rhs` (b in, x
-/// out). `acc` and `rho` are scratch of the tree's length.
+/// out). `acc` and `rho` are scratch of the tree's length. With b' = β/D and e' = e/D from
+/// [`factor`], the passes read f_j = f̄ - ρ_j·b'_j, g_j = ρ_j·e'_j, and
+/// x_j = ρ_j/D_j - b'_j·V_j + e'_j·x_p.
 pub(crate) fn solve(
     t: &TreeStatic<'_>,
     u: &[Vec3],
-    fac: &[[f64; 4]],
-    h: f32,
+    fac: &[Pivot],
     rhs: &mut [f32],
     acc: &mut [[f64; 4]],
     rho: &mut [f64],
 ) {
     let n = t.len();
     acc[..n].fill([0.0; 4]);
-    // Tip to root: ρ_j = b_j + u_j·f̄ + ḡ; the parent gathers f_j and g_j.
-    for j in (0..n).rev() {
+    // Tip to root: ρ_j = b_j + u_j·f̄ + ḡ; the parent gathers f_j and g_j; keeps ρ_j/D_j.
+    for j in (1..n).rev() {
         let [fx, fy, fz, g] = acc[j];
         let uj = m3(u[j]);
         let r = rhs[j] as f64 + uj[0] * fx + uj[1] * fy + uj[2] * fz + g;
-        rho[j] = r;
-        if j > 0 {
-            let [bx, by, bz, inv] = fac[j];
-            let k = r * inv;
-            let e = t.coupling(j, h) as f64;
-            let a = &mut acc[t.parent_of(j)];
-            a[0] += fx - k * bx;
-            a[1] += fy - k * by;
-            a[2] += fz - k * bz;
-            a[3] += k * e;
-        }
+        let [bx, by, bz, e, inv] = fac[j];
+        rho[j] = r * inv;
+        let a = &mut acc[t.parent_of(j)];
+        a[0] += fx - r * bx;
+        a[1] += fy - r * by;
+        a[2] += fz - r * bz;
+        a[3] += r * e;
     }
     // Root to tip: acc[j] becomes (tip velocity V_j + u_j·x_j, x_j).
-    let x0 = rho[0] * fac[0][3];
+    let [fx, fy, fz, g] = acc[0];
     let u0 = m3(u[0]);
+    let x0 = (rhs[0] as f64 + u0[0] * fx + u0[1] * fy + u0[2] * fz + g) * fac[0][4];
     acc[0] = [u0[0] * x0, u0[1] * x0, u0[2] * x0, x0];
     rhs[0] = x0 as f32;
     for j in 1..n {
         let [vx, vy, vz, xp] = acc[t.parent_of(j)];
-        let [bx, by, bz, inv] = fac[j];
-        let e = t.coupling(j, h) as f64;
-        let x = (rho[j] - (bx * vx + by * vy + bz * vz) + e * xp) * inv;
+        let [bx, by, bz, e, _] = fac[j];
+        let x = rho[j] - (bx * vx + by * vy + bz * vz) + e * xp;
         let uj = m3(u[j]);
         acc[j] = [vx + uj[0] * x, vy + uj[1] * x, vz + uj[2] * x, x];
         rhs[j] = x as f32;
@@ -411,7 +411,7 @@ mod tests {
             let mut rhs: Vec<f32> = b.iter().map(|x| *x as f32).collect();
             let bf: Vec<f64> = rhs.iter().map(|x| *x as f64).collect();
             let (mut acc, mut rho) = (vec![[0.0; 4]; n], vec![0.0; n]);
-            solve(&ts, ts.rest_dir[k], ts.fac[k], h, &mut rhs, &mut acc, &mut rho);
+            solve(&ts, ts.rest_dir[k], ts.fac[k], &mut rhs, &mut acc, &mut rho);
             let mut res = 0.0f64;
             let mut bn = 0.0f64;
             for i in 0..n {

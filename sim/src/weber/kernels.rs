@@ -41,8 +41,8 @@ pub(crate) struct TreeStatic<'a> {
     /// Articulated inertia: W = c·m + M_out and Q = q·m + M_out (see `articulated`).
     pub first: &'a [f64],
     pub second: &'a [f64],
-    /// Articulated inertia: (β, 1/D) of the factorisation, per plane.
-    pub fac: [&'a [[f64; 4]]; 2],
+    /// Articulated inertia: (β/D, e/D, 1/D) of the factorisation, per plane.
+    pub fac: [&'a [articulated::Pivot]; 2],
 }
 
 impl TreeStatic<'_> {

@@ -141,7 +141,7 @@ struct CgBuffers {
     rho: Vec<f64>,
     /// Newmark with the direct solver: the factorisation of the step's matrix (articulated:
     /// `fac` and `blocks`; diagonal: `pivot`).
-    fac: Vec<[f64; 4]>,
+    fac: Vec<articulated::Pivot>,
     blocks: Vec<articulated::Block>,
     pivot: Vec<f64>,
 }
@@ -151,7 +151,7 @@ struct SolveWork<'a> {
     cg: Option<CgWork<'a>>,
     acc: &'a mut [[f64; 4]],
     rho: &'a mut [f64],
-    fac: &'a mut [[f64; 4]],
+    fac: &'a mut [articulated::Pivot],
     blocks: &'a mut [articulated::Block],
     pivot: &'a mut [f64],
 }
@@ -170,7 +170,7 @@ struct Shared {
     first: Vec<f64>,
     second: Vec<f64>,
     /// The articulated factorisation (β, 1/D) per plane (empty with the diagonal inertia).
-    fac: [Vec<[f64; 4]>; 2],
+    fac: [Vec<articulated::Pivot>; 2],
     planes: [RwLock<PlaneState>; 2],
     pose: RwLock<PoseState>,
     scratch: RwLock<Scratch>,
@@ -687,7 +687,7 @@ impl Simulation {
                 c.acc = vec![[0.0; 4]; n];
                 c.rho = vec![0.0; n];
                 if newmark {
-                    c.fac = vec![[0.0; 4]; n];
+                    c.fac = vec![[0.0; 5]; n];
                     c.blocks = vec![articulated::Block::default(); n];
                 }
             } else if newmark {
@@ -702,7 +702,7 @@ impl Simulation {
             sh.cg_scale = diag.map(|d| d.iter().map(|d| 1.0 / d.sqrt()).collect());
         } else if articulated {
             let mut blocks = vec![articulated::Block::default(); n];
-            let mut fac = [vec![[0.0; 4]; n], vec![[0.0; 4]; n]];
+            let mut fac = [vec![[0.0; 5]; n], vec![[0.0; 5]; n]];
             for t in 0..sh.forest.tree_count() {
                 let r = seg_range(sh, t);
                 let ts = tree_static(sh, t);
@@ -1123,9 +1123,9 @@ fn solve_plane(sh: &Shared, ts: &TreeStatic<'_>, k: usize, pl: &mut PlaneMut<'_>
         _ => match ts.mass_view(k) {
             Some(m) if newmark => {
                 articulated::factor(ts, m, h, (extra, h2), work.blocks, work.fac);
-                articulated::solve(ts, m.u, work.fac, h, pl.rhs, work.acc, work.rho)
+                articulated::solve(ts, m.u, work.fac, pl.rhs, work.acc, work.rho)
             }
-            Some(m) => articulated::solve(ts, m.u, ts.fac[k], h, pl.rhs, work.acc, work.rho),
+            Some(m) => articulated::solve(ts, m.u, ts.fac[k], pl.rhs, work.acc, work.rho),
             None if newmark => {
                 kernels::diagonal(ts, h, |i| ts.inertia[i] as f64, work.pivot);
                 for (d, s) in work.pivot.iter_mut().zip(extra) {
