@@ -1184,8 +1184,29 @@ fn step_tree<'a>(
     });
     let [wx, wz] = work;
     timed(sh, SOLVE, || {
-        solve_and_integrate(sh, &ts, 0, &mut px, wx);
-        solve_and_integrate(sh, &ts, 1, &mut pz, wz);
+        // The default (direct, articulated, semi-implicit) solves both planes in one walk of
+        // the tree; the per-phase graph solves them apart, with the same bits.
+        let fused = sh.params.solver == SolverKind::Direct
+            && sh.params.integrator == IntegratorKind::SemiImplicit
+            && ts.mass_view(0).is_some();
+        if fused {
+            articulated::solve_both(
+                &ts,
+                ts.rest_dir,
+                ts.fac,
+                [&mut *px.rhs, &mut *pz.rhs],
+                [wx.acc, wz.acc],
+                [wx.rho, wz.rho],
+            );
+            for pl in [&mut px, &mut pz] {
+                if !kernels::integrate(pl, sh.params.dt, sh.params.integrator.gamma()) {
+                    sh.nonfinite.store(true, Ordering::Relaxed);
+                }
+            }
+        } else {
+            solve_and_integrate(sh, &ts, 0, &mut px, wx);
+            solve_and_integrate(sh, &ts, 1, &mut pz, wz);
+        }
     });
     timed(sh, KINEMATICS, || {
         let [d0, d1] = dir;
