@@ -1,8 +1,8 @@
 //! The wind at many points at once, as the trees read it: every leaf and every segment centre
 //! of a forest, once per step.
 //!
-//! Invariant: [`FluidGrid::sample_in_place`] gives each point exactly the bits of
-//! [`FluidGrid::sample`] at it (the same operations in the same order, without fused
+//! Invariant: [`FluidGrid::sample_in_place`](super::FluidGrid::sample_in_place) gives each
+//! point exactly the bits of [`FluidGrid::sample`](super::FluidGrid::sample) at it (the same operations in the same order, without fused
 //! multiply-adds), on every instruction set. The AVX2 kernel does eight points at a time: the
 //! grid coordinates `(p − origin) / h`, per component the clamped corner and weights, eight
 //! gathers of the 2×2×2 corners and the seven lerps of `trilinear`.
@@ -15,11 +15,11 @@
 
 use glam::Vec3;
 
-use super::{FluidGrid, Isa};
+use super::{FieldRef, Isa};
 
-impl FluidGrid {
+impl FieldRef<'_> {
     /// Replaces each point by the wind there ([`sample`](Self::sample) at it, bit for bit).
-    pub fn sample_in_place(&self, points: &mut [Vec3]) {
+    pub(crate) fn sample_in_place(&self, points: &mut [Vec3]) {
         let done = match self.isa {
             Isa::Portable => 0,
             #[cfg(target_arch = "x86_64")]
@@ -38,7 +38,7 @@ mod avx2 {
 
     use glam::Vec3;
 
-    use super::FluidGrid;
+    use super::FieldRef;
 
     /// `a + (b − a) t`, as the portable `lerp`.
     #[inline]
@@ -53,9 +53,9 @@ mod avx2 {
     /// # Safety
     /// The CPU must have AVX2.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn sample_in_place(grid: &FluidGrid, points: &mut [Vec3]) -> usize {
+    pub(super) unsafe fn sample_in_place(grid: &FieldRef<'_>, points: &mut [Vec3]) -> usize {
         let d = &grid.dims;
-        let origin = grid.params.origin;
+        let origin = grid.origin;
         let org = [origin.x, origin.y, origin.z].map(|o| _mm256_set1_ps(o));
         let h = d.h.map(|h| _mm256_set1_ps(h));
         let zero = _mm256_setzero_ps();

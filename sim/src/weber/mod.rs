@@ -454,7 +454,21 @@ impl Simulation {
         } else {
             &self.per_phase
         };
-        graph.run(jobs, &self.sh, None);
+        // A field that steps on the CPU takes its next step beside the trees, from the field
+        // they sample (see `WindField::detach`).
+        match self.sh.wind.detach(self.time + h) {
+            Some(frozen) => {
+                let mut wind = std::mem::replace(&mut self.sh.wind, frozen);
+                let sh = &self.sh;
+                jobs.scope(|s| {
+                    s.spawn(|_| wind.step_detached(jobs, timings));
+                    graph.run(jobs, sh, None);
+                });
+                let frozen = std::mem::replace(&mut self.sh.wind, wind);
+                self.sh.wind.attach(frozen);
+            }
+            None => graph.run(jobs, &self.sh, None),
+        }
         for (k, name) in PHASES.iter().enumerate() {
             if let Some(id) = timings.phase_id(name) {
                 timings.add(
