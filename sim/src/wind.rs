@@ -59,6 +59,14 @@ pub trait WindField: Send + Sync {
             *p = self.sample(*p);
         }
     }
+    /// The wind velocity at each of `points`, into `out` (as long as `points`): [`sample`] at
+    /// each, bit for bit.
+    ///
+    /// [`sample`]: WindField::sample
+    fn sample_into(&self, points: &[Vec3], out: &mut [Vec3]) {
+        out.copy_from_slice(points);
+        self.sample_in_place(out);
+    }
     /// `Some(w)` when the field is the same everywhere at the current time, so the solver can
     /// skip per-segment sampling.
     fn uniform(&self) -> Option<Vec3> {

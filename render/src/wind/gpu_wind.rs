@@ -141,6 +141,10 @@ impl WindField for GpuWind {
         self.grid.sample_in_place(points)
     }
 
+    fn sample_into(&self, points: &[Vec3], out: &mut [Vec3]) {
+        self.grid.sample_into(points, out)
+    }
+
     fn fluid(&self) -> Option<&FluidGrid> {
         Some(&self.grid)
     }

@@ -1009,6 +1009,12 @@ impl FluidGrid {
         self.field().sample_in_place(points)
     }
 
+    /// The wind at each of `points`, into `out` (as long as `points`), bit for bit as
+    /// [`sample`](Self::sample).
+    pub fn sample_into(&self, points: &[Vec3], out: &mut [Vec3]) {
+        self.field().sample_into(points, out)
+    }
+
     fn field(&self) -> FieldRef<'_> {
         FieldRef {
             origin: self.params.origin,
@@ -1045,6 +1051,12 @@ impl FrozenField {
     /// Replaces each point by the wind there, bit for bit as [`sample`](Self::sample).
     pub fn sample_in_place(&self, points: &mut [Vec3]) {
         self.field().sample_in_place(points)
+    }
+
+    /// The wind at each of `points`, into `out` (as long as `points`), bit for bit as
+    /// [`sample`](Self::sample).
+    pub fn sample_into(&self, points: &[Vec3], out: &mut [Vec3]) {
+        self.field().sample_into(points, out)
     }
 
     /// The grid's time when the field was frozen \[s\].

@@ -98,6 +98,10 @@ impl WindField for FluidWind {
         self.grid.sample_in_place(points)
     }
 
+    fn sample_into(&self, points: &[Vec3], out: &mut [Vec3]) {
+        self.grid.sample_into(points, out)
+    }
+
     fn fluid(&self) -> Option<&FluidGrid> {
         Some(&self.grid)
     }
@@ -120,6 +124,10 @@ impl WindField for Detached {
     fn sample_in_place(&self, points: &mut [Vec3]) {
         self.0.sample_in_place(points)
     }
+
+    fn sample_into(&self, points: &[Vec3], out: &mut [Vec3]) {
+        self.0.sample_into(points, out)
+    }
 }
 
 /// A frozen field as a wind of its own (a [`FluidGrid::snapshot`] the trees sample while the
@@ -133,5 +141,9 @@ impl WindField for FrozenField {
 
     fn sample_in_place(&self, points: &mut [Vec3]) {
         FrozenField::sample_in_place(self, points)
+    }
+
+    fn sample_into(&self, points: &[Vec3], out: &mut [Vec3]) {
+        FrozenField::sample_into(self, points, out)
     }
 }

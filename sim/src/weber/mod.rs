@@ -813,7 +813,7 @@ fn timed<R>(sh: &Shared, k: usize, f: impl FnOnce() -> R) -> R {
 }
 
 /// Populate for one tree. A varying wind is sampled first, at every segment centre and every
-/// leaf in two calls (`WindField::sample_in_place`), into `wind`.
+/// leaf in two calls (`WindField::sample_in_place` and `sample_into`), into `wind`.
 fn populate_tree(
     sh: &Shared,
     ts: &TreeStatic<'_>,
@@ -828,8 +828,7 @@ fn populate_tree(
         None => {
             kernels::segment_centres(ts, pose, wind.centre);
             sh.wind.sample_in_place(wind.centre);
-            wind.leaf.copy_from_slice(pose.leaf_pos);
-            sh.wind.sample_in_place(wind.leaf);
+            sh.wind.sample_into(pose.leaf_pos, wind.leaf);
             let centre = &*wind.centre;
             kernels::populate(ts, planes, pose, load, h, g, Some(wind.leaf), |i| centre[i])
         }
