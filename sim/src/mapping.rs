@@ -45,6 +45,12 @@ fn half_angle(w: f32) -> (f32, f32) {
         let (s, c) = (0.5 * w).sin_cos();
         return (s / w, c);
     }
+    half_angle_poly(w)
+}
+
+/// [`half_angle`]'s polynomials alone (no branch, so many lanes evaluate together).
+#[inline(always)]
+fn half_angle_poly(w: f32) -> (f32, f32) {
     let a2 = 0.25 * w * w;
     // sin(a)/a = 1 - a²/3! + a⁴/5! - ... ; sin(a)/w = 0.5 · sin(a)/a.
     let sinc = 1.0
@@ -61,28 +67,119 @@ fn half_angle(w: f32) -> (f32, f32) {
     (0.5 * sinc, cos)
 }
 
-/// Evaluates the mapping for relative angles `x` = Θx and `z` = Θz (radians).
+/// The costly scalars of a bend: sin(w/2)/w, cos(w/2), sin(w)/w, cos(w) and G(w). Everything
+/// else in [`Bend`] is a few products of these with the angles.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BendScalars {
+    hs: f32,
+    c: f32,
+    s: f32,
+    cos_w: f32,
+    g: f32,
+}
+
+/// G(w) = (cos w - S)/w²; its series near zero avoids cancellation.
 #[inline(always)]
-pub fn bend(x: f32, z: f32) -> Bend {
-    let w2 = x * x + z * z;
-    let w = w2.sqrt();
-    let (hs, c) = half_angle(w);
+fn g_of(w: f32, w2: f32, cos_w: f32, s: f32) -> f32 {
+    if w < 0.5 {
+        -1.0 / 3.0 + w2 * (1.0 / 30.0 + w2 * (-1.0 / 840.0 + w2 * (1.0 / 45_360.0 + w2 * (-1.0 / 3_991_680.0))))
+    } else {
+        (cos_w - s) / w2
+    }
+}
+
+/// The scalars from the half angle's sine-over-w `hs` and cosine `c`.
+#[inline(always)]
+fn scalars_from(w: f32, w2: f32, hs: f32, c: f32) -> BendScalars {
     // sin w / w = 2 sin(w/2) cos(w/2) / w, cos w = 1 - 2 sin²(w/2).
     let s = 2.0 * hs * c;
     let sin_half = hs * w;
     let cos_w = 1.0 - 2.0 * sin_half * sin_half;
-    // G(w) = (cos w - S)/w²; its series near zero avoids cancellation.
-    let g = if w < 0.5 {
-        -1.0 / 3.0 + w2 * (1.0 / 30.0 + w2 * (-1.0 / 840.0 + w2 * (1.0 / 45_360.0 + w2 * (-1.0 / 3_991_680.0))))
-    } else {
-        (cos_w - s) / w2
-    };
+    BendScalars {
+        hs,
+        c,
+        s,
+        cos_w,
+        g: g_of(w, w2, cos_w, s),
+    }
+}
+
+#[inline(always)]
+fn scalars(x: f32, z: f32) -> BendScalars {
+    let w2 = x * x + z * z;
+    let w = w2.sqrt();
+    let (hs, c) = half_angle(w);
+    scalars_from(w, w2, hs, c)
+}
+
+/// The bend from its scalars.
+#[inline(always)]
+fn assemble(x: f32, z: f32, k: BendScalars) -> Bend {
+    let BendScalars { hs, c, s, cos_w, g } = k;
     let xz_g = x * z * g;
     Bend {
         rotation: Quat::from_xyzw(z * hs, 0.0, -x * hs, c),
         axis: Vec3::new(x * s, cos_w, z * s),
         d_dx: Vec3::new(s + x * x * g, -x * s, xz_g),
         d_dz: Vec3::new(xz_g, -z * s, s + z * z * g),
+    }
+}
+
+/// Evaluates the mapping for relative angles `x` = Θx and `z` = Θz (radians).
+#[inline(always)]
+pub fn bend(x: f32, z: f32) -> Bend {
+    assemble(x, z, scalars(x, z))
+}
+
+/// How many bends [`BendBatch`] evaluates at once.
+pub const BATCH: usize = 32;
+
+/// Up to [`BATCH`] bends evaluated together, a structure of arrays so that the compiler runs
+/// several lanes per instruction. Invariant: lane k holds exactly the bits of
+/// `bend(x[k], z[k])` (the same operations in the same order; the branches of the scalar path
+/// become selects, and lanes beyond π take the scalar path itself).
+pub struct BendBatch {
+    x: [f32; BATCH],
+    z: [f32; BATCH],
+    k: [BendScalars; BATCH],
+}
+
+impl Default for BendBatch {
+    fn default() -> Self {
+        BendBatch {
+            x: [0.0; BATCH],
+            z: [0.0; BATCH],
+            k: [BendScalars::default(); BATCH],
+        }
+    }
+}
+
+impl BendBatch {
+    /// Evaluates the first `n` lanes (n ≤ [`BATCH`]) for the angles in `x` and `z`.
+    #[inline]
+    pub fn eval(&mut self, x: &[f32; BATCH], z: &[f32; BATCH], n: usize) {
+        self.x = *x;
+        self.z = *z;
+        let (mut w2, mut w, mut hs, mut c) = ([0f32; BATCH], [0f32; BATCH], [0f32; BATCH], [0f32; BATCH]);
+        for l in 0..BATCH {
+            w2[l] = x[l] * x[l] + z[l] * z[l];
+            w[l] = w2[l].sqrt();
+            (hs[l], c[l]) = half_angle_poly(w[l]);
+        }
+        for l in 0..BATCH {
+            self.k[l] = scalars_from(w[l], w2[l], hs[l], c[l]);
+        }
+        for l in 0..n.min(BATCH) {
+            if w[l] > std::f32::consts::PI {
+                self.k[l] = scalars(x[l], z[l]);
+            }
+        }
+    }
+
+    /// Lane `l`'s bend.
+    #[inline(always)]
+    pub fn get(&self, l: usize) -> Bend {
+        assemble(self.x[l], self.z[l], self.k[l])
     }
 }
 
@@ -175,6 +272,36 @@ mod tests {
             );
             assert!(close(b.d_dx, fd_x, 2e-5), "d/dx at {x},{z}: {:?} vs {:?}", b.d_dx, fd_x);
             assert!(close(b.d_dz, fd_z, 2e-5), "d/dz at {x},{z}: {:?} vs {:?}", b.d_dz, fd_z);
+        }
+    }
+
+    #[test]
+    fn batches_give_the_bits_of_one_at_a_time() {
+        let mut rng = crate::rng::Rng::new(5);
+        // Small and large angles, both branches of G, beyond π (the scalar path), zero, NaN,
+        // and a short last batch.
+        let mut angles: Vec<(f32, f32)> = (0..70).map(|_| (rng.sym(0.6), rng.sym(0.6))).collect();
+        angles.extend((0..20).map(|_| (rng.sym(4.0), rng.sym(4.0))));
+        angles.extend([(0.0, 0.0), (3.2, 0.1), (-0.3, 0.35), (f32::NAN, 0.2), (1e-20, -1e-20)]);
+        let bits = |b: Bend| {
+            let q = b.rotation.to_array();
+            [
+                q[0], q[1], q[2], q[3], b.axis.x, b.axis.y, b.axis.z, b.d_dx.x, b.d_dx.y, b.d_dx.z, b.d_dz.x, b.d_dz.y,
+                b.d_dz.z,
+            ]
+            .map(f32::to_bits)
+        };
+        let mut batch = BendBatch::default();
+        for chunk in angles.chunks(BATCH) {
+            let (mut x, mut z) = ([0f32; BATCH], [0f32; BATCH]);
+            for (l, &(a, b)) in chunk.iter().enumerate() {
+                x[l] = a;
+                z[l] = b;
+            }
+            batch.eval(&x, &z, chunk.len());
+            for (l, &(a, b)) in chunk.iter().enumerate() {
+                assert_eq!(bits(batch.get(l)), bits(bend(a, b)), "lane {l} at ({a}, {b})");
+            }
         }
     }
 

@@ -5,7 +5,7 @@
 use glam::{Mat3A, Quat, Vec3, Vec3A};
 
 use crate::collider::{Contact, SphereCollider};
-use crate::mapping;
+use crate::mapping::{self, Bend, BendBatch, BATCH};
 
 /// One tree's static data.
 pub(crate) struct TreeStatic<'a> {
@@ -180,15 +180,15 @@ struct Joint {
     angle: [f32; 2],
 }
 
-/// Poses segment `i` (slot `k` of `own`) at angles `a` (Θ + y, both planes) from its parent:
+/// Poses segment `i` (slot `k` of `own`) with `bend`, the mapping of its angles (Θ + y, both
+/// planes) relative to its parent's (see [`relative_angles`]), from its parent:
 /// Weber's relative mapping (Eqs. 3 and 4) composed onto the parent's orientation,
 /// Q_ca = Q_pa·Q_cr; the base is the parent's tip; the two correction direction vectors are
 /// the tip's derivatives with respect to the segment's own two angles. Leaves follow (their
 /// attachment points; orientations derive from the segment's, see
 /// `PoseState::leaf_orientation`).
 #[inline(always)]
-fn pose_one(t: &TreeStatic<'_>, i: usize, a: [f32; 2], parent: Joint, own: &mut Part<'_>, k: usize, leaf_lo: usize) {
-    let bend = mapping::bend(a[0] - parent.angle[0], a[1] - parent.angle[1]);
+fn pose_one(t: &TreeStatic<'_>, i: usize, bend: Bend, parent: Joint, own: &mut Part<'_>, k: usize, leaf_lo: usize) {
     let frame = Mat3A::from_quat(parent.orient);
     let base = Vec3A::from(parent.base) + frame.y_axis * parent.length;
     let l = t.length[i];
@@ -235,46 +235,16 @@ pub(crate) fn kinematics(
     contacts: &Contacts<'_>,
 ) -> u32 {
     let leaf_lo = (t.leaf_start[lo] - t.leaf_offset) as usize;
+    if contacts.colliders.is_empty() {
+        pose_batched(t, theta, lo, hi, top, own, leaf_lo);
+        return 0;
+    }
     let mut corrections = 0;
     for i in lo..hi {
-        let parent = if i == 0 {
-            Joint {
-                base: t.root,
-                length: 0.0,
-                orient: Quat::IDENTITY,
-                angle: [0.0; 2],
-            }
-        } else {
-            let p = t.parent_of(i);
-            let (base, orient, y) = if p < lo {
-                let top = top
-                    .as_ref()
-                    .expect("a parent outside the range needs the top block's pose");
-                (top.base[p], top.orient[p], [top.y[0][p], top.y[1][p]])
-            } else {
-                let q = p - lo;
-                (own.base[q], own.orient[q], [own.y[0][q], own.y[1][q]])
-            };
-            Joint {
-                base,
-                length: t.length[p],
-                orient,
-                angle: [theta[0][p] + y[0], theta[1][p] + y[1]],
-            }
-        };
+        let parent = joint(t, theta, lo, top.as_ref(), own, i);
         let k = i - lo;
-        pose_one(
-            t,
-            i,
-            [theta[0][i] + own.y[0][k], theta[1][i] + own.y[1][k]],
-            parent,
-            own,
-            k,
-            leaf_lo,
-        );
-        if contacts.colliders.is_empty() {
-            continue;
-        }
+        let [x, z] = relative_angles(theta, own, k, i, &parent);
+        pose_one(t, i, mapping::bend(x, z), parent, own, k, leaf_lo);
         let (l, r0, r1) = (t.length[i], t.radius_base[i], t.radius_tip[i]);
         for _ in 0..contacts.params.passes {
             let base = own.base[k];
@@ -306,19 +276,96 @@ pub(crate) fn kinematics(
             if own.vel[1][k] * s2 < 0.0 {
                 own.vel[1][k] = 0.0;
             }
-            pose_one(
-                t,
-                i,
-                [theta[0][i] + own.y[0][k], theta[1][i] + own.y[1][k]],
-                parent,
-                own,
-                k,
-                leaf_lo,
-            );
+            let [x, z] = relative_angles(theta, own, k, i, &parent);
+            pose_one(t, i, mapping::bend(x, z), parent, own, k, leaf_lo);
             corrections += 1;
         }
     }
     corrections
+}
+
+/// Segment `i`'s parent as its pose reads it (the ground for the root). Parents below `lo`
+/// are read from `top`, the others from `own` (slot `p - lo`), which must be posed already.
+#[inline(always)]
+fn joint(t: &TreeStatic<'_>, theta: [&[f32]; 2], lo: usize, top: Option<&Done<'_>>, own: &Part<'_>, i: usize) -> Joint {
+    if i == 0 {
+        return Joint {
+            base: t.root,
+            length: 0.0,
+            orient: Quat::IDENTITY,
+            angle: [0.0; 2],
+        };
+    }
+    let p = t.parent_of(i);
+    let (base, orient, y) = if p < lo {
+        let top = top.expect("a parent outside the range needs the top block's pose");
+        (top.base[p], top.orient[p], [top.y[0][p], top.y[1][p]])
+    } else {
+        let q = p - lo;
+        (own.base[q], own.orient[q], [own.y[0][q], own.y[1][q]])
+    };
+    Joint {
+        base,
+        length: t.length[p],
+        orient,
+        angle: [theta[0][p] + y[0], theta[1][p] + y[1]],
+    }
+}
+
+/// Segment `i`'s angles (Θ + y, slot `k` of `own`) relative to its parent's.
+#[inline(always)]
+fn relative_angles(theta: [&[f32]; 2], own: &Part<'_>, k: usize, i: usize, parent: &Joint) -> [f32; 2] {
+    [
+        theta[0][i] + own.y[0][k] - parent.angle[0],
+        theta[1][i] + own.y[1][k] - parent.angle[1],
+    ]
+}
+
+/// Kinematics without contacts: the same poses, bit for bit, with the mapping of [`BATCH`]
+/// segments evaluated together before they are posed in order. Without contacts no angle
+/// changes during the pass, so every relative angle is known before any pose.
+fn pose_batched(
+    t: &TreeStatic<'_>,
+    theta: [&[f32]; 2],
+    lo: usize,
+    hi: usize,
+    top: Option<Done<'_>>,
+    own: &mut Part<'_>,
+    leaf_lo: usize,
+) {
+    let mut batch = BendBatch::default();
+    let mut start = lo;
+    while start < hi {
+        let n = (hi - start).min(BATCH);
+        let (mut x, mut z) = ([0f32; BATCH], [0f32; BATCH]);
+        for l in 0..n {
+            let i = start + l;
+            let parent_angle = if i == 0 {
+                [0.0; 2]
+            } else {
+                let p = t.parent_of(i);
+                let y = if p < lo {
+                    let top = top
+                        .as_ref()
+                        .expect("a parent outside the range needs the top block's pose");
+                    [top.y[0][p], top.y[1][p]]
+                } else {
+                    [own.y[0][p - lo], own.y[1][p - lo]]
+                };
+                [theta[0][p] + y[0], theta[1][p] + y[1]]
+            };
+            let k = i - lo;
+            x[l] = theta[0][i] + own.y[0][k] - parent_angle[0];
+            z[l] = theta[1][i] + own.y[1][k] - parent_angle[1];
+        }
+        batch.eval(&x, &z, n);
+        for l in 0..n {
+            let i = start + l;
+            let parent = joint(t, theta, lo, top.as_ref(), own, i);
+            pose_one(t, i, batch.get(l), parent, own, i - lo, leaf_lo);
+        }
+        start += n;
+    }
 }
 
 /// Forms Eq. 1's right-hand side for both planes, tip to root:
