@@ -7,7 +7,8 @@ use crate::error::{check_positive, check_range, SimError};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Stiffness {
     /// Euler-Bernoulli beam: a segment of length l and radius r bends like a beam of flexural
-    /// rigidity E·π·r⁴/4, so the joint at its base has k = E·π·r⁴ / (4·l).
+    /// rigidity E·I = E·π·r⁴/4, so the joint at its base has k = E·I/l, and a tree's root
+    /// joint, which has beam on one side only, 2·E·I/l (see [`Material::stiffness_of`]).
     Beam {
         /// Young's modulus E of green wood [N/m²].
         youngs_modulus: f32,
@@ -98,10 +99,30 @@ impl Material {
         Ok(())
     }
 
-    /// Joint stiffness for a segment of base radius `r` and length `l`.
-    pub fn stiffness_of(&self, r: f32, l: f32) -> f32 {
+    /// Stiffness of the joint at the base of a segment of base radius `r` and length `l`;
+    /// `root` for a tree's root segment, whose joint holds it to the ground.
+    ///
+    /// Beam: a chain of rigid segments with springs at their bases lumps the beam's bending
+    /// into the joints. A joint's rotation is the beam's curvature M/(E·I) integrated over the
+    /// stretch of beam the joint stands for, so its compliance 1/k is that stretch's length
+    /// over E·I. Each interior joint stands for the beam from the middle of the segment below
+    /// it to the middle of its own segment: half a segment on each side, length l, k = E·I/l.
+    /// The root joint has beam on one side only, from the ground to the middle of the root
+    /// segment: length l/2, so k = 2·E·I/l. (Giving the root E·I/l as well counts half a
+    /// segment of beam below the ground: a uniform n-segment cantilever then sags by
+    /// (1 + 1/n)² times the beam's w·L⁴/(8·E·I) under its own weight. With 2·E·I/l the lumped
+    /// sum is w·l⁴/(2·E·I)·(Σ_{m=1..n} m³ - n³/2) = w·L⁴/(8·E·I)·(1 + 1/n²), and under a tip
+    /// load P·l³/(E·I)·(Σ_{m=1..n} m² - n²/2) = P·L³/(3·E·I)·(1 + 1/(2n²)).)
+    ///
+    /// Power: the empirical law gives each joint a stiffness from its radius alone, fitted as
+    /// a joint constant, not derived from a stretch of beam; it has no length to halve, so the
+    /// root keeps the law's value like every other joint.
+    pub fn stiffness_of(&self, r: f32, l: f32, root: bool) -> f32 {
         match self.stiffness {
-            Stiffness::Beam { youngs_modulus } => youngs_modulus * std::f32::consts::PI * r.powi(4) / (4.0 * l),
+            Stiffness::Beam { youngs_modulus } => {
+                let beam = if root { 0.5 * l } else { l };
+                youngs_modulus * std::f32::consts::PI * r.powi(4) / (4.0 * beam)
+            }
             Stiffness::Power { coefficient, exponent } => coefficient * r.powf(exponent),
         }
     }

@@ -555,7 +555,21 @@ impl Simulation {
         } else {
             &self.per_phase
         };
-        graph.run(jobs, &self.sh, None);
+        // A field that steps on the CPU takes its next step beside the trees, from the field
+        // they sample (see `WindField::detach`).
+        match self.sh.wind.detach(self.time + h) {
+            Some(frozen) => {
+                let mut wind = std::mem::replace(&mut self.sh.wind, frozen);
+                let sh = &self.sh;
+                jobs.scope(|s| {
+                    s.spawn(|_| wind.step_detached(jobs, timings));
+                    graph.run(jobs, sh, None);
+                });
+                let frozen = std::mem::replace(&mut self.sh.wind, wind);
+                self.sh.wind.attach(frozen);
+            }
+            None => graph.run(jobs, &self.sh, None),
+        }
         for (k, name) in PHASES.iter().enumerate() {
             if let Some(id) = timings.phase_id(name) {
                 timings.add(
@@ -1047,7 +1061,7 @@ fn timed<R>(sh: &Shared, k: usize, f: impl FnOnce() -> R) -> R {
 }
 
 /// Populate for one tree. A varying wind is sampled first, at every segment centre and every
-/// leaf in two calls (`WindField::sample_in_place`), into `wind`.
+/// leaf in two calls (`WindField::sample_in_place` and `sample_into`), into `wind`.
 fn populate_tree(
     sh: &Shared,
     ts: &TreeStatic<'_>,
@@ -1063,8 +1077,7 @@ fn populate_tree(
         None => {
             kernels::segment_centres(ts, pose, wind.centre);
             sh.wind.sample_in_place(wind.centre);
-            wind.leaf.copy_from_slice(pose.leaf_pos);
-            sh.wind.sample_in_place(wind.leaf);
+            sh.wind.sample_into(pose.leaf_pos, wind.leaf);
             let centre = &*wind.centre;
             kernels::populate(ts, planes, pose, load, h, gamma, g, Some(wind.leaf), |i| centre[i])
         }
