@@ -48,7 +48,9 @@
 //!
 //! **When M is evaluated.** M depends on the pose through u. It is evaluated once, at the
 //! generated shape (the rest pose, `Simulation::new`), and factored there (and again when the
-//! time step, the solver or the integrator changes, from the same stored u). Reasons: (1) Eq. 1
+//! time step, the solver or the integrator changes, from the same stored u; with Newmark's
+//! integrator A also carries the step's load stiffness and is refactored every step, in the
+//! same O(n), into preallocated scratch). Reasons: (1) Eq. 1
 //! is Weber's linearisation about the current state with constant ∂f/∂Θ = -K; the linearised
 //! equations of motion about the rest shape have exactly M(rest) (the terms ∂M/∂Θ·Θ̇ are of
 //! second order), so small oscillations, the natural frequencies this matrix exists to get
