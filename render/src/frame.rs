@@ -176,6 +176,9 @@ impl Default for LodSettings {
 pub struct FillIndex {
     /// Per tree, its segment indices by decreasing base radius, at the tree's segment range.
     by_radius: Vec<u32>,
+    /// The static part of each segment's instance in `by_radius` order (base radius, length,
+    /// tip radius), read in order where the segments' own arrays would be read at random.
+    seg_shape: Vec<[f32; 3]>,
     /// Per tree, its leaves in progressive order, at the tree's leaf range.
     leaves: Vec<LeafRef>,
     /// Each leaf's segment, in the simulation's order.
@@ -224,6 +227,14 @@ impl FillIndex {
             let range = &mut by_radius[tree.segments.start as usize..tree.segments.end as usize];
             range.sort_by(|&a, &b| forest.seg.radius_base[b as usize].total_cmp(&forest.seg.radius_base[a as usize]));
         }
+        let seg = &forest.seg;
+        let seg_shape = by_radius
+            .iter()
+            .map(|&i| {
+                let i = i as usize;
+                [seg.radius_base[i], seg.length[i], seg.radius_tip[i]]
+            })
+            .collect();
         let mut leaves = Vec::with_capacity(forest.leaf_count());
         let mut leaf_segment = vec![0u32; forest.leaf_count()];
         for i in 0..forest.segment_count() {
@@ -251,6 +262,7 @@ impl FillIndex {
         }
         FillIndex {
             by_radius,
+            seg_shape,
             leaves,
             leaf_segment,
             segments: forest.segment_count(),
@@ -644,18 +656,18 @@ enum Piece<'a> {
 impl Piece<'_> {
     /// Writes every slot of the window.
     fn write(&mut self, forest: &Forest, index: &FillIndex, pose: &PoseState) {
-        let seg = &forest.seg;
         match self {
             Piece::Segments { range, out } => {
                 let ids = &index.by_radius[range.clone()];
+                let shapes = &index.seg_shape[range.clone()];
                 assert_eq!(ids.len(), out.len(), "a fill piece writes its whole window");
-                for (o, &i) in out.iter_mut().zip(ids) {
+                for ((o, &i), &[r0, l, r1]) in out.iter_mut().zip(ids).zip(shapes) {
                     let i = i as usize;
                     let b = pose.base[i];
                     o.write(SegmentInstance {
-                        base_radius: [b.x, b.y, b.z, seg.radius_base[i]],
+                        base_radius: [b.x, b.y, b.z, r0],
                         orient: pack_snorm4(pose.orient[i].to_array()),
-                        length_tip: [seg.length[i], seg.radius_tip[i]],
+                        length_tip: [l, r1],
                     });
                 }
             }

@@ -102,7 +102,8 @@ pub struct SegmentData {
     /// Rest angles of the springs relative to the parent. Equal to `shape`, or pre-stressed so
     /// the shape is the equilibrium under gravity (see `Material::compensate_gravity`).
     pub rest: [Vec<f32>; 2],
-    /// Angular spring constant k of the joint at the segment's base [N·m/rad].
+    /// Angular spring constant k of the joint at the segment's base [N·m/rad]
+    /// ([`Material::stiffness_of`]).
     pub stiffness: Vec<f32>,
     /// Structural damping c of that joint [N·m·s/rad].
     pub damping: Vec<f32>,
@@ -422,7 +423,7 @@ impl Forest {
             let (r0, r1) = (g.radius_base, g.radius_tip);
             let mass = mass[i];
             let inertia = mass * l * l / 3.0 + outboard[i] as f32 * l * l;
-            let k = material.stiffness_of(r0, l);
+            let k = material.stiffness_of(r0, l, g.parent.is_none());
             s.parent.push(g.parent.map_or(NO_PARENT, |p| new_index[p as usize]));
             s.length.push(l);
             s.radius_base.push(r0);

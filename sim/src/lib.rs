@@ -29,7 +29,7 @@ pub mod wind;
 pub use collider::{Contact, Motion, SphereCollider};
 pub use error::SimError;
 pub use forest::{Forest, TreePlacement};
-pub use params::{Damping, Material, SimParams, SolverKind, Stiffness};
+pub use params::{Damping, InertiaKind, IntegratorKind, Material, SimParams, SolverKind, Stiffness};
 pub use skeleton::Skeleton;
 pub use testtree::{test_tree, TreeSize};
 pub use weber::{PlaneEdit, PlaneState, PoseState, Simulation, StepStats, PHASES};

@@ -19,6 +19,22 @@ pub trait WindField: Send + Sync {
     fn prepare(&mut self, time: f64, _jobs: &JobSystem, _timings: &FrameTimings) {
         self.advance(time);
     }
+    /// For a field that steps on the CPU (the fluid grid), stepping beside the trees: when a
+    /// step of the field is due before `next` \[s\], takes the field as it is now out of
+    /// `self` and returns it as a field of its own, which the trees sample while
+    /// [`step_detached`](WindField::step_detached) steps `self` from it; then
+    /// [`attach`](WindField::attach) takes it back. The trees sample the same field as without
+    /// it; only the field's next step is computed sooner. By default, `None`: nothing steps
+    /// beside the trees.
+    fn detach(&mut self, _next: f64) -> Option<Box<dyn WindField>> {
+        None
+    }
+    /// Steps the field from what [`detach`](WindField::detach) returned, while the trees
+    /// sample that (a job beside the trees' step). Does nothing when nothing is detached.
+    fn step_detached(&mut self, _jobs: &JobSystem, _timings: &FrameTimings) {}
+    /// Takes back what [`detach`](WindField::detach) returned, with the stepped field in
+    /// place.
+    fn attach(&mut self, _detached: Box<dyn WindField>) {}
     /// The fluid grid behind this field, if it is one.
     fn fluid(&self) -> Option<&crate::fluid::FluidGrid> {
         None
@@ -42,6 +58,14 @@ pub trait WindField: Send + Sync {
         for p in points {
             *p = self.sample(*p);
         }
+    }
+    /// The wind velocity at each of `points`, into `out` (as long as `points`): [`sample`] at
+    /// each, bit for bit.
+    ///
+    /// [`sample`]: WindField::sample
+    fn sample_into(&self, points: &[Vec3], out: &mut [Vec3]) {
+        out.copy_from_slice(points);
+        self.sample_in_place(out);
     }
     /// `Some(w)` when the field is the same everywhere at the current time, so the solver can
     /// skip per-segment sampling.

@@ -2,9 +2,9 @@
 //! are, so an obstacle that shelters them from the flow calms them.
 
 use glam::Vec3;
-use sylva_engine::JobSystem;
-use sylva_sim::fluid::{FluidGrid, FluidParams, FluidWind, Pressure, Side};
-use sylva_sim::{test_tree, Forest, Material, SimParams, Simulation, TreePlacement, TreeSize};
+use sylva_engine::{FrameTimings, JobSystem};
+use sylva_sim::fluid::{FluidGrid, FluidParams, FluidWind, Pressure, Side, FLUID_PHASES};
+use sylva_sim::{test_tree, Forest, Material, SimParams, Simulation, TreePlacement, TreeSize, WindField, PHASES};
 use sylva_tests::run;
 
 const WIND: f32 = 12.0;
@@ -13,6 +13,11 @@ const TREE_X: f32 = 17.0;
 /// A tree at x = `TREE_X` in a 60 m × 24 m × 30 m domain with a west wind of 12 m/s coming in at
 /// the border, optionally behind a wall 12 m high and 20 m wide at x = 14..15.
 fn scene(wall: bool) -> (Simulation, f32) {
+    scene_with(wall, |w| Box::new(w))
+}
+
+/// [`scene`] with the fluid wind wrapped by `wrap`.
+fn scene_with(wall: bool, wrap: impl FnOnce(FluidWind) -> Box<dyn WindField>) -> (Simulation, f32) {
     let (n, m) = TreeSize::Simple.counts();
     let skel = test_tree(11, n, m).unwrap();
     let height = skel.height();
@@ -40,7 +45,7 @@ fn scene(wall: bool) -> (Simulation, f32) {
             .unwrap();
         assert!(cells > 200, "{cells}");
     }
-    sim.set_wind(Box::new(FluidWind::new(grid)));
+    sim.set_wind(wrap(FluidWind::new(grid)));
     (sim, height)
 }
 
@@ -75,8 +80,9 @@ fn a_tree_behind_a_wall_sways_less_than_in_the_open() {
         "tree {height:.1} m: mean wind speed at the crown {w_open:.2} m/s in the open, \
          {w_sheltered:.2} m/s behind the wall; mean tip displacement {open_sway:.4} m vs {sheltered_sway:.4} m"
     );
-    // The fluid steps before each tree step, up to the tree's time.
-    assert_eq!(open.wind().fluid().unwrap().steps(), 479);
+    // The fluid steps beside each tree step, from the field at the tree's time to the next
+    // step's: after 480 tree steps it has made 480 steps, one ahead of the trees.
+    assert_eq!(open.wind().fluid().unwrap().steps(), 480);
     assert!(
         (w_open - WIND).abs() < 1.0,
         "open field should stay near the inflow: {w_open}"
@@ -111,7 +117,7 @@ fn leaves_feel_the_wind_where_they_are() {
     let leaves: f32 = seg.leaf_drag.iter().sum();
     assert!(leaves > 0.0 && leaves < total, "leaf drag {leaves} of {total}");
     struct AtLeaves(Vec<Vec3>);
-    impl sylva_sim::WindField for AtLeaves {
+    impl WindField for AtLeaves {
         fn advance(&mut self, _t: f64) {}
         fn sample(&self, p: Vec3) -> Vec3 {
             if self.0.iter().any(|l| (*l - p).length() < 1e-6) {
@@ -143,4 +149,56 @@ fn leaves_feel_the_wind_where_they_are() {
     // Without wind the pose only drifts at float rounding (gravity equilibrium).
     assert!(per_leaf > 1e-3, "{per_leaf}");
     assert!(at_centres < 1e-5, "{at_centres}");
+}
+
+/// The fluid grid takes its next step beside the trees (`WindField::detach`), from the field
+/// they sample: the trees see exactly what they see when the grid steps first and the trees
+/// after, bit for bit, on 1 and 2 threads, and the grid is one step ahead between steps.
+#[test]
+fn stepping_the_wind_beside_the_trees_changes_nothing_they_see() {
+    /// The fluid wind without stepping beside the trees (the trait's default `detach`).
+    struct Sequential(FluidWind);
+    impl WindField for Sequential {
+        fn advance(&mut self, time: f64) {
+            self.0.advance(time)
+        }
+        fn prepare(&mut self, time: f64, jobs: &JobSystem, timings: &FrameTimings) {
+            self.0.prepare(time, jobs, timings)
+        }
+        fn sample(&self, p: Vec3) -> Vec3 {
+            self.0.sample(p)
+        }
+        fn sample_in_place(&self, points: &mut [Vec3]) {
+            self.0.sample_in_place(points)
+        }
+        fn fluid(&self) -> Option<&FluidGrid> {
+            self.0.fluid()
+        }
+    }
+    let phases: Vec<&str> = PHASES.iter().chain(FLUID_PHASES.iter()).copied().collect();
+    let timings = FrameTimings::new(&phases);
+    for threads in [1, 2] {
+        let jobs = JobSystem::new(threads).unwrap();
+        let (mut beside, _) = scene(true);
+        let (mut after, _) = scene_with(true, |w| Box::new(Sequential(w)));
+        for step in 0..90 {
+            beside.step(&jobs, &timings);
+            after.step(&jobs, &timings);
+            assert_eq!(
+                beside.state_hash(),
+                after.state_hash(),
+                "{threads} threads, step {step}"
+            );
+        }
+        let (a, b) = (beside.wind().fluid().unwrap(), after.wind().fluid().unwrap());
+        assert_eq!(b.steps() + 1, a.steps(), "{threads} threads");
+        assert!(
+            (a.time() - b.time() - a.params().dt as f64).abs() < 1e-9,
+            "{} vs {}",
+            a.time(),
+            b.time()
+        );
+        // The trees moved: the comparison is not of two trees at rest.
+        assert!(beside.max_deflection() > 1e-3, "{}", beside.max_deflection());
+    }
 }

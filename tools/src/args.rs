@@ -8,6 +8,7 @@ use glam::Vec3;
 use sylva_render::{Gpu, GpuOptions};
 use sylva_sim::colonize::Envelope;
 use sylva_sim::fluid::MAX_CELLS;
+use sylva_sim::{InertiaKind, IntegratorKind, SimParams, SolverKind};
 
 /// A whole number in `lo..=hi`.
 pub fn count_in(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
@@ -139,6 +140,87 @@ pub fn parse_ground_point(s: &str) -> Result<Vec3, String> {
     match nums[..] {
         [x, z] if x.is_finite() && z.is_finite() => Ok(Vec3::new(x, 0.0, z)),
         _ => Err(format!("`{s}` is not a ground point; allowed: X,Z, two finite numbers")),
+    }
+}
+
+/// Linear solver of Weber's Eq. 1, on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SolverArg {
+    /// Exact O(n) elimination, tip to root.
+    Direct,
+    /// Weber's preconditioned conjugate gradient.
+    Cg,
+}
+
+/// Mass matrix of Weber's Eq. 1, on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum InertiaArg {
+    /// The exact mass matrix of the articulated tree (every segment coupled to its ancestors).
+    Articulated,
+    /// Weber's diagonal mass matrix (each segment's own entry only).
+    Diagonal,
+}
+
+/// Time integrator of Weber's Eq. 1, on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum IntegratorArg {
+    /// Weber's first-order semi-implicit step (linearised backward Euler).
+    SemiImplicit,
+    /// Newmark's average acceleration (trapezoidal rule): second order, keeps the energy of an
+    /// undamped linear system.
+    Newmark,
+}
+
+impl From<SolverArg> for SolverKind {
+    fn from(a: SolverArg) -> Self {
+        match a {
+            SolverArg::Direct => SolverKind::Direct,
+            SolverArg::Cg => SolverKind::Cg,
+        }
+    }
+}
+
+impl From<InertiaArg> for InertiaKind {
+    fn from(a: InertiaArg) -> Self {
+        match a {
+            InertiaArg::Articulated => InertiaKind::Articulated,
+            InertiaArg::Diagonal => InertiaKind::Diagonal,
+        }
+    }
+}
+
+impl From<IntegratorArg> for IntegratorKind {
+    fn from(a: IntegratorArg) -> Self {
+        match a {
+            IntegratorArg::SemiImplicit => IntegratorKind::SemiImplicit,
+            IntegratorArg::Newmark => IntegratorKind::Newmark,
+        }
+    }
+}
+
+/// How the trees' dynamics are solved: the choices of every command that builds a simulation.
+#[derive(Args, Clone, Copy, Debug)]
+pub struct ModelArgs {
+    /// Linear solver for Weber's Eq. 1.
+    #[arg(long, value_enum, default_value = "direct")]
+    pub solver: SolverArg,
+    /// Mass matrix of Eq. 1: the articulated tree's exact one, or Weber's diagonal one.
+    #[arg(long, value_enum, default_value = "articulated")]
+    pub inertia: InertiaArg,
+    /// Time integrator of Eq. 1.
+    #[arg(long, value_enum, default_value = "semi-implicit")]
+    pub integrator: IntegratorArg,
+}
+
+impl ModelArgs {
+    /// `base` with these choices.
+    pub fn params(&self, base: SimParams) -> SimParams {
+        SimParams {
+            solver: self.solver.into(),
+            inertia: self.inertia.into(),
+            integrator: self.integrator.into(),
+            ..base
+        }
     }
 }
 

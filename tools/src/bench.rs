@@ -8,19 +8,25 @@ use serde::Serialize;
 use sylva_engine::{FrameTimings, JobSystem};
 use sylva_sim::scene::{orbit_collider, TestForest, MAX_TEST_FOREST_SEGMENTS};
 use sylva_sim::skeleton::MAX_LEAVES_PER_TREE;
-use sylva_sim::{GustingWind, Material, SimParams, Simulation, SolverKind, PHASES};
+use sylva_sim::{GustingWind, InertiaKind, IntegratorKind, Material, SimParams, Simulation, SolverKind, PHASES};
 
-use crate::args::{count_in, number_in, seed};
+use crate::args::{count_in, number_in, seed, IntegratorArg, SolverArg};
 use crate::interrupt;
 use crate::progress::Progress;
 
 /// Most steps `bench sim` runs (over 4 hours of simulated time at 60 steps per second).
 pub const MAX_STEPS: u64 = 1_000_000;
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum SolverArg {
-    Direct,
-    Cg,
+/// The mass matrices `bench sim` runs.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
+pub enum InertiaChoice {
+    /// The articulated tree's exact mass matrix.
+    Articulated,
+    /// Weber's diagonal mass matrix.
+    Diagonal,
+    /// Both, on identical forests, stepped in alternating blocks so that they share the
+    /// machine's load, reported side by side.
+    Both,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
@@ -49,6 +55,12 @@ pub struct SimArgs {
     /// Linear solver for Eq. 1.
     #[arg(long, value_enum, default_value = "direct")]
     solver: SolverArg,
+    /// Mass matrix of Eq. 1 (`both`: the two side by side in one run).
+    #[arg(long, value_enum, default_value = "articulated")]
+    inertia: InertiaChoice,
+    /// Time integrator of Eq. 1.
+    #[arg(long, value_enum, default_value = "semi-implicit")]
+    integrator: IntegratorArg,
     /// `orbit`: a sphere orbiting closely around each trunk (Weber's Table 2).
     #[arg(long, value_enum, default_value = "none")]
     collider: ColliderArg,
@@ -83,6 +95,8 @@ struct SimReport {
     steps: u64,
     threads: u64,
     solver: &'static str,
+    inertia: &'static str,
+    integrator: &'static str,
     collider: &'static str,
     wind: f64,
     dt: f64,
@@ -100,6 +114,40 @@ struct SimReport {
     setup_ms: f64,
 }
 
+/// One simulation being timed.
+struct Run {
+    sim: Simulation,
+    timings: FrameTimings,
+    wall: Duration,
+}
+
+/// Steps every run `steps` times, in alternating blocks of steps so that runs share the
+/// machine's load alike.
+fn step_runs(runs: &mut [Run], steps: u64, jobs: &JobSystem) -> Result<()> {
+    const BLOCK: u64 = 10;
+    let stoppable = interrupt::Steps::begin();
+    let mut progress = Progress::new("steps");
+    let mut done = 0;
+    while done < steps {
+        let block = BLOCK.min(steps - done);
+        for r in runs.iter_mut() {
+            for _ in 0..block {
+                interrupt::check()?;
+                let t0 = Instant::now();
+                r.sim.step(jobs, &r.timings);
+                let dt = t0.elapsed();
+                r.wall += dt;
+                r.timings.end_frame(dt);
+            }
+        }
+        done += block;
+        progress.update_count(done, steps);
+    }
+    progress.finish();
+    drop(stoppable);
+    Ok(())
+}
+
 pub fn run_sim(a: &SimArgs) -> Result<()> {
     let setup = Instant::now();
     let material = Material::default();
@@ -111,52 +159,71 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
         &material,
     )
     .context("cannot build the test forest")?;
-    let solver = match a.solver {
-        SolverArg::Direct => SolverKind::Direct,
-        SolverArg::Cg => SolverKind::Cg,
+    let solver: SolverKind = a.solver.into();
+    let integrator: IntegratorKind = a.integrator.into();
+    let inertias: &[InertiaKind] = match a.inertia {
+        InertiaChoice::Articulated => &[InertiaKind::Articulated],
+        InertiaChoice::Diagonal => &[InertiaKind::Diagonal],
+        InertiaChoice::Both => &[InertiaKind::Articulated, InertiaKind::Diagonal],
     };
-    let params = SimParams {
-        dt: a.dt as f32,
-        solver,
-        ..SimParams::default()
-    };
-    let mut sim = Simulation::new(scene.forest, params).context("cannot set up the simulation")?;
-    sim.set_wind(Box::new(GustingWind::new(a.wind as f32, 0.0, 0.5, a.seed)?));
-    if a.collider == ColliderArg::Orbit {
-        for (skel, pos) in scene.skeletons.iter().zip(&scene.positions) {
-            sim.add_collider(orbit_collider(skel, *pos)?);
+    let mut runs = Vec::with_capacity(inertias.len());
+    for &inertia in inertias {
+        let params = SimParams {
+            dt: a.dt as f32,
+            solver,
+            inertia,
+            integrator,
+            ..SimParams::default()
+        };
+        let mut sim = Simulation::new(scene.forest.clone(), params).context("cannot set up the simulation")?;
+        sim.set_wind(Box::new(GustingWind::new(a.wind as f32, 0.0, 0.5, a.seed)?));
+        if a.collider == ColliderArg::Orbit {
+            for (skel, pos) in scene.skeletons.iter().zip(&scene.positions) {
+                sim.add_collider(orbit_collider(skel, *pos)?);
+            }
         }
+        runs.push(Run {
+            sim,
+            timings: FrameTimings::new(&PHASES),
+            wall: Duration::ZERO,
+        });
     }
+    drop(scene);
     let jobs = JobSystem::new(a.threads as usize)?;
-    let mut timings = FrameTimings::new(&PHASES);
-    let setup_ms = setup.elapsed().as_secs_f64() * 1e3;
-
-    let mut wall = Duration::ZERO;
-    let stoppable = interrupt::Steps::begin();
-    let mut progress = Progress::new("steps");
-    for k in 0..a.steps {
-        interrupt::check()?;
-        let t0 = Instant::now();
-        sim.step(&jobs, &timings);
-        let dt = t0.elapsed();
-        wall += dt;
-        timings.end_frame(dt);
-        progress.update_count(k + 1, a.steps);
+    let setup_ms = setup.elapsed().as_secs_f64() * 1e3 / runs.len() as f64;
+    step_runs(&mut runs, a.steps, &jobs)?;
+    let reports: Vec<SimReport> = runs.iter().map(|r| report(a, r, setup_ms)).collect();
+    if a.json {
+        if let [one] = &reports[..] {
+            println!("{}", serde_json::to_string(one)?);
+        } else {
+            println!("{}", serde_json::json!({ "models": reports }));
+        }
+    } else if let ([one], [run]) = (&reports[..], &runs[..]) {
+        print_table(one, &run.timings);
+    } else {
+        print_side_by_side(&reports);
     }
-    progress.finish();
-    drop(stoppable);
+    Ok(())
+}
 
+fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
+    let sim = &run.sim;
+    let timings = &run.timings;
     let segments = sim.forest().segment_count() as f64;
     let per = |d: Duration| d.as_nanos() as f64 / (segments * a.steps as f64);
     let phase = |name: &str| timings.phase_id(name).map_or(0.0, |id| per(timings.total(id)));
     let stats = sim.stats();
-    let report = SimReport {
+    let params = sim.params();
+    SimReport {
         segments: sim.forest().segment_count() as u64,
         leaves: sim.forest().leaf_count() as u64,
         trees: a.trees,
         steps: a.steps,
         threads: a.threads,
-        solver: solver.name(),
+        solver: params.solver.name(),
+        inertia: params.inertia.name(),
+        integrator: params.integrator.name(),
         collider: if a.collider == ColliderArg::Orbit {
             "orbit"
         } else {
@@ -169,9 +236,9 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
             populate: phase("populate"),
             solve: phase("solve"),
             kinematics: phase("kinematics"),
-            total: per(wall),
+            total: per(run.wall),
         },
-        wall_ms_per_step: wall.as_secs_f64() * 1e3 / a.steps as f64,
+        wall_ms_per_step: run.wall.as_secs_f64() * 1e3 / a.steps as f64,
         bytes_per_segment: sim.heap_bytes() as f64 / segments,
         state_hash: format!("{:016x}", sim.state_hash()),
         max_abs_angle: sim.max_abs_angle(),
@@ -184,20 +251,62 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
             0.0
         },
         setup_ms,
-    };
-    if a.json {
-        println!("{}", serde_json::to_string(&report)?);
-    } else {
-        print_table(&report, &timings);
     }
-    Ok(())
+}
+
+/// A row of the side-by-side table: its label and how to read it from a report.
+type Row<T> = (&'static str, fn(&SimReport) -> T);
+
+/// The reports of several mass matrices in columns.
+fn print_side_by_side(reports: &[SimReport]) {
+    let r = &reports[0];
+    println!("sylva bench sim: Weber 2008 separable semi-implicit trees, mass matrices side by side");
+    println!(
+        "  {} tree(s), {} segments, {} leaves, {} steps of {:.4} s, {} thread(s), solver {}, integrator {}, collider {}, wind {} m/s",
+        r.trees, r.segments, r.leaves, r.steps, r.dt, r.threads, r.solver, r.integrator, r.collider, r.wind
+    );
+    println!("  (the runs alternate in blocks of 10 steps, so they share the machine's load alike)");
+    println!();
+    print!("  {:<22}", "ns/segment/step");
+    for r in reports {
+        print!(" {:>14}", r.inertia);
+    }
+    println!();
+    let rows: [Row<f64>; 4] = [
+        ("populate", |r| r.ns_per_segment_step.populate),
+        ("solve", |r| r.ns_per_segment_step.solve),
+        ("kinematics", |r| r.ns_per_segment_step.kinematics),
+        ("total (wall)", |r| r.ns_per_segment_step.total),
+    ];
+    for (name, f) in rows {
+        print!("  {name:<22}");
+        for r in reports {
+            print!(" {:>14.2}", f(r));
+        }
+        println!();
+    }
+    println!();
+    let rows: [Row<String>; 5] = [
+        ("ms/step (wall)", |r| format!("{:.4}", r.wall_ms_per_step)),
+        ("bytes per segment", |r| format!("{:.1}", r.bytes_per_segment)),
+        ("max |angle| [rad]", |r| format!("{:.4}", r.max_abs_angle)),
+        ("max deflection [rad]", |r| format!("{:.4}", r.max_deflection)),
+        ("finite", |r| r.finite.to_string()),
+    ];
+    for (name, f) in rows {
+        print!("  {name:<22}");
+        for r in reports {
+            print!(" {:>14}", f(r));
+        }
+        println!();
+    }
 }
 
 fn print_table(r: &SimReport, timings: &FrameTimings) {
     println!("sylva bench sim: Weber 2008 separable semi-implicit trees");
     println!(
-        "  {} tree(s), {} segments, {} leaves, {} steps of {:.4} s, {} thread(s), solver {}, collider {}, wind {} m/s",
-        r.trees, r.segments, r.leaves, r.steps, r.dt, r.threads, r.solver, r.collider, r.wind
+        "  {} tree(s), {} segments, {} leaves, {} steps of {:.4} s, {} thread(s), solver {}, inertia {}, integrator {}, collider {}, wind {} m/s",
+        r.trees, r.segments, r.leaves, r.steps, r.dt, r.threads, r.solver, r.inertia, r.integrator, r.collider, r.wind
     );
     println!();
     println!("  {:<12} {:>14} {:>14}", "phase", "ns/seg/step", "ms/step");

@@ -3,7 +3,8 @@
 //! The scene is built as the viewer builds it ([`Scene::build`], [`Driver::new`],
 //! [`Driver::apply_args`]: the same trees, wind, collider sphere and camera), and every frame
 //! does what the simulation thread does when it keeps real time at one step per frame: the
-//! wind's step, the trees' step, the fill of the render command cache's write side and the
+//! trees' step with the wind's step beside it (the fluid steps from the field the trees sample,
+//! see `WindField::detach`), the fill of the render command cache's write side and the
 //! publish that swaps it ([`Driver::step_and_fill`], [`CacheWriter::publish`](sylva_render::cache::CacheWriter::publish)). Nothing is
 //! drawn, so no Vulkan device is needed.
 //!
@@ -46,6 +47,9 @@ pub struct FrameBenchArgs {
 
 /// Milliseconds per frame, by phase. The wind's passes and the fill are wall time; populate,
 /// solve and kinematics are work time summed over the threads (they run inside per-tree jobs).
+/// The fluid's step runs beside the trees' step, so the wind's passes overlap the tree phases
+/// (a pass's wall time includes tree jobs its thread ran while it waited for its own), and the
+/// phases need not add up to `total`.
 #[derive(Serialize)]
 struct FramePhases {
     wind_advect: f64,
@@ -228,6 +232,7 @@ fn print_table(r: &FrameReport) {
         "total", p.total, r.wall_ms.min, r.wall_ms.median, r.wall_ms.max
     );
     println!("  * work time summed over the threads; the rest is wall time");
+    println!("  (the wind's passes run beside the trees' step: they overlap it, and need not add up)");
     println!();
     println!(
         "  instances      {} ({:.1} MB)",

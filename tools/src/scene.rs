@@ -73,6 +73,8 @@ pub struct SceneArgs {
     pub wind_gpu: bool,
     #[command(flatten)]
     pub fork_rules: crate::trees::ForkRulesArg,
+    #[command(flatten)]
+    pub model: crate::args::ModelArgs,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -410,6 +412,11 @@ impl Driver {
             bail!("only the fluid wind runs on the GPU (--wind-model fluid)");
         }
         self.vorticity = a.vorticity as f32;
+        let sim = &mut self.scene.sim;
+        let p = a.model.params(*sim.params());
+        sim.set_solver(p.solver);
+        sim.set_inertia(p.inertia);
+        sim.set_integrator(p.integrator);
         self.set_wind_model(a.wind_model, a.wind_grid)?;
         if a.wind_field {
             self.show_field(true)?;
@@ -909,6 +916,37 @@ mod tests {
         let uniform = parse(&["sylva", "--vorticity", "0.3", "--wind-model", "uniform"]).unwrap();
         let e = d.apply_args(&uniform).unwrap_err().to_string();
         assert!(e.contains("fluid"), "{e}");
+    }
+
+    #[test]
+    fn model_choices_reach_the_simulation() {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            scene: SceneArgs,
+        }
+        let parse = |args: &[&str]| <Cli as clap::Parser>::try_parse_from(args).map(|c| c.scene);
+        let mut d = driver();
+        assert_eq!(d.scene.sim.params().inertia, sylva_sim::InertiaKind::Articulated);
+        let a = parse(&[
+            "sylva",
+            "--wind-model",
+            "uniform",
+            "--inertia",
+            "diagonal",
+            "--integrator",
+            "newmark",
+            "--solver",
+            "cg",
+        ])
+        .unwrap();
+        d.apply_args(&a).unwrap();
+        let p = *d.scene.sim.params();
+        assert_eq!(p.inertia, sylva_sim::InertiaKind::Diagonal);
+        assert_eq!(p.integrator, sylva_sim::IntegratorKind::Newmark);
+        assert_eq!(p.solver, SolverKind::Cg);
+        let e = parse(&["sylva", "--inertia", "lumped"]).unwrap_err().to_string();
+        assert!(e.contains("articulated") && e.contains("diagonal"), "{e}");
     }
 
     fn filled(d: &mut Driver) -> RenderFrame {

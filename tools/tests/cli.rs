@@ -21,6 +21,10 @@ fn bad_arguments_are_refused_clearly() {
         (&["bench", "sim", "--dt", "-0.01"], "--dt"),
         (&["bench", "sim", "--wind", "inf"], "--wind"),
         (&["bench", "sim", "--solver", "gauss"], "--solver"),
+        (&["bench", "sim", "--inertia", "lumped"], "--inertia"),
+        (&["bench", "sim", "--integrator", "rk4"], "--integrator"),
+        (&["render", "--inertia", "lumped"], "--inertia"),
+        (&["bench", "frame", "--integrator", "euler"], "--integrator"),
         (&["bench", "sim", "--collider", "cube"], "--collider"),
         (&["bench", "wind", "--vorticity", "5"], "--vorticity"),
         (&["bench", "wind", "--vorticity", "NaN"], "--vorticity"),
@@ -100,6 +104,46 @@ fn bench_sim_json_has_the_promised_fields() {
     );
     // The same run on one thread gives the same state.
     assert_eq!(small_bench("1")["state_hash"], v["state_hash"]);
+}
+
+/// `--inertia both` runs the two mass matrices on identical forests in one run and reports
+/// both; each alone reports the same state as in the pair.
+#[test]
+fn bench_sim_reports_both_mass_matrices_side_by_side() {
+    let args = |inertia: &'static str| {
+        [
+            "bench",
+            "sim",
+            "--segments",
+            "300",
+            "--leaves",
+            "200",
+            "--steps",
+            "15",
+            "--inertia",
+            inertia,
+            "--json",
+        ]
+    };
+    let (code, out, err) = sylva(&args("both"));
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    let models = v["models"].as_array().expect("a list of models");
+    assert_eq!(models.len(), 2);
+    assert_eq!(models[0]["inertia"], "articulated");
+    assert_eq!(models[1]["inertia"], "diagonal");
+    for m in models {
+        assert_eq!(m["finite"], true);
+        assert!(m["ns_per_segment_step"]["total"].as_f64().is_some_and(|x| x > 0.0));
+    }
+    assert_ne!(models[0]["state_hash"], models[1]["state_hash"]);
+    for (k, name) in ["articulated", "diagonal"].iter().enumerate() {
+        let (code, out, err) = sylva(&args(name));
+        assert_eq!(code, 0, "{err}");
+        let one: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        assert_eq!(one["inertia"], *name);
+        assert_eq!(one["state_hash"], models[k]["state_hash"]);
+    }
 }
 
 #[test]

@@ -12,9 +12,11 @@ use crate::error::Result;
 use crate::gpu::Gpu;
 
 /// A wind grid stepped by [`GpuFluid`] and read back for the trees, as
-/// `sylva_sim::fluid::FluidWind` steps one on the CPU: before each tree step, as many fluid
-/// steps as keep the fluid's time caught up with the trees' (at most `max_substeps`), then one
-/// download of the field, which the trees sample.
+/// `sylva_sim::fluid::FluidWind` steps one on the CPU: as many fluid steps as keep the fluid's
+/// time caught up with the trees' (at most `max_substeps`), then one download of the field,
+/// which the trees sample. As on the CPU, the steps run beside the trees' step
+/// ([`WindField::detach`]): the trees sample a copy of the field at their time while the device
+/// steps the grid to the next step's time, so the device works while the trees do.
 ///
 /// The CPU grid it is made from stays the field's front: its wind balls, border wind,
 /// vorticity confinement and pressure solver drive the GPU steps (through
@@ -31,6 +33,8 @@ pub struct GpuWind {
     /// At most this many fluid steps per tree step.
     pub max_substeps: u32,
     failure: Option<String>,
+    /// The time the steps beside the trees catch up to, between `detach` and `attach`.
+    ahead: Option<f64>,
 }
 
 impl GpuWind {
@@ -42,6 +46,7 @@ impl GpuWind {
             grid,
             max_substeps: 4,
             failure: None,
+            ahead: None,
         })
     }
 
@@ -103,6 +108,27 @@ impl WindField for GpuWind {
         }
     }
 
+    fn detach(&mut self, next: f64) -> Option<Box<dyn WindField>> {
+        assert!(self.ahead.is_none(), "detach twice without attach");
+        let dt = self.grid.params().dt as f64;
+        if self.failure.is_some() || self.grid.time() + 0.5 * dt > next {
+            return None;
+        }
+        self.ahead = Some(next);
+        Some(Box::new(self.grid.snapshot()))
+    }
+
+    fn step_detached(&mut self, jobs: &JobSystem, timings: &FrameTimings) {
+        if let Some(next) = self.ahead {
+            self.prepare(next, jobs, timings);
+        }
+    }
+
+    fn attach(&mut self, detached: Box<dyn WindField>) {
+        drop(detached);
+        self.ahead.take().expect("attach after detach");
+    }
+
     fn failure(&self) -> Option<String> {
         self.failure.clone()
     }
@@ -113,6 +139,10 @@ impl WindField for GpuWind {
 
     fn sample_in_place(&self, points: &mut [Vec3]) {
         self.grid.sample_in_place(points)
+    }
+
+    fn sample_into(&self, points: &[Vec3], out: &mut [Vec3]) {
+        self.grid.sample_into(points, out)
     }
 
     fn fluid(&self) -> Option<&FluidGrid> {

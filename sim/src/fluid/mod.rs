@@ -395,7 +395,7 @@ pub struct FluidGrid {
     dims: Dims,
     /// Face velocities (MAC), see the module docs.
     vel: [Vec<f32>; 3],
-    /// Advection's output, swapped with `vel`.
+    /// The step's output: advected, forced and projected here, then swapped with `vel`.
     next: [Vec<f32>; 3],
     /// Padded: 1 for fluid cells, 0 for solid; ghosts 1 beyond open sides, 0 otherwise.
     act: Vec<f32>,
@@ -735,17 +735,55 @@ impl FluidGrid {
 
     /// Advances one step with inputs from [`next_inputs`](Self::next_inputs).
     pub fn step_with(&mut self, jobs: &JobSystem, inputs: &StepInputs) -> FluidStepStats {
+        let from = self.freeze();
+        let stats = self.step_from(jobs, inputs, &from);
+        self.thaw(from);
+        stats
+    }
+
+    /// Takes the current field out of the grid, which has none until [`thaw`](Self::thaw):
+    /// [`step_from`](Self::step_from) steps from it while others sample it.
+    pub fn freeze(&mut self) -> FrozenField {
+        FrozenField {
+            origin: self.params.origin,
+            dims: self.dims,
+            isa: self.isa,
+            time: self.time,
+            vel: std::mem::take(&mut self.vel),
+        }
+    }
+
+    /// A copy of the current field, frozen at the grid's time (for a field stepped elsewhere,
+    /// as on the GPU, whose grid must keep its own).
+    pub fn snapshot(&self) -> FrozenField {
+        FrozenField {
+            origin: self.params.origin,
+            dims: self.dims,
+            isa: self.isa,
+            time: self.time,
+            vel: self.vel.clone(),
+        }
+    }
+
+    /// One step from `from`, the field [`freeze`](Self::freeze) took out, into the grid's
+    /// own buffers; `from` is only read. The grid's clock moves on; its field is the new one
+    /// once [`thaw`](Self::thaw) puts it in place.
+    pub fn step_from(&mut self, jobs: &JobSystem, inputs: &StepInputs, from: &FrozenField) -> FluidStepStats {
+        assert!(
+            self.vel.iter().all(Vec::is_empty) && from.time == self.time,
+            "a grid steps from the field it froze at its own time"
+        );
         self.ensure_built(inputs.open);
         let mut stats = FluidStepStats::default();
         let t = Instant::now();
-        self.advect(jobs, inputs);
+        self.advect(jobs, inputs, &from.vel);
         stats.advect = t.elapsed();
         let t = Instant::now();
         self.apply_forces(jobs, inputs);
         if inputs.vorticity > 0.0 {
             let (d, dt) = (self.dims, self.params.dt);
             self.confinement
-                .apply(jobs, &d, &self.act, inputs.vorticity, dt, &mut self.vel);
+                .apply(jobs, &d, &self.act, inputs.vorticity, dt, &mut self.next);
         }
         stats.forces = t.elapsed();
         let t = Instant::now();
@@ -754,7 +792,7 @@ impl FluidGrid {
                 // The divergence is computed in the same pass as the iterations (see `jacobi`).
                 let sum_sq = self
                     .pressure
-                    .jacobi(jobs, self.isa, iterations as usize, &self.act, &self.vel);
+                    .jacobi(jobs, self.isa, iterations as usize, &self.act, &self.next);
                 stats.solve = PressureStats {
                     iterations,
                     residual_rel: f64::NAN,
@@ -767,20 +805,27 @@ impl FluidGrid {
                 max_iterations,
             } => {
                 let div = &mut self.pressure.rhs;
-                let sum_sq = jacobi::divergence(jobs, self.isa, &self.dims, &self.vel, &self.act, div);
+                let sum_sq = jacobi::divergence(jobs, self.isa, &self.dims, &self.next, &self.act, div);
                 stats.solve = self.pressure.pcg(jobs, tolerance as f64, max_iterations);
                 sum_sq
             }
         };
         stats.pressure = t.elapsed();
         let t = Instant::now();
-        jacobi::project(jobs, self.isa, &self.dims, &self.pressure.p, &self.act, &mut self.vel);
+        jacobi::project(jobs, self.isa, &self.dims, &self.pressure.p, &self.act, &mut self.next);
         stats.project = t.elapsed();
         stats.divergence_before = (sum_sq / self.pressure.fluid_cells().max(1) as f64).sqrt();
         self.time += self.params.dt as f64;
         self.steps += 1;
         self.last = stats;
         stats
+    }
+
+    /// Puts the field [`step_from`](Self::step_from) computed in place, keeping `from`'s
+    /// buffers for the next step.
+    pub fn thaw(&mut self, from: FrozenField) {
+        assert!(self.vel.iter().all(Vec::is_empty), "only a frozen grid thaws");
+        self.vel = std::mem::replace(&mut self.next, from.vel);
     }
 
     /// RMS divergence over the fluid cells of the current field [1/s].
@@ -877,20 +922,19 @@ impl FluidGrid {
         }
     }
 
-    /// Semi-Lagrangian advection of every face (Eq. 4).
-    fn advect(&mut self, jobs: &JobSystem, inputs: &StepInputs) {
+    /// Semi-Lagrangian advection of every face of `from` (Eq. 4), into `next`.
+    fn advect(&mut self, jobs: &JobSystem, inputs: &StepInputs, from: &[Vec<f32>; 3]) {
         let d = self.dims;
-        let ctx = Advect::new(d, &self.vel, &self.act, self.params.dt, inputs, self.isa);
+        let ctx = Advect::new(d, from, &self.act, self.params.dt, inputs, self.isa);
         let ctx = &ctx;
         let [nu, nv, nw] = &mut self.next;
         let fd = [d.face_dims(0), d.face_dims(1), d.face_dims(2)];
         par_slabs(jobs, nu, fd[0][0] * fd[0][1], |k0, chunk| ctx.rows::<0>(k0, chunk));
         par_slabs(jobs, nv, fd[1][0] * fd[1][1], |k0, chunk| ctx.rows::<1>(k0, chunk));
         par_slabs(jobs, nw, fd[2][0] * fd[2][1], |k0, chunk| ctx.rows::<2>(k0, chunk));
-        std::mem::swap(&mut self.vel, &mut self.next);
     }
 
-    /// Wind balls (Eq. 5, §2.3).
+    /// Wind balls (Eq. 5, §2.3), on the advected field in `next`.
     fn apply_forces(&mut self, jobs: &JobSystem, inputs: &StepInputs) {
         if inputs.balls.is_empty() {
             return;
@@ -920,7 +964,7 @@ impl FluidGrid {
             }
             let plane = fd[0] * fd[1];
             let balls = &inputs.balls;
-            let slice = &mut self.vel[a][klo * plane..(khi + 1) * plane];
+            let slice = &mut self.next[a][klo * plane..(khi + 1) * plane];
             par_slabs(jobs, slice, plane, |k0, chunk| {
                 for (r, row) in chunk.chunks_mut(fd[0]).enumerate() {
                     let (j, k) = (r % fd[1], klo + k0 + r / fd[1]);
@@ -957,17 +1001,97 @@ impl FluidGrid {
     /// The wind at a point: each component trilinear on its own staggered grid, clamped to the
     /// domain.
     pub fn sample(&self, p: Vec3) -> Vec3 {
-        let g = (p - self.params.origin) / Vec3::from(self.dims.h);
-        Vec3::new(
-            sample_component(&self.dims, &self.vel[0], 0, g),
-            sample_component(&self.dims, &self.vel[1], 1, g),
-            sample_component(&self.dims, &self.vel[2], 2, g),
-        )
+        self.field().sample(p)
+    }
+
+    /// Replaces each point by the wind there ([`sample`](Self::sample) at it, bit for bit).
+    pub fn sample_in_place(&self, points: &mut [Vec3]) {
+        self.field().sample_in_place(points)
+    }
+
+    /// The wind at each of `points`, into `out` (as long as `points`), bit for bit as
+    /// [`sample`](Self::sample).
+    pub fn sample_into(&self, points: &[Vec3], out: &mut [Vec3]) {
+        self.field().sample_into(points, out)
+    }
+
+    fn field(&self) -> FieldRef<'_> {
+        FieldRef {
+            origin: self.params.origin,
+            dims: self.dims,
+            isa: self.isa,
+            vel: &self.vel,
+        }
     }
 
     /// The cell-centred velocity of cell (i, j, k) (mean of its two faces per axis).
     pub fn cell_velocity(&self, i: usize, j: usize, k: usize) -> Vec3 {
         Vec3::from(centre_velocity(&self.dims, &self.vel, i, j, k))
+    }
+}
+
+/// A grid's wind field taken out of it at one time ([`FluidGrid::freeze`]), so that the trees
+/// can sample it while the grid steps from it to the next time. It samples exactly as the grid
+/// did at that time.
+#[derive(Debug)]
+pub struct FrozenField {
+    origin: Vec3,
+    dims: Dims,
+    isa: Isa,
+    time: f64,
+    vel: [Vec<f32>; 3],
+}
+
+impl FrozenField {
+    /// The wind at a point ([`FluidGrid::sample`] at the time the field was frozen).
+    pub fn sample(&self, p: Vec3) -> Vec3 {
+        self.field().sample(p)
+    }
+
+    /// Replaces each point by the wind there, bit for bit as [`sample`](Self::sample).
+    pub fn sample_in_place(&self, points: &mut [Vec3]) {
+        self.field().sample_in_place(points)
+    }
+
+    /// The wind at each of `points`, into `out` (as long as `points`), bit for bit as
+    /// [`sample`](Self::sample).
+    pub fn sample_into(&self, points: &[Vec3], out: &mut [Vec3]) {
+        self.field().sample_into(points, out)
+    }
+
+    /// The grid's time when the field was frozen \[s\].
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+
+    fn field(&self) -> FieldRef<'_> {
+        FieldRef {
+            origin: self.origin,
+            dims: self.dims,
+            isa: self.isa,
+            vel: &self.vel,
+        }
+    }
+}
+
+/// What sampling reads: the face velocities and where the grid lies.
+#[derive(Clone, Copy)]
+pub(crate) struct FieldRef<'a> {
+    pub origin: Vec3,
+    pub dims: Dims,
+    pub isa: Isa,
+    pub vel: &'a [Vec<f32>; 3],
+}
+
+impl FieldRef<'_> {
+    /// Each component trilinear on its own staggered grid, clamped to the domain.
+    pub fn sample(&self, p: Vec3) -> Vec3 {
+        let g = (p - self.origin) / Vec3::from(self.dims.h);
+        Vec3::new(
+            sample_component(&self.dims, &self.vel[0], 0, g),
+            sample_component(&self.dims, &self.vel[1], 1, g),
+            sample_component(&self.dims, &self.vel[2], 2, g),
+        )
     }
 }
 

@@ -1,8 +1,8 @@
 //! The wind at many points at once, as the trees read it: every leaf and every segment centre
 //! of a forest, once per step.
 //!
-//! Invariant: [`FluidGrid::sample_in_place`] gives each point exactly the bits of
-//! [`FluidGrid::sample`] at it (the same operations in the same order, without fused
+//! Invariant: [`FluidGrid::sample_in_place`](super::FluidGrid::sample_in_place) gives each
+//! point exactly the bits of [`FluidGrid::sample`](super::FluidGrid::sample) at it (the same operations in the same order, without fused
 //! multiply-adds), on every instruction set. The AVX2 kernel does eight points at a time: the
 //! grid coordinates `(p − origin) / h`, per component the clamped corner and weights, eight
 //! gathers of the 2×2×2 corners and the seven lerps of `trilinear`.
@@ -15,11 +15,11 @@
 
 use glam::Vec3;
 
-use super::{FluidGrid, Isa};
+use super::{FieldRef, Isa};
 
-impl FluidGrid {
+impl FieldRef<'_> {
     /// Replaces each point by the wind there ([`sample`](Self::sample) at it, bit for bit).
-    pub fn sample_in_place(&self, points: &mut [Vec3]) {
+    pub(crate) fn sample_in_place(&self, points: &mut [Vec3]) {
         let done = match self.isa {
             Isa::Portable => 0,
             #[cfg(target_arch = "x86_64")]
@@ -30,6 +30,21 @@ impl FluidGrid {
             *p = self.sample(*p);
         }
     }
+
+    /// The wind at each of `points`, into `out` (as long as `points`): [`sample`](Self::sample)
+    /// at each, bit for bit.
+    pub(crate) fn sample_into(&self, points: &[Vec3], out: &mut [Vec3]) {
+        assert_eq!(points.len(), out.len(), "one wind sample per point");
+        let done = match self.isa {
+            Isa::Portable => 0,
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2.
+            Isa::Avx2 => unsafe { avx2::sample_into(self, points, out) },
+        };
+        for (o, p) in out[done..].iter_mut().zip(&points[done..]) {
+            *o = self.sample(*p);
+        }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -38,7 +53,7 @@ mod avx2 {
 
     use glam::Vec3;
 
-    use super::FluidGrid;
+    use super::FieldRef;
 
     /// `a + (b − a) t`, as the portable `lerp`.
     #[inline]
@@ -47,92 +62,141 @@ mod avx2 {
         _mm256_add_ps(a, _mm256_mul_ps(_mm256_sub_ps(b, a), t))
     }
 
+    /// What every chunk of eight points needs: the grid's origin and spacing, and per
+    /// component its face values, clamps and strides.
+    struct Consts<'a> {
+        org: [__m256; 3],
+        h: [__m256; 3],
+        comp: [Component<'a>; 3],
+    }
+
+    /// One velocity component's faces: values, the largest coordinate, the largest corner
+    /// index per axis, and the y and z strides.
+    struct Component<'a> {
+        f: &'a [f32],
+        max_f: [__m256; 3],
+        max_i: [__m256i; 3],
+        sy: __m256i,
+        sz: __m256i,
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn consts<'a>(grid: &FieldRef<'a>) -> Consts<'a> {
+        let d = &grid.dims;
+        let o = grid.origin;
+        // Every gathered index lies below its face count, which fits an i32 (MAX_CELLS keeps
+        // it far below).
+        let comp = std::array::from_fn(|a| {
+            let fd = d.face_dims(a);
+            let f = &grid.vel[a][..];
+            assert!(f.len() == fd[0] * fd[1] * fd[2] && f.len() <= i32::MAX as usize);
+            Component {
+                f,
+                max_f: fd.map(|n| _mm256_set1_ps((n - 1) as f32)),
+                max_i: fd.map(|n| _mm256_set1_epi32((n - 2) as i32)),
+                sy: _mm256_set1_epi32(fd[0] as i32),
+                sz: _mm256_set1_epi32((fd[0] * fd[1]) as i32),
+            }
+        });
+        Consts {
+            org: [o.x, o.y, o.z].map(|v| _mm256_set1_ps(v)),
+            h: d.h.map(|h| _mm256_set1_ps(h)),
+            comp,
+        }
+    }
+
+    /// The wind at the eight points of `src`, into `dst` (both of length eight).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn eight(k: &Consts<'_>, src: &[Vec3], dst: &mut [Vec3]) {
+        let zero = _mm256_setzero_ps();
+        let half = _mm256_set1_ps(0.5);
+        let one = _mm256_set1_epi32(1);
+        let mut xyz = [[0f32; 8]; 3];
+        for (l, p) in src.iter().take(8).enumerate() {
+            xyz[0][l] = p.x;
+            xyz[1][l] = p.y;
+            xyz[2][l] = p.z;
+        }
+        // g = (p − origin) / h, as `sample`.
+        let g: [__m256; 3] = std::array::from_fn(|b| {
+            // SAFETY: `xyz[b]` holds eight floats.
+            let v = unsafe { _mm256_loadu_ps(xyz[b].as_ptr()) };
+            _mm256_div_ps(_mm256_sub_ps(v, k.org[b]), k.h[b])
+        });
+        let mut out = [[0f32; 8]; 3];
+        for (a, c) in k.comp.iter().enumerate() {
+            // `sample_component`: c = g − ½, then + ½ along the component's own axis.
+            let mut cc = g.map(|x| _mm256_sub_ps(x, half));
+            cc[a] = _mm256_add_ps(cc[a], half);
+            let mut fl = [_mm256_setzero_si256(); 3];
+            let mut t = [zero; 3];
+            for b in 0..3 {
+                // `trilinear`: x = c.max(0).min(max) (a NaN becomes 0 as with f32::max,
+                // which `max_ps` gives by returning its second operand), truncated to the
+                // corner, at most fd − 2, and the remainder.
+                let x = _mm256_min_ps(_mm256_max_ps(cc[b], zero), c.max_f[b]);
+                fl[b] = _mm256_min_epi32(_mm256_cvttps_epi32(x), c.max_i[b]);
+                t[b] = _mm256_sub_ps(x, _mm256_cvtepi32_ps(fl[b]));
+            }
+            // i0 + fd0·(i1 + fd1·i2) = i0 + sy·i1 + sz·i2.
+            let base = _mm256_add_epi32(
+                fl[0],
+                _mm256_add_epi32(_mm256_mullo_epi32(fl[1], c.sy), _mm256_mullo_epi32(fl[2], c.sz)),
+            );
+            let p = c.f.as_ptr();
+            let row_y = _mm256_add_epi32(base, c.sy);
+            let row_z = _mm256_add_epi32(base, c.sz);
+            let row_zy = _mm256_add_epi32(row_z, c.sy);
+            let mut cx = [zero; 4];
+            for (cx, idx) in cx.iter_mut().zip([base, row_y, row_z, row_zy]) {
+                // SAFETY: 0 ≤ fl[b] ≤ fd[b] − 2, so every index, at most base + sz + sy + 1
+                // ≤ fd[0]·fd[1]·fd[2] − 1, lies in `f` (asserted to have that length).
+                let (lo, hi) = unsafe {
+                    (
+                        _mm256_i32gather_ps::<4>(p, idx),
+                        _mm256_i32gather_ps::<4>(p, _mm256_add_epi32(idx, one)),
+                    )
+                };
+                *cx = lerp(lo, hi, t[0]);
+            }
+            let [c00, c10, c01, c11] = cx;
+            let v = lerp(lerp(c00, c10, t[1]), lerp(c01, c11, t[1]), t[2]);
+            // SAFETY: `out[a]` holds eight floats.
+            unsafe { _mm256_storeu_ps(out[a].as_mut_ptr(), v) };
+        }
+        for (l, p) in dst.iter_mut().take(8).enumerate() {
+            *p = Vec3::new(out[0][l], out[1][l], out[2][l]);
+        }
+    }
+
     /// The wind at the first multiple of eight of `points`, in place; returns how many points
     /// it did (the rest are left to the portable path).
     ///
     /// # Safety
     /// The CPU must have AVX2.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn sample_in_place(grid: &FluidGrid, points: &mut [Vec3]) -> usize {
-        let d = &grid.dims;
-        let origin = grid.params.origin;
-        let org = [origin.x, origin.y, origin.z].map(|o| _mm256_set1_ps(o));
-        let h = d.h.map(|h| _mm256_set1_ps(h));
-        let zero = _mm256_setzero_ps();
-        let half = _mm256_set1_ps(0.5);
-        let one = _mm256_set1_epi32(1);
-        // Per component: its face dims, clamps and strides; every gathered index lies below
-        // its face count, which fits an i32 (MAX_CELLS keeps it far below).
-        let comp: [_; 3] = std::array::from_fn(|a| {
-            let fd = d.face_dims(a);
-            let f = &grid.vel[a][..];
-            assert!(f.len() == fd[0] * fd[1] * fd[2] && f.len() <= i32::MAX as usize);
-            (
-                f,
-                fd.map(|n| _mm256_set1_ps((n - 1) as f32)),
-                fd.map(|n| _mm256_set1_epi32((n - 2) as i32)),
-                _mm256_set1_epi32(fd[0] as i32),
-                _mm256_set1_epi32((fd[0] * fd[1]) as i32),
-            )
-        });
+    pub(super) unsafe fn sample_in_place(grid: &FieldRef<'_>, points: &mut [Vec3]) -> usize {
+        let k = consts(grid);
         let n = points.len() / 8 * 8;
         for chunk in points[..n].chunks_exact_mut(8) {
-            let mut xyz = [[0f32; 8]; 3];
-            for (l, p) in chunk.iter().enumerate() {
-                xyz[0][l] = p.x;
-                xyz[1][l] = p.y;
-                xyz[2][l] = p.z;
-            }
-            // g = (p − origin) / h, as `sample`.
-            let g: [__m256; 3] = std::array::from_fn(|b| {
-                // SAFETY: `xyz[b]` holds eight floats.
-                let v = unsafe { _mm256_loadu_ps(xyz[b].as_ptr()) };
-                _mm256_div_ps(_mm256_sub_ps(v, org[b]), h[b])
-            });
-            let mut out = [[0f32; 8]; 3];
-            for (a, (f, max_f, max_i, v_sy, v_sz)) in comp.iter().enumerate() {
-                // `sample_component`: c = g − ½, then + ½ along the component's own axis.
-                let mut c = g.map(|x| _mm256_sub_ps(x, half));
-                c[a] = _mm256_add_ps(c[a], half);
-                let mut fl = [_mm256_setzero_si256(); 3];
-                let mut t = [zero; 3];
-                for b in 0..3 {
-                    // `trilinear`: x = c.max(0).min(max) (a NaN becomes 0 as with f32::max,
-                    // which `max_ps` gives by returning its second operand), truncated to the
-                    // corner, at most fd − 2, and the remainder.
-                    let x = _mm256_min_ps(_mm256_max_ps(c[b], zero), max_f[b]);
-                    fl[b] = _mm256_min_epi32(_mm256_cvttps_epi32(x), max_i[b]);
-                    t[b] = _mm256_sub_ps(x, _mm256_cvtepi32_ps(fl[b]));
-                }
-                // i0 + fd0·(i1 + fd1·i2) = i0 + sy·i1 + sz·i2.
-                let base = _mm256_add_epi32(
-                    fl[0],
-                    _mm256_add_epi32(_mm256_mullo_epi32(fl[1], *v_sy), _mm256_mullo_epi32(fl[2], *v_sz)),
-                );
-                let p = f.as_ptr();
-                let row_y = _mm256_add_epi32(base, *v_sy);
-                let row_z = _mm256_add_epi32(base, *v_sz);
-                let row_zy = _mm256_add_epi32(row_z, *v_sy);
-                let mut cx = [zero; 4];
-                for (cx, idx) in cx.iter_mut().zip([base, row_y, row_z, row_zy]) {
-                    // SAFETY: 0 ≤ fl[b] ≤ fd[b] − 2, so every index, at most base + sz + sy + 1
-                    // ≤ fd[0]·fd[1]·fd[2] − 1, lies in `f` (asserted to have that length).
-                    let (lo, hi) = unsafe {
-                        (
-                            _mm256_i32gather_ps::<4>(p, idx),
-                            _mm256_i32gather_ps::<4>(p, _mm256_add_epi32(idx, one)),
-                        )
-                    };
-                    *cx = lerp(lo, hi, t[0]);
-                }
-                let [c00, c10, c01, c11] = cx;
-                let v = lerp(lerp(c00, c10, t[1]), lerp(c01, c11, t[1]), t[2]);
-                // SAFETY: `out[a]` holds eight floats.
-                unsafe { _mm256_storeu_ps(out[a].as_mut_ptr(), v) };
-            }
-            for (l, p) in chunk.iter_mut().enumerate() {
-                *p = Vec3::new(out[0][l], out[1][l], out[2][l]);
-            }
+            let src: [Vec3; 8] = std::array::from_fn(|l| chunk[l]);
+            eight(&k, &src, chunk);
+        }
+        n
+    }
+
+    /// The wind at the first multiple of eight of `points`, into `out` (as long as `points`);
+    /// returns how many points it did.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn sample_into(grid: &FieldRef<'_>, points: &[Vec3], out: &mut [Vec3]) -> usize {
+        let k = consts(grid);
+        let n = points.len() / 8 * 8;
+        for (src, dst) in points[..n].chunks_exact(8).zip(out[..n].chunks_exact_mut(8)) {
+            eight(&k, src, dst);
         }
         n
     }
@@ -182,8 +246,15 @@ mod tests {
         }
         for isa in isas {
             g.isa = isa;
+            let mut into = vec![Vec3::ZERO; points.len()];
+            g.sample_into(&points, &mut into);
             let mut got = points.clone();
             g.sample_in_place(&mut got);
+            assert_eq!(
+                got.iter().map(|v| v.to_array().map(f32::to_bits)).collect::<Vec<_>>(),
+                into.iter().map(|v| v.to_array().map(f32::to_bits)).collect::<Vec<_>>(),
+                "{isa:?}: in place and into another buffer"
+            );
             for (k, (w, p)) in got.iter().zip(&want).enumerate() {
                 assert_eq!(
                     &w.to_array().map(f32::to_bits),

@@ -65,8 +65,10 @@ fn reference_step(g: &mut FluidGrid, inputs: &StepInputs) {
             }
         }
     }
-    g.vel = next;
+    // The forces act on the advected field, which the step keeps in `next` until it is done.
+    g.next = next;
     g.apply_forces(&JobSystem::new(1).unwrap(), inputs);
+    std::mem::swap(&mut g.vel, &mut g.next);
     let s = d.pad_strides();
     let ih2 = d.inv_h2();
     let mut div = vec![0.0; d.padded()];

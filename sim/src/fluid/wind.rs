@@ -1,10 +1,20 @@
 //! The fluid grid as the trees' wind: stepped with the trees on the same job system, sampled
 //! at each segment's centre and each leaf.
+//!
+//! Stepping beside the trees: the trees of step n sample the field at t_n, and the grid's
+//! step from t_n to t_n+1 reads only that field, so both run at once. [`WindField::detach`]
+//! freezes the field at t_n ([`FluidGrid::freeze`]) and hands it to the trees as a field of its
+//! own (shared with the grid through an `Arc`, read by both); [`WindField::step_detached`]
+//! steps the grid from it into the grid's other buffers; [`WindField::attach`] drops the trees'
+//! handle and swaps the new field in. Every field the trees sample is the one the sequential
+//! order gives them, bit for bit; the grid is one step ahead between steps.
+
+use std::sync::Arc;
 
 use glam::Vec3;
 use sylva_engine::{FrameTimings, JobSystem};
 
-use super::{add_timings, FluidGrid};
+use super::{add_timings, FluidGrid, FrozenField, StepInputs};
 use crate::wind::WindField;
 
 /// A [`FluidGrid`] the simulation steps before each of its own steps, as many fluid steps as
@@ -13,12 +23,18 @@ pub struct FluidWind {
     grid: FluidGrid,
     /// At most this many fluid steps per tree step (a long tree step does not stall the frame).
     pub max_substeps: u32,
+    /// The field frozen by `detach` and the inputs of the step from it, until `attach`.
+    ahead: Option<(Arc<FrozenField>, StepInputs)>,
 }
 
 impl FluidWind {
     /// Steps `grid` as the simulation's wind, at most 4 fluid steps per tree step.
     pub fn new(grid: FluidGrid) -> FluidWind {
-        FluidWind { grid, max_substeps: 4 }
+        FluidWind {
+            grid,
+            max_substeps: 4,
+            ahead: None,
+        }
     }
     /// The grid.
     pub fn grid(&self) -> &FluidGrid {
@@ -48,6 +64,32 @@ impl WindField for FluidWind {
         }
     }
 
+    fn detach(&mut self, next: f64) -> Option<Box<dyn WindField>> {
+        assert!(self.ahead.is_none(), "detach twice without attach");
+        let dt = self.grid.params().dt as f64;
+        if self.grid.time() + 0.5 * dt > next {
+            return None;
+        }
+        let inputs = self.grid.next_inputs();
+        let field = Arc::new(self.grid.freeze());
+        self.ahead = Some((Arc::clone(&field), inputs));
+        Some(Box::new(Detached(field)))
+    }
+
+    fn step_detached(&mut self, jobs: &JobSystem, timings: &FrameTimings) {
+        if let Some((field, inputs)) = &self.ahead {
+            let stats = self.grid.step_from(jobs, inputs, field);
+            add_timings(timings, &stats);
+        }
+    }
+
+    fn attach(&mut self, detached: Box<dyn WindField>) {
+        drop(detached);
+        let (field, _) = self.ahead.take().expect("attach after detach");
+        let field = Arc::into_inner(field).expect("the detached field has no other holder once it is attached");
+        self.grid.thaw(field);
+    }
+
     fn sample(&self, position: Vec3) -> Vec3 {
         self.grid.sample(position)
     }
@@ -56,11 +98,52 @@ impl WindField for FluidWind {
         self.grid.sample_in_place(points)
     }
 
+    fn sample_into(&self, points: &[Vec3], out: &mut [Vec3]) {
+        self.grid.sample_into(points, out)
+    }
+
     fn fluid(&self) -> Option<&FluidGrid> {
         Some(&self.grid)
     }
 
     fn fluid_mut(&mut self) -> Option<&mut FluidGrid> {
         Some(&mut self.grid)
+    }
+}
+
+/// The field a [`FluidWind`] froze, as the trees' wind while the grid steps from it.
+struct Detached(Arc<FrozenField>);
+
+impl WindField for Detached {
+    fn advance(&mut self, _time: f64) {}
+
+    fn sample(&self, position: Vec3) -> Vec3 {
+        self.0.sample(position)
+    }
+
+    fn sample_in_place(&self, points: &mut [Vec3]) {
+        self.0.sample_in_place(points)
+    }
+
+    fn sample_into(&self, points: &[Vec3], out: &mut [Vec3]) {
+        self.0.sample_into(points, out)
+    }
+}
+
+/// A frozen field as a wind of its own (a [`FluidGrid::snapshot`] the trees sample while the
+/// grid it came from steps on).
+impl WindField for FrozenField {
+    fn advance(&mut self, _time: f64) {}
+
+    fn sample(&self, position: Vec3) -> Vec3 {
+        FrozenField::sample(self, position)
+    }
+
+    fn sample_in_place(&self, points: &mut [Vec3]) {
+        FrozenField::sample_in_place(self, points)
+    }
+
+    fn sample_into(&self, points: &[Vec3], out: &mut [Vec3]) {
+        FrozenField::sample_into(self, points, out)
     }
 }

@@ -2,7 +2,9 @@
 //! tree: segment 0 is the root, `parent[i] - offset < i`) so trees, planes and subtree blocks
 //! can run as independent jobs. Nothing here allocates.
 
-use glam::{Mat3A, Quat, Vec3, Vec3A};
+use glam::{DVec3, Mat3A, Quat, Vec3, Vec3A};
+
+use super::articulated::{self, MassView};
 
 use crate::collider::{Contact, SphereCollider};
 use crate::mapping::{self, Bend, BendBatch, BATCH};
@@ -21,6 +23,8 @@ pub(crate) struct TreeStatic<'a> {
     pub radius_base: &'a [f32],
     pub radius_tip: &'a [f32],
     pub mass: &'a [f32],
+    /// Weber's diagonal inertia of each segment (`SegmentData::inertia`).
+    pub inertia: &'a [f32],
     pub rest: [&'a [f32]; 2],
     pub stiffness: &'a [f32],
     pub damping: &'a [f32],
@@ -30,8 +34,15 @@ pub(crate) struct TreeStatic<'a> {
     /// Global leaf index ranges: segment i owns `leaf_start[i]..leaf_start[i + 1]`.
     pub leaf_start: &'a [u32],
     pub leaf_along: &'a [u16],
-    /// 1 / pivot of the tip-to-root elimination (see `factor`).
+    /// 1 / pivot of the tip-to-root elimination (see `factor`); diagonal inertia only.
     pub inv_pivot: &'a [f64],
+    /// Articulated inertia: u = ∂tip/∂Θ at the rest pose, per plane (empty with the diagonal).
+    pub rest_dir: [&'a [Vec3]; 2],
+    /// Articulated inertia: W = c·m + M_out and Q = q·m + M_out (see `articulated`).
+    pub first: &'a [f64],
+    pub second: &'a [f64],
+    /// Articulated inertia: (β/D, e/D, 1/D) of the factorisation, per plane.
+    pub fac: [&'a [articulated::Pivot]; 2],
 }
 
 impl TreeStatic<'_> {
@@ -55,6 +66,18 @@ impl TreeStatic<'_> {
     pub fn coupling(&self, i: usize, h: f32) -> f32 {
         h * (self.damping[i] + h * self.stiffness[i])
     }
+    /// The articulated mass data of plane `k`, if the tree uses it.
+    #[inline(always)]
+    pub fn mass_view(&self, k: usize) -> Option<MassView<'_>> {
+        if self.rest_dir[k].is_empty() {
+            return None;
+        }
+        Some(MassView {
+            u: self.rest_dir[k],
+            first: self.first,
+            second: self.second,
+        })
+    }
 }
 
 /// One plane's dynamic state for one tree.
@@ -67,6 +90,8 @@ pub(crate) struct PlaneMut<'a> {
     pub y: &'a mut [f32],
     /// Right-hand side of Eq. 1, overwritten by Δv in the solve.
     pub rhs: &'a mut [f32],
+    /// Newmark: the step's load stiffness S of each segment's own angle (see `populate`).
+    pub stiff: &'a mut [f32],
 }
 
 /// Read-only pose of one tree, as populate reads it.
@@ -371,8 +396,11 @@ fn pose_batched(
 /// Forms Eq. 1's right-hand side for both planes, tip to root:
 ///
 /// ```text
-/// b = h·(f0 + h·∂f/∂Θ·v0 + ∂f/∂Θ·y),   ∂f/∂Θ = -K
+/// b = h·(f0 + γ·∂f/∂Θ·(h·v0 + y)),   ∂f/∂Θ = -K
 /// ```
+///
+/// γ = 1 is Weber's Eq. 1 (semi-implicit); γ = 1/2 is Newmark's average acceleration, whose
+/// step averages the spring force over the step (see `IntegratorKind`).
 ///
 /// The spring and damper of the joint at segment i's base act between i and its parent with
 /// k_i, c_i and rest angle R_i (Weber's f_N); gravity and wind enter as generalized forces:
@@ -384,6 +412,16 @@ fn pose_batched(
 /// [`segment_centres`]). With `leaf_wind` (the wind at each of the tree's leaves, in a varying
 /// field), the leaves' share of the drag takes the mean wind at the segment's leaves (a leaf
 /// feels the air where it is), the bark's the wind at the segment's centre.
+///
+/// The bark is a cylinder: its drag acts on the wind's component across its axis a (in the
+/// current pose), w - (w·a)a, as in Weber's f = l·r·(d·w), where the lever direction d is
+/// across the segment and l·r is the side the segment shows the flow; wind along a branch
+/// meets only its end and pushes neither it nor its parents (see [`across_axis`]). The leaves'
+/// share takes the whole wind vector: Weber scales the wind force by "the surface area facing
+/// the wind source", and a leaf's facing area depends on its blade's orientation, not on the
+/// segment's axis. The blades of a segment face every way around it (each hangs at its own
+/// angle), so their summed frontal area, and with it the drag of the linear model, does not
+/// depend on where the wind comes from relative to the segment.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn populate<W: Fn(usize) -> Vec3>(
     t: &TreeStatic<'_>,
@@ -391,6 +429,7 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
     pose: PoseRef<'_>,
     load: &mut [Vec3],
     h: f32,
+    gamma: f32,
     gravity: f32,
     leaf_wind: Option<&[Vec3]>,
     centre_wind: W,
@@ -402,38 +441,98 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
     load.fill(Vec3::ZERO);
     for i in (0..n).rev() {
         let leaves = t.leaves_of(i);
+        let leaf = t.leaf_drag[i];
+        let bark = across_axis(centre_wind(i), axis_of(pose.orient[i])) * (t.drag[i] - leaf);
         let wind_force = match leaf_wind {
             Some(at_leaves) if !leaves.is_empty() => {
                 let mut sum = Vec3::ZERO;
                 for &w in &at_leaves[leaves.clone()] {
                     sum += w;
                 }
-                let leaf = t.leaf_drag[i];
-                centre_wind(i) * (t.drag[i] - leaf) + sum * (leaf / leaves.len() as f32)
+                bark + sum * (leaf / leaves.len() as f32)
             }
-            _ => centre_wind(i) * t.drag[i],
+            _ => bark + centre_wind(i) * leaf,
         };
         let f = Vec3::new(0.0, -t.mass[i] * gravity, 0.0) + wind_force;
         let lever = 0.5 * f + load[i];
         let tau = [pose.dir[0][i].dot(lever), pose.dir[1][i].dot(lever)];
+        if gamma < 1.0 {
+            load_stiffness(t, i, pose, lever, h, gamma, [&mut *px, &mut *pz]);
+        }
         let (k, c) = (t.stiffness[i], t.damping[i]);
         if i > 0 {
             let p = t.parent_of(i);
             load[p] += f + load[i];
             for (plane, pl) in [&mut *px, &mut *pz].into_iter().enumerate() {
                 let dv = pl.vel[i] - pl.vel[p];
-                let g = k * (pl.theta[i] - pl.theta[p] - t.rest[plane][i] + h * dv + pl.y[i] - pl.y[p]) + c * dv;
+                let g =
+                    k * (pl.theta[i] - pl.theta[p] - t.rest[plane][i] + gamma * (h * dv + pl.y[i] - pl.y[p])) + c * dv;
                 pl.rhs[i] += h * (tau[plane] - g);
                 pl.rhs[p] += h * g;
             }
         } else {
             for (plane, pl) in [&mut *px, &mut *pz].into_iter().enumerate() {
                 let dv = pl.vel[i];
-                let g = k * (pl.theta[i] - t.rest[plane][i] + h * dv + pl.y[i]) + c * dv;
+                let g = k * (pl.theta[i] - t.rest[plane][i] + gamma * (h * dv + pl.y[i])) + c * dv;
                 pl.rhs[i] += h * (tau[plane] - g);
             }
         }
     }
+}
+
+/// Newmark's load stiffness of segment i's own angle, S_i = (|u|²/l)·(a·lever) when the
+/// loads pull the segment outward along its axis a (tension), else 0, for both planes, and
+/// its term in Eq. 1's right-hand side.
+///
+/// The generalized force of the loads is u·lever (see [`populate`]); turning the segment by
+/// its own angle turns u towards -a at the rate |u|²/l (the tip's second derivative of a
+/// rod swinging at |u|/l rad per radian), so ∂(u·lever)/∂Θ = -S. The loads' Jacobian is the
+/// restoring -S in tension and a softening term in compression. Eq. 1 with γ = 1 leaves the
+/// whole term explicit and its numerical damping keeps that stable; the energy-keeping
+/// Newmark step does not damp it, and where the load stiffness of a thin branch carrying a
+/// leafy subtree rivals its spring at ω·h near 1 (strong wind), the explicit term grows the
+/// motion every step. So Newmark takes the restoring part implicitly, as part of ∂f/∂Θ:
+/// b gains -h·γ·S·(h·v0 + y) and A gains (γh)²·S (`solve_plane` refactors A with it each
+/// step). The softening part stays explicit, which keeps A positive definite.
+#[inline(always)]
+fn load_stiffness(
+    t: &TreeStatic<'_>,
+    i: usize,
+    pose: PoseRef<'_>,
+    lever: Vec3,
+    h: f32,
+    gamma: f32,
+    planes: [&mut PlaneMut<'_>; 2],
+) {
+    let tension = axis_of(pose.orient[i]).dot(lever).max(0.0);
+    let per_length = tension / t.length[i];
+    for (k, pl) in planes.into_iter().enumerate() {
+        let s = per_length * pose.dir[k][i].length_squared();
+        pl.stiff[i] = s;
+        pl.rhs[i] -= h * gamma * s * (h * pl.vel[i] + pl.y[i]);
+    }
+}
+
+/// The unit axis (base to tip) of a segment of orientation `q`: q·(0, 1, 0), the second column
+/// of q's rotation matrix.
+#[inline(always)]
+fn axis_of(q: Quat) -> Vec3 {
+    let (x, y, z, w) = (q.x, q.y, q.z, q.w);
+    Vec3::new(
+        2.0 * (x * y - w * z),
+        1.0 - 2.0 * (x * x + z * z),
+        2.0 * (y * z + w * x),
+    )
+}
+
+/// The part of the wind `w` across a segment of unit axis `a`: w - (w·a)a. A cylinder's
+/// pressure drag comes from the flow across it; the flow along it only rubs its bark, a skin
+/// friction about a hundredth of the drag across (friction coefficient of the order of 0.005
+/// on the wetted area π·d·l, against C_d ≈ 1.2 on the frontal area d·l), neglected as Weber
+/// neglects it. Its size is |w|·sin φ, φ the angle between the wind and the axis.
+#[inline(always)]
+pub(crate) fn across_axis(w: Vec3, a: Vec3) -> Vec3 {
+    w - a * w.dot(a)
 }
 
 /// The centre of each of the tree's segments, where its bark's drag takes the wind.
@@ -468,20 +567,33 @@ pub(crate) fn factor(t: &TreeStatic<'_>, h: f32, diag: &mut [f64], inv_pivot: &m
     }
 }
 
-/// Solves A·Δv = b in place with the factorisation: one descending pass folds each row into its
-/// parent's right-hand side, one ascending pass substitutes back. Arithmetic in f64.
-pub(crate) fn solve_direct(t: &TreeStatic<'_>, rhs: &mut [f32], h: f32) {
+/// [`factor`] in place: `diag` holds A's diagonal and becomes 1/pivot.
+pub(crate) fn factor_in_place(t: &TreeStatic<'_>, h: f32, diag: &mut [f64]) {
+    for i in (0..t.len()).rev() {
+        let d = diag[i];
+        diag[i] = 1.0 / d;
+        if i > 0 {
+            let e = t.coupling(i, h) as f64;
+            diag[t.parent_of(i)] -= e * e / d;
+        }
+    }
+}
+
+/// Solves A·Δv = b in place with the factorisation (`inv_pivot`, from [`factor`]): one
+/// descending pass folds each row into its parent's right-hand side, one ascending pass
+/// substitutes back. Arithmetic in f64.
+pub(crate) fn solve_direct(t: &TreeStatic<'_>, inv_pivot: &[f64], rhs: &mut [f32], h: f32) {
     let n = t.len();
     for i in (1..n).rev() {
         let p = t.parent_of(i);
         let e = t.coupling(i, h) as f64;
-        rhs[p] = (rhs[p] as f64 + e * t.inv_pivot[i] * rhs[i] as f64) as f32;
+        rhs[p] = (rhs[p] as f64 + e * inv_pivot[i] * rhs[i] as f64) as f32;
     }
-    rhs[0] = (rhs[0] as f64 * t.inv_pivot[0]) as f32;
+    rhs[0] = (rhs[0] as f64 * inv_pivot[0]) as f32;
     for i in 1..n {
         let p = t.parent_of(i);
         let e = t.coupling(i, h) as f64;
-        rhs[i] = ((rhs[i] as f64 + e * rhs[p] as f64) * t.inv_pivot[i]) as f32;
+        rhs[i] = ((rhs[i] as f64 + e * rhs[p] as f64) * inv_pivot[i]) as f32;
     }
 }
 
@@ -491,11 +603,19 @@ pub(crate) struct CgWork<'a> {
     pub r: &'a mut [f64],
     pub p: &'a mut [f64],
     pub ap: &'a mut [f64],
+    /// Scratch of the articulated mass product (empty with the diagonal inertia).
+    pub tmp: &'a mut [DVec3],
+    pub mp: &'a mut [f64],
 }
 
 /// Weber's conjugate gradient with the preconditioner C = sqrt(A_D): it solves
 /// (C⁻¹AC⁻¹)(Cx) = C⁻¹b, whose matrix has a unit diagonal, then recovers x = C⁻¹(Cx).
-/// `scale` holds C⁻¹ = 1/sqrt(A_ii). Returns the number of iterations.
+/// `scale` holds C⁻¹ = 1/sqrt(A_ii) of the constant part of A (a preconditioner need not be
+/// exact). With `mass` (the articulated inertia) A = M + E and M·v is the O(n) product of
+/// [`articulated::apply_mass`]; without, M is the diagonal inertia and A is E plus the
+/// diagonal. `extra = (s, c)` adds c·diag(s) to A (empty: nothing). Returns the number of
+/// iterations.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn solve_cg(
     t: &TreeStatic<'_>,
     rhs: &mut [f32],
@@ -503,18 +623,42 @@ pub(crate) fn solve_cg(
     scale: &[f64],
     tolerance: f64,
     max_iterations: u32,
+    mass: Option<MassView<'_>>,
+    extra: (&[f32], f64),
     w: CgWork<'_>,
 ) -> u32 {
     let n = t.len();
     // Off-diagonal of the scaled matrix for the edge (i, parent): -e_i / sqrt(A_ii A_pp).
     let off = |i: usize| -(t.coupling(i, h) as f64) * scale[i] * scale[t.parent_of(i)];
-    let apply = |v: &[f64], out: &mut [f64]| {
-        out.copy_from_slice(v);
+    let (tmp, mp) = (w.tmp, w.mp);
+    let mut apply = |v: &[f64], out: &mut [f64]| {
+        match mass {
+            None => out.copy_from_slice(v),
+            Some(m) => {
+                // C⁻¹(M + E)C⁻¹v: the mass part through the O(n) product, E's diagonal here
+                // and its off-diagonal below.
+                for i in 0..n {
+                    mp[i] = v[i] * scale[i];
+                }
+                articulated::apply_mass(t, m, mp, out, tmp);
+                for i in 0..n {
+                    out[i] *= scale[i];
+                    out[i] += t.coupling(i, h) as f64 * scale[i] * scale[i] * v[i];
+                }
+                for i in 1..n {
+                    let p = t.parent_of(i);
+                    out[p] += t.coupling(i, h) as f64 * scale[p] * scale[p] * v[p];
+                }
+            }
+        }
         for i in 1..n {
             let p = t.parent_of(i);
             let a = off(i);
             out[i] += a * v[p];
             out[p] += a * v[i];
+        }
+        for (i, s) in extra.0.iter().enumerate() {
+            out[i] += extra.1 * *s as f64 * scale[i] * scale[i] * v[i];
         }
     };
     let mut rr = 0.0;
@@ -552,13 +696,15 @@ pub(crate) fn solve_cg(
     iterations
 }
 
-/// Semi-implicit update after the solve: v += Δv, Θ += y + h·v (Δx = h(v0 + Δv) plus the
-/// imposed displacement), y = 0. Returns false if any value stopped being finite.
-pub(crate) fn integrate(plane: &mut PlaneMut<'_>, h: f32) -> bool {
+/// Update after the solve: v += Δv, Θ += y + h·(v0 + γ·Δv) (γ = 1: Weber's Δx = h(v0 + Δv);
+/// γ = 1/2: Newmark's average velocity), plus the imposed displacement, then y = 0. Returns
+/// false if any value stopped being finite.
+pub(crate) fn integrate(plane: &mut PlaneMut<'_>, h: f32, gamma: f32) -> bool {
     let mut finite = true;
     for i in 0..plane.theta.len() {
-        let v = plane.vel[i] + plane.rhs[i];
-        let th = plane.theta[i] + plane.y[i] + h * v;
+        let dv = plane.rhs[i];
+        let v = plane.vel[i] + dv;
+        let th = plane.theta[i] + plane.y[i] + h * (plane.vel[i] + gamma * dv);
         plane.vel[i] = v;
         plane.theta[i] = th;
         plane.y[i] = 0.0;
@@ -593,6 +739,23 @@ pub(crate) fn split_correction(target: Vec3, d1: Vec3, d2: Vec3) -> (f32, f32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn axis_is_the_rotated_y_axis() {
+        for q in [
+            Quat::IDENTITY,
+            Quat::from_euler(glam::EulerRot::XYZ, 0.3, -1.2, 2.0),
+            Quat::from_axis_angle(Vec3::new(1.0, 0.0, 1.0).normalize(), 2.5),
+        ] {
+            assert!((axis_of(q) - q * Vec3::Y).length() < 1e-6, "{q:?}");
+        }
+        // Across the axis: perpendicular to it, of size |w|·sin φ.
+        let a = Vec3::new(0.6, 0.8, 0.0);
+        let w = Vec3::new(10.0, 0.0, 0.0);
+        let c = across_axis(w, a);
+        assert!(c.dot(a).abs() < 1e-5);
+        assert!((c.length() - 10.0 * 0.8).abs() < 1e-5, "{c}");
+    }
 
     #[test]
     fn correction_split_recovers_reachable_targets() {

@@ -3,12 +3,18 @@
 //! in the x-y and z-y planes), solved as two separable 1D semi-implicit systems per tree (Eq. 1)
 //! and recombined into 3D by the relative angle-axis mapping (Eqs. 3 and 4).
 //!
+//! Eq. 1's mass matrix is, by default, the exact one of the articulated tree in each plane
+//! (`SimParams::inertia`; the module `articulated` derives it and its O(n) solve); Weber's diagonal one
+//! is the other option. Eq. 1 advances the state with Weber's first-order semi-implicit step or
+//! Newmark's second-order average acceleration (`SimParams::integrator`); both solve the same
+//! matrix form, A = M + γh·C + γ²h²·K.
+//!
 //! One step, as jobs (see `docs/ARCHITECTURE.md` for what each reads and writes):
 //!
 //! | job        | waits for          | does |
 //! |------------|--------------------|------|
 //! | populate   | the previous step  | generalized forces (gravity, wind, loads carried) and Eq. 1's right-hand side for both planes |
-//! | solve_x    | populate           | Δv for the x plane (direct elimination or CG), then v += Δv, Θ += y + h·v |
+//! | solve_x    | populate           | Δv for the x plane (direct elimination or CG), then v += Δv, Θ += y + h·(v0 + γ·Δv) |
 //! | solve_z    | populate           | the same for the z plane |
 //! | kinematics | solve_x, solve_z   | root outward: orientations, bases, direction vectors, leaves, and Weber's spatial collision response (into y and the pose) segment by segment; subtrees as jobs |
 //!
@@ -22,6 +28,7 @@
 //! reaches the solver in the next step exactly as Eq. 1 prescribes (Δx = h(v0 + Δv) + y),
 //! which Weber's populate stage does at the start of his step.
 
+mod articulated;
 mod kernels;
 
 use std::ops::Deref;
@@ -29,13 +36,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
-use glam::{Quat, Vec3};
+use glam::{DVec3, Quat, Vec3};
 use sylva_engine::{FrameTimings, JobGraph, JobGraphBuilder, JobSystem};
 
 use crate::collider::SphereCollider;
 use crate::error::SimError;
 use crate::forest::Forest;
-use crate::params::{SimParams, SolverKind};
+use crate::params::{InertiaKind, IntegratorKind, SimParams, SolverKind};
 use crate::wind::{Calm, WindField};
 use kernels::{CgWork, ContactParams, Contacts, Part, PlaneMut, PoseRef, TreeStatic};
 
@@ -60,6 +67,10 @@ pub struct PlaneState {
     pub y: Vec<f32>,
     /// Eq. 1's right-hand side, then Δv.
     pub rhs: Vec<f32>,
+    /// Newmark only: the load stiffness S of each segment's own angle this step, the
+    /// stabilizing part of the loads' Jacobian that Eq. 1 takes implicitly (zero otherwise;
+    /// see `IntegratorKind::Newmark`) [N·m/rad].
+    pub stiff: Vec<f32>,
 }
 
 /// Writable angles and velocities of one plane, for [`Simulation::edit_state`].
@@ -116,12 +127,33 @@ struct WindScratch<'a> {
     leaf: &'a mut [Vec3],
 }
 
+/// One plane's solver scratch: the conjugate gradient's vectors (CG only; `tmp` and `mp` with
+/// the articulated inertia) and the articulated elimination's (direct only).
 #[derive(Default)]
 struct CgBuffers {
     x: Vec<f64>,
     r: Vec<f64>,
     p: Vec<f64>,
     ap: Vec<f64>,
+    tmp: Vec<DVec3>,
+    mp: Vec<f64>,
+    acc: Vec<[f64; 4]>,
+    rho: Vec<f64>,
+    /// Newmark with the direct solver: the factorisation of the step's matrix (articulated:
+    /// `fac` and `blocks`; diagonal: `pivot`).
+    fac: Vec<articulated::Pivot>,
+    blocks: Vec<articulated::Block>,
+    pivot: Vec<f64>,
+}
+
+/// One tree's share of a plane's solver scratch.
+struct SolveWork<'a> {
+    cg: Option<CgWork<'a>>,
+    acc: &'a mut [[f64; 4]],
+    rho: &'a mut [f64],
+    fac: &'a mut [articulated::Pivot],
+    blocks: &'a mut [articulated::Block],
+    pivot: &'a mut [f64],
 }
 
 /// Everything a step reads or writes, shared by its jobs. Each piece a job writes sits behind
@@ -130,7 +162,15 @@ struct Shared {
     forest: Forest,
     params: SimParams,
     inv_pivot: Vec<f64>,
-    cg_scale: Vec<f64>,
+    /// The conjugate gradient's preconditioner 1/sqrt(A_ii), per plane.
+    cg_scale: [Vec<f64>; 2],
+    /// u = ∂tip/∂Θ of every segment at the rest pose (the generated shape), per plane.
+    rest_dir: [Vec<Vec3>; 2],
+    /// W = c·m + M_out and Q = q·m + M_out of every segment (see `articulated`).
+    first: Vec<f64>,
+    second: Vec<f64>,
+    /// The articulated factorisation (β, 1/D) per plane (empty with the diagonal inertia).
+    fac: [Vec<articulated::Pivot>; 2],
     planes: [RwLock<PlaneState>; 2],
     pose: RwLock<PoseState>,
     scratch: RwLock<Scratch>,
@@ -208,6 +248,7 @@ impl Simulation {
             vel: vec![0.0; n],
             y: vec![0.0; n],
             rhs: vec![0.0; n],
+            stiff: vec![0.0; n],
         };
         let mut planes = [plane(), plane()];
         shape_angles(&forest, &mut planes);
@@ -221,8 +262,12 @@ impl Simulation {
         let sh = Shared {
             forest,
             params,
-            inv_pivot: vec![0.0; n],
-            cg_scale: Vec::new(),
+            inv_pivot: Vec::new(),
+            cg_scale: [Vec::new(), Vec::new()],
+            rest_dir: [Vec::new(), Vec::new()],
+            first: Vec::new(),
+            second: Vec::new(),
+            fac: [Vec::new(), Vec::new()],
             planes: [RwLock::new(px), RwLock::new(pz)],
             pose: RwLock::new(pose),
             scratch: RwLock::new(Scratch {
@@ -246,8 +291,9 @@ impl Simulation {
             time: 0.0,
             stats: StepStats::default(),
         };
-        sim.prepare_solver();
         sim.refresh_pose();
+        sim.prepare_inertia();
+        sim.prepare_solver();
         if sim.sh.forest.material.compensate_gravity {
             sim.compensate_gravity();
         }
@@ -289,6 +335,18 @@ impl Simulation {
     /// Switches the linear solver.
     pub fn set_solver(&mut self, solver: SolverKind) {
         self.sh.params.solver = solver;
+        self.prepare_solver();
+    }
+
+    /// Switches the mass matrix (refactors the system matrix).
+    pub fn set_inertia(&mut self, inertia: InertiaKind) {
+        self.sh.params.inertia = inertia;
+        self.prepare_solver();
+    }
+
+    /// Switches the integrator (refactors the system matrix).
+    pub fn set_integrator(&mut self, integrator: IntegratorKind) {
+        self.sh.params.integrator = integrator;
         self.prepare_solver();
     }
 
@@ -355,6 +413,7 @@ impl Simulation {
             p.vel.fill(0.0);
             p.y.fill(0.0);
             p.rhs.fill(0.0);
+            p.stiff.fill(0.0);
         }
         let [x, z] = planes;
         *a.get_mut().expect("unpoisoned state") = x;
@@ -362,17 +421,56 @@ impl Simulation {
         self.refresh_pose();
     }
 
-    /// Kinetic energy in the model's generalized coordinates with its diagonal mass matrix,
-    /// ½·Σ I·(vx² + vz²) \[J\].
+    /// Kinetic energy in the model's generalized coordinates with the mass matrix the
+    /// simulation uses, ½·(vxᵀ·M^x·vx + vzᵀ·M^z·vz) \[J\]: the articulated matrix (every rod's
+    /// energy with its velocity built from its ancestors', see `articulated`) or Weber's
+    /// diagonal one, ½·Σ I·(vx² + vz²).
     pub fn kinetic_energy(&self) -> f64 {
         let (px, pz) = (self.plane(0), self.plane(1));
         let s = &self.sh.forest.seg;
-        (0..s.length.len())
-            .map(|i| {
-                let inertia = s.inertia[i] as f64;
-                0.5 * inertia * ((px.vel[i] as f64).powi(2) + (pz.vel[i] as f64).powi(2))
-            })
-            .sum()
+        match self.sh.params.inertia {
+            InertiaKind::Diagonal => (0..s.length.len())
+                .map(|i| {
+                    let inertia = s.inertia[i] as f64;
+                    0.5 * inertia * ((px.vel[i] as f64).powi(2) + (pz.vel[i] as f64).powi(2))
+                })
+                .sum(),
+            InertiaKind::Articulated => {
+                let mut tmp = vec![DVec3::ZERO; s.length.len()];
+                let mut total = 0.0;
+                for t in 0..self.sh.forest.tree_count() {
+                    let ts = tree_static(&self.sh, t);
+                    let r = seg_range(&self.sh, t);
+                    for (k, pl) in [&px, &pz].into_iter().enumerate() {
+                        total += articulated::kinetic_energy(
+                            &ts,
+                            &self.sh.rest_dir[k][r.clone()],
+                            &pl.vel[r.clone()],
+                            &mut tmp,
+                        );
+                    }
+                }
+                total
+            }
+        }
+    }
+
+    /// Energy stored in the joint springs, ½·Σ k·(Θ_i + y_i - Θ_p - y_p - R_i)² over both planes \[J\].
+    pub fn spring_energy(&self) -> f64 {
+        let (px, pz) = (self.plane(0), self.plane(1));
+        let s = &self.sh.forest.seg;
+        let mut total = 0.0;
+        for i in 0..s.length.len() {
+            for (k, pl) in [&px, &pz].into_iter().enumerate() {
+                let parent = match s.parent[i] {
+                    crate::forest::NO_PARENT => 0.0,
+                    p => (pl.theta[p as usize] + pl.y[p as usize]) as f64,
+                };
+                let bend = (pl.theta[i] + pl.y[i]) as f64 - parent - s.rest[k][i] as f64;
+                total += 0.5 * s.stiffness[i] as f64 * bend * bend;
+            }
+        }
+        total
     }
 
     /// Largest |Θ + y| over all segments and both planes \[rad\].
@@ -421,12 +519,15 @@ impl Simulation {
         fn b<T>(v: &Vec<T>) -> usize {
             v.capacity() * size_of::<T>()
         }
-        let mut total = self.sh.forest.heap_bytes() + b(&self.sh.inv_pivot) + b(&self.sh.cg_scale);
+        let sh = &self.sh;
+        let mut total = sh.forest.heap_bytes() + b(&sh.inv_pivot) + b(&sh.first) + b(&sh.second);
         for k in 0..2 {
             let pl = self.plane(k);
-            total += b(&pl.theta) + b(&pl.vel) + b(&pl.y) + b(&pl.rhs);
-            let cg = read(&self.sh.cg[k]);
-            total += b(&cg.x) + b(&cg.r) + b(&cg.p) + b(&cg.ap);
+            total += b(&pl.theta) + b(&pl.vel) + b(&pl.y) + b(&pl.rhs) + b(&pl.stiff);
+            total += b(&sh.cg_scale[k]) + b(&sh.rest_dir[k]) + b(&sh.fac[k]);
+            let cg = read(&sh.cg[k]);
+            total += b(&cg.x) + b(&cg.r) + b(&cg.p) + b(&cg.ap) + b(&cg.tmp) + b(&cg.mp) + b(&cg.acc) + b(&cg.rho);
+            total += b(&cg.fac) + b(&cg.blocks) + b(&cg.pivot);
         }
         let pose = self.pose();
         total += b(&pose.base) + b(&pose.orient) + b(&pose.dir[0]) + b(&pose.dir[1]) + b(&pose.leaf_pos);
@@ -454,7 +555,21 @@ impl Simulation {
         } else {
             &self.per_phase
         };
-        graph.run(jobs, &self.sh, None);
+        // A field that steps on the CPU takes its next step beside the trees, from the field
+        // they sample (see `WindField::detach`).
+        match self.sh.wind.detach(self.time + h) {
+            Some(frozen) => {
+                let mut wind = std::mem::replace(&mut self.sh.wind, frozen);
+                let sh = &self.sh;
+                jobs.scope(|s| {
+                    s.spawn(|_| wind.step_detached(jobs, timings));
+                    graph.run(jobs, sh, None);
+                });
+                let frozen = std::mem::replace(&mut self.sh.wind, wind);
+                self.sh.wind.attach(frozen);
+            }
+            None => graph.run(jobs, &self.sh, None),
+        }
         for (k, name) in PHASES.iter().enumerate() {
             if let Some(id) = timings.phase_id(name) {
                 timings.add(
@@ -512,8 +627,8 @@ impl Simulation {
                 wind,
             );
             if solver.is_some() {
-                solve_plane(sh, &ts, &mut px, cg_work(&mut ca, r.clone()));
-                solve_plane(sh, &ts, &mut pz, cg_work(&mut cb, r.clone()));
+                solve_plane(sh, &ts, 0, &mut px, solve_work(&mut ca, r.clone()));
+                solve_plane(sh, &ts, 1, &mut pz, solve_work(&mut cb, r.clone()));
             }
         }
         // The right-hand side is scratch: the next step recomputes it.
@@ -526,41 +641,105 @@ impl Simulation {
         out
     }
 
+    /// Keeps what the articulated mass matrix needs from the rest pose (the generated shape,
+    /// which the pose holds when this runs): the direction vectors u of both planes and each
+    /// segment's W and Q.
+    fn prepare_inertia(&mut self) {
+        let n = self.sh.forest.segment_count();
+        let pose = self.sh.pose.get_mut().expect("unpoisoned state");
+        self.sh.rest_dir = [pose.dir[0].clone(), pose.dir[1].clone()];
+        let (mut first, mut second) = (vec![0.0; n], vec![0.0; n]);
+        for t in 0..self.sh.forest.tree_count() {
+            let r = seg_range(&self.sh, t);
+            let ts = tree_static(&self.sh, t);
+            articulated::moments(&ts, &mut first[r.clone()], &mut second[r]);
+        }
+        self.sh.first = first;
+        self.sh.second = second;
+    }
+
+    /// Factors A = M + γh·C + γ²h²·K for the chosen inertia, integrator and solver, and sizes the
+    /// solver's scratch. Allocates; the steps do not.
     fn prepare_solver(&mut self) {
         let sh = &mut self.sh;
         let n = sh.forest.segment_count();
-        let h = sh.params.dt;
-        let mut diag = vec![0.0f64; n];
-        let mut inv_pivot = std::mem::take(&mut sh.inv_pivot);
-        let mut cg_scale = Vec::new();
+        let h = sh.params.integrator.gamma() * sh.params.dt;
+        let articulated = sh.params.inertia == InertiaKind::Articulated;
+        let cg = sh.params.solver == SolverKind::Cg;
+        sh.inv_pivot = Vec::new();
+        sh.fac = [Vec::new(), Vec::new()];
+        sh.cg_scale = [Vec::new(), Vec::new()];
+        // A's diagonal per plane: the inertia (the articulated matrix's diagonal, or Weber's
+        // diagonal inertia, which equals it when |u| = l) plus the springs' and dampers' terms.
+        let mut diag = [vec![0.0f64; n], vec![0.0f64; n]];
         for t in 0..sh.forest.tree_count() {
             let r = seg_range(sh, t);
             let ts = tree_static(sh, t);
-            let inertia = |i: usize| sh.forest.seg.inertia[r.start + i] as f64;
-            kernels::diagonal(&ts, h, inertia, &mut diag[r.clone()]);
+            for (k, d) in diag.iter_mut().enumerate() {
+                let inertia = |i: usize| {
+                    if articulated {
+                        sh.second[r.start + i] * (sh.rest_dir[k][r.start + i].length_squared() as f64)
+                    } else {
+                        sh.forest.seg.inertia[r.start + i] as f64
+                    }
+                };
+                kernels::diagonal(&ts, h, inertia, &mut d[r.clone()]);
+            }
         }
-        if sh.params.solver == SolverKind::Cg {
-            cg_scale = diag.iter().map(|d| 1.0 / d.sqrt()).collect();
-            for c in &mut sh.cg {
-                let c = c.get_mut().unwrap();
+        let newmark = sh.params.integrator == IntegratorKind::Newmark;
+        let fresh = |articulated_direct: bool| {
+            let mut c = CgBuffers::default();
+            if cg {
                 for v in [&mut c.x, &mut c.r, &mut c.p, &mut c.ap] {
-                    v.clear();
-                    v.resize(n, 0.0);
-                    v.shrink_to_fit();
+                    *v = vec![0.0; n];
+                }
+                if articulated {
+                    c.tmp = vec![DVec3::ZERO; n];
+                    c.mp = vec![0.0; n];
+                }
+            } else if articulated_direct {
+                c.acc = vec![[0.0; 4]; n];
+                c.rho = vec![0.0; n];
+                if newmark {
+                    c.fac = vec![[0.0; 5]; n];
+                    c.blocks = vec![articulated::Block::default(); n];
+                }
+            } else if newmark {
+                c.pivot = vec![0.0; n];
+            }
+            c
+        };
+        for c in &mut sh.cg {
+            *c.get_mut().unwrap() = fresh(articulated);
+        }
+        if cg {
+            sh.cg_scale = diag.map(|d| d.iter().map(|d| 1.0 / d.sqrt()).collect());
+        } else if articulated {
+            let mut blocks = vec![articulated::Block::default(); n];
+            let mut fac = [vec![[0.0; 5]; n], vec![[0.0; 5]; n]];
+            for t in 0..sh.forest.tree_count() {
+                let r = seg_range(sh, t);
+                let ts = tree_static(sh, t);
+                for (k, f) in fac.iter_mut().enumerate() {
+                    let m = articulated::MassView {
+                        u: &sh.rest_dir[k][r.clone()],
+                        first: &sh.first[r.clone()],
+                        second: &sh.second[r.clone()],
+                    };
+                    articulated::factor(&ts, m, h, (&[], 0.0), &mut blocks[r.clone()], &mut f[r.clone()]);
                 }
             }
+            sh.fac = fac;
         } else {
-            for c in &mut sh.cg {
-                *c.get_mut().unwrap() = CgBuffers::default();
+            let [mut d, _] = diag;
+            let mut inv_pivot = vec![0.0; n];
+            for t in 0..sh.forest.tree_count() {
+                let r = seg_range(sh, t);
+                let ts = tree_static(sh, t);
+                kernels::factor(&ts, h, &mut d[r.clone()], &mut inv_pivot[r]);
             }
+            sh.inv_pivot = inv_pivot;
         }
-        for t in 0..sh.forest.tree_count() {
-            let r = seg_range(sh, t);
-            let ts = tree_static(sh, t);
-            kernels::factor(&ts, h, &mut diag[r.clone()], &mut inv_pivot[r]);
-        }
-        sh.inv_pivot = inv_pivot;
-        sh.cg_scale = cg_scale;
     }
 
     /// Rebuilds the whole pose from the angles, sequentially, without contacts.
@@ -655,6 +834,7 @@ fn tree_static(sh: &Shared, t: usize) -> TreeStatic<'_> {
         radius_base: &s.radius_base[r.clone()],
         radius_tip: &s.radius_tip[r.clone()],
         mass: &s.mass[r.clone()],
+        inertia: &s.inertia[r.clone()],
         rest: [&s.rest[0][r.clone()], &s.rest[1][r.clone()]],
         stiffness: &s.stiffness[r.clone()],
         damping: &s.damping[r.clone()],
@@ -662,7 +842,18 @@ fn tree_static(sh: &Shared, t: usize) -> TreeStatic<'_> {
         leaf_drag: &s.leaf_drag[r.clone()],
         leaf_start: &s.leaf_start[r.start..r.end + 1],
         leaf_along: &sh.forest.leaf.along[l],
-        inv_pivot: sh.inv_pivot.get(r).unwrap_or(&[]),
+        inv_pivot: sh.inv_pivot.get(r.clone()).unwrap_or(&[]),
+        rest_dir: if sh.params.inertia == InertiaKind::Articulated {
+            [
+                sh.rest_dir[0].get(r.clone()).unwrap_or(&[]),
+                sh.rest_dir[1].get(r.clone()).unwrap_or(&[]),
+            ]
+        } else {
+            [&[], &[]]
+        },
+        first: sh.first.get(r.clone()).unwrap_or(&[]),
+        second: sh.second.get(r.clone()).unwrap_or(&[]),
+        fac: [sh.fac[0].get(r.clone()).unwrap_or(&[]), sh.fac[1].get(r).unwrap_or(&[])],
     }
 }
 
@@ -671,7 +862,8 @@ fn plane_mut(p: &mut PlaneState, r: std::ops::Range<usize>) -> PlaneMut<'_> {
         theta: &mut p.theta[r.clone()],
         vel: &mut p.vel[r.clone()],
         y: &mut p.y[r.clone()],
-        rhs: &mut p.rhs[r],
+        rhs: &mut p.rhs[r.clone()],
+        stiff: &mut p.stiff[r],
     }
 }
 
@@ -684,16 +876,36 @@ fn pose_ref(p: &PoseState, r: std::ops::Range<usize>, leaves: std::ops::Range<us
     }
 }
 
-fn cg_work(c: &mut CgBuffers, r: std::ops::Range<usize>) -> Option<CgWork<'_>> {
-    if c.x.is_empty() {
-        return None;
+fn solve_work(c: &mut CgBuffers, r: std::ops::Range<usize>) -> SolveWork<'_> {
+    let CgBuffers {
+        x,
+        r: res,
+        p,
+        ap,
+        tmp,
+        mp,
+        acc,
+        rho,
+        fac,
+        blocks,
+        pivot,
+    } = c;
+    let cg = (!x.is_empty()).then(|| CgWork {
+        x: &mut x[r.clone()],
+        r: &mut res[r.clone()],
+        p: &mut p[r.clone()],
+        ap: &mut ap[r.clone()],
+        tmp: tmp.get_mut(r.clone()).unwrap_or(&mut []),
+        mp: mp.get_mut(r.clone()).unwrap_or(&mut []),
+    });
+    SolveWork {
+        cg,
+        acc: acc.get_mut(r.clone()).unwrap_or(&mut []),
+        rho: rho.get_mut(r.clone()).unwrap_or(&mut []),
+        fac: fac.get_mut(r.clone()).unwrap_or(&mut []),
+        blocks: blocks.get_mut(r.clone()).unwrap_or(&mut []),
+        pivot: pivot.get_mut(r).unwrap_or(&mut []),
     }
-    Some(CgWork {
-        x: &mut c.x[r.clone()],
-        r: &mut c.r[r.clone()],
-        p: &mut c.p[r.clone()],
-        ap: &mut c.ap[r],
-    })
 }
 
 /// Splits a slice into consecutive pieces of the given lengths.
@@ -716,11 +928,18 @@ fn planes_per_tree<'a>(p: &'a mut PlaneState, sh: &Shared) -> Vec<PlaneMut<'a>> 
     let v = split_lengths(&mut p.vel, tree_lengths(sh));
     let y = split_lengths(&mut p.y, tree_lengths(sh));
     let r = split_lengths(&mut p.rhs, tree_lengths(sh));
+    let s = split_lengths(&mut p.stiff, tree_lengths(sh));
     th.into_iter()
         .zip(v)
         .zip(y)
-        .zip(r)
-        .map(|(((theta, vel), y), rhs)| PlaneMut { theta, vel, y, rhs })
+        .zip(r.into_iter().zip(s))
+        .map(|(((theta, vel), y), (rhs, stiff))| PlaneMut {
+            theta,
+            vel,
+            y,
+            rhs,
+            stiff,
+        })
         .collect()
 }
 
@@ -773,19 +992,62 @@ fn parts_per_tree<'a>(
     ([&**tha, &**thz], parts)
 }
 
-fn cg_per_tree<'a>(c: &'a mut CgBuffers, sh: &Shared) -> Vec<Option<CgWork<'a>>> {
-    if c.x.is_empty() {
-        return (0..sh.forest.tree_count()).map(|_| None).collect();
+/// Splits a buffer per tree; an empty buffer gives an empty piece to every tree.
+fn per_tree_or_empty<'a, T>(v: &'a mut [T], sh: &Shared) -> Vec<&'a mut [T]> {
+    if v.is_empty() {
+        (0..sh.forest.tree_count()).map(|_| <&mut [T]>::default()).collect()
+    } else {
+        split_lengths(v, tree_lengths(sh))
     }
-    let x = split_lengths(&mut c.x, tree_lengths(sh));
-    let r = split_lengths(&mut c.r, tree_lengths(sh));
-    let p = split_lengths(&mut c.p, tree_lengths(sh));
-    let ap = split_lengths(&mut c.ap, tree_lengths(sh));
+}
+
+fn cg_per_tree<'a>(c: &'a mut CgBuffers, sh: &Shared) -> Vec<SolveWork<'a>> {
+    let CgBuffers {
+        x,
+        r,
+        p,
+        ap,
+        tmp,
+        mp,
+        acc,
+        rho,
+        fac,
+        blocks,
+        pivot,
+    } = c;
+    let (fac, blocks, pivot) = (
+        per_tree_or_empty(fac, sh),
+        per_tree_or_empty(blocks, sh),
+        per_tree_or_empty(pivot, sh),
+    );
+    let (x, r, p, ap) = (
+        per_tree_or_empty(x, sh),
+        per_tree_or_empty(r, sh),
+        per_tree_or_empty(p, sh),
+        per_tree_or_empty(ap, sh),
+    );
+    let (tmp, mp) = (per_tree_or_empty(tmp, sh), per_tree_or_empty(mp, sh));
+    let (acc, rho) = (per_tree_or_empty(acc, sh), per_tree_or_empty(rho, sh));
     x.into_iter()
         .zip(r)
         .zip(p)
         .zip(ap)
-        .map(|(((x, r), p), ap)| Some(CgWork { x, r, p, ap }))
+        .zip(tmp.into_iter().zip(mp))
+        .zip(acc.into_iter().zip(rho))
+        .zip(fac.into_iter().zip(blocks).zip(pivot))
+        .map(
+            |((((((x, r), p), ap), (tmp, mp)), (acc, rho)), ((fac, blocks), pivot))| {
+                let cg = (!x.is_empty()).then_some(CgWork { x, r, p, ap, tmp, mp });
+                SolveWork {
+                    cg,
+                    acc,
+                    rho,
+                    fac,
+                    blocks,
+                    pivot,
+                }
+            },
+        )
         .collect()
 }
 
@@ -799,7 +1061,7 @@ fn timed<R>(sh: &Shared, k: usize, f: impl FnOnce() -> R) -> R {
 }
 
 /// Populate for one tree. A varying wind is sampled first, at every segment centre and every
-/// leaf in two calls (`WindField::sample_in_place`), into `wind`.
+/// leaf in two calls (`WindField::sample_in_place` and `sample_into`), into `wind`.
 fn populate_tree(
     sh: &Shared,
     ts: &TreeStatic<'_>,
@@ -809,15 +1071,15 @@ fn populate_tree(
     wind: &mut WindScratch<'_>,
 ) {
     let (h, g) = (sh.params.dt, sh.params.gravity);
+    let gamma = sh.params.integrator.gamma();
     match sh.wind.uniform() {
-        Some(w) => kernels::populate(ts, planes, pose, load, h, g, None, |_| w),
+        Some(w) => kernels::populate(ts, planes, pose, load, h, gamma, g, None, |_| w),
         None => {
             kernels::segment_centres(ts, pose, wind.centre);
             sh.wind.sample_in_place(wind.centre);
-            wind.leaf.copy_from_slice(pose.leaf_pos);
-            sh.wind.sample_in_place(wind.leaf);
+            sh.wind.sample_into(pose.leaf_pos, wind.leaf);
             let centre = &*wind.centre;
-            kernels::populate(ts, planes, pose, load, h, g, Some(wind.leaf), |i| centre[i])
+            kernels::populate(ts, planes, pose, load, h, gamma, g, Some(wind.leaf), |i| centre[i])
         }
     }
 }
@@ -844,30 +1106,55 @@ fn wind_per_tree<'a>(centre: &'a mut Vec<Vec3>, leaf: &'a mut Vec<Vec3>, sh: &Sh
 }
 
 /// Solves one plane of one tree, leaving Δv in `rhs`.
-fn solve_plane(sh: &Shared, ts: &TreeStatic<'_>, pl: &mut PlaneMut<'_>, cg: Option<CgWork<'_>>) {
-    let h = sh.params.dt;
-    match (sh.params.solver, cg) {
-        (SolverKind::Cg, Some(work)) => {
+/// Solves plane `k` of one tree, leaving Δv in `rhs`.
+fn solve_plane(sh: &Shared, ts: &TreeStatic<'_>, k: usize, pl: &mut PlaneMut<'_>, work: SolveWork<'_>) {
+    // Newmark and the semi-implicit step share the matrix form with h scaled by γ.
+    let h = sh.params.integrator.gamma() * sh.params.dt;
+    // Newmark adds the step's load stiffness S (`PlaneMut::stiff`) to the matrix: A gains
+    // (γh)²·S on its diagonal and is factored for this step; otherwise A is constant and was
+    // factored in `prepare_solver`.
+    let newmark = sh.params.integrator == IntegratorKind::Newmark;
+    let extra = if newmark { &*pl.stiff } else { &[] };
+    let h2 = (h as f64) * (h as f64);
+    match (sh.params.solver, work.cg) {
+        (SolverKind::Cg, Some(cg)) => {
             let r = ts.offset as usize..ts.offset as usize + ts.len();
             let it = kernels::solve_cg(
                 ts,
                 pl.rhs,
                 h,
-                &sh.cg_scale[r],
+                &sh.cg_scale[k][r],
                 sh.params.cg_tolerance,
                 sh.params.cg_max_iterations,
-                work,
+                ts.mass_view(k),
+                (extra, h2),
+                cg,
             );
             sh.cg_iterations.fetch_add(it as u64, Ordering::Relaxed);
             sh.cg_solves.fetch_add(1, Ordering::Relaxed);
         }
-        _ => kernels::solve_direct(ts, pl.rhs, h),
+        _ => match ts.mass_view(k) {
+            Some(m) if newmark => {
+                articulated::factor(ts, m, h, (extra, h2), work.blocks, work.fac);
+                articulated::solve(ts, m.u, work.fac, pl.rhs, work.acc, work.rho)
+            }
+            Some(m) => articulated::solve(ts, m.u, ts.fac[k], pl.rhs, work.acc, work.rho),
+            None if newmark => {
+                kernels::diagonal(ts, h, |i| ts.inertia[i] as f64, work.pivot);
+                for (d, s) in work.pivot.iter_mut().zip(extra) {
+                    *d += h2 * *s as f64;
+                }
+                kernels::factor_in_place(ts, h, work.pivot);
+                kernels::solve_direct(ts, work.pivot, pl.rhs, h)
+            }
+            None => kernels::solve_direct(ts, ts.inv_pivot, pl.rhs, h),
+        },
     }
 }
 
-fn solve_and_integrate(sh: &Shared, ts: &TreeStatic<'_>, pl: &mut PlaneMut<'_>, cg: Option<CgWork<'_>>) {
-    solve_plane(sh, ts, pl, cg);
-    if !kernels::integrate(pl, sh.params.dt) {
+fn solve_and_integrate(sh: &Shared, ts: &TreeStatic<'_>, k: usize, pl: &mut PlaneMut<'_>, work: SolveWork<'_>) {
+    solve_plane(sh, ts, k, pl, work);
+    if !kernels::integrate(pl, sh.params.dt, sh.params.integrator.gamma()) {
         sh.nonfinite.store(true, Ordering::Relaxed);
     }
 }
@@ -890,7 +1177,7 @@ fn step_tree<'a>(
     pose: PoseParts<'a>,
     load: &mut [Vec3],
     mut wind: WindScratch<'_>,
-    cg: [Option<CgWork<'_>>; 2],
+    work: [SolveWork<'_>; 2],
 ) {
     let ts = tree_static(sh, t);
     let PoseParts {
@@ -908,10 +1195,31 @@ fn step_tree<'a>(
         };
         populate_tree(sh, &ts, [&mut px, &mut pz], pr, load, &mut wind)
     });
-    let [cgx, cgz] = cg;
+    let [wx, wz] = work;
     timed(sh, SOLVE, || {
-        solve_and_integrate(sh, &ts, &mut px, cgx);
-        solve_and_integrate(sh, &ts, &mut pz, cgz);
+        // The default (direct, articulated, semi-implicit) solves both planes in one walk of
+        // the tree; the per-phase graph solves them apart, with the same bits.
+        let fused = sh.params.solver == SolverKind::Direct
+            && sh.params.integrator == IntegratorKind::SemiImplicit
+            && ts.mass_view(0).is_some();
+        if fused {
+            articulated::solve_both(
+                &ts,
+                ts.rest_dir,
+                ts.fac,
+                [&mut *px.rhs, &mut *pz.rhs],
+                [wx.acc, wz.acc],
+                [wx.rho, wz.rho],
+            );
+            for pl in [&mut px, &mut pz] {
+                if !kernels::integrate(pl, sh.params.dt, sh.params.integrator.gamma()) {
+                    sh.nonfinite.store(true, Ordering::Relaxed);
+                }
+            }
+        } else {
+            solve_and_integrate(sh, &ts, 0, &mut px, wx);
+            solve_and_integrate(sh, &ts, 1, &mut pz, wz);
+        }
     });
     timed(sh, KINEMATICS, || {
         let [d0, d1] = dir;
@@ -1037,7 +1345,7 @@ fn per_phase_graph() -> JobGraph<Shared> {
                 for (t, (mut p, c)) in planes.into_iter().zip(cgs).enumerate() {
                     s.spawn(move |_| {
                         let ts = tree_static(sh, t);
-                        timed(sh, SOLVE, || solve_and_integrate(sh, &ts, &mut p, c));
+                        timed(sh, SOLVE, || solve_and_integrate(sh, &ts, k, &mut p, c));
                     });
                 }
             });

@@ -1,0 +1,155 @@
+//! The overlay's content: title, frame rate and counts, simulation and GPU pass times, the
+//! simulation state, the wind field legend, the frame-time graph and the key help, laid out
+//! as text and bars by [`OverlayBuilder`] into the renderer's overlay vertices.
+//!
+//! Invariant: it only fills `overlay_vertices` (cleared by the caller each frame); it reads
+//! the renderer's timings and statistics and changes nothing else.
+
+use ash::vk;
+
+use super::{DrawOptions, Renderer, GRAPH_FRAMES};
+use crate::frame::RenderFrame;
+use crate::overlay::OverlayBuilder;
+
+impl Renderer {
+    pub(super) fn compose_overlay(&mut self, frame: &RenderFrame, options: &DrawOptions, extent: vk::Extent2D) {
+        let mut vertices = std::mem::take(&mut self.overlay_vertices);
+        {
+            let a = &self.atlas;
+            let mut b = OverlayBuilder {
+                atlas: a,
+                vertices: &mut vertices,
+            };
+            let white = [255, 255, 255, 255];
+            let dim = [200, 210, 220, 255];
+            let lh = a.line_height;
+            let (x, mut y) = (10.0, 8.0);
+            let info = &frame.info;
+            let title = if info.title.is_empty() {
+                "Sylva".to_string()
+            } else {
+                format!("Sylva · {}", info.title)
+            };
+            b.label(x, y, &title, white);
+            y += lh;
+            let drawn: usize = frame.trees_drawn.iter().sum();
+            let segs: usize = frame.segments.iter().map(Vec::len).sum();
+            let leaves: usize = frame.leaves.iter().map(Vec::len).sum();
+            let rate = if self.fps > 0.0 {
+                format!("{:5.1} fps {:6.2} ms", self.fps, 1000.0 / self.fps)
+            } else {
+                "(a single frame)".to_string()
+            };
+            b.label(
+                x,
+                y,
+                &format!(
+                    "{rate}   trees {} (drawn {} = {}/{}/{} by LOD)   segments {} of {}   leaves {} of {}   draws {}",
+                    info.trees,
+                    drawn,
+                    frame.trees_drawn[0],
+                    frame.trees_drawn[1],
+                    frame.trees_drawn[2],
+                    segs,
+                    info.segments,
+                    leaves,
+                    info.leaves,
+                    self.stats.draws
+                ),
+                white,
+            );
+            y += lh;
+            let mut sim = String::from("sim ms ");
+            for (name, _, mean) in &frame.timings.phases {
+                sim.push_str(&format!(" {name} {mean:.2}"));
+            }
+            sim.push_str(&format!("  wait {:.2}", frame.timings.cache_wait_ms));
+            b.label(x, y, &sim, dim);
+            y += lh;
+            let mut g = String::from("gpu ms ");
+            if self.gpu_timings.frames() == 0 {
+                g.push_str(if self.gpu.timestamps.is_some() {
+                    " (waiting for the first frame)"
+                } else {
+                    " (no timestamps on this device)"
+                });
+            } else {
+                for id in self.gpu_timings.phase_ids() {
+                    g.push_str(&format!(
+                        " {} {:.2}",
+                        self.gpu_timings.phase_name(id),
+                        self.gpu_timings.last(id).as_secs_f32() * 1e3
+                    ));
+                }
+                g.push_str(&format!(
+                    "  total {:.2}",
+                    self.gpu_timings.last_wall().as_secs_f32() * 1e3
+                ));
+            }
+            b.label(x, y, &g, dim);
+            y += lh;
+            let state = format!(
+                "t {:.1} s  {}  solver {}  wind {:.1} m/s at {:.0}°  LOD bias {:.1}{}",
+                info.sim_time,
+                if info.paused { "PAUSED" } else { "running" },
+                info.solver,
+                info.wind_speed,
+                info.wind_heading_deg,
+                info.lod_bias,
+                if info.message.is_empty() {
+                    String::new()
+                } else {
+                    format!("  ·  {}", info.message)
+                }
+            );
+            b.label(x, y, &state, dim);
+            y += lh;
+            if let Some(f) = &info.field {
+                let field = format!(
+                    "wind field: {} arrows on layer {} of {} ({:.1} m up), blue calm to red {:.1} m/s",
+                    f.arrows,
+                    f.layer + 1,
+                    f.layers,
+                    f.height,
+                    f.max_speed
+                );
+                b.label(x, y, &field, dim);
+                y += lh;
+            }
+            y += 4.0;
+            // Frame graph: render frame interval (grey), GPU time (green), simulation frame (orange).
+            let frames: Vec<Vec<f32>> = self.graph.iter().map(|f| vec![f[1], (f[0] - f[1]).max(0.0)]).collect();
+            let sims: Vec<Vec<f32>> = self.graph.iter().map(|f| vec![f[2]]).collect();
+            let max = self
+                .graph
+                .iter()
+                .map(|f| f[0].max(f[2]))
+                .fold(16.7f32, f32::max)
+                .min(250.0)
+                * 1.1;
+            let gw = (GRAPH_FRAMES as f32).min(extent.width as f32 - 20.0).max(10.0);
+            b.bars(
+                x,
+                y,
+                gw,
+                60.0,
+                max,
+                &frames,
+                &[[90, 200, 110, 230], [150, 150, 150, 200]],
+                &[16.7, 33.3],
+            );
+            b.bars(x, y + 62.0, gw, 24.0, max, &sims, &[[240, 150, 60, 230]], &[16.7, 33.3]);
+            b.label(x + gw + 8.0, y, &format!("{max:.0} ms"), dim);
+            b.label(x + gw + 8.0, y + 62.0, "sim", [240, 150, 60, 255]);
+            if !options.help.is_empty() {
+                let lines: Vec<&str> = options.help.lines().collect();
+                let mut hy = extent.height as f32 - 6.0 - lh * lines.len() as f32;
+                for line in lines {
+                    b.label(x, hy, line, white);
+                    hy += lh;
+                }
+            }
+        }
+        self.overlay_vertices = vertices;
+    }
+}

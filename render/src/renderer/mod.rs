@@ -1,0 +1,518 @@
+//! The renderer: draws a [`RenderFrame`] with a shadow pass and a main pass into its own colour
+//! image, then blits it to a window's swapchain image and/or copies it back to the CPU.
+//!
+//! Per frame: the shadow map (bark and leaves from the sun), then sky, ground, bark (one
+//! instanced draw per level of detail), leaves (likewise), collider spheres and the overlay.
+//! GPU timestamps bracket each pass. Two frames are in flight; each frame slot owns its
+//! command buffer, fence, uniform, instance and overlay buffers, timestamp queries and release
+//! list.
+//!
+//! This file holds the public types and [`Renderer`] itself: creation, [`Renderer::draw`]
+//! (uploads, recording, submission, readback) and destruction. The rest is one file per part:
+//!
+//! * `resources`: what the renderer creates once (descriptor and pipeline layouts, samplers,
+//!   shadow map, font atlas, meshes, descriptor pool) and the uploads that fill them;
+//! * `pipelines`: the graphics pipelines;
+//! * `slot`: the frame slots (command buffer, fence, per-frame buffers, queries, release
+//!   list), waiting for them, growing their buffers, the render targets and GPU timestamps;
+//! * `passes`: the frame's uniforms and the recording of its passes;
+//! * `hud`: the overlay's text and frame graph;
+//! * `image`: [`Rgba`], the image read back, and PNG.
+//!
+//! Invariants: every Vulkan handle the renderer creates is stored in it (or in a slot) as soon
+//! as it exists, so `Drop` destroys it even when creation fails part way (null handles are
+//! ignored); a slot's resources are reused or released only after its fence has signalled
+//! ([`Renderer::begin_frame`] waits for it), and a resource replaced while frames may still
+//! use it goes on that slot's release list.
+
+mod hud;
+mod image;
+mod passes;
+mod pipelines;
+mod resources;
+mod slot;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use ash::vk;
+use glam::Vec3;
+use sylva_engine::FrameTimings;
+use sylva_shaders::{FrameUniforms, OverlayVertex};
+
+use crate::error::{vk_err, RenderError, Result};
+use crate::field::gpu_arrows;
+use crate::frame::{RenderFrame, LODS};
+use crate::gpu::{Buffer, Gpu, Image};
+use crate::overlay::FontAtlas;
+use crate::wind::FieldBuffers;
+
+pub use image::Rgba;
+use passes::InstanceLayout;
+use pipelines::Pipelines;
+use resources::GpuMesh;
+use slot::Slot;
+
+/// Frames the CPU may record ahead of the GPU.
+pub const FRAMES_IN_FLIGHT: usize = 2;
+/// The GPU passes timed with timestamps, in order.
+pub const GPU_PHASES: [&str; 5] = ["shadow", "bark", "leaves", "sky+ground", "overlay"];
+/// The colour image format (8-bit sRGB: shaders write linear colour).
+pub const COLOR_FORMAT: vk::Format = vk::Format::R8G8B8A8_SRGB;
+const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
+/// Frames of history the overlay graph shows.
+pub const GRAPH_FRAMES: usize = 300;
+/// Sunlight scale: bright enough for shaded sides to read, not so bright that lit ground clips.
+const SUN_INTENSITY: f32 = 1.7;
+const CARD: usize = LODS;
+const SPHERE: usize = LODS + 1;
+
+/// Scene colours (linear RGB). Chosen so bark, leaves, ground and sky are told apart by hue:
+/// the headless image tests classify pixels by them.
+pub mod palette {
+    pub const BARK: [f32; 3] = [0.28, 0.18, 0.11];
+    pub const LEAF: [f32; 3] = [0.11, 0.30, 0.05];
+    pub const GROUND: [f32; 3] = [0.30, 0.29, 0.18];
+    pub const SKY_ZENITH: [f32; 3] = [0.20, 0.38, 0.80];
+    pub const SKY_HORIZON: [f32; 3] = [0.62, 0.72, 0.86];
+    pub const SUN: [f32; 3] = [1.0, 0.96, 0.88];
+}
+
+/// Renderer settings fixed at creation.
+#[derive(Clone, Debug)]
+pub struct RendererOptions {
+    /// Shadow map side in texels (256 to 8192); `None`: 2048, or 1024 on a software device.
+    pub shadow_size: Option<u32>,
+    /// Overlay font size in pixels.
+    pub font_px: f32,
+}
+
+impl Default for RendererOptions {
+    fn default() -> Self {
+        RendererOptions {
+            shadow_size: None,
+            font_px: 14.0,
+        }
+    }
+}
+
+/// Per-draw choices.
+#[derive(Clone, Debug)]
+pub struct DrawOptions {
+    pub overlay: bool,
+    pub shadows: bool,
+    /// The key help line at the bottom of the overlay.
+    pub help: String,
+    /// Wind arrows read straight from the GPU wind solver's buffers.
+    pub gpu_field: Option<GpuFieldArrows>,
+}
+
+impl Default for DrawOptions {
+    fn default() -> Self {
+        DrawOptions {
+            overlay: true,
+            shadows: true,
+            help: String::new(),
+            gpu_field: None,
+        }
+    }
+}
+
+/// Wind arrows drawn from the GPU wind solver's velocity buffer ([`crate::field::gpu_arrows`]):
+/// the frame's submission waits for `wait` (the solver's timeline semaphore and the value its
+/// last step signals, [`GpuFluid::timeline`](crate::wind::GpuFluid::timeline)) before its
+/// vertex shaders read the field. The caller keeps the field's buffer unchanged until the
+/// frame is done (see the solver's module docs).
+#[derive(Clone, Copy, Debug)]
+pub struct GpuFieldArrows {
+    pub field: FieldBuffers,
+    pub wait: (vk::Semaphore, u64),
+    /// The grid's minimum corner and cell size \[m\].
+    pub origin: Vec3,
+    pub h: Vec3,
+    /// The cell layer drawn (0 at the ground).
+    pub layer: usize,
+    /// The speed drawn red [m/s].
+    pub max_speed: f32,
+}
+
+impl GpuFieldArrows {
+    /// Arrows on `layer` of `fluid`'s field after its last submitted step, red at `max_speed`.
+    pub fn of(fluid: &crate::wind::GpuFluid, layer: usize, max_speed: f32) -> GpuFieldArrows {
+        let (origin, h) = fluid.placement();
+        GpuFieldArrows {
+            field: fluid.field_buffers(),
+            wait: fluid.timeline(),
+            origin,
+            h,
+            layer,
+            max_speed,
+        }
+    }
+}
+
+/// Where a frame goes after it is drawn.
+pub struct Output {
+    pub extent: vk::Extent2D,
+    /// A swapchain image to blit the frame to (in `UNDEFINED` layout; left in
+    /// `PRESENT_SRC_KHR`), with the semaphore its acquisition signals and the one to signal
+    /// for presentation.
+    pub present: Option<PresentTarget>,
+    /// Copy the frame back to the CPU (returned by [`Renderer::draw`] once finished).
+    pub readback: bool,
+}
+
+#[derive(Clone, Copy)]
+pub struct PresentTarget {
+    pub image: vk::Image,
+    pub extent: vk::Extent2D,
+    pub acquired: vk::Semaphore,
+    pub rendered: vk::Semaphore,
+}
+
+/// Figures of the last frame drawn.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DrawStats {
+    pub draws: u32,
+    pub instances: usize,
+    /// Bytes written to GPU-visible memory for the frame (instances, uniforms, overlay).
+    pub upload_bytes: usize,
+    /// CPU time to upload and record, from the start of [`Renderer::draw`] \[ms\].
+    pub record_ms: f32,
+    /// CPU time of the queue submission (on a software device, the drawing itself) \[ms\].
+    pub submit_ms: f32,
+}
+
+const TIMESTAMPS: u32 = GPU_PHASES.len() as u32 + 1;
+
+/// The renderer and its GPU resources.
+pub struct Renderer {
+    gpu: Arc<Gpu>,
+    set_layout: vk::DescriptorSetLayout,
+    layout: vk::PipelineLayout,
+    /// Set 1 of the GPU-field arrows (one storage buffer) and their layout (sets 0 and 1, push
+    /// constants).
+    field_set_layout: vk::DescriptorSetLayout,
+    field_layout: vk::PipelineLayout,
+    descriptor_pool: vk::DescriptorPool,
+    pipelines: Pipelines,
+    shadow_sampler: vk::Sampler,
+    font_sampler: vk::Sampler,
+    shadow: Option<Image>,
+    shadow_size: u32,
+    font: Option<Image>,
+    atlas: FontAtlas,
+    /// The cylinder per level of detail, then the card and the sphere.
+    meshes: Vec<GpuMesh>,
+    slots: Vec<Slot>,
+    slot: usize,
+    color: Option<Image>,
+    depth: Option<Image>,
+    readback: Option<Buffer>,
+    overlay_vertices: Vec<OverlayVertex>,
+    /// GPU pass times, one frame per completed frame.
+    gpu_timings: FrameTimings,
+    /// Render-thread frame intervals, GPU totals and simulation frame times [ms], for the graph.
+    graph: std::collections::VecDeque<[f32; 3]>,
+    last_frame: Option<Instant>,
+    fps: f32,
+    frames: u64,
+    stats: DrawStats,
+}
+
+impl Renderer {
+    pub fn new(gpu: Arc<Gpu>, options: &RendererOptions) -> Result<Renderer> {
+        let shadow_size = options
+            .shadow_size
+            .unwrap_or(if gpu.is_software() { 1024 } else { 2048 });
+        if !(256..=8192).contains(&shadow_size) {
+            return Err(RenderError::Invalid {
+                what: "shadow map size",
+                value: shadow_size.to_string(),
+                allowed: "256 to 8192 texels".into(),
+            });
+        }
+        let atlas = FontAtlas::new(options.font_px).map_err(|e| RenderError::Invalid {
+            what: "overlay font",
+            value: format!("{} px", options.font_px),
+            allowed: e,
+        })?;
+        let mut r = Renderer {
+            gpu,
+            set_layout: vk::DescriptorSetLayout::null(),
+            layout: vk::PipelineLayout::null(),
+            field_set_layout: vk::DescriptorSetLayout::null(),
+            field_layout: vk::PipelineLayout::null(),
+            descriptor_pool: vk::DescriptorPool::null(),
+            pipelines: Pipelines::default(),
+            shadow_sampler: vk::Sampler::null(),
+            font_sampler: vk::Sampler::null(),
+            shadow: None,
+            shadow_size,
+            font: None,
+            atlas,
+            meshes: Vec::new(),
+            slots: Vec::new(),
+            slot: 0,
+            color: None,
+            depth: None,
+            readback: None,
+            overlay_vertices: Vec::new(),
+            gpu_timings: FrameTimings::new(&GPU_PHASES),
+            graph: std::collections::VecDeque::with_capacity(GRAPH_FRAMES),
+            last_frame: None,
+            fps: 0.0,
+            frames: 0,
+            stats: DrawStats::default(),
+        };
+        // On failure `r` drops, destroying whatever `init` had created.
+        r.init()?;
+        Ok(r)
+    }
+
+    pub fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+
+    /// GPU pass timings of completed frames (empty when the device has no timestamps).
+    pub fn gpu_timings(&self) -> &FrameTimings {
+        &self.gpu_timings
+    }
+
+    /// Figures of the last frame.
+    pub fn stats(&self) -> &DrawStats {
+        &self.stats
+    }
+
+    /// Frames per second over recent frames (render thread).
+    pub fn fps(&self) -> f32 {
+        self.fps
+    }
+
+    /// Draws `frame` to `output`. With `output.readback`, waits for the GPU and returns the image.
+    pub fn draw(&mut self, frame: &RenderFrame, options: &DrawOptions, output: &Output) -> Result<Option<Rgba>> {
+        let start = Instant::now();
+        let extent = output.extent;
+        let gpu = self.gpu.clone();
+        let dev = &gpu.device;
+        let field_arrows = match &options.gpu_field {
+            Some(g) if frame.camera.is_some() => {
+                let (push, count) = gpu_arrows(&g.field, g.origin, g.h, g.layer, g.max_speed)?;
+                Some((push, count, g))
+            }
+            _ => None,
+        };
+        let si = self.begin_frame()?;
+        if let Some((_, _, g)) = field_arrows {
+            let info = [vk::DescriptorBufferInfo {
+                buffer: g.field.velocity,
+                offset: 0,
+                range: vk::WHOLE_SIZE,
+            }];
+            let write = vk::WriteDescriptorSet::default()
+                .dst_set(self.slots[si].field_set)
+                .dst_binding(0)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .buffer_info(&info);
+            // SAFETY: the slot's previous frame has finished (`begin_frame` waited for its
+            // fence), so its set is not in use; the buffer is the caller's live field buffer.
+            unsafe { dev.update_descriptor_sets(&[write], &[]) };
+        }
+        self.ensure_targets(extent, output.readback, si)?;
+        if let Some(last) = self.last_frame.replace(start) {
+            let dt = (start - last).as_secs_f32();
+            self.fps = if self.fps == 0.0 {
+                1.0 / dt.max(1e-6)
+            } else {
+                self.fps * 0.9 + 0.1 / dt.max(1e-6)
+            };
+            let gpu_ms = if self.gpu_timings.frames() > 0 {
+                self.gpu_timings.last_wall().as_secs_f32() * 1e3
+            } else {
+                0.0
+            };
+            let sim_ms = frame.timings.history_ms.last().copied().unwrap_or(0.0);
+            if self.graph.len() == GRAPH_FRAMES {
+                self.graph.pop_front();
+            }
+            self.graph.push_back([dt * 1e3, gpu_ms, sim_ms]);
+        }
+
+        // Uploads.
+        let layout = InstanceLayout::of(frame);
+        let mut upload = size_of::<FrameUniforms>();
+        let uniforms = self.uniforms(frame, extent);
+        self.slots[si].uniforms.write(0, &[uniforms]);
+        if layout.bytes > 0 {
+            let slot = &mut self.slots[si];
+            let buffer = Self::grow(
+                &gpu,
+                &mut slot.instances,
+                &mut slot.release,
+                layout.bytes,
+                vk::BufferUsageFlags::VERTEX_BUFFER,
+                "instances",
+            )?;
+            for (lod, v) in frame.segments.iter().enumerate() {
+                buffer.write(layout.segments[lod].0 as usize, v);
+            }
+            for (lod, v) in frame.leaves.iter().enumerate() {
+                buffer.write(layout.leaves[lod].0 as usize, v);
+            }
+            buffer.write(layout.spheres.0 as usize, &frame.spheres);
+            buffer.write(layout.arrows.0 as usize, &frame.wind_arrows);
+            upload += layout.bytes as usize;
+        }
+        self.overlay_vertices.clear();
+        self.stats.draws = layout.draws(options.shadows, frame.camera.is_some(), options.overlay)
+            + field_arrows.is_some_and(|(_, n, _)| n > 0) as u32;
+        if options.overlay {
+            self.compose_overlay(frame, options, extent);
+        }
+        if !self.overlay_vertices.is_empty() {
+            let bytes = size_of_val(self.overlay_vertices.as_slice()) as u64;
+            let slot = &mut self.slots[si];
+            let buffer = Self::grow(
+                &gpu,
+                &mut slot.overlay,
+                &mut slot.release,
+                bytes,
+                vk::BufferUsageFlags::VERTEX_BUFFER,
+                "overlay",
+            )?;
+            buffer.write(0, &self.overlay_vertices);
+            upload += bytes as usize;
+        }
+
+        // Recording.
+        let slot = &self.slots[si];
+        let cmd = slot.cmd;
+        // SAFETY: the slot's fence has signalled, so its command buffer is no longer pending.
+        unsafe {
+            dev.reset_command_pool(slot.pool, vk::CommandPoolResetFlags::empty())
+                .map_err(vk_err("vkResetCommandPool"))?;
+            dev.begin_command_buffer(
+                cmd,
+                &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
+            )
+            .map_err(vk_err("vkBeginCommandBuffer"))?;
+        }
+        let field = field_arrows.map(|(push, n, _)| (push, n));
+        let draws = self.record(cmd, si, frame, options, &layout, extent, output, field);
+        // SAFETY: the command buffer is recording.
+        unsafe { dev.end_command_buffer(cmd) }.map_err(vk_err("vkEndCommandBuffer"))?;
+        // SAFETY: the fence is signalled and unused by pending work (waited above).
+        unsafe { dev.reset_fences(&[slot.fence]) }.map_err(vk_err("vkResetFences"))?;
+        let cmds = [vk::CommandBufferSubmitInfo::default().command_buffer(cmd)];
+        let mut waits = Vec::new();
+        let mut signals = Vec::new();
+        if let Some(p) = &output.present {
+            waits.push(
+                vk::SemaphoreSubmitInfo::default()
+                    .semaphore(p.acquired)
+                    .stage_mask(vk::PipelineStageFlags2::BLIT),
+            );
+            signals.push(
+                vk::SemaphoreSubmitInfo::default()
+                    .semaphore(p.rendered)
+                    .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS),
+            );
+        }
+        if let Some((_, _, g)) = field_arrows {
+            waits.push(
+                vk::SemaphoreSubmitInfo::default()
+                    .semaphore(g.wait.0)
+                    .value(g.wait.1)
+                    .stage_mask(vk::PipelineStageFlags2::VERTEX_SHADER),
+            );
+        }
+        let submit = vk::SubmitInfo2::default()
+            .command_buffer_infos(&cmds)
+            .wait_semaphore_infos(&waits)
+            .signal_semaphore_infos(&signals);
+        let recorded = start.elapsed();
+        gpu.submit(&[submit], slot.fence)?;
+        let submitted = start.elapsed() - recorded;
+        self.slots[si].queries_pending = gpu.timestamps.is_some();
+        self.slot = (si + 1) % FRAMES_IN_FLIGHT;
+        self.frames += 1;
+        debug_assert!(
+            draws <= self.stats.draws,
+            "recorded {draws} draws, planned {}",
+            self.stats.draws
+        );
+        self.stats = DrawStats {
+            draws,
+            instances: frame.instance_count(),
+            upload_bytes: upload,
+            record_ms: recorded.as_secs_f32() * 1e3,
+            submit_ms: submitted.as_secs_f32() * 1e3,
+        };
+
+        if !output.readback {
+            return Ok(None);
+        }
+        // SAFETY: waiting on the fence just submitted.
+        unsafe { dev.wait_for_fences(&[self.slots[si].fence], true, u64::MAX) }.map_err(vk_err("vkWaitForFences"))?;
+        let rb = self.readback.as_ref().expect("ensure_targets made the readback buffer");
+        let bytes = (extent.width * extent.height * 4) as usize;
+        Ok(Some(Rgba {
+            width: extent.width,
+            height: extent.height,
+            pixels: rb.read()[..bytes].to_vec(),
+        }))
+    }
+}
+
+impl Drop for Renderer {
+    fn drop(&mut self) {
+        let gpu = self.gpu.clone();
+        let _ = gpu.wait_idle();
+        let dev = &gpu.device;
+        // SAFETY: the device is idle; every handle was created from it by this renderer and is
+        // used by nothing else. Null handles (a renderer whose creation failed part way) are
+        // ignored by vkDestroy*.
+        unsafe {
+            for p in self.pipelines.all() {
+                dev.destroy_pipeline(p, None);
+            }
+            dev.destroy_sampler(self.shadow_sampler, None);
+            dev.destroy_sampler(self.font_sampler, None);
+            dev.destroy_descriptor_pool(self.descriptor_pool, None);
+            dev.destroy_pipeline_layout(self.layout, None);
+            dev.destroy_descriptor_set_layout(self.set_layout, None);
+            dev.destroy_pipeline_layout(self.field_layout, None);
+            dev.destroy_descriptor_set_layout(self.field_set_layout, None);
+            for s in &self.slots {
+                dev.destroy_command_pool(s.pool, None);
+                dev.destroy_fence(s.fence, None);
+                dev.destroy_query_pool(s.queries, None);
+            }
+        }
+        for mut s in self.slots.drain(..) {
+            gpu.destroy_buffer(s.uniforms);
+            for b in [s.instances.take(), s.overlay.take()].into_iter().flatten() {
+                gpu.destroy_buffer(b);
+            }
+            s.release.free(&gpu);
+        }
+        for m in self.meshes.drain(..) {
+            gpu.destroy_buffer(m.vertices);
+            gpu.destroy_buffer(m.indices);
+        }
+        for i in [
+            self.shadow.take(),
+            self.font.take(),
+            self.color.take(),
+            self.depth.take(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            gpu.destroy_image(i);
+        }
+        if let Some(b) = self.readback.take() {
+            gpu.destroy_buffer(b);
+        }
+    }
+}

@@ -1,0 +1,574 @@
+//! The exact mass matrix of the articulated tree in each of Weber's planes, and the O(n)
+//! solution of Eq. 1 with it.
+//!
+//! # The mass matrix
+//!
+//! Weber's state is, per plane, the absolute angle Θ_a of every segment a. The pose
+//! (`kernels::kinematics`) composes the relative mapping of Eqs. 3 and 4 down the tree, and
+//! its direction vectors are u_a = ∂tip_a/∂Θ_a (a 3D vector, `PoseState::dir[plane][a]`). In
+//! absolute angles a descendant keeps its own angles when an ancestor turns, so it translates
+//! rigidly with the ancestor's tip (the same assumption `kernels::populate` makes when it
+//! passes the loads of a subtree to its ancestors as (ΣF)·u). A point at fraction s ∈ \[0, 1\]
+//! along segment j therefore moves with
+//!
+//! ```text
+//! ẋ = V_j + s·u_j·Θ̇_j,        V_j = Σ_{a ≺ j} u_a·Θ̇_a        (a ≺ j: a a strict ancestor of j)
+//! ```
+//!
+//! V_j being the velocity of j's base. The segment is a rigid rod, its mass m_j (wood and the
+//! leaves it carries, as in `SegmentData::mass`) spread evenly along it, as gravity in
+//! `populate` (acting at the centre) and Weber's rod model assume: first moment ∫s dm = c·m_j
+//! and second moment ∫s² dm = q·m_j with c = 1/2, q = 1/3. (Equivalently: the centre moves with
+//! V_j + u_j·Θ̇_j/2 and the rod's own rotational inertia about its centre is m_j·|u_j|²/12.)
+//! The kinetic energy of segment j is then
+//!
+//! ```text
+//! T_j = ½·m_j·|V_j|² + c·m_j·(V_j·u_j)·Θ̇_j + ½·q·m_j·|u_j|²·Θ̇_j²,
+//! ```
+//!
+//! and T = Σ_j T_j = ½·Θ̇ᵀ·M·Θ̇ with M = Jᵀ·m·J plus the rods' own inertia:
+//!
+//! ```text
+//! M_aa = |u_a|²·Q_a,                 Q_a = q·m_a + M_out(a)
+//! M_ab = (u_a·u_b)·W_b   for a ≺ b,  W_b = c·m_b + M_out(b)
+//! M_ab = 0               when neither is an ancestor of the other,
+//! ```
+//!
+//! M_out(a) being the mass strictly outboard of a. The diagonal is exactly the inertia of
+//! Weber's diagonal model (`SegmentData::inertia`, m·l²/3 + M_out·l² when |u| = l), which
+//! `InertiaKind::Diagonal` keeps; this matrix adds the coupling of every segment to all its
+//! ancestors.
+//!
+//! **Planes.** The kinetic energy of both planes' 2n angles has the blocks M^xx, M^zz and the
+//! cross block M^xz_ab = (u^x_a·u^z_b)·W_b. Weber's separation keeps the two diagonal blocks,
+//! each the exact kinetic energy of motion in its own plane (built from that plane's u, the
+//! plane's projection of the 3D motion onto its own degrees of freedom), and drops the cross
+//! block, which vanishes where u^x ⟂ u^z ("at small angles, these vectors are nearly
+//! orthogonal").
+//!
+//! **When M is evaluated.** M depends on the pose through u. It is evaluated once, at the
+//! generated shape (the rest pose, `Simulation::new`), and factored there (and again when the
+//! time step, the solver or the integrator changes, from the same stored u; with Newmark's
+//! integrator A also carries the step's load stiffness and is refactored every step, in the
+//! same O(n), into preallocated scratch). Reasons: (1) Eq. 1
+//! is Weber's linearisation about the current state with constant ∂f/∂Θ = -K; the linearised
+//! equations of motion about the rest shape have exactly M(rest) (the terms ∂M/∂Θ·Θ̇ are of
+//! second order), so small oscillations, the natural frequencies this matrix exists to get
+//! right, are exact; (2) a pose-dependent M without its velocity-product (Coriolis and
+//! centrifugal) terms would be no more consistent for large motion, and it would cost a
+//! refactorisation per plane per step; (3) with constant M and K the Newmark integrator keeps
+//! the energy of the undamped linear system exactly, a property tests measure. The generalized
+//! forces (`populate`) still use the current pose, as in Weber's model. M stays symmetric
+//! positive definite in every pose, so stability does not depend on the pose.
+//!
+//! # The O(n) solve
+//!
+//! Eq. 1 reads A·x = b with A = M + E, x = Δv, where E = γh·C + γ²h²·K has the tree's sparsity:
+//! ½·xᵀE·x = Σ_j ½·e_j·(x_j - x_{p(j)})², e_j = γh·c_j + γ²h²·k_j (x_{p(root)} = 0, the ground).
+//! x minimises Φ(x) = ½·xᵀA·x - bᵀx. Write the velocities V_j of Jx as above. Everything in Φ
+//! that involves the subtree of j depends on the outside only through V_j (the base "velocity")
+//! and x_{p(j)} (through the spring e_j), so minimising over the subtree's variables leaves a
+//! quadratic in y = (V_j, x_{p(j)}), a 4×4 block per segment (articulated-body style: the
+//! subtree's apparent translational mass P_j, its coupling r_j to the parent's angle, s_j):
+//!
+//! ```text
+//! Ψ_j(V, x_p) = ½·Vᵀ·P_j·V + Vᵀ·r_j·x_p + ½·s_j·x_p² - Vᵀ·f_j - g_j·x_p.
+//! ```
+//!
+//! Tip to root, with P̄, r̄, s̄, f̄, ḡ the sums over j's children (all children share
+//! V = V_j + u_j·x_j and x_p = x_j), j's own terms and its children give
+//!
+//! ```text
+//! Φ_j = ½·D_j·x_j² + x_j·(β_jᵀ·V_j - e_j·x_p) - ρ_j·x_j + ½·Vᵀ(m_j·I + P̄)·V + ½·e_j·x_p² - f̄ᵀV
+//! D_j = q·m_j·|u_j|² + e_j + u_jᵀ·P̄·u_j + 2·u_j·r̄ + s̄
+//! β_j = c·m_j·u_j + P̄·u_j + r̄
+//! ρ_j = b_j + u_j·f̄ + ḡ
+//! ```
+//!
+//! whose minimum over x_j is x_j = (ρ_j - β_j·V_j + e_j·x_p) / D_j, leaving
+//!
+//! ```text
+//! P_j = m_j·I + P̄ - β_j·β_jᵀ/D_j,   r_j = e_j·β_j/D_j,   s_j = e_j - e_j²/D_j,
+//! f_j = f̄ - ρ_j·β_j/D_j,            g_j = ρ_j·e_j/D_j.
+//! ```
+//!
+//! D_j is a pivot of the symmetric positive definite A (a Schur complement), so it is
+//! positive. [`factor`] runs the (P, r, s) recursion and keeps (β_j/D_j, e_j/D_j, 1/D_j) per segment;
+//! [`solve`] runs the (f, g, ρ) recursion tip to root and then substitutes root to tip:
+//! x_0 = ρ_0/D_0 (V_0 = 0, the root's base is fixed), and for each child
+//! V_j = V_p + u_p·x_p, x_j = (ρ_j - β_j·V_j + e_j·x_p)/D_j. Both passes touch each segment
+//! once: O(n) per tree and plane, no allocation, arithmetic in f64.
+//!
+//! The conjugate gradient (Weber's cross-check) uses the same matrix through [`apply_mass`],
+//! M·v in O(n): with V_a = Σ_{b ≺ a} u_b·v_b (root to tip) and S_a = Σ_{b ≻ a} W_b·u_b·v_b
+//! (tip to root), (M·v)_a = Q_a·|u_a|²·v_a + u_a·S_a + W_a·(u_a·V_a).
+
+use glam::{DVec3, Vec3};
+
+use super::kernels::TreeStatic;
+
+/// What the solve keeps per segment from the factorisation: (β_j/D_j, e_j/D_j, 1/D_j).
+pub(crate) type Pivot = [f64; 5];
+
+/// First moment of a segment's mass along it, as a fraction of m·length (uniform rod).
+pub(crate) const FIRST: f64 = 0.5;
+/// Second moment of a segment's mass along it, as a fraction of m·length² (uniform rod).
+pub(crate) const SECOND: f64 = 1.0 / 3.0;
+
+/// The mass data of one tree and plane that the articulated matrix needs.
+#[derive(Clone, Copy)]
+pub(crate) struct MassView<'a> {
+    /// u_a = ∂tip_a/∂Θ_a at the rest pose, for the plane.
+    pub u: &'a [Vec3],
+    /// W_a = c·m_a + M_out(a) \[kg\].
+    pub first: &'a [f64],
+    /// Q_a = q·m_a + M_out(a) \[kg\].
+    pub second: &'a [f64],
+}
+
+#[inline(always)]
+fn d3(v: Vec3) -> DVec3 {
+    DVec3::new(v.x as f64, v.y as f64, v.z as f64)
+}
+
+/// W and Q of every segment of a tree from the segment masses (tip to root sums of the mass
+/// outboard of each segment).
+pub(crate) fn moments(t: &TreeStatic<'_>, first: &mut [f64], second: &mut [f64]) {
+    let n = t.len();
+    // `second` holds M_out while accumulating.
+    second[..n].fill(0.0);
+    for j in (1..n).rev() {
+        let p = t.parent_of(j);
+        second[p] += second[j] + t.mass[j] as f64;
+    }
+    for j in 0..n {
+        let (m, out) = (t.mass[j] as f64, second[j]);
+        first[j] = FIRST * m + out;
+        second[j] = SECOND * m + out;
+    }
+}
+
+/// The children sums (P̄, r̄, s̄) of the factorisation: P̄ symmetric, stored xx, yy, zz, xy, xz, yz.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Block {
+    p: [f64; 6],
+    r: DVec3,
+    s: f64,
+}
+
+/// Factors A = M + E + c·diag(extra) for one tree and plane (E with couplings
+/// `t.coupling(j, h)`; `extra = (s, c)` an optional diagonal, empty for none): stores
+/// (β_j/D_j, e_j/D_j, 1/D_j) per segment in `fac`. `blocks` is scratch of the tree's length.
+pub(crate) fn factor(
+    t: &TreeStatic<'_>,
+    m: MassView<'_>,
+    h: f32,
+    extra: (&[f32], f64),
+    blocks: &mut [Block],
+    fac: &mut [Pivot],
+) {
+    let n = t.len();
+    blocks[..n].fill(Block::default());
+    for j in (0..n).rev() {
+        let u = d3(m.u[j]);
+        let mass = t.mass[j] as f64;
+        let e = t.coupling(j, h) as f64;
+        let Block { p, r, s } = blocks[j];
+        let pu = DVec3::new(
+            p[0] * u.x + p[3] * u.y + p[4] * u.z,
+            p[3] * u.x + p[1] * u.y + p[5] * u.z,
+            p[4] * u.x + p[5] * u.y + p[2] * u.z,
+        );
+        let own = extra.0.get(j).map_or(0.0, |s| extra.1 * *s as f64);
+        let d = SECOND * mass * u.length_squared() + e + own + u.dot(pu) + 2.0 * u.dot(r) + s;
+        let beta = FIRST * mass * u + pu + r;
+        let inv = 1.0 / d;
+        fac[j] = [beta.x * inv, beta.y * inv, beta.z * inv, e * inv, inv];
+        if j > 0 {
+            let b = &mut blocks[t.parent_of(j)];
+            let bd = beta * inv;
+            b.p[0] += mass + p[0] - beta.x * bd.x;
+            b.p[1] += mass + p[1] - beta.y * bd.y;
+            b.p[2] += mass + p[2] - beta.z * bd.z;
+            b.p[3] += p[3] - beta.x * bd.y;
+            b.p[4] += p[4] - beta.x * bd.z;
+            b.p[5] += p[5] - beta.y * bd.z;
+            b.r += e * bd;
+            b.s += e - e * e * inv;
+        }
+    }
+}
+
+/// Solves A·x = b for one tree and plane with the factorisation, in place in `rhs` (b in, x
+/// out). `acc` and `rho` are scratch of the tree's length. With b' = β/D and e' = e/D from
+/// [`factor`], the passes read f_j = f̄ - ρ_j·b'_j, g_j = ρ_j·e'_j, and
+/// x_j = ρ_j/D_j - b'_j·V_j + e'_j·x_p.
+pub(crate) fn solve(
+    t: &TreeStatic<'_>,
+    u: &[Vec3],
+    fac: &[Pivot],
+    rhs: &mut [f32],
+    acc: &mut [[f64; 4]],
+    rho: &mut [f64],
+) {
+    let n = t.len();
+    acc[..n].fill([0.0; 4]);
+    // Tip to root: ρ_j = b_j + u_j·f̄ + ḡ; the parent gathers f_j and g_j; keeps ρ_j/D_j.
+    for j in (1..n).rev() {
+        let [fx, fy, fz, g] = acc[j];
+        let uj = m3(u[j]);
+        let r = rhs[j] as f64 + uj[0] * fx + uj[1] * fy + uj[2] * fz + g;
+        let [bx, by, bz, e, inv] = fac[j];
+        rho[j] = r * inv;
+        let a = &mut acc[t.parent_of(j)];
+        a[0] += fx - r * bx;
+        a[1] += fy - r * by;
+        a[2] += fz - r * bz;
+        a[3] += r * e;
+    }
+    // Root to tip: acc[j] becomes (tip velocity V_j + u_j·x_j, x_j).
+    let [fx, fy, fz, g] = acc[0];
+    let u0 = m3(u[0]);
+    let x0 = (rhs[0] as f64 + u0[0] * fx + u0[1] * fy + u0[2] * fz + g) * fac[0][4];
+    acc[0] = [u0[0] * x0, u0[1] * x0, u0[2] * x0, x0];
+    rhs[0] = x0 as f32;
+    for j in 1..n {
+        let [vx, vy, vz, xp] = acc[t.parent_of(j)];
+        let [bx, by, bz, e, _] = fac[j];
+        let x = rho[j] - (bx * vx + by * vy + bz * vz) + e * xp;
+        let uj = m3(u[j]);
+        acc[j] = [vx + uj[0] * x, vy + uj[1] * x, vz + uj[2] * x, x];
+        rhs[j] = x as f32;
+    }
+}
+
+/// [`solve`] for both planes in one pair of passes (the per-tree step, where one job solves
+/// both): the same arithmetic per plane, in the same order, so the same bits, with the tree
+/// walked once.
+pub(crate) fn solve_both(
+    t: &TreeStatic<'_>,
+    u: [&[Vec3]; 2],
+    fac: [&[Pivot]; 2],
+    rhs: [&mut [f32]; 2],
+    acc: [&mut [[f64; 4]]; 2],
+    rho: [&mut [f64]; 2],
+) {
+    let n = t.len();
+    let [rx, rz] = rhs;
+    let [ax, az] = acc;
+    let [px, pz] = rho;
+    ax[..n].fill([0.0; 4]);
+    az[..n].fill([0.0; 4]);
+    #[inline(always)]
+    fn forward(j: usize, p: usize, u: &[Vec3], fac: &[Pivot], rhs: &[f32], acc: &mut [[f64; 4]], rho: &mut [f64]) {
+        let [fx, fy, fz, g] = acc[j];
+        let uj = m3(u[j]);
+        let r = rhs[j] as f64 + uj[0] * fx + uj[1] * fy + uj[2] * fz + g;
+        let [bx, by, bz, e, inv] = fac[j];
+        rho[j] = r * inv;
+        let a = &mut acc[p];
+        a[0] += fx - r * bx;
+        a[1] += fy - r * by;
+        a[2] += fz - r * bz;
+        a[3] += r * e;
+    }
+    #[inline(always)]
+    fn root(u: &[Vec3], fac: &[Pivot], rhs: &mut [f32], acc: &mut [[f64; 4]]) {
+        let [fx, fy, fz, g] = acc[0];
+        let u0 = m3(u[0]);
+        let x0 = (rhs[0] as f64 + u0[0] * fx + u0[1] * fy + u0[2] * fz + g) * fac[0][4];
+        acc[0] = [u0[0] * x0, u0[1] * x0, u0[2] * x0, x0];
+        rhs[0] = x0 as f32;
+    }
+    #[inline(always)]
+    fn back(j: usize, p: usize, u: &[Vec3], fac: &[Pivot], rhs: &mut [f32], acc: &mut [[f64; 4]], rho: &[f64]) {
+        let [vx, vy, vz, xp] = acc[p];
+        let [bx, by, bz, e, _] = fac[j];
+        let x = rho[j] - (bx * vx + by * vy + bz * vz) + e * xp;
+        let uj = m3(u[j]);
+        acc[j] = [vx + uj[0] * x, vy + uj[1] * x, vz + uj[2] * x, x];
+        rhs[j] = x as f32;
+    }
+    for j in (1..n).rev() {
+        let p = t.parent_of(j);
+        forward(j, p, u[0], fac[0], rx, ax, px);
+        forward(j, p, u[1], fac[1], rz, az, pz);
+    }
+    root(u[0], fac[0], rx, ax);
+    root(u[1], fac[1], rz, az);
+    for j in 1..n {
+        let p = t.parent_of(j);
+        back(j, p, u[0], fac[0], rx, ax, px);
+        back(j, p, u[1], fac[1], rz, az, pz);
+    }
+}
+
+#[inline(always)]
+fn m3(v: Vec3) -> [f64; 3] {
+    [v.x as f64, v.y as f64, v.z as f64]
+}
+
+/// out = M·v for one tree and plane, in O(n). `tmp` is scratch of the tree's length.
+pub(crate) fn apply_mass(t: &TreeStatic<'_>, m: MassView<'_>, v: &[f64], out: &mut [f64], tmp: &mut [DVec3]) {
+    let n = t.len();
+    // Root to tip: V_a, the base velocity; out_a = Q_a|u_a|²v_a + W_a (u_a·V_a).
+    for a in 0..n {
+        let u = d3(m.u[a]);
+        let base = if a == 0 {
+            DVec3::ZERO
+        } else {
+            let p = t.parent_of(a);
+            tmp[p] + d3(m.u[p]) * v[p]
+        };
+        out[a] = m.second[a] * u.length_squared() * v[a] + m.first[a] * u.dot(base);
+        // Read by a's children, all after a.
+        tmp[a] = base;
+    }
+    // Tip to root: tmp[a] becomes S_a.
+    tmp[..n].fill(DVec3::ZERO);
+    for b in (1..n).rev() {
+        let p = t.parent_of(b);
+        let s = tmp[b];
+        out[b] += d3(m.u[b]).dot(s);
+        tmp[p] += s + m.first[b] * v[b] * d3(m.u[b]);
+    }
+    out[0] += d3(m.u[0]).dot(tmp[0]);
+}
+
+/// Kinetic energy ½·vᵀ·M·v of one tree and plane, from the segments' rod energies directly
+/// (the definition of M above, independent of [`apply_mass`]). `tmp` is scratch.
+pub(crate) fn kinetic_energy(t: &TreeStatic<'_>, u: &[Vec3], v: &[f32], tmp: &mut [DVec3]) -> f64 {
+    let n = t.len();
+    let mut total = 0.0;
+    for j in 0..n {
+        let base = if j == 0 {
+            DVec3::ZERO
+        } else {
+            let p = t.parent_of(j);
+            tmp[p] + d3(u[p]) * v[p] as f64
+        };
+        tmp[j] = base;
+        let (m, uj, w) = (t.mass[j] as f64, d3(u[j]), v[j] as f64);
+        total +=
+            0.5 * m * (base.length_squared() + 2.0 * FIRST * base.dot(uj) * w + SECOND * uj.length_squared() * w * w);
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::forest::{Forest, TreePlacement};
+    use crate::params::{InertiaKind, Material, SimParams};
+    use crate::testtree::test_tree;
+    use crate::weber::{tree_static, Simulation};
+
+    fn sim(seed: u64, n: usize, m: usize) -> Simulation {
+        let skel = test_tree(seed, n, m).unwrap();
+        let forest = Forest::build(
+            &[TreePlacement {
+                skeleton: &skel,
+                position: Vec3::ZERO,
+            }],
+            &Material::default(),
+        )
+        .unwrap();
+        Simulation::new(forest, SimParams::default()).unwrap()
+    }
+
+    /// M of one plane from its definition, independently of the recursions: every rod as two
+    /// Gauss–Legendre points of mass m/2 at s = 1/2 ± 1/(2√3) (exact for the rod's kinetic
+    /// energy, quadratic in s), each moving with Σ_{a ≺ j} u_a·Θ̇_a + s·u_j·Θ̇_j.
+    fn dense_mass(sim: &Simulation, k: usize) -> Vec<Vec<f64>> {
+        let s = &sim.forest().seg;
+        let u = &sim.sh.rest_dir[k];
+        let n = s.parent.len();
+        let mut m = vec![vec![0.0; n]; n];
+        for j in 0..n {
+            let mut chain = vec![];
+            let mut a = j;
+            while s.parent[a] != crate::forest::NO_PARENT {
+                a = s.parent[a] as usize;
+                chain.push(a);
+            }
+            for sp in [0.5 - 0.5 / 3f64.sqrt(), 0.5 + 0.5 / 3f64.sqrt()] {
+                let w = 0.5 * s.mass[j] as f64;
+                let mut jac: Vec<(usize, DVec3)> = chain.iter().map(|&a| (a, d3(u[a]))).collect();
+                jac.push((j, sp * d3(u[j])));
+                for &(a, ja) in &jac {
+                    for &(b, jb) in &jac {
+                        m[a][b] += w * ja.dot(jb);
+                    }
+                }
+            }
+        }
+        m
+    }
+
+    fn dense_a(sim: &Simulation, k: usize, h: f32) -> Vec<Vec<f64>> {
+        let mut a = dense_mass(sim, k);
+        let ts = tree_static(&sim.sh, 0);
+        for i in 0..ts.len() {
+            let e = ts.coupling(i, h) as f64;
+            a[i][i] += e;
+            if i > 0 {
+                let p = ts.parent_of(i);
+                a[p][p] += e;
+                a[i][p] -= e;
+                a[p][i] -= e;
+            }
+        }
+        a
+    }
+
+    fn random(n: usize, seed: u64) -> Vec<f64> {
+        let mut r = crate::rng::Rng::new(seed);
+        (0..n).map(|_| r.unit_f64() * 2.0 - 1.0).collect()
+    }
+
+    #[test]
+    fn mass_product_and_energy_match_the_definition() {
+        let sim = sim(3, 120, 200);
+        let ts = tree_static(&sim.sh, 0);
+        let n = ts.len();
+        let mut tmp = vec![DVec3::ZERO; n];
+        for k in 0..2 {
+            let m = dense_mass(&sim, k);
+            let v = random(n, 7 + k as u64);
+            let view = ts.mass_view(k).unwrap();
+            let mut out = vec![0.0; n];
+            apply_mass(&ts, view, &v, &mut out, &mut tmp);
+            let mut err = 0.0f64;
+            let mut norm = 0.0f64;
+            for a in 0..n {
+                let want: f64 = (0..n).map(|b| m[a][b] * v[b]).sum();
+                err = err.max((out[a] - want).abs());
+                norm = norm.max(want.abs());
+            }
+            assert!(err <= 1e-10 * norm, "plane {k}: M·v off by {err:e} (max {norm:e})");
+            // The diagonal is Q|u|², and the kinetic energy is ½vᵀMv.
+            for a in 0..n {
+                let q = view.second[a] * d3(view.u[a]).length_squared();
+                assert!((m[a][a] - q).abs() <= 1e-9 * q, "diagonal {a}");
+            }
+            let vf: Vec<f32> = v.iter().map(|x| *x as f32).collect();
+            let vv: Vec<f64> = vf.iter().map(|x| *x as f64).collect();
+            let want: f64 = 0.5
+                * (0..n)
+                    .map(|a| vv[a] * (0..n).map(|b| m[a][b] * vv[b]).sum::<f64>())
+                    .sum::<f64>();
+            let got = kinetic_energy(&ts, view.u, &vf, &mut tmp);
+            assert!((got - want).abs() <= 1e-9 * want, "energy {got} vs {want}");
+        }
+    }
+
+    #[test]
+    fn both_planes_at_once_give_the_same_bits() {
+        let sim = sim(6, 200, 100);
+        let ts = tree_static(&sim.sh, 0);
+        let n = ts.len();
+        let b: Vec<Vec<f32>> = (0..2)
+            .map(|k| random(n, 3 + k).iter().map(|x| *x as f32).collect())
+            .collect();
+        let mut one = b.clone();
+        for k in 0..2 {
+            let (mut acc, mut rho) = (vec![[0.0; 4]; n], vec![0.0; n]);
+            solve(&ts, ts.rest_dir[k], ts.fac[k], &mut one[k], &mut acc, &mut rho);
+        }
+        let mut both = b.clone();
+        let (mut a0, mut a1) = (vec![[0.0; 4]; n], vec![[0.0; 4]; n]);
+        let (mut r0, mut r1) = (vec![0.0; n], vec![0.0; n]);
+        let [x, z] = &mut both[..] else { unreachable!() };
+        solve_both(&ts, ts.rest_dir, ts.fac, [x, z], [&mut a0, &mut a1], [&mut r0, &mut r1]);
+        for k in 0..2 {
+            assert!(
+                one[k].iter().zip(&both[k]).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "plane {k}"
+            );
+        }
+    }
+
+    #[test]
+    fn elimination_solves_the_dense_system() {
+        let sim = sim(5, 150, 300);
+        let h = sim.params().dt * sim.params().integrator.gamma();
+        let ts = tree_static(&sim.sh, 0);
+        let n = ts.len();
+        for k in 0..2 {
+            let a = dense_a(&sim, k, h);
+            let b = random(n, 11 + k as u64);
+            let mut rhs: Vec<f32> = b.iter().map(|x| *x as f32).collect();
+            let bf: Vec<f64> = rhs.iter().map(|x| *x as f64).collect();
+            let (mut acc, mut rho) = (vec![[0.0; 4]; n], vec![0.0; n]);
+            solve(&ts, ts.rest_dir[k], ts.fac[k], &mut rhs, &mut acc, &mut rho);
+            let mut res = 0.0f64;
+            let mut bn = 0.0f64;
+            for i in 0..n {
+                let ax: f64 = (0..n).map(|j| a[i][j] * rhs[j] as f64).sum();
+                res += (ax - bf[i]).powi(2);
+                bn += bf[i].powi(2);
+            }
+            assert!(
+                res.sqrt() <= 1e-5 * bn.sqrt(),
+                "plane {k}: residual {:e}",
+                res.sqrt() / bn.sqrt()
+            );
+        }
+    }
+
+    /// Where every lever is the segment's length (a branching tree bent in the x-y plane
+    /// only, so |u^x| = l), Weber's diagonal inertia is exactly the articulated matrix's
+    /// diagonal. (Elsewhere the mapping of Eqs. 3 and 4 shortens the lever of one plane by
+    /// sin(w)/w for a segment tilted in the other, and the two differ.)
+    #[test]
+    fn the_diagonal_option_keeps_the_diagonal_of_the_articulated_matrix() {
+        use crate::skeleton::{Skeleton, SkeletonSegment};
+        let mut segments: Vec<SkeletonSegment> = Vec::new();
+        for i in 0..40u32 {
+            let (parent, base): (Option<u32>, Vec3) = match i {
+                0 => (None, Vec3::ZERO),
+                _ => {
+                    let p = if i % 3 == 0 { i / 2 } else { i - 1 };
+                    (Some(p), segments[p as usize].tip)
+                }
+            };
+            let a = 0.3 * (i as f32 * 0.7).sin();
+            segments.push(SkeletonSegment {
+                parent,
+                base,
+                tip: base + 0.2 * Vec3::new(a.sin(), a.cos(), 0.0),
+                radius_base: 0.03 - 0.0005 * i as f32,
+                radius_tip: 0.029 - 0.0005 * i as f32,
+            });
+        }
+        let skel = Skeleton {
+            segments,
+            leaves: Vec::new(),
+        };
+        let forest = Forest::build(
+            &[TreePlacement {
+                skeleton: &skel,
+                position: Vec3::ZERO,
+            }],
+            &Material::default(),
+        )
+        .unwrap();
+        let mut s = Simulation::new(forest, SimParams::default()).unwrap();
+        let ts = tree_static(&s.sh, 0);
+        let view = ts.mass_view(0).unwrap();
+        for a in 0..ts.len() {
+            let l = ts.length[a] as f64;
+            let u2 = d3(view.u[a]).length_squared();
+            assert!(
+                (u2 - l * l).abs() < 1e-5 * l * l,
+                "segment {a}: |u|² = {u2}, l² = {}",
+                l * l
+            );
+            let q = view.second[a] * u2;
+            let inertia = s.forest().seg.inertia[a] as f64;
+            assert!((q - inertia).abs() <= 1e-4 * inertia, "segment {a}: {q} vs {inertia}");
+        }
+        s.set_inertia(InertiaKind::Diagonal);
+        assert!(tree_static(&s.sh, 0).mass_view(0).is_none());
+    }
+}
