@@ -17,16 +17,8 @@ cd "$root"
 steps="${PEER_STEPS:-1}"
 
 cargo build --release --locked -p sylva-tools --features peer
-cargo test --release --locked -p sylva-tools --features peer --bin sylva peer
+cargo test --release --locked -p sylva-tools --features peer --bin sylva peer -- --nocapture
 cargo test --release --locked -p sylva-tools --features peer --test peer_cli
-
-# Sylva's cantilever frequency against rapier's: ignored while Sylva's default model keeps
-# Weber's diagonal mass matrix, which rings too fast. Run to show the measured figures; its
-# failure is reported, not hidden, and does not stop the benchmarks.
-if ! cargo test --release --locked -p sylva-tools --features peer --bin sylva \
-    sylva_cantilever_rings_at_rapiers_frequency -- --ignored --nocapture; then
-    echo "peer.sh: Sylva's cantilever frequency does not yet agree with rapier's (see the figures above)" >&2
-fi
 
 if [ "${PEER_SKIP_BENCH:-0}" = 1 ]; then
     exit 0

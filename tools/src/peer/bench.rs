@@ -10,7 +10,7 @@ use glam::Vec3;
 use serde::Serialize;
 use sylva_engine::{FrameTimings, JobSystem};
 use sylva_sim::scene::TestForest;
-use sylva_sim::{GustingWind, Material, SimParams, Simulation, PHASES};
+use sylva_sim::{GustingWind, InertiaKind, Material, SimParams, Simulation, PHASES};
 
 use super::alloc::live_bytes;
 use super::rapier::{tip_segment, RapierTrees};
@@ -22,16 +22,26 @@ use crate::progress::Progress;
 pub const MAX_RAPIER_BYTES: f64 = 8.0 * (1u64 << 30) as f64;
 
 /// Sylva's models, each a name and its parameters at time step `dt`: every entry is stepped,
-/// timed and compared with rapier, and the tests check the one named `weber`. A new solver
-/// option becomes a new entry (e.g. `weber-diagonal` with the paper's diagonal mass matrix).
+/// timed and compared with rapier, and the tests check the one named `weber` (the default
+/// parameters: the articulated mass matrix). A new solver option becomes a new entry.
 pub fn sylva_models(dt: f32) -> Vec<(&'static str, SimParams)> {
-    vec![(
-        "weber",
-        SimParams {
-            dt,
-            ..SimParams::default()
-        },
-    )]
+    vec![
+        (
+            "weber",
+            SimParams {
+                dt,
+                ..SimParams::default()
+            },
+        ),
+        (
+            "weber-diagonal",
+            SimParams {
+                dt,
+                inertia: InertiaKind::Diagonal,
+                ..SimParams::default()
+            },
+        ),
+    ]
 }
 
 /// Rapier's memory for one tree of `n` segments (3 angular degrees of freedom per segment),
@@ -377,7 +387,9 @@ mod tests {
     #[test]
     fn sylva_models_are_named_and_valid() {
         let models = sylva_models(1.0 / 60.0);
-        assert_eq!(models[0].0, "weber");
+        let names: Vec<&str> = models.iter().map(|m| m.0).collect();
+        assert_eq!(names, ["weber", "weber-diagonal"]);
+        assert_eq!(models[0].1.inertia, InertiaKind::Articulated);
         for (_, p) in models {
             p.validate().unwrap();
         }

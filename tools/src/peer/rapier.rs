@@ -27,9 +27,10 @@
 //!   orders of magnitude below the bend.
 //! - the tree's root joint → the same joint to a fixed ground body at the tree's root.
 //! - gravity m_i·g at the segment's centre → rapier's gravity on the body's mass at its centre.
-//! - wind drag `drag_i · w` at the segment's centre (Sylva's `kernels::populate`, the same
-//!   force in a uniform wind, bark and leaves together) → a force at the body's centre of mass,
-//!   recomputed from the wind at the start of every step, like Sylva's populate.
+//! - wind drag at the segment's centre, the bark's on the wind across the segment's axis a and
+//!   the leaves' on the whole wind, (drag_i − leaf_drag_i)·(w − (w·a)·a) + leaf_drag_i·w
+//!   (Sylva's `kernels::populate` in a uniform wind) → the same force at the body's centre of
+//!   mass, with a from rapier's pose at the start of every step, like Sylva's populate.
 //!
 //! Invariant: one rapier world per group of trees (trees are independent, so groups can be
 //! stepped on separate threads); bodies never sleep and there are no colliders, so a step is
@@ -61,7 +62,9 @@ fn back(v: Vector) -> GVec3 {
 /// One segment's body and what its wind force needs.
 struct Link {
     body: RigidBodyHandle,
-    drag: f32,
+    /// The bark's linear drag (Sylva's `drag - leaf_drag`) and the leaves' \[N·s/m\].
+    bark_drag: f32,
+    leaf_drag: f32,
 }
 
 /// Trees `trees` of a forest as rapier multibodies in one world.
@@ -218,7 +221,8 @@ impl RapierTrees {
                 joints.push(jh);
                 links.push(Link {
                     body: h,
-                    drag: s.drag[i],
+                    bark_drag: s.drag[i] - s.leaf_drag[i],
+                    leaf_drag: s.leaf_drag[i],
                 });
             }
             let rest_coords = spring_rest(forest, pose, start..end, gravity);
@@ -266,8 +270,10 @@ impl RapierTrees {
         let w = v3(wind);
         for link in &self.links {
             let rb = &mut self.world.bodies[link.body];
+            let axis = rb.rotation() * Vector::Y;
+            let across = w - axis * w.dot(axis);
             rb.reset_forces(false);
-            rb.add_force(w * link.drag, false);
+            rb.add_force(across * link.bark_drag + w * link.leaf_drag, false);
         }
         let t1 = Instant::now();
         self.world.step();
