@@ -343,7 +343,8 @@ fn test_tree_rests_in_its_shape_in_rapier() {
 /// branch's own axis and (1 − cos w)/w of twist (0.80 and 0.51 at 65°, a first branch's
 /// angle). Rapier bends the joint about the branch's own axes with the twist held, so Sylva's
 /// branches are stiffer out of plane. The difference is first order in the wind's
-/// displacement; measured 4.6 % (RMS) and 5.2 % (max) of it, and the tolerance is about twice that.
+/// displacement; measured 4.6 % (RMS) and 5.2 % (max) of it, and the tolerance is about
+/// twice that.
 #[test]
 fn test_tree_settles_in_wind_like_rapier() {
     let (rest, sylva, rapier) = settled_in_wind(10.0);
