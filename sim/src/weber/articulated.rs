@@ -213,37 +213,17 @@ pub(crate) fn solve(
 ) {
     let n = t.len();
     acc[..n].fill([0.0; 4]);
-    // Tip to root: ρ_j = b_j + u_j·f̄ + ḡ; the parent gathers f_j and g_j; keeps ρ_j/D_j.
     for j in (1..n).rev() {
-        let [fx, fy, fz, g] = acc[j];
-        let uj = m3(u[j]);
-        let r = rhs[j] as f64 + uj[0] * fx + uj[1] * fy + uj[2] * fz + g;
-        let [bx, by, bz, e, inv] = fac[j];
-        rho[j] = r * inv;
-        let a = &mut acc[t.parent_of(j)];
-        a[0] += fx - r * bx;
-        a[1] += fy - r * by;
-        a[2] += fz - r * bz;
-        a[3] += r * e;
+        forward(j, t.parent_of(j), u, fac, rhs, acc, rho);
     }
-    // Root to tip: acc[j] becomes (tip velocity V_j + u_j·x_j, x_j).
-    let [fx, fy, fz, g] = acc[0];
-    let u0 = m3(u[0]);
-    let x0 = (rhs[0] as f64 + u0[0] * fx + u0[1] * fy + u0[2] * fz + g) * fac[0][4];
-    acc[0] = [u0[0] * x0, u0[1] * x0, u0[2] * x0, x0];
-    rhs[0] = x0 as f32;
+    root(u, fac, rhs, acc);
     for j in 1..n {
-        let [vx, vy, vz, xp] = acc[t.parent_of(j)];
-        let [bx, by, bz, e, _] = fac[j];
-        let x = rho[j] - (bx * vx + by * vy + bz * vz) + e * xp;
-        let uj = m3(u[j]);
-        acc[j] = [vx + uj[0] * x, vy + uj[1] * x, vz + uj[2] * x, x];
-        rhs[j] = x as f32;
+        back(j, t.parent_of(j), u, fac, rhs, acc, rho);
     }
 }
 
 /// [`solve`] for both planes in one pair of passes (the per-tree step, where one job solves
-/// both): the same arithmetic per plane, in the same order, so the same bits, with the tree
+/// both): the same passes per plane, in the same order, so the same bits, with the tree
 /// walked once.
 pub(crate) fn solve_both(
     t: &TreeStatic<'_>,
@@ -259,36 +239,6 @@ pub(crate) fn solve_both(
     let [px, pz] = rho;
     ax[..n].fill([0.0; 4]);
     az[..n].fill([0.0; 4]);
-    #[inline(always)]
-    fn forward(j: usize, p: usize, u: &[Vec3], fac: &[Pivot], rhs: &[f32], acc: &mut [[f64; 4]], rho: &mut [f64]) {
-        let [fx, fy, fz, g] = acc[j];
-        let uj = m3(u[j]);
-        let r = rhs[j] as f64 + uj[0] * fx + uj[1] * fy + uj[2] * fz + g;
-        let [bx, by, bz, e, inv] = fac[j];
-        rho[j] = r * inv;
-        let a = &mut acc[p];
-        a[0] += fx - r * bx;
-        a[1] += fy - r * by;
-        a[2] += fz - r * bz;
-        a[3] += r * e;
-    }
-    #[inline(always)]
-    fn root(u: &[Vec3], fac: &[Pivot], rhs: &mut [f32], acc: &mut [[f64; 4]]) {
-        let [fx, fy, fz, g] = acc[0];
-        let u0 = m3(u[0]);
-        let x0 = (rhs[0] as f64 + u0[0] * fx + u0[1] * fy + u0[2] * fz + g) * fac[0][4];
-        acc[0] = [u0[0] * x0, u0[1] * x0, u0[2] * x0, x0];
-        rhs[0] = x0 as f32;
-    }
-    #[inline(always)]
-    fn back(j: usize, p: usize, u: &[Vec3], fac: &[Pivot], rhs: &mut [f32], acc: &mut [[f64; 4]], rho: &[f64]) {
-        let [vx, vy, vz, xp] = acc[p];
-        let [bx, by, bz, e, _] = fac[j];
-        let x = rho[j] - (bx * vx + by * vy + bz * vz) + e * xp;
-        let uj = m3(u[j]);
-        acc[j] = [vx + uj[0] * x, vy + uj[1] * x, vz + uj[2] * x, x];
-        rhs[j] = x as f32;
-    }
     for j in (1..n).rev() {
         let p = t.parent_of(j);
         forward(j, p, u[0], fac[0], rx, ax, px);
@@ -303,6 +253,40 @@ pub(crate) fn solve_both(
     }
 }
 
+/// Tip to root, segment j (parent p): ρ_j = b_j + u_j·f̄ + ḡ; the parent gathers f_j and g_j;
+/// keeps ρ_j/D_j.
+#[inline(always)]
+fn forward(j: usize, p: usize, u: &[Vec3], fac: &[Pivot], rhs: &[f32], acc: &mut [[f64; 4]], rho: &mut [f64]) {
+    let [fx, fy, fz, g] = acc[j];
+    let uj = m3(u[j]);
+    let r = rhs[j] as f64 + uj[0] * fx + uj[1] * fy + uj[2] * fz + g;
+    let [bx, by, bz, e, inv] = fac[j];
+    rho[j] = r * inv;
+    let a = &mut acc[p];
+    a[0] += fx - r * bx;
+    a[1] += fy - r * by;
+    a[2] += fz - r * bz;
+    a[3] += r * e;
+}
+/// The root's x, and acc[0] = (its tip velocity u_0·x_0, x_0).
+#[inline(always)]
+fn root(u: &[Vec3], fac: &[Pivot], rhs: &mut [f32], acc: &mut [[f64; 4]]) {
+    let [fx, fy, fz, g] = acc[0];
+    let u0 = m3(u[0]);
+    let x0 = (rhs[0] as f64 + u0[0] * fx + u0[1] * fy + u0[2] * fz + g) * fac[0][4];
+    acc[0] = [u0[0] * x0, u0[1] * x0, u0[2] * x0, x0];
+    rhs[0] = x0 as f32;
+}
+/// Root to tip, segment j (parent p): acc[j] becomes (tip velocity V_j + u_j·x_j, x_j).
+#[inline(always)]
+fn back(j: usize, p: usize, u: &[Vec3], fac: &[Pivot], rhs: &mut [f32], acc: &mut [[f64; 4]], rho: &[f64]) {
+    let [vx, vy, vz, xp] = acc[p];
+    let [bx, by, bz, e, _] = fac[j];
+    let x = rho[j] - (bx * vx + by * vy + bz * vz) + e * xp;
+    let uj = m3(u[j]);
+    acc[j] = [vx + uj[0] * x, vy + uj[1] * x, vz + uj[2] * x, x];
+    rhs[j] = x as f32;
+}
 #[inline(always)]
 fn m3(v: Vec3) -> [f64; 3] {
     [v.x as f64, v.y as f64, v.z as f64]

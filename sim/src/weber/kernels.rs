@@ -268,7 +268,7 @@ pub(crate) fn kinematics(
     for i in lo..hi {
         let parent = joint(t, theta, lo, top.as_ref(), own, i);
         let k = i - lo;
-        let [x, z] = relative_angles(theta, own, k, i, &parent);
+        let [x, z] = relative_angles(theta, lo, own, i, &parent);
         pose_one(t, i, mapping::bend(x, z), parent, own, k, leaf_lo);
         let (l, r0, r1) = (t.length[i], t.radius_base[i], t.radius_tip[i]);
         for _ in 0..contacts.params.passes {
@@ -301,12 +301,24 @@ pub(crate) fn kinematics(
             if own.vel[1][k] * s2 < 0.0 {
                 own.vel[1][k] = 0.0;
             }
-            let [x, z] = relative_angles(theta, own, k, i, &parent);
+            let [x, z] = relative_angles(theta, lo, own, i, &parent);
             pose_one(t, i, mapping::bend(x, z), parent, own, k, leaf_lo);
             corrections += 1;
         }
     }
     corrections
+}
+
+/// Θ + y of local segment `s`: from `top` below `lo`, else from `own` (slot `s - lo`).
+#[inline(always)]
+fn angle(theta: [&[f32]; 2], lo: usize, top: Option<&Done<'_>>, own: &Part<'_>, s: usize) -> [f32; 2] {
+    let y = if s < lo {
+        let top = top.expect("a parent outside the range needs the top block's pose");
+        [top.y[0][s], top.y[1][s]]
+    } else {
+        [own.y[0][s - lo], own.y[1][s - lo]]
+    };
+    [theta[0][s] + y[0], theta[1][s] + y[1]]
 }
 
 /// Segment `i`'s parent as its pose reads it (the ground for the root). Parents below `lo`
@@ -322,28 +334,25 @@ fn joint(t: &TreeStatic<'_>, theta: [&[f32]; 2], lo: usize, top: Option<&Done<'_
         };
     }
     let p = t.parent_of(i);
-    let (base, orient, y) = if p < lo {
+    let (base, orient) = if p < lo {
         let top = top.expect("a parent outside the range needs the top block's pose");
-        (top.base[p], top.orient[p], [top.y[0][p], top.y[1][p]])
+        (top.base[p], top.orient[p])
     } else {
-        let q = p - lo;
-        (own.base[q], own.orient[q], [own.y[0][q], own.y[1][q]])
+        (own.base[p - lo], own.orient[p - lo])
     };
     Joint {
         base,
         length: t.length[p],
         orient,
-        angle: [theta[0][p] + y[0], theta[1][p] + y[1]],
+        angle: angle(theta, lo, top, own, p),
     }
 }
 
-/// Segment `i`'s angles (Θ + y, slot `k` of `own`) relative to its parent's.
+/// Segment `i`'s angles (Θ + y) relative to its parent's.
 #[inline(always)]
-fn relative_angles(theta: [&[f32]; 2], own: &Part<'_>, k: usize, i: usize, parent: &Joint) -> [f32; 2] {
-    [
-        theta[0][i] + own.y[0][k] - parent.angle[0],
-        theta[1][i] + own.y[1][k] - parent.angle[1],
-    ]
+fn relative_angles(theta: [&[f32]; 2], lo: usize, own: &Part<'_>, i: usize, parent: &Joint) -> [f32; 2] {
+    let a = angle(theta, lo, None, own, i);
+    [a[0] - parent.angle[0], a[1] - parent.angle[1]]
 }
 
 /// Kinematics without contacts: the same poses, bit for bit, with the mapping of [`BATCH`]
@@ -365,23 +374,14 @@ fn pose_batched(
         let (mut x, mut z) = ([0f32; BATCH], [0f32; BATCH]);
         for l in 0..n {
             let i = start + l;
-            let parent_angle = if i == 0 {
+            let parent = if i == 0 {
                 [0.0; 2]
             } else {
-                let p = t.parent_of(i);
-                let y = if p < lo {
-                    let top = top
-                        .as_ref()
-                        .expect("a parent outside the range needs the top block's pose");
-                    [top.y[0][p], top.y[1][p]]
-                } else {
-                    [own.y[0][p - lo], own.y[1][p - lo]]
-                };
-                [theta[0][p] + y[0], theta[1][p] + y[1]]
+                angle(theta, lo, top.as_ref(), own, t.parent_of(i))
             };
-            let k = i - lo;
-            x[l] = theta[0][i] + own.y[0][k] - parent_angle[0];
-            z[l] = theta[1][i] + own.y[1][k] - parent_angle[1];
+            let a = angle(theta, lo, None, own, i);
+            x[l] = a[0] - parent[0];
+            z[l] = a[1] - parent[1];
         }
         batch.eval(&x, &z, n);
         for l in 0..n {
@@ -554,21 +554,9 @@ pub(crate) fn diagonal(t: &TreeStatic<'_>, h: f32, inertia: impl Fn(usize) -> f6
 
 /// Factors A for the direct solver. A's graph is the tree, so eliminating rows tip to root
 /// (descending index, children before parents) creates no fill-in: folding child j into its
-/// parent p only changes p's pivot, d_p -= e_j²/d_j. Stores 1/d per segment. `diag` holds A's
-/// diagonal and is consumed.
-pub(crate) fn factor(t: &TreeStatic<'_>, h: f32, diag: &mut [f64], inv_pivot: &mut [f64]) {
-    for i in (0..t.len()).rev() {
-        let d = diag[i];
-        inv_pivot[i] = 1.0 / d;
-        if i > 0 {
-            let e = t.coupling(i, h) as f64;
-            diag[t.parent_of(i)] -= e * e / d;
-        }
-    }
-}
-
-/// [`factor`] in place: `diag` holds A's diagonal and becomes 1/pivot.
-pub(crate) fn factor_in_place(t: &TreeStatic<'_>, h: f32, diag: &mut [f64]) {
+/// parent p only changes p's pivot, d_p -= e_j²/d_j. `diag` holds A's diagonal and becomes
+/// 1/pivot per segment, in place.
+pub(crate) fn factor(t: &TreeStatic<'_>, h: f32, diag: &mut [f64]) {
     for i in (0..t.len()).rev() {
         let d = diag[i];
         diag[i] = 1.0 / d;
@@ -579,7 +567,7 @@ pub(crate) fn factor_in_place(t: &TreeStatic<'_>, h: f32, diag: &mut [f64]) {
     }
 }
 
-/// Solves A·Δv = b in place with the factorisation (`inv_pivot`, from [`factor`]): one
+/// Solves A·Δv = b in place with the factorisation (`inv_pivot`, 1/pivot from [`factor`]): one
 /// descending pass folds each row into its parent's right-hand side, one ascending pass
 /// substitutes back. Arithmetic in f64.
 pub(crate) fn solve_direct(t: &TreeStatic<'_>, inv_pivot: &[f64], rhs: &mut [f32], h: f32) {

@@ -169,7 +169,8 @@ struct Shared {
     /// W = c·m + M_out and Q = q·m + M_out of every segment (see `articulated`).
     first: Vec<f64>,
     second: Vec<f64>,
-    /// The articulated factorisation (β, 1/D) per plane (empty with the diagonal inertia).
+    /// The articulated factorisation (β/D, e/D, 1/D) per plane (empty with the diagonal
+    /// inertia).
     fac: [Vec<articulated::Pivot>; 2],
     planes: [RwLock<PlaneState>; 2],
     pose: RwLock<PoseState>,
@@ -687,7 +688,7 @@ impl Simulation {
             }
         }
         let newmark = sh.params.integrator == IntegratorKind::Newmark;
-        let fresh = |articulated_direct: bool| {
+        let fresh = || {
             let mut c = CgBuffers::default();
             if cg {
                 for v in [&mut c.x, &mut c.r, &mut c.p, &mut c.ap] {
@@ -697,7 +698,7 @@ impl Simulation {
                     c.tmp = vec![DVec3::ZERO; n];
                     c.mp = vec![0.0; n];
                 }
-            } else if articulated_direct {
+            } else if articulated {
                 c.acc = vec![[0.0; 4]; n];
                 c.rho = vec![0.0; n];
                 if newmark {
@@ -710,7 +711,7 @@ impl Simulation {
             c
         };
         for c in &mut sh.cg {
-            *c.get_mut().unwrap() = fresh(articulated);
+            *c.get_mut().unwrap() = fresh();
         }
         if cg {
             sh.cg_scale = diag.map(|d| d.iter().map(|d| 1.0 / d.sqrt()).collect());
@@ -732,13 +733,12 @@ impl Simulation {
             sh.fac = fac;
         } else {
             let [mut d, _] = diag;
-            let mut inv_pivot = vec![0.0; n];
             for t in 0..sh.forest.tree_count() {
                 let r = seg_range(sh, t);
                 let ts = tree_static(sh, t);
-                kernels::factor(&ts, h, &mut d[r.clone()], &mut inv_pivot[r]);
+                kernels::factor(&ts, h, &mut d[r]);
             }
-            sh.inv_pivot = inv_pivot;
+            sh.inv_pivot = d;
         }
     }
 
@@ -1105,7 +1105,6 @@ fn wind_per_tree<'a>(centre: &'a mut Vec<Vec3>, leaf: &'a mut Vec<Vec3>, sh: &Sh
         .collect()
 }
 
-/// Solves one plane of one tree, leaving Δv in `rhs`.
 /// Solves plane `k` of one tree, leaving Δv in `rhs`.
 fn solve_plane(sh: &Shared, ts: &TreeStatic<'_>, k: usize, pl: &mut PlaneMut<'_>, work: SolveWork<'_>) {
     // Newmark and the semi-implicit step share the matrix form with h scaled by γ.
@@ -1144,7 +1143,7 @@ fn solve_plane(sh: &Shared, ts: &TreeStatic<'_>, k: usize, pl: &mut PlaneMut<'_>
                 for (d, s) in work.pivot.iter_mut().zip(extra) {
                     *d += h2 * *s as f64;
                 }
-                kernels::factor_in_place(ts, h, work.pivot);
+                kernels::factor(ts, h, work.pivot);
                 kernels::solve_direct(ts, work.pivot, pl.rhs, h)
             }
             None => kernels::solve_direct(ts, ts.inv_pivot, pl.rhs, h),
