@@ -23,6 +23,8 @@ use sylva_sim::fluid::FLUID_PHASES;
 use sylva_sim::PHASES;
 
 use crate::args::count_in;
+use crate::interrupt;
+use crate::progress::Progress;
 use crate::scene::{Driver, Scene, SceneArgs, WindModel};
 
 /// The viewer's default window, whose camera the fill culls and picks details for.
@@ -99,7 +101,7 @@ pub fn run(a: &FrameBenchArgs) -> Result<()> {
     }
     let setup = Instant::now();
     let s = &a.scene;
-    let scene = Scene::build(s.spec.as_deref(), s.species.as_deref(), s.trees, s.seed)?;
+    let scene = Scene::build_with(s.spec.as_deref(), s.species.as_deref(), s.trees, s.seed, s.fork_rules)?;
     let camera = scene.default_camera(WIDTH_PX / HEIGHT_PX, HEIGHT_PX).camera();
     let threads = a.threads.map_or_else(
         || {
@@ -116,12 +118,18 @@ pub fn run(a: &FrameBenchArgs) -> Result<()> {
     let setup_ms = setup.elapsed().as_secs_f64() * 1e3;
 
     let mut walls = Vec::with_capacity(a.frames as usize);
-    for _ in 0..a.frames {
+    let stoppable = interrupt::Steps::begin();
+    let mut progress = Progress::new("frames");
+    for k in 0..a.frames {
+        interrupt::check()?;
+        progress.update_count(k, a.frames);
         let t0 = Instant::now();
         driver.step_and_fill(writer.frame());
         writer.publish();
         walls.push(t0.elapsed());
     }
+    progress.finish();
+    drop(stoppable);
     if let Some(failure) = driver.wind_failure() {
         bail!("{failure}");
     }
