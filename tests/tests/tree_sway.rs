@@ -115,6 +115,5 @@ fn released_trees_swing_through_their_rest_position() {
             s.height,
             s.crossings
         );
-        assert!(s.frequency.is_finite() && s.frequency > 0.0);
     }
 }

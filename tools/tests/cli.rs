@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::sylva;
+use common::{assert_refused, sylva};
 
 #[test]
 fn bad_arguments_are_refused_clearly() {
@@ -35,14 +35,7 @@ fn bad_arguments_are_refused_clearly() {
         ),
     ];
     for (args, name) in cases {
-        let (code, _, err) = sylva(args);
-        assert_ne!(code, 0, "{args:?} should fail");
-        assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-        assert!(err.contains(name), "{args:?}: the message should name {name}: {err}");
-        assert!(
-            err.contains("allowed") || err.contains("possible values"),
-            "{args:?}: the message should say what is allowed: {err}"
-        );
+        assert_refused(args, name);
     }
 }
 
