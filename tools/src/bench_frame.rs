@@ -25,7 +25,7 @@ use sylva_sim::PHASES;
 use crate::args::count_in;
 use crate::interrupt;
 use crate::progress::Progress;
-use crate::scene::{Driver, Scene, SceneArgs, WindModel};
+use crate::scene::{viewer_threads, Driver, Scene, SceneArgs, WindModel};
 
 /// The viewer's default window, whose camera the fill culls and picks details for.
 const WIDTH_PX: f32 = 1280.0;
@@ -103,15 +103,7 @@ pub fn run(a: &FrameBenchArgs) -> Result<()> {
     let s = &a.scene;
     let scene = Scene::build_with(s.spec.as_deref(), s.species.as_deref(), s.trees, s.seed, s.fork_rules)?;
     let camera = scene.default_camera(WIDTH_PX / HEIGHT_PX, HEIGHT_PX).camera();
-    let threads = a.threads.map_or_else(
-        || {
-            std::thread::available_parallelism()
-                .map_or(1, |n| n.get())
-                .saturating_sub(1)
-                .max(1)
-        },
-        |t| t as usize,
-    );
+    let threads = a.threads.map_or_else(viewer_threads, |t| t as usize);
     let mut driver = Driver::new(scene, s.wind as f32, s.seed, s.trees, camera, threads)?;
     driver.apply_args(s)?;
     let (mut writer, reader) = command_cache(RenderFrame::default(), RenderFrame::default());

@@ -22,7 +22,7 @@ use crate::progress::Progress;
 
 /// Most frames `bench render` draws.
 pub const MAX_FRAMES: u64 = 100_000;
-use crate::scene::{simulate, Driver, Scene, SceneArgs, SimCommand};
+use crate::scene::{simulate, viewer_threads, Driver, Scene, SceneArgs, SimCommand};
 
 #[derive(Args, Debug)]
 pub struct RenderBenchArgs {
@@ -104,10 +104,7 @@ pub fn run(a: &RenderBenchArgs) -> Result<()> {
     )?;
     let title = scene.title.clone();
     let camera = scene.default_camera(w as f32 / h as f32, h as f32).camera();
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .saturating_sub(1)
-        .max(1);
+    let threads = viewer_threads();
     let mut driver = Driver::new(scene, a.scene.wind as f32, a.scene.seed, a.scene.trees, camera, threads)?;
     driver.apply_args(&a.scene)?;
     let gpu = Arc::new(Gpu::new(&a.gpu.options(), None).context("cannot open a Vulkan device")?);

@@ -163,6 +163,15 @@ pub struct Scene {
     pub height: f32,
 }
 
+/// The simulation thread's job system size in the viewer: every core but the one the render
+/// thread keeps busy, at least one.
+pub fn viewer_threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .saturating_sub(1)
+        .max(1)
+}
+
 impl Scene {
     pub fn build(spec: Option<&Path>, species: Option<&str>, trees: Option<u64>, seed: u64) -> Result<Scene> {
         Scene::build_with(spec, species, trees, seed, crate::trees::ForkRulesArg::default())

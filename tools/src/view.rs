@@ -26,7 +26,7 @@ use winit::window::{Window, WindowId};
 use crate::args::{check_validation, parse_size, GpuArgs};
 use crate::headless::{write_png, RenderArgs, MAX_FRAMES};
 use crate::interrupt;
-use crate::scene::{simulate, Driver, OrbitCamera, Scene, SceneArgs, SimCommand, MAX_LOD_BIAS};
+use crate::scene::{simulate, viewer_threads, Driver, OrbitCamera, Scene, SceneArgs, SimCommand, MAX_LOD_BIAS};
 use crate::trees::Output as OutArgs;
 
 /// The keys, shown on the help line.
@@ -105,10 +105,7 @@ pub fn run(a: &ViewArgs) -> Result<()> {
         a.scene.fork_rules,
     )?;
     let orbit = scene.default_camera(w as f32 / h as f32, h as f32);
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .saturating_sub(1)
-        .max(1);
+    let threads = viewer_threads();
     let mut driver = Driver::new(
         scene,
         a.scene.wind as f32,
