@@ -112,15 +112,6 @@ fn compare(a: &Trajectory, b: &Trajectory) -> (f64, f64) {
 
 pub fn run(a: &PeerArgs) -> Result<()> {
     let setup = Instant::now();
-    let material = Material::default();
-    let scene = TestForest::new(
-        a.seed,
-        a.segments as usize,
-        a.leaves as usize,
-        a.trees as usize,
-        &material,
-    )
-    .context("cannot build the test forest")?;
     let rapier_trees = a.rapier_trees.unwrap_or(a.trees);
     if rapier_trees > a.trees {
         bail!(
@@ -139,9 +130,10 @@ pub fn run(a: &PeerArgs) -> Result<()> {
             super::MAX_STEPS
         );
     }
-    let estimate = rapier_bytes_estimate(a.segments as usize) * rapier_trees as f64;
+    let per_tree = rapier_bytes_estimate(a.segments as usize);
+    let estimate = per_tree * rapier_trees as f64;
     if estimate > MAX_RAPIER_BYTES {
-        let fit = (MAX_RAPIER_BYTES / rapier_bytes_estimate(a.segments as usize)).floor() as u64;
+        let fit = (MAX_RAPIER_BYTES / per_tree).floor() as u64;
         bail!(
             "rapier would need about {:.1} GiB for {rapier_trees} tree(s) of {} segments (a dense \
              mass matrix of 3 degrees of freedom per segment for each tree); at most {:.0} GiB is \
@@ -151,6 +143,16 @@ pub fn run(a: &PeerArgs) -> Result<()> {
             MAX_RAPIER_BYTES / (1u64 << 30) as f64
         );
     }
+    // The arguments are checked before the forest is grown.
+    let material = Material::default();
+    let scene = TestForest::new(
+        a.seed,
+        a.segments as usize,
+        a.leaves as usize,
+        a.trees as usize,
+        &material,
+    )
+    .context("cannot build the test forest")?;
     let forest_setup_ms = setup.elapsed().as_secs_f64() * 1e3;
     let dt = a.dt as f32;
     let gusts = GustingWind::new(a.wind as f32, 0.0, a.gust as f32, a.seed)?;
