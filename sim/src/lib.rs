@@ -8,6 +8,7 @@
 
 pub mod collider;
 pub mod colonize;
+pub mod dynamics;
 pub mod error;
 pub mod fluid;
 pub mod forest;

@@ -1,0 +1,52 @@
+//! The world pose of every segment and leaf, as every dynamics model writes it and the
+//! renderer reads it.
+//!
+//! Invariants: `base` and `orient` hold one entry per segment of the forest, `leaf_pos` one per
+//! leaf. `leaf_orient` is empty when leaves are rigid on their segment (their orientation is
+//! the segment's times the leaf's rest orientation, composed on demand); a model whose leaves
+//! turn on their own holds one world orientation per leaf there.
+
+use glam::{Quat, Vec3};
+
+use crate::forest::{unpack_quat, Forest};
+
+/// World pose of every segment and leaf.
+#[derive(Clone, Debug, Default)]
+pub struct Pose {
+    /// World position of each segment's base \[m\].
+    pub base: Vec<Vec3>,
+    /// World orientation of each segment (its local +y runs along its axis, base to tip).
+    pub orient: Vec<Quat>,
+    /// World position of every leaf's attachment point \[m\].
+    pub leaf_pos: Vec<Vec3>,
+    /// World orientation of every leaf, or empty when leaves are rigid on their segment.
+    pub leaf_orient: Vec<Quat>,
+}
+
+impl Pose {
+    /// World orientation of leaf `j` hanging on segment `segment`: its own when the model turns
+    /// leaves, otherwise the segment's orientation times the leaf's rest orientation in the
+    /// segment's frame.
+    #[inline]
+    pub fn leaf_orientation(&self, forest: &Forest, segment: usize, j: usize) -> Quat {
+        match self.leaf_orient.get(j) {
+            Some(&q) => q,
+            None => self.orient[segment] * unpack_quat(forest.leaf.rest[j]),
+        }
+    }
+
+    /// Tip of segment `i` given its length \[m\].
+    #[inline]
+    pub fn tip(&self, i: usize, length: f32) -> Vec3 {
+        self.base[i] + self.orient[i] * Vec3::new(0.0, length, 0.0)
+    }
+
+    /// Heap bytes held by the pose.
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.base.capacity() * size_of::<Vec3>()
+            + self.orient.capacity() * size_of::<Quat>()
+            + self.leaf_pos.capacity() * size_of::<Vec3>()
+            + self.leaf_orient.capacity() * size_of::<Quat>()
+    }
+}
