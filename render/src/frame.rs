@@ -21,8 +21,8 @@ use std::mem::MaybeUninit;
 use glam::{Mat4, Quat, Vec3, Vec4};
 use sylva_engine::JobSystem;
 use sylva_shaders::{pack_snorm4, LeafInstance, SegmentInstance, SphereInstance, WindArrow};
+use sylva_sim::dynamics::weber::PoseState;
 use sylva_sim::forest::Forest;
-use sylva_sim::weber::PoseState;
 
 /// Levels of detail: 0 near, 2 far.
 pub const LODS: usize = 3;

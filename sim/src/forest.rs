@@ -18,9 +18,9 @@ use std::ops::Range;
 
 use glam::{Quat, Vec3};
 
+use crate::dynamics::weber::mapping;
 use crate::error::SimError;
-use crate::mapping;
-use crate::params::Material;
+use crate::material::Material;
 use crate::skeleton::Skeleton;
 
 /// `parent` of a tree's root.

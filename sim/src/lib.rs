@@ -1,4 +1,5 @@
-//! Sylva simulation: tree data (SoA forest), generators, and Weber's dynamics.
+//! Sylva simulation: tree data (SoA forest), generators, wind, colliders, and the dynamics
+//! models that move the trees (`dynamics`: Weber's today).
 //!
 //! `sim` never sees Vulkan or a window: it produces the pose of every segment and leaf, which
 //! the renderer reads.
@@ -14,8 +15,7 @@ pub mod fluid;
 pub mod forest;
 pub mod io;
 pub mod lsystem;
-pub mod mapping;
-pub mod params;
+pub mod material;
 pub mod rng;
 pub mod scene;
 pub mod skeleton;
@@ -23,15 +23,13 @@ pub mod spec;
 pub mod species;
 pub mod stats;
 pub mod testtree;
-pub mod weber;
 pub mod weberpenn;
 pub mod wind;
 
 pub use collider::{Contact, Motion, SphereCollider};
 pub use error::SimError;
 pub use forest::{Forest, TreePlacement};
-pub use params::{Damping, InertiaKind, IntegratorKind, Material, SimParams, SolverKind, Stiffness};
+pub use material::{Damping, Material, Stiffness};
 pub use skeleton::Skeleton;
 pub use testtree::{test_tree, TreeSize};
-pub use weber::{PlaneEdit, PlaneState, PoseState, Simulation, StepStats, PHASES};
 pub use wind::{Calm, GustingWind, WindField};

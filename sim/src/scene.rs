@@ -6,7 +6,7 @@ use glam::Vec3;
 use crate::collider::{Motion, SphereCollider};
 use crate::error::SimError;
 use crate::forest::{Forest, TreePlacement};
-use crate::params::Material;
+use crate::material::Material;
 use crate::rng::Rng;
 use crate::skeleton::Skeleton;
 use crate::spec::WeberPennSpec;

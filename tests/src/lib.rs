@@ -6,8 +6,9 @@ pub mod hostile;
 use glam::Vec3;
 use std::path::{Path, PathBuf};
 use sylva_engine::{FrameTimings, JobSystem};
+use sylva_sim::dynamics::weber::{WeberModel, WeberParams, PHASES};
 use sylva_sim::skeleton::{Skeleton, SkeletonSegment};
-use sylva_sim::{test_tree, Forest, Material, SimError, SimParams, Simulation, TreePlacement, TreeSize, PHASES};
+use sylva_sim::{test_tree, Forest, Material, SimError, TreePlacement, TreeSize};
 
 /// The guidance a corpus test panics with when the corpus is missing.
 pub const CORPUS_HELP: &str = "the third-party tree-spec corpus (shared/data/tree-specs) was not found: set \
@@ -89,7 +90,7 @@ pub fn fixture_spec_files() -> Vec<PathBuf> {
 }
 
 /// A simulation of one test tree of a named size.
-pub fn tree_sim(size: TreeSize, seed: u64, material: Material, params: SimParams) -> Simulation {
+pub fn tree_sim(size: TreeSize, seed: u64, material: Material, params: WeberParams) -> WeberModel {
     let (n, m) = size.counts();
     let skel = test_tree(seed, n, m).expect("test tree");
     sim_of(&[skel], material, params)
@@ -107,7 +108,7 @@ pub fn forest_of(skeleton: &Skeleton, material: &Material) -> Result<Forest, Sim
 }
 
 /// A simulation of skeletons placed 20 m apart along x.
-pub fn sim_of(skeletons: &[Skeleton], material: Material, params: SimParams) -> Simulation {
+pub fn sim_of(skeletons: &[Skeleton], material: Material, params: WeberParams) -> WeberModel {
     let placements: Vec<_> = skeletons
         .iter()
         .enumerate()
@@ -117,7 +118,7 @@ pub fn sim_of(skeletons: &[Skeleton], material: Material, params: SimParams) -> 
         })
         .collect();
     let forest = Forest::build(&placements, &material).expect("forest");
-    Simulation::new(forest, params).expect("simulation")
+    WeberModel::new(forest, params).expect("simulation")
 }
 
 /// A straight chain of `n` segments of length `l` and radius `r` from the origin along `dir`.
@@ -139,7 +140,7 @@ pub fn chain(n: usize, l: f32, r: f32, dir: Vec3) -> Skeleton {
 }
 
 /// Steps a simulation `steps` times on `jobs`, calling `check` after each step.
-pub fn run(sim: &mut Simulation, jobs: &JobSystem, steps: usize, mut check: impl FnMut(usize, &Simulation)) {
+pub fn run(sim: &mut WeberModel, jobs: &JobSystem, steps: usize, mut check: impl FnMut(usize, &WeberModel)) {
     let timings = FrameTimings::new(&PHASES);
     for k in 0..steps {
         sim.step(jobs, &timings);
@@ -148,7 +149,7 @@ pub fn run(sim: &mut Simulation, jobs: &JobSystem, steps: usize, mut check: impl
 }
 
 /// Tip of segment `i` in the current pose.
-pub fn tip(sim: &Simulation, i: usize) -> Vec3 {
+pub fn tip(sim: &WeberModel, i: usize) -> Vec3 {
     sim.pose().tip(i, sim.forest().seg.length[i])
 }
 

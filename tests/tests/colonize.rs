@@ -5,7 +5,8 @@
 use glam::Vec3;
 use sylva_engine::JobSystem;
 use sylva_sim::colonize::{colonize, parse_points, ColonizeParams, Envelope, RootParams, StopReason};
-use sylva_sim::{Forest, GustingWind, Material, SimError, SimParams, Simulation, TreePlacement};
+use sylva_sim::dynamics::weber::{WeberModel, WeberParams};
+use sylva_sim::{Forest, GustingWind, Material, SimError, TreePlacement};
 use sylva_tests::run;
 
 fn grove() -> ColonizeParams {
@@ -63,7 +64,7 @@ fn colonized_grove_builds_a_forest_and_sways() {
         .collect();
     let forest = Forest::build(&placements, &Material::default()).unwrap();
     assert_eq!(forest.tree_count(), 2);
-    let mut sim = Simulation::new(forest, SimParams::default()).unwrap();
+    let mut sim = WeberModel::new(forest, WeberParams::default()).unwrap();
     sim.set_wind(Box::new(GustingWind::new(12.0, 0.3, 0.5, 2).unwrap()));
     let jobs = JobSystem::new(2).unwrap();
     run(&mut sim, &jobs, 120, |k, sim| assert!(sim.finite(), "step {k}"));

@@ -3,10 +3,9 @@
 
 use glam::Vec3;
 use sylva_engine::JobSystem;
+use sylva_sim::dynamics::weber::{WeberModel, WeberParams};
 use sylva_sim::skeleton::{Skeleton, SkeletonLeaf, SkeletonSegment};
-use sylva_sim::{
-    test_tree, Damping, GustingWind, Material, Motion, SimError, SimParams, Simulation, SphereCollider, Stiffness,
-};
+use sylva_sim::{test_tree, Damping, GustingWind, Material, Motion, SimError, SphereCollider, Stiffness};
 use sylva_tests::{chain, forest_of};
 
 fn message(e: impl std::fmt::Display) -> String {
@@ -39,11 +38,11 @@ fn zero_segments_and_leaves_without_segments() {
 fn bad_time_steps_are_refused() {
     let forest = || forest_of(&chain(3, 0.5, 0.02, Vec3::Y), &Material::default()).unwrap();
     for dt in [0.0f32, -0.01, f32::NAN, f32::INFINITY, 5.0] {
-        let e = Simulation::new(
+        let e = WeberModel::new(
             forest(),
-            SimParams {
+            WeberParams {
                 dt,
-                ..SimParams::default()
+                ..WeberParams::default()
             },
         )
         .err()
@@ -54,12 +53,12 @@ fn bad_time_steps_are_refused() {
         );
         assert!(message(&e).contains("greater than 0"), "{e}");
     }
-    let mut sim = Simulation::new(forest(), SimParams::default()).unwrap();
+    let mut sim = WeberModel::new(forest(), WeberParams::default()).unwrap();
     assert!(sim.set_time_step(f32::NAN).is_err());
     assert!(sim.set_time_step(0.0).is_err());
     assert_eq!(
         sim.params().dt,
-        SimParams::default().dt,
+        WeberParams::default().dt,
         "a refused time step leaves the old one"
     );
 }

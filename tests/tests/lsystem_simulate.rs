@@ -3,8 +3,9 @@
 
 use glam::Vec3;
 use sylva_engine::{FrameTimings, JobSystem};
+use sylva_sim::dynamics::weber::{WeberModel, WeberParams, PHASES};
 use sylva_sim::lsystem::{grow, preset, preset_names};
-use sylva_sim::{Forest, GustingWind, Material, SimParams, Simulation, TreePlacement, PHASES};
+use sylva_sim::{Forest, GustingWind, Material, TreePlacement};
 
 #[test]
 fn lsystem_presets_become_solver_data_and_simulate() {
@@ -30,7 +31,7 @@ fn lsystem_presets_become_solver_data_and_simulate() {
             .min_by(|&a, &b| s.radius_base[a].total_cmp(&s.radius_base[b]))
             .unwrap();
         assert!(s.stiffness[thickest] > s.stiffness[thinnest], "{name}");
-        let mut sim = Simulation::new(forest, SimParams::default()).unwrap();
+        let mut sim = WeberModel::new(forest, WeberParams::default()).unwrap();
         sim.set_wind(Box::new(GustingWind::new(10.0, 0.0, 0.5, 2).unwrap()));
         for _ in 0..100 {
             sim.step(&jobs, &timings);

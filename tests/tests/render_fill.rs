@@ -5,13 +5,14 @@
 use glam::{Quat, Vec3};
 use sylva_engine::{FrameTimings, JobSystem};
 use sylva_render::frame::{Camera, FillIndex, LodSettings, RenderFrame};
+use sylva_sim::dynamics::weber::{WeberModel, WeberParams, PHASES};
 use sylva_sim::scene::SpeciesForest;
-use sylva_sim::{species, Material, SimParams, Simulation, PHASES};
+use sylva_sim::{species, Material};
 
-fn forest_sim(trees: usize) -> Simulation {
+fn forest_sim(trees: usize) -> WeberModel {
     let specs = [species::builtin("lombardy_poplar").unwrap()];
     let forest = SpeciesForest::new(&specs, trees, 3, &Material::default(), 2).unwrap();
-    let mut sim = Simulation::new(forest.forest, SimParams::default()).unwrap();
+    let mut sim = WeberModel::new(forest.forest, WeberParams::default()).unwrap();
     sim.set_wind(Box::new(sylva_sim::GustingWind::new(10.0, 0.0, 0.5, 1).unwrap()));
     let jobs = JobSystem::new(1).unwrap();
     let timings = FrameTimings::new(&PHASES);

@@ -13,8 +13,9 @@ use sylva_engine::{FrameTimings, JobSystem};
 use sylva_render::frame::{Camera, FillIndex, LodSettings, RenderFrame};
 use sylva_render::renderer::Output;
 use sylva_render::{vk, DrawOptions, Gpu, GpuOptions, Renderer, RendererOptions, Rgba};
+use sylva_sim::dynamics::weber::{WeberModel, WeberParams, PHASES};
 use sylva_sim::scene::SpeciesForest;
-use sylva_sim::{species, Material, SimParams, Simulation, PHASES};
+use sylva_sim::{species, Material};
 use sylva_tests::pixels::{classify, count, Class};
 
 const W: u32 = 480;
@@ -64,10 +65,10 @@ fn draw(r: &mut Renderer, frame: &RenderFrame, shadows: bool) -> Rgba {
 }
 
 /// A quaking aspen simulated for a second of gusting wind.
-fn aspen() -> Simulation {
+fn aspen() -> WeberModel {
     let specs = [species::builtin("quaking_aspen").unwrap()];
     let forest = SpeciesForest::new(&specs, 1, 13, &Material::default(), 1).unwrap();
-    let mut sim = Simulation::new(forest.forest, SimParams::default()).unwrap();
+    let mut sim = WeberModel::new(forest.forest, WeberParams::default()).unwrap();
     sim.set_wind(Box::new(sylva_sim::GustingWind::new(8.0, 0.3, 0.5, 1).unwrap()));
     let jobs = JobSystem::new(1).unwrap();
     let timings = FrameTimings::new(&PHASES);
@@ -78,7 +79,7 @@ fn aspen() -> Simulation {
 }
 
 /// A camera 1.6 tree heights away, looking at the middle of the crown from a little above.
-fn camera_for(sim: &Simulation) -> Camera {
+fn camera_for(sim: &WeberModel) -> Camera {
     let tree = &sim.forest().trees[0];
     let reach = tree.reach;
     Camera::orbit(
@@ -91,7 +92,7 @@ fn camera_for(sim: &Simulation) -> Camera {
     )
 }
 
-fn frame_of(sim: &Simulation, camera: &Camera) -> RenderFrame {
+fn frame_of(sim: &WeberModel, camera: &Camera) -> RenderFrame {
     let mut frame = RenderFrame::default();
     frame.fill(
         sim.forest(),
@@ -107,7 +108,7 @@ fn frame_of(sim: &Simulation, camera: &Camera) -> RenderFrame {
 
 /// The pixel rectangle covering every segment end and leaf of the simulated pose, projected
 /// with the same camera, widened by `margin` pixels.
-fn projected_box(sim: &Simulation, camera: &Camera, margin: f32) -> (f32, f32, f32, f32) {
+fn projected_box(sim: &WeberModel, camera: &Camera, margin: f32) -> (f32, f32, f32, f32) {
     let pose = sim.pose();
     let forest = sim.forest();
     let mut points: Vec<Vec3> = Vec::new();

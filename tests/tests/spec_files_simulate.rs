@@ -6,9 +6,10 @@
 use glam::Vec3;
 use std::path::{Path, PathBuf};
 use sylva_engine::{FrameTimings, JobSystem};
+use sylva_sim::dynamics::weber::{WeberModel, WeberParams, PHASES};
 use sylva_sim::spec::load::load_file;
 use sylva_sim::weberpenn::{generate, GenOptions};
-use sylva_sim::{Forest, GustingWind, Material, SimParams, Simulation, TreePlacement, PHASES};
+use sylva_sim::{Forest, GustingWind, Material, TreePlacement};
 
 /// Loads, grows and simulates every species of every file; returns the number of species.
 fn grow_and_simulate(files: &[PathBuf]) -> usize {
@@ -32,7 +33,7 @@ fn grow_and_simulate(files: &[PathBuf]) -> usize {
                 &Material::default(),
             )
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-            let mut sim = Simulation::new(forest, SimParams::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let mut sim = WeberModel::new(forest, WeberParams::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
             sim.set_wind(Box::new(GustingWind::new(8.0, 0.3, 0.5, 1).unwrap()));
             for _ in 0..100 {
                 sim.step(&jobs, &timings);

@@ -21,8 +21,9 @@
 
 use glam::Vec3;
 use sylva_engine::JobSystem;
+use sylva_sim::dynamics::weber::{WeberModel, WeberParams};
 use sylva_sim::weberpenn::{generate, GenOptions};
-use sylva_sim::{species, Calm, Material, SimParams, Simulation, WindField};
+use sylva_sim::{species, Calm, Material, WindField};
 
 /// A wind the same everywhere and at all times.
 struct Steady(Vec3);
@@ -38,7 +39,7 @@ impl WindField for Steady {
 }
 
 /// The tree's centre of mass.
-fn mass_centre(sim: &Simulation) -> Vec3 {
+fn mass_centre(sim: &WeberModel) -> Vec3 {
     let f = sim.forest();
     let pose = sim.pose();
     let mut sum = Vec3::ZERO;
@@ -61,11 +62,11 @@ struct Sway {
     crossings: usize,
 }
 
-fn sway(name: &str, params: SimParams) -> Sway {
+fn sway(name: &str, params: WeberParams) -> Sway {
     let spec = species::builtin(name).unwrap();
     let grown = generate(&spec, &GenOptions::default(), &mut |_| {}).unwrap();
     let forest = sylva_tests::forest_of(&grown.skeleton, &Material::default()).unwrap();
-    let mut sim = Simulation::new(forest, params).unwrap();
+    let mut sim = WeberModel::new(forest, params).unwrap();
     let jobs = JobSystem::new(1).unwrap();
     let height = (0..sim.forest().segment_count())
         .map(|i| sylva_tests::tip(&sim, i).y)
@@ -104,7 +105,7 @@ fn sway(name: &str, params: SimParams) -> Sway {
 #[test]
 fn released_trees_swing_through_their_rest_position() {
     for name in species::names() {
-        let s = sway(name, SimParams::default());
+        let s = sway(name, WeberParams::default());
         eprintln!(
             "{name}: height {:.1} m, first sway frequency {:.3} Hz over {} crossings",
             s.height, s.frequency, s.crossings

@@ -4,8 +4,9 @@
 
 use glam::Vec3;
 use sylva_engine::JobSystem;
+use sylva_sim::dynamics::weber::WeberParams;
 use sylva_sim::scene::orbit_collider;
-use sylva_sim::{test_tree, GustingWind, Material, Motion, SimParams, SphereCollider, TreeSize};
+use sylva_sim::{test_tree, GustingWind, Material, Motion, SphereCollider, TreeSize};
 use sylva_tests::{run, sim_of};
 
 /// A sphere driven through the crown: three steps after a segment first touches it, no segment
@@ -15,7 +16,7 @@ fn sphere_through_the_crown_leaves_no_tip_inside() {
     let (n, m) = TreeSize::Dense.counts();
     let skel = test_tree(4, n, m).unwrap();
     let height = skel.height();
-    let mut sim = sim_of(&[skel], Material::default(), SimParams::default());
+    let mut sim = sim_of(&[skel], Material::default(), WeberParams::default());
     let radius = 0.1 * height;
     let start = Vec3::new(-0.6 * height, 0.6 * height, 0.3);
     let speed = 1.5;
@@ -73,7 +74,7 @@ fn joints_stay_connected_and_lengths_fixed() {
     let (n, m) = TreeSize::Simple.counts();
     let skel = test_tree(2, n, m).unwrap();
     let collider = orbit_collider(&skel, Vec3::ZERO).unwrap();
-    let mut sim = sim_of(&[skel], Material::default(), SimParams::default());
+    let mut sim = sim_of(&[skel], Material::default(), WeberParams::default());
     sim.set_wind(Box::new(GustingWind::new(25.0, 0.3, 0.5, 2).unwrap()));
     sim.add_collider(collider);
     let jobs = JobSystem::new(2).unwrap();

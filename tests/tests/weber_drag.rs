@@ -5,8 +5,9 @@
 
 use glam::Vec3;
 use sylva_engine::JobSystem;
+use sylva_sim::dynamics::weber::{WeberModel, WeberParams};
 use sylva_sim::skeleton::{Skeleton, SkeletonSegment};
-use sylva_sim::{Damping, GustingWind, Material, SimParams, Simulation, Stiffness};
+use sylva_sim::{Damping, GustingWind, Material, Stiffness};
 use sylva_tests::{run, sim_of};
 
 /// Steady wind speed [m/s], blowing towards +x.
@@ -30,7 +31,7 @@ fn push_run(segments: &mut Vec<SkeletonSegment>, parent: Option<u32>, from: Vec3
 }
 
 /// Steps until no angle moves any more (a static equilibrium), at most `max_steps`.
-fn settle(sim: &mut Simulation, max_steps: usize) {
+fn settle(sim: &mut WeberModel, max_steps: usize) {
     let jobs = JobSystem::new(1).unwrap();
     let mut done = 0;
     loop {
@@ -50,17 +51,17 @@ fn settle(sim: &mut Simulation, max_steps: usize) {
 }
 
 /// Gravity off, so that wind is the only load; critically damped joints to settle.
-fn windy(material: Material) -> (Material, SimParams) {
+fn windy(material: Material) -> (Material, WeberParams) {
     (
         Material {
             damping: Damping::Ratio(1.0),
             compensate_gravity: false,
             ..material
         },
-        SimParams {
+        WeberParams {
             dt: 0.01,
             gravity: 0.0,
-            ..SimParams::default()
+            ..WeberParams::default()
         },
     )
 }

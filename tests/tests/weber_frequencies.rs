@@ -11,7 +11,8 @@
 
 use glam::Vec3;
 use sylva_engine::JobSystem;
-use sylva_sim::{Damping, InertiaKind, IntegratorKind, Material, SimParams, Simulation, Stiffness};
+use sylva_sim::dynamics::weber::{InertiaKind, IntegratorKind, WeberModel, WeberParams};
+use sylva_sim::{Damping, Material, Stiffness};
 use sylva_tests::{chain, run, sim_of};
 
 const LENGTH: f64 = 2.0;
@@ -25,7 +26,7 @@ fn beam_frequency(lambda: f64) -> f64 {
     lambda * lambda * (ei / (rho_a * LENGTH.powi(4))).sqrt() / std::f64::consts::TAU
 }
 
-fn cantilever(n: usize, params: SimParams) -> Simulation {
+fn cantilever(n: usize, params: WeberParams) -> WeberModel {
     let material = Material {
         wood_density: DENSITY as f32,
         stiffness: Stiffness::Beam {
@@ -35,7 +36,7 @@ fn cantilever(n: usize, params: SimParams) -> Simulation {
         compensate_gravity: false,
         ..Material::default()
     };
-    let params = SimParams { gravity: 0.0, ..params };
+    let params = WeberParams { gravity: 0.0, ..params };
     sim_of(
         &[chain(n, (LENGTH / n as f64) as f32, RADIUS as f32, Vec3::X)],
         material,
@@ -51,7 +52,7 @@ fn cantilever(n: usize, params: SimParams) -> Simulation {
 ///   M_aa = l_a²·(m_a/3 + M_out(a)); or, for the diagonal option, Weber's diagonal inertias
 ///   (the forest's `inertia`).
 /// - K: the joint springs, ½·Σ k_j·(Θ_j - Θ_{j-1})² (Θ_{-1} = 0, the wall).
-fn chain_matrices(sim: &Simulation, inertia: InertiaKind) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
+fn chain_matrices(sim: &WeberModel, inertia: InertiaKind) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
     let s = &sim.forest().seg;
     let n = s.parent.len();
     let m: Vec<f64> = s.mass.iter().map(|v| *v as f64).collect();
@@ -209,7 +210,7 @@ fn modes(m: &[Vec<f64>], k: &[Vec<f64>]) -> Vec<(f64, Vec<f64>)> {
 }
 
 /// Frequency [Hz] of mode `k` (0 = first) of the chain's own matrices.
-fn chain_frequency(sim: &Simulation, inertia: InertiaKind, k: usize) -> (f64, Vec<f64>) {
+fn chain_frequency(sim: &WeberModel, inertia: InertiaKind, k: usize) -> (f64, Vec<f64>) {
     let (m, kk) = chain_matrices(sim, inertia);
     let mut modes = modes(&m, &kk);
     let (w2, shape) = modes.swap_remove(k);
@@ -218,7 +219,7 @@ fn chain_frequency(sim: &Simulation, inertia: InertiaKind, k: usize) -> (f64, Ve
 
 /// Bends the chain's vertical plane by the absolute angles `shape` (added to the straight
 /// pose), at rest, scaled so the tip moves `tip` metres.
-fn bend(sim: &mut Simulation, shape: &[f64], tip: f64) {
+fn bend(sim: &mut WeberModel, shape: &[f64], tip: f64) {
     let l: Vec<f64> = sim.forest().seg.length.iter().map(|v| *v as f64).collect();
     let moved: f64 = shape.iter().zip(&l).map(|(a, l)| a * l).sum();
     let scale = tip / moved;
@@ -234,7 +235,7 @@ fn bend(sim: &mut Simulation, shape: &[f64], tip: f64) {
 /// The static shape under a tip load, in absolute angles, from the forest's springs: a
 /// vertical force P at the tip loads every joint j with P·(distance to the tip), so the
 /// joint bends by that torque over k_j and the absolute angles add the bends up.
-fn tip_load_shape(sim: &Simulation) -> Vec<f64> {
+fn tip_load_shape(sim: &WeberModel) -> Vec<f64> {
     let s = &sim.forest().seg;
     let n = s.parent.len();
     let mut shape = vec![0.0; n];
@@ -250,7 +251,7 @@ fn tip_load_shape(sim: &Simulation) -> Vec<f64> {
 
 /// Period of the tip's vertical motion: upward zero crossings of the tip's height, interpolated
 /// within the step, fitted by least squares to t_k = t_0 + k·T over `periods` periods.
-fn measured_frequency(sim: &mut Simulation, expected_hz: f64, periods: usize) -> f64 {
+fn measured_frequency(sim: &mut WeberModel, expected_hz: f64, periods: usize) -> f64 {
     let n = sim.forest().segment_count();
     let dt = sim.params().dt as f64;
     let steps = ((periods as f64 + 0.7) / expected_hz / dt) as usize;
@@ -282,12 +283,12 @@ fn measured_frequency(sim: &mut Simulation, expected_hz: f64, periods: usize) ->
     den / num
 }
 
-fn params(inertia: InertiaKind, integrator: IntegratorKind, dt: f32) -> SimParams {
-    SimParams {
+fn params(inertia: InertiaKind, integrator: IntegratorKind, dt: f32) -> WeberParams {
+    WeberParams {
         dt,
         inertia,
         integrator,
-        ..SimParams::default()
+        ..WeberParams::default()
     }
 }
 
@@ -354,7 +355,7 @@ fn cantilever_second_mode_matches_the_beam() {
 
 /// Energy kept per period with damping zero: E = ½·vᵀ·M·v plus the springs' energy, measured
 /// after `steps` steps from a start at rest, as a per-period figure (E_N/E_0)^(T/(N·h)).
-fn kept_per_period(sim: &mut Simulation, period: f64, steps: usize) -> f64 {
+fn kept_per_period(sim: &mut WeberModel, period: f64, steps: usize) -> f64 {
     let e0 = sim.kinetic_energy() + sim.spring_energy();
     assert!(e0 > 0.0);
     let jobs = JobSystem::new(1).unwrap();
@@ -384,11 +385,11 @@ fn energy_kept_per_period_without_damping() {
             compensate_gravity: false,
             ..Material::default()
         };
-        move |p: SimParams| {
+        move |p: WeberParams| {
             let mut sim = sim_of(
                 &[chain(1, 1.0, 0.03, Vec3::Y)],
                 material,
-                SimParams { gravity: 0.0, ..p },
+                WeberParams { gravity: 0.0, ..p },
             );
             sim.edit_state(|_, [x, _]| x.theta[0] = 0.05);
             sim

@@ -5,8 +5,9 @@
 
 use glam::Vec3;
 use sylva_engine::JobSystem;
+use sylva_sim::dynamics::weber::{IntegratorKind, WeberParams};
 use sylva_sim::skeleton::SkeletonLeaf;
-use sylva_sim::{Damping, GustingWind, IntegratorKind, Material, SimParams, Stiffness, TreeSize};
+use sylva_sim::{Damping, GustingWind, Material, Stiffness, TreeSize};
 use sylva_tests::{chain, run, sim_of, tree_sim};
 
 /// One segment on a spring, no gravity, no damping: released from a deflection it swings with
@@ -23,10 +24,10 @@ fn single_segment_spring_period() {
         compensate_gravity: false,
         ..Material::default()
     };
-    let params = SimParams {
+    let params = WeberParams {
         dt: 1.0 / 600.0,
         gravity: 0.0,
-        ..SimParams::default()
+        ..WeberParams::default()
     };
     let mut sim = sim_of(&[chain(1, 1.0, 0.03, Vec3::Y)], material, params);
     let inertia = sim.forest().seg.inertia[0] as f64;
@@ -90,9 +91,9 @@ fn cantilever_sag(n: usize, tip_mass: f32) -> (f64, f64) {
         compensate_gravity: false,
         ..Material::default()
     };
-    let params = SimParams {
+    let params = WeberParams {
         dt: 0.02,
-        ..SimParams::default()
+        ..WeberParams::default()
     };
     let mut skel = chain(n, l, r, Vec3::X);
     if tip_mass > 0.0 {
@@ -169,7 +170,7 @@ fn horizontal_cantilever_sags_like_a_beam() {
 /// of its early peak within 60 s at h = 1/60 s.
 #[test]
 fn bent_tree_settles() {
-    let mut sim = tree_sim(TreeSize::Dense, 3, Material::default(), SimParams::default());
+    let mut sim = tree_sim(TreeSize::Dense, 3, Material::default(), WeberParams::default());
     sim.edit_state(|forest, planes| {
         let [x, z] = planes;
         // Curl every joint by 0.05 rad in x and -0.03 rad in z: absolute angles accumulate the
@@ -208,7 +209,7 @@ fn bent_tree_settles() {
 /// at h = 1/60 s stays finite, and every joint stays within the mapping's valid range.
 #[test]
 fn ridiculous_wind_stays_finite_and_bounded() {
-    let mut sim = tree_sim(TreeSize::Dense, 1, Material::default(), SimParams::default());
+    let mut sim = tree_sim(TreeSize::Dense, 1, Material::default(), WeberParams::default());
     sim.set_wind(Box::new(GustingWind::new(60.0, 0.7, 0.5, 9).unwrap()));
     let jobs = JobSystem::new(1).unwrap();
     let mut worst = 0.0f32;
@@ -238,9 +239,9 @@ fn ridiculous_wind_stays_finite_and_bounded() {
 /// no joint spins faster than 30 rad/s.
 #[test]
 fn newmark_in_strong_wind_stays_bounded() {
-    let params = SimParams {
+    let params = WeberParams {
         integrator: IntegratorKind::Newmark,
-        ..SimParams::default()
+        ..WeberParams::default()
     };
     let mut sim = tree_sim(TreeSize::Dense, 1, Material::default(), params);
     sim.set_wind(Box::new(GustingWind::new(20.0, 0.7, 0.5, 9).unwrap()));
@@ -263,7 +264,7 @@ fn newmark_in_strong_wind_stays_bounded() {
 /// `reset` puts the tree back exactly in its generated shape, at rest.
 #[test]
 fn reset_returns_to_the_shape() {
-    let mut sim = tree_sim(TreeSize::Simple, 5, Material::default(), SimParams::default());
+    let mut sim = tree_sim(TreeSize::Simple, 5, Material::default(), WeberParams::default());
     let start = sim.state_hash();
     sim.set_wind(Box::new(GustingWind::new(20.0, 0.0, 0.5, 1).unwrap()));
     let jobs = JobSystem::new(1).unwrap();

@@ -2,8 +2,9 @@
 
 use glam::Vec3;
 use sylva_engine::JobSystem;
+use sylva_sim::dynamics::weber::{InertiaKind, IntegratorKind, SolverKind, WeberModel, WeberParams};
 use sylva_sim::scene::{orbit_collider, TestForest};
-use sylva_sim::{GustingWind, InertiaKind, IntegratorKind, Material, SimParams, Simulation, SolverKind, TreeSize};
+use sylva_sim::{GustingWind, Material, TreeSize};
 use sylva_tests::{run, tree_sim};
 
 /// `direct` and `cg` solve the same right-hand side to the same Δv (relative 1e-5 in the
@@ -23,10 +24,10 @@ fn direct_and_cg_agree_on_benchmark_trees() {
         (TreeSize::Dense, InertiaKind::Diagonal, IntegratorKind::SemiImplicit),
     ];
     for (size, inertia, integrator) in cases {
-        let params = SimParams {
+        let params = WeberParams {
             inertia,
             integrator,
-            ..SimParams::default()
+            ..WeberParams::default()
         };
         let mut sim = tree_sim(size, 7, Material::default(), params);
         sim.set_wind(Box::new(GustingWind::new(15.0, 1.0, 0.5, 3).unwrap()));
@@ -59,7 +60,7 @@ fn direct_and_cg_agree_on_benchmark_trees() {
 /// mass m spread evenly along it, as two Gauss–Legendre points of mass m/2 at
 /// s = 1/2 ± 1/(2√3) (exact for the rod's kinetic energy), each moving with
 /// Σ_{a ancestor} u_a·Θ̇_a + s·u_j·Θ̇_j, u being the direction vectors of the rest pose.
-fn dense_articulated_mass(sim: &Simulation, u: &[Vec3]) -> Vec<Vec<f64>> {
+fn dense_articulated_mass(sim: &WeberModel, u: &[Vec3]) -> Vec<Vec<f64>> {
     let s = &sim.forest().seg;
     let n = s.parent.len();
     let mut m = vec![vec![0.0; n]; n];
@@ -98,10 +99,10 @@ fn direct_solution_satisfies_the_assembled_system() {
         (InertiaKind::Articulated, IntegratorKind::SemiImplicit),
         (InertiaKind::Articulated, IntegratorKind::Newmark),
     ] {
-        let params = SimParams {
+        let params = WeberParams {
             inertia,
             integrator,
-            ..SimParams::default()
+            ..WeberParams::default()
         };
         let mut sim = tree_sim(TreeSize::Simple, 11, Material::default(), params);
         // The rest pose's direction vectors, which the articulated matrix is built from.
@@ -162,14 +163,14 @@ fn direct_solution_satisfies_the_assembled_system() {
     }
 }
 
-fn forest_sim(trees: usize, solver: SolverKind, integrator: IntegratorKind) -> Simulation {
+fn forest_sim(trees: usize, solver: SolverKind, integrator: IntegratorKind) -> WeberModel {
     let scene = TestForest::new(21, 400, 900, trees, &Material::default()).unwrap();
-    let mut sim = Simulation::new(
+    let mut sim = WeberModel::new(
         scene.forest,
-        SimParams {
+        WeberParams {
             solver,
             integrator,
-            ..SimParams::default()
+            ..WeberParams::default()
         },
     )
     .unwrap();

@@ -3,8 +3,9 @@
 
 use glam::Vec3;
 use sylva_engine::{FrameTimings, JobSystem};
+use sylva_sim::dynamics::weber::{WeberModel, WeberParams, PHASES};
 use sylva_sim::fluid::{FluidGrid, FluidParams, FluidWind, Pressure, Side, FLUID_PHASES};
-use sylva_sim::{test_tree, Forest, Material, SimParams, Simulation, TreePlacement, TreeSize, WindField, PHASES};
+use sylva_sim::{test_tree, Forest, Material, TreePlacement, TreeSize, WindField};
 use sylva_tests::run;
 
 const WIND: f32 = 12.0;
@@ -12,12 +13,12 @@ const TREE_X: f32 = 17.0;
 
 /// A tree at x = `TREE_X` in a 60 m × 24 m × 30 m domain with a west wind of 12 m/s coming in at
 /// the border, optionally behind a wall 12 m high and 20 m wide at x = 14..15.
-fn scene(wall: bool) -> (Simulation, f32) {
+fn scene(wall: bool) -> (WeberModel, f32) {
     scene_with(wall, |w| Box::new(w))
 }
 
 /// [`scene`] with the fluid wind wrapped by `wrap`.
-fn scene_with(wall: bool, wrap: impl FnOnce(FluidWind) -> Box<dyn WindField>) -> (Simulation, f32) {
+fn scene_with(wall: bool, wrap: impl FnOnce(FluidWind) -> Box<dyn WindField>) -> (WeberModel, f32) {
     let (n, m) = TreeSize::Simple.counts();
     let skel = test_tree(11, n, m).unwrap();
     let height = skel.height();
@@ -29,7 +30,7 @@ fn scene_with(wall: bool, wrap: impl FnOnce(FluidWind) -> Box<dyn WindField>) ->
         &Material::default(),
     )
     .unwrap();
-    let mut sim = Simulation::new(forest, SimParams::default()).unwrap();
+    let mut sim = WeberModel::new(forest, WeberParams::default()).unwrap();
     let mut p = FluidParams::over(Vec3::ZERO, Vec3::new(60.0, 24.0, 30.0));
     p.cells = [60, 24, 30];
     p.pressure = Pressure::CONVERGED;
@@ -51,7 +52,7 @@ fn scene_with(wall: bool, wrap: impl FnOnce(FluidWind) -> Box<dyn WindField>) ->
 
 /// Mean displacement of the segment tips from their rest position over the last 6 s of 8 s,
 /// and the mean wind speed at `probe` over the same time.
-fn sway(sim: &mut Simulation, probe: Vec3) -> (f32, f32) {
+fn sway(sim: &mut WeberModel, probe: Vec3) -> (f32, f32) {
     let jobs = JobSystem::new(2).unwrap();
     let n = sim.forest().segment_count();
     let rest: Vec<Vec3> = (0..n).map(|i| sylva_tests::tip(sim, i)).collect();
@@ -128,7 +129,7 @@ fn leaves_feel_the_wind_where_they_are() {
         }
     }
     let moved = |forest: Forest| {
-        let mut sim = Simulation::new(forest, SimParams::default()).unwrap();
+        let mut sim = WeberModel::new(forest, WeberParams::default()).unwrap();
         let rest: Vec<Vec3> = (0..sim.forest().segment_count())
             .map(|i| sylva_tests::tip(&sim, i))
             .collect();

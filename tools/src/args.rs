@@ -7,8 +7,8 @@ use clap::Args;
 use glam::Vec3;
 use sylva_render::{Gpu, GpuOptions};
 use sylva_sim::colonize::Envelope;
+use sylva_sim::dynamics::weber::{InertiaKind, IntegratorKind, SolverKind, WeberParams};
 use sylva_sim::fluid::MAX_CELLS;
-use sylva_sim::{InertiaKind, IntegratorKind, SimParams, SolverKind};
 
 /// A whole number in `lo..=hi`.
 pub fn count_in(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
@@ -214,8 +214,8 @@ pub struct ModelArgs {
 
 impl ModelArgs {
     /// `base` with these choices.
-    pub fn params(&self, base: SimParams) -> SimParams {
-        SimParams {
+    pub fn params(&self, base: WeberParams) -> WeberParams {
+        WeberParams {
             solver: self.solver.into(),
             inertia: self.inertia.into(),
             integrator: self.integrator.into(),

@@ -6,9 +6,10 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use sylva_engine::{FrameTimings, JobSystem};
+use sylva_sim::dynamics::weber::{InertiaKind, IntegratorKind, SolverKind, WeberModel, WeberParams, PHASES};
 use sylva_sim::scene::{orbit_collider, TestForest, MAX_TEST_FOREST_SEGMENTS};
 use sylva_sim::skeleton::MAX_LEAVES_PER_TREE;
-use sylva_sim::{GustingWind, InertiaKind, IntegratorKind, Material, SimParams, Simulation, SolverKind, PHASES};
+use sylva_sim::{GustingWind, Material};
 
 use crate::args::{count_in, number_in, seed, IntegratorArg, SolverArg};
 use crate::interrupt;
@@ -116,7 +117,7 @@ struct SimReport {
 
 /// One simulation being timed.
 struct Run {
-    sim: Simulation,
+    sim: WeberModel,
     timings: FrameTimings,
     wall: Duration,
 }
@@ -168,14 +169,14 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
     };
     let mut runs = Vec::with_capacity(inertias.len());
     for &inertia in inertias {
-        let params = SimParams {
+        let params = WeberParams {
             dt: a.dt as f32,
             solver,
             inertia,
             integrator,
-            ..SimParams::default()
+            ..WeberParams::default()
         };
-        let mut sim = Simulation::new(scene.forest.clone(), params).context("cannot set up the simulation")?;
+        let mut sim = WeberModel::new(scene.forest.clone(), params).context("cannot set up the simulation")?;
         sim.set_wind(Box::new(GustingWind::new(a.wind as f32, 0.0, 0.5, a.seed)?));
         if a.collider == ColliderArg::Orbit {
             for (skel, pos) in scene.skeletons.iter().zip(&scene.positions) {

@@ -19,8 +19,8 @@ use clap::Args;
 use serde::Serialize;
 use sylva_render::cache::command_cache;
 use sylva_render::frame::RenderFrame;
+use sylva_sim::dynamics::weber::PHASES;
 use sylva_sim::fluid::FLUID_PHASES;
-use sylva_sim::PHASES;
 
 use crate::args::count_in;
 use crate::interrupt;

@@ -14,13 +14,14 @@ use sylva_render::cache::CacheWriter;
 use sylva_render::field::slice_arrows;
 use sylva_render::frame::{Camera, FillIndex, LodSettings, RenderFrame, SceneInfo, SimTimings};
 use sylva_render::{Gpu, GpuWind};
+use sylva_sim::dynamics::weber::{SolverKind, WeberModel, WeberParams, PHASES};
 use sylva_sim::fluid::{FluidGrid, FluidParams, FluidWind, WindBall, FLUID_PHASES};
 use sylva_sim::scene::{SpeciesForest, MAX_TEST_FOREST_LEAVES, MAX_TEST_FOREST_SEGMENTS};
 use sylva_sim::skeleton::{MAX_LEAVES_PER_TREE, MAX_SEGMENTS_PER_TREE};
 use sylva_sim::spec::load::load_file;
 use sylva_sim::spec::WeberPennSpec;
 use sylva_sim::weberpenn::{generate, GenOptions};
-use sylva_sim::{species, GustingWind, Material, Motion, SimParams, Simulation, SolverKind, SphereCollider, PHASES};
+use sylva_sim::{species, GustingWind, Material, Motion, SphereCollider};
 
 /// The species of the default forest, planted in turn.
 pub const DEFAULT_SPECIES: [&str; 2] = ["quaking_aspen", "lombardy_poplar"];
@@ -155,7 +156,7 @@ pub fn check_forest_size(specs: &[WeberPennSpec], trees: usize, seed: u64) -> Re
 
 /// A grown scene ready to simulate.
 pub struct Scene {
-    pub sim: Simulation,
+    pub sim: WeberModel,
     pub title: String,
     /// Centre and radius of the forest's bounding sphere.
     pub bounds: (Vec3, f32),
@@ -207,7 +208,7 @@ impl Scene {
             }
         }
         let bounds = ((lo + hi) * 0.5, ((hi - lo) * 0.5).length());
-        let sim = Simulation::new(forest.forest, SimParams::default()).context("cannot set up the simulation")?;
+        let sim = WeberModel::new(forest.forest, WeberParams::default()).context("cannot set up the simulation")?;
         Ok(Scene {
             sim,
             title,
@@ -936,7 +937,10 @@ mod tests {
         }
         let parse = |args: &[&str]| <Cli as clap::Parser>::try_parse_from(args).map(|c| c.scene);
         let mut d = driver();
-        assert_eq!(d.scene.sim.params().inertia, sylva_sim::InertiaKind::Articulated);
+        assert_eq!(
+            d.scene.sim.params().inertia,
+            sylva_sim::dynamics::weber::InertiaKind::Articulated
+        );
         let a = parse(&[
             "sylva",
             "--wind-model",
@@ -951,8 +955,8 @@ mod tests {
         .unwrap();
         d.apply_args(&a).unwrap();
         let p = *d.scene.sim.params();
-        assert_eq!(p.inertia, sylva_sim::InertiaKind::Diagonal);
-        assert_eq!(p.integrator, sylva_sim::IntegratorKind::Newmark);
+        assert_eq!(p.inertia, sylva_sim::dynamics::weber::InertiaKind::Diagonal);
+        assert_eq!(p.integrator, sylva_sim::dynamics::weber::IntegratorKind::Newmark);
         assert_eq!(p.solver, SolverKind::Cg);
         let e = parse(&["sylva", "--inertia", "lumped"]).unwrap_err().to_string();
         assert!(e.contains("articulated") && e.contains("diagonal"), "{e}");

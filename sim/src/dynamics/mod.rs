@@ -6,5 +6,6 @@
 //! angular velocities) stay in that model's own module.
 
 pub mod pose;
+pub mod weber;
 
 pub use pose::Pose;

@@ -9,8 +9,9 @@ use anyhow::{bail, Context, Result};
 use glam::Vec3;
 use serde::Serialize;
 use sylva_engine::{FrameTimings, JobSystem};
+use sylva_sim::dynamics::weber::{InertiaKind, WeberModel, WeberParams, PHASES};
 use sylva_sim::scene::TestForest;
-use sylva_sim::{GustingWind, InertiaKind, Material, SimParams, Simulation, PHASES};
+use sylva_sim::{GustingWind, Material};
 
 use super::alloc::live_bytes;
 use super::rapier::{tip_segment, RapierTrees};
@@ -24,21 +25,21 @@ pub const MAX_RAPIER_BYTES: f64 = 8.0 * (1u64 << 30) as f64;
 /// Sylva's models, each a name and its parameters at time step `dt`: every entry is stepped,
 /// timed and compared with rapier, and the tests check the one named `weber` (the default
 /// parameters: the articulated mass matrix). A new solver option becomes a new entry.
-pub fn sylva_models(dt: f32) -> Vec<(&'static str, SimParams)> {
+pub fn sylva_models(dt: f32) -> Vec<(&'static str, WeberParams)> {
     vec![
         (
             "weber",
-            SimParams {
+            WeberParams {
                 dt,
-                ..SimParams::default()
+                ..WeberParams::default()
             },
         ),
         (
             "weber-diagonal",
-            SimParams {
+            WeberParams {
                 dt,
                 inertia: InertiaKind::Diagonal,
-                ..SimParams::default()
+                ..WeberParams::default()
             },
         ),
     ]
@@ -164,7 +165,7 @@ pub fn run(a: &PeerArgs) -> Result<()> {
     let mut trajectories = Vec::new();
     for (name, params) in sylva_models(dt) {
         let t0 = Instant::now();
-        let mut sim = Simulation::new(scene.forest.clone(), params)
+        let mut sim = WeberModel::new(scene.forest.clone(), params)
             .with_context(|| format!("cannot set up Sylva's model `{name}`"))?;
         sim.set_wind(Box::new(gusts.clone()));
         let setup_ms = forest_setup_ms + t0.elapsed().as_secs_f64() * 1e3;
@@ -203,7 +204,7 @@ pub fn run(a: &PeerArgs) -> Result<()> {
             bytes_per_segment: sim.heap_bytes() as f64 / n,
             tip_rms_m: 0.0,
             tip_max_m: 0.0,
-            bytes_source: "Simulation::heap_bytes (capacities of every array it holds)",
+            bytes_source: "WeberModel::heap_bytes (capacities of every array it holds)",
             segments: n as usize,
             steps_timed: sylva_steps,
             breakdown_ns_per_segment_step: breakdown,
@@ -215,7 +216,7 @@ pub fn run(a: &PeerArgs) -> Result<()> {
     // Rapier: the compared trees in `threads` worlds, built from the rest pose of a fresh
     // Sylva simulation (the generated shape), each world stepped on its own thread.
     let t0 = Instant::now();
-    let rest = Simulation::new(scene.forest.clone(), sylva_models(dt)[0].1)?;
+    let rest = WeberModel::new(scene.forest.clone(), sylva_models(dt)[0].1)?;
     let groups = (a.threads as usize).min(rapier_trees);
     let bounds: Vec<std::ops::Range<usize>> = (0..groups)
         .map(|g| g * rapier_trees / groups..(g + 1) * rapier_trees / groups)
@@ -317,7 +318,7 @@ pub fn run(a: &PeerArgs) -> Result<()> {
 }
 
 fn params_gravity() -> f32 {
-    SimParams::default().gravity
+    WeberParams::default().gravity
 }
 
 fn print_table(r: &PeerReport) {

@@ -40,8 +40,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 use rapier3d::prelude::*;
+use sylva_sim::dynamics::weber::PoseState;
 use sylva_sim::forest::NO_PARENT;
-use sylva_sim::{Forest, PoseState};
+use sylva_sim::Forest;
 
 /// Twist spring per bending spring: the stand-in for Weber's missing twist degree of freedom.
 pub const TWIST_STIFFNESS: f32 = 100.0;
@@ -145,8 +146,8 @@ fn spring_rest(forest: &Forest, pose: &PoseState, r: std::ops::Range<usize>, gra
             .collect()
     } else {
         r.map(|i| {
-            let shape = sylva_sim::mapping::relative_rotation(s.shape[0][i], s.shape[1][i]);
-            let rest = sylva_sim::mapping::relative_rotation(s.rest[0][i], s.rest[1][i]);
+            let shape = sylva_sim::dynamics::weber::mapping::relative_rotation(s.shape[0][i], s.shape[1][i]);
+            let rest = sylva_sim::dynamics::weber::mapping::relative_rotation(s.rest[0][i], s.rest[1][i]);
             (shape.inverse() * rest).normalize().to_scaled_axis()
         })
         .collect()
@@ -209,7 +210,7 @@ impl RapierTrees {
                 };
                 // The joint frame on the parent side is the parent's frame turned by the
                 // generated bend, so it coincides with the child's frame in the generated shape.
-                let bend = sylva_sim::mapping::relative_rotation(s.shape[0][i], s.shape[1][i]);
+                let bend = sylva_sim::dynamics::weber::mapping::relative_rotation(s.shape[0][i], s.shape[1][i]);
                 let frame1 = Pose::from_parts(frame1.translation, quat(bend));
                 let joint = GenericJointBuilder::new(JointAxesMask::LIN_AXES)
                     .local_frame1(frame1)

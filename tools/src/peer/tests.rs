@@ -9,10 +9,11 @@
 
 use glam::Vec3;
 use sylva_engine::JobSystem;
+use sylva_sim::dynamics::weber::{WeberModel, WeberParams};
 use sylva_sim::forest::TreePlacement;
 use sylva_sim::scene::TestForest;
 use sylva_sim::skeleton::{Skeleton, SkeletonSegment};
-use sylva_sim::{Damping, Forest, Material, SimParams, Simulation, Stiffness};
+use sylva_sim::{Damping, Forest, Material, Stiffness};
 
 use super::bench::sylva_models;
 use super::rapier::RapierTrees;
@@ -79,7 +80,7 @@ fn cantilever(n: usize, delta: f32, material: &Material) -> Forest {
     .expect("cantilever forest");
     // Springs at rest in the straight horizontal line: the root turned a right angle from
     // vertical in the x-y plane (Weber's Θx), every other joint straight.
-    let rest_x = sylva_sim::mapping::angles_for_direction(Vec3::X).0;
+    let rest_x = sylva_sim::dynamics::weber::mapping::angles_for_direction(Vec3::X).0;
     for i in 0..n {
         forest.seg.rest[0][i] = if i == 0 { rest_x } else { 0.0 };
         forest.seg.rest[1][i] = 0.0;
@@ -106,8 +107,8 @@ fn crossing_frequency(samples: &[f64], dt: f64) -> f64 {
     1.0 / (2.0 * half)
 }
 
-fn rapier_of(forest: &Forest, params: SimParams) -> RapierTrees {
-    let sim = Simulation::new(forest.clone(), params).expect("simulation");
+fn rapier_of(forest: &Forest, params: WeberParams) -> RapierTrees {
+    let sim = WeberModel::new(forest.clone(), params).expect("simulation");
     let pose = sim.pose();
     RapierTrees::new(forest, &pose, 0..forest.tree_count(), params.dt, params.gravity).expect("rapier model")
 }
@@ -142,7 +143,7 @@ fn settle_rapier(model: &mut RapierTrees, wind: Vec3, tolerance: f32, max_steps:
     panic!("rapier's tips still moved more than {tolerance} m per step after {max_steps} steps");
 }
 
-fn settle_sylva(sim: &mut Simulation, jobs: &JobSystem, steps: usize) {
+fn settle_sylva(sim: &mut WeberModel, jobs: &JobSystem, steps: usize) {
     sylva_tests::run(sim, jobs, steps, |_, _| {});
     assert!(sim.finite());
 }
@@ -153,14 +154,14 @@ fn sags() -> (f64, f64, f64) {
     let n = 200;
     let material = beam_material(1.0);
     let forest = cantilever(n, 0.0, &material);
-    let params = SimParams {
+    let params = WeberParams {
         dt: 0.05,
-        ..SimParams::default()
+        ..WeberParams::default()
     };
     let mut model = rapier_of(&forest, params);
     let steps = settle_rapier(&mut model, Vec3::ZERO, 1e-7, 400);
     let rapier = -rapier_tip(&model).y as f64;
-    let mut sim = Simulation::new(forest, params).unwrap();
+    let mut sim = WeberModel::new(forest, params).unwrap();
     settle_sylva(&mut sim, &JobSystem::new(1).unwrap(), 4000);
     let sylva = -sylva_tests::tip(&sim, n - 1).y as f64;
     let w = line_density(&material) * params.gravity as f64;
@@ -197,10 +198,10 @@ fn frequencies() -> (f64, f64, Vec<(&'static str, f64)>) {
     let material = beam_material(0.0);
     let forest = cantilever(n, 0.02, &material);
     let (dt, steps) = (1.0e-3f32, 600);
-    let params = SimParams {
+    let params = WeberParams {
         dt,
         gravity: 0.0,
-        ..SimParams::default()
+        ..WeberParams::default()
     };
     let mut model = rapier_of(&forest, params);
     let mut ys = Vec::with_capacity(steps);
@@ -213,7 +214,7 @@ fn frequencies() -> (f64, f64, Vec<(&'static str, f64)>) {
     let sylva = sylva_models(dt)
         .into_iter()
         .map(|(name, p)| {
-            let mut sim = Simulation::new(forest.clone(), SimParams { gravity: 0.0, ..p }).unwrap();
+            let mut sim = WeberModel::new(forest.clone(), WeberParams { gravity: 0.0, ..p }).unwrap();
             let mut ys = Vec::with_capacity(steps);
             sylva_tests::run(&mut sim, &jobs, steps, |_, sim| {
                 ys.push(sylva_tests::tip(sim, n - 1).y as f64)
@@ -258,7 +259,7 @@ fn sylva_cantilever_rings_at_rapiers_frequency() {
 const WIND_TREE_SEGMENTS: usize = 300;
 
 /// Every segment's tip in a Sylva pose.
-fn sylva_tips(sim: &Simulation) -> Vec<Vec3> {
+fn sylva_tips(sim: &WeberModel) -> Vec<Vec3> {
     let pose = sim.pose();
     let l = &sim.forest().seg.length;
     (0..l.len()).map(|i| pose.tip(i, l[i])).collect()
@@ -271,11 +272,11 @@ fn settled_in_wind(speed: f32) -> (Vec<Vec3>, Vec<Vec3>, Vec<Vec3>) {
     let scene = TestForest::new(1, n, 3 * n, 1, &Material::default()).expect("test tree");
     let forest = scene.forest;
     let wind = Vec3::new(speed, 0.0, 0.0);
-    let params = SimParams {
+    let params = WeberParams {
         dt: 0.25,
         ..sylva_models(0.25)[0].1
     };
-    let mut sim = Simulation::new(forest.clone(), params).unwrap();
+    let mut sim = WeberModel::new(forest.clone(), params).unwrap();
     let rest = sylva_tips(&sim);
     sim.set_wind(Box::new(sylva_sim::GustingWind::new(speed, 0.0, 0.0, 1).unwrap()));
     let jobs = JobSystem::new(1).unwrap();

@@ -47,7 +47,7 @@
 //! orthogonal").
 //!
 //! **When M is evaluated.** M depends on the pose through u. It is evaluated once, at the
-//! generated shape (the rest pose, `Simulation::new`), and factored there (and again when the
+//! generated shape (the rest pose, `WeberModel::new`), and factored there (and again when the
 //! time step, the solver or the integrator changes, from the same stored u; with Newmark's
 //! integrator A also carries the step's load stiffness and is refactored every step, in the
 //! same O(n), into preallocated scratch). Reasons: (1) Eq. 1
@@ -342,12 +342,12 @@ pub(crate) fn kinetic_energy(t: &TreeStatic<'_>, u: &[Vec3], v: &[f32], tmp: &mu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dynamics::weber::{tree_static, InertiaKind, WeberModel, WeberParams};
     use crate::forest::{Forest, TreePlacement};
-    use crate::params::{InertiaKind, Material, SimParams};
+    use crate::material::Material;
     use crate::testtree::test_tree;
-    use crate::weber::{tree_static, Simulation};
 
-    fn sim(seed: u64, n: usize, m: usize) -> Simulation {
+    fn sim(seed: u64, n: usize, m: usize) -> WeberModel {
         let skel = test_tree(seed, n, m).unwrap();
         let forest = Forest::build(
             &[TreePlacement {
@@ -357,13 +357,13 @@ mod tests {
             &Material::default(),
         )
         .unwrap();
-        Simulation::new(forest, SimParams::default()).unwrap()
+        WeberModel::new(forest, WeberParams::default()).unwrap()
     }
 
     /// M of one plane from its definition, independently of the recursions: every rod as two
     /// Gauss–Legendre points of mass m/2 at s = 1/2 ± 1/(2√3) (exact for the rod's kinetic
     /// energy, quadratic in s), each moving with Σ_{a ≺ j} u_a·Θ̇_a + s·u_j·Θ̇_j.
-    fn dense_mass(sim: &Simulation, k: usize) -> Vec<Vec<f64>> {
+    fn dense_mass(sim: &WeberModel, k: usize) -> Vec<Vec<f64>> {
         let s = &sim.forest().seg;
         let u = &sim.sh.rest_dir[k];
         let n = s.parent.len();
@@ -389,7 +389,7 @@ mod tests {
         m
     }
 
-    fn dense_a(sim: &Simulation, k: usize, h: f32) -> Vec<Vec<f64>> {
+    fn dense_a(sim: &WeberModel, k: usize, h: f32) -> Vec<Vec<f64>> {
         let mut a = dense_mass(sim, k);
         let ts = tree_static(&sim.sh, 0);
         for i in 0..ts.len() {
@@ -537,7 +537,7 @@ mod tests {
             &Material::default(),
         )
         .unwrap();
-        let mut s = Simulation::new(forest, SimParams::default()).unwrap();
+        let mut s = WeberModel::new(forest, WeberParams::default()).unwrap();
         let ts = tree_static(&s.sh, 0);
         let view = ts.mass_view(0).unwrap();
         for a in 0..ts.len() {

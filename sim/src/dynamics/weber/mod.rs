@@ -4,9 +4,9 @@
 //! and recombined into 3D by the relative angle-axis mapping (Eqs. 3 and 4).
 //!
 //! Eq. 1's mass matrix is, by default, the exact one of the articulated tree in each plane
-//! (`SimParams::inertia`; the module `articulated` derives it and its O(n) solve); Weber's diagonal one
+//! (`WeberParams::inertia`; the module `articulated` derives it and its O(n) solve); Weber's diagonal one
 //! is the other option. Eq. 1 advances the state with Weber's first-order semi-implicit step or
-//! Newmark's second-order average acceleration (`SimParams::integrator`); both solve the same
+//! Newmark's second-order average acceleration (`WeberParams::integrator`); both solve the same
 //! matrix form, A = M + γh·C + γ²h²·K.
 //!
 //! One step, as jobs (see `docs/ARCHITECTURE.md` for what each reads and writes):
@@ -30,6 +30,10 @@
 
 mod articulated;
 mod kernels;
+pub mod mapping;
+mod params;
+
+pub use params::{InertiaKind, IntegratorKind, SolverKind, WeberParams};
 
 use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -42,7 +46,6 @@ use sylva_engine::{FrameTimings, JobGraph, JobGraphBuilder, JobSystem};
 use crate::collider::SphereCollider;
 use crate::error::SimError;
 use crate::forest::Forest;
-use crate::params::{InertiaKind, IntegratorKind, SimParams, SolverKind};
 use crate::wind::{Calm, WindField};
 use kernels::{CgWork, ContactParams, Contacts, Part, PlaneMut, PoseRef, TreeStatic};
 
@@ -73,7 +76,7 @@ pub struct PlaneState {
     pub stiff: Vec<f32>,
 }
 
-/// Writable angles and velocities of one plane, for [`Simulation::edit_state`].
+/// Writable angles and velocities of one plane, for [`WeberModel::edit_state`].
 pub struct PlaneEdit<'a> {
     /// Absolute angle in the plane \[rad\].
     pub theta: &'a mut [f32],
@@ -160,7 +163,7 @@ struct SolveWork<'a> {
 /// its own lock, taken once per job; the job graph orders the jobs so no lock is contended.
 struct Shared {
     forest: Forest,
-    params: SimParams,
+    params: WeberParams,
     inv_pivot: Vec<f64>,
     /// The conjugate gradient's preconditioner 1/sqrt(A_ii), per plane.
     cg_scale: [Vec<f64>; 2],
@@ -191,7 +194,7 @@ fn lock<T>(m: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
         .expect("simulation state poisoned by a panic in an earlier step")
 }
 
-/// Read access between steps (a step needs `&mut Simulation`, so nothing writes meanwhile).
+/// Read access between steps (a step needs `&mut WeberModel`, so nothing writes meanwhile).
 fn read<T>(m: &RwLock<T>) -> RwLockReadGuard<'_, T> {
     m.try_read().expect("simulation state is readable between steps")
 }
@@ -210,7 +213,7 @@ pub struct StepStats {
 }
 
 /// A forest simulated with Weber's model.
-pub struct Simulation {
+pub struct WeberModel {
     sh: Shared,
     per_tree: JobGraph<Shared>,
     per_phase: JobGraph<Shared>,
@@ -218,9 +221,9 @@ pub struct Simulation {
     stats: StepStats,
 }
 
-impl Simulation {
+impl WeberModel {
     /// Sets up the state at the forest's generated shape, at rest. Refuses invalid parameters.
-    pub fn new(forest: Forest, params: SimParams) -> Result<Simulation, SimError> {
+    pub fn new(forest: Forest, params: WeberParams) -> Result<WeberModel, SimError> {
         params.validate()?;
         forest.validate()?;
         if forest.segment_count() == 0 {
@@ -285,7 +288,7 @@ impl Simulation {
             cg_solves: AtomicU64::new(0),
             nonfinite: AtomicBool::new(false),
         };
-        let mut sim = Simulation {
+        let mut sim = WeberModel {
             sh,
             per_tree: per_tree_graph(),
             per_phase: per_phase_graph(),
@@ -353,7 +356,7 @@ impl Simulation {
 
     /// Changes the time step (refactors the system matrix).
     pub fn set_time_step(&mut self, dt: f32) -> Result<(), SimError> {
-        let params = SimParams { dt, ..self.sh.params };
+        let params = WeberParams { dt, ..self.sh.params };
         params.validate()?;
         self.sh.params = params;
         self.prepare_solver();
@@ -361,7 +364,7 @@ impl Simulation {
     }
 
     /// The simulation's parameters.
-    pub fn params(&self) -> &SimParams {
+    pub fn params(&self) -> &WeberParams {
         &self.sh.params
     }
     /// The static data of the trees.

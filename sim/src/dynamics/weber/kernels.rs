@@ -6,8 +6,8 @@ use glam::{DVec3, Mat3A, Quat, Vec3, Vec3A};
 
 use super::articulated::{self, MassView};
 
+use super::mapping::{self, Bend, BendBatch, BATCH};
 use crate::collider::{Contact, SphereCollider};
-use crate::mapping::{self, Bend, BendBatch, BATCH};
 
 /// One tree's static data.
 pub(crate) struct TreeStatic<'a> {

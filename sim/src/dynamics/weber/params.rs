@@ -1,140 +1,7 @@
-//! Physical parameters: how mass, stiffness, damping and drag follow from a branch's shape,
-//! and the simulation settings (time step, solver, gravity).
+//! Settings of Weber's model: the time step, gravity, the linear solver, the mass matrix and
+//! the integrator of Eq. 1, and the contact response.
 
 use crate::error::{check_positive, check_range, SimError};
-
-/// How a joint's angular spring constant k [N·m/rad] follows from the segment's shape.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Stiffness {
-    /// Euler-Bernoulli beam: a segment of length l and radius r bends like a beam of flexural
-    /// rigidity E·I = E·π·r⁴/4, so the joint at its base has k = E·I/l, and a tree's root
-    /// joint, which has beam on one side only, 2·E·I/l (see [`Material::stiffness_of`]).
-    Beam {
-        /// Young's modulus E of green wood [N/m²].
-        youngs_modulus: f32,
-    },
-    /// The empirical power law the papers suggest, k = coefficient · r^exponent (r in metres;
-    /// Weber and Oliapuram use exponents near 2.5).
-    Power {
-        /// The coefficient [N·m/rad at r = 1 m].
-        coefficient: f32,
-        /// The exponent of the radius.
-        exponent: f32,
-    },
-}
-
-/// How a joint's structural damping c [N·m·s/rad] follows from its stiffness and inertia.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Damping {
-    /// c = 2·ζ·sqrt(k·I): the damping ratio ζ of the segment swinging alone on its spring.
-    Ratio(f32),
-    /// c = coefficient · r^exponent (the papers suggest exponents near 3.5).
-    Power {
-        /// The coefficient [N·m·s/rad at r = 1 m].
-        coefficient: f32,
-        /// The exponent of the radius.
-        exponent: f32,
-    },
-}
-
-/// Material of the trees: turns a skeleton's geometry into masses, springs, dampers and drag.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Material {
-    /// Density of green wood [kg/m³].
-    pub wood_density: f32,
-    /// How stiff each joint is, from the segment's radius and length.
-    pub stiffness: Stiffness,
-    /// How strongly each joint is damped.
-    pub damping: Damping,
-    /// Fresh leaf mass per leaf area [kg/m²].
-    pub leaf_mass_per_area: f32,
-    /// Linear drag coefficient of bark [N·s/m³]: force = coefficient × frontal area (2·r·l) ×
-    /// wind velocity, Weber's f = l·r·(d·w). The default matches quadratic drag (C_d = 1.2,
-    /// air 1.225 kg/m³) at 10 m/s.
-    pub wood_drag: f32,
-    /// Linear drag coefficient of leaves [N·s/m³]: force = coefficient × leaf area × wind
-    /// velocity. The default matches C_d = 0.5 at 10 m/s.
-    pub leaf_drag: f32,
-    /// Pre-stress the springs so that the generated shape is the equilibrium under gravity
-    /// (trees grow under their own weight). Without it a tree sags when released.
-    pub compensate_gravity: bool,
-}
-
-impl Default for Material {
-    fn default() -> Self {
-        Material {
-            wood_density: 800.0,
-            // Green hardwood, parallel to the grain.
-            stiffness: Stiffness::Beam { youngs_modulus: 8.0e9 },
-            damping: Damping::Ratio(0.15),
-            leaf_mass_per_area: 0.25,
-            wood_drag: 7.4,
-            leaf_drag: 3.1,
-            compensate_gravity: true,
-        }
-    }
-}
-
-impl Material {
-    /// Checks every field against its allowed range, naming the first one out of it.
-    pub fn validate(&self) -> Result<(), SimError> {
-        check_positive("wood_density", self.wood_density, 1.0e5)?;
-        match self.stiffness {
-            Stiffness::Beam { youngs_modulus } => check_positive("youngs_modulus", youngs_modulus, 1.0e13)?,
-            Stiffness::Power { coefficient, exponent } => {
-                check_positive("stiffness coefficient", coefficient, 1.0e15)?;
-                check_range("stiffness exponent", exponent, 0.0, 8.0)?;
-            }
-        }
-        match self.damping {
-            Damping::Ratio(z) => check_range("damping ratio", z, 0.0, 100.0)?,
-            Damping::Power { coefficient, exponent } => {
-                check_range("damping coefficient", coefficient, 0.0, 1.0e15)?;
-                check_range("damping exponent", exponent, 0.0, 8.0)?;
-            }
-        }
-        check_range("leaf_mass_per_area", self.leaf_mass_per_area, 0.0, 100.0)?;
-        check_range("wood_drag", self.wood_drag, 0.0, 1.0e4)?;
-        check_range("leaf_drag", self.leaf_drag, 0.0, 1.0e4)?;
-        Ok(())
-    }
-
-    /// Stiffness of the joint at the base of a segment of base radius `r` and length `l`;
-    /// `root` for a tree's root segment, whose joint holds it to the ground.
-    ///
-    /// Beam: a chain of rigid segments with springs at their bases lumps the beam's bending
-    /// into the joints. A joint's rotation is the beam's curvature M/(E·I) integrated over the
-    /// stretch of beam the joint stands for, so its compliance 1/k is that stretch's length
-    /// over E·I. Each interior joint stands for the beam from the middle of the segment below
-    /// it to the middle of its own segment: half a segment on each side, length l, k = E·I/l.
-    /// The root joint has beam on one side only, from the ground to the middle of the root
-    /// segment: length l/2, so k = 2·E·I/l. (Giving the root E·I/l as well counts half a
-    /// segment of beam below the ground: a uniform n-segment cantilever then sags by
-    /// (1 + 1/n)² times the beam's w·L⁴/(8·E·I) under its own weight. With 2·E·I/l the lumped
-    /// sum is w·l⁴/(2·E·I)·(Σ_{m=1..n} m³ - n³/2) = w·L⁴/(8·E·I)·(1 + 1/n²), and under a tip
-    /// load P·l³/(E·I)·(Σ_{m=1..n} m² - n²/2) = P·L³/(3·E·I)·(1 + 1/(2n²)).)
-    ///
-    /// Power: the empirical law gives each joint a stiffness from its radius alone, fitted as
-    /// a joint constant, not derived from a stretch of beam; it has no length to halve, so the
-    /// root keeps the law's value like every other joint.
-    pub fn stiffness_of(&self, r: f32, l: f32, root: bool) -> f32 {
-        match self.stiffness {
-            Stiffness::Beam { youngs_modulus } => {
-                let beam = if root { 0.5 * l } else { l };
-                youngs_modulus * std::f32::consts::PI * r.powi(4) / (4.0 * beam)
-            }
-            Stiffness::Power { coefficient, exponent } => coefficient * r.powf(exponent),
-        }
-    }
-
-    /// Joint damping for a segment of base radius `r`, stiffness `k` and inertia `inertia`.
-    pub fn damping_of(&self, r: f32, k: f32, inertia: f32) -> f32 {
-        match self.damping {
-            Damping::Ratio(z) => 2.0 * z * (k * inertia).sqrt(),
-            Damping::Power { coefficient, exponent } => coefficient * r.powf(exponent),
-        }
-    }
-}
 
 /// Which linear solver runs Weber's Eq. 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -257,7 +124,7 @@ impl std::str::FromStr for IntegratorKind {
 
 /// Settings of the time integration.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SimParams {
+pub struct WeberParams {
     /// Time step h \[s\].
     pub dt: f32,
     /// Gravitational acceleration [m/s²], acting along -y.
@@ -281,9 +148,9 @@ pub struct SimParams {
     pub contact_stiffness: f32,
 }
 
-impl Default for SimParams {
+impl Default for WeberParams {
     fn default() -> Self {
-        SimParams {
+        WeberParams {
             dt: 1.0 / 60.0,
             gravity: 9.81,
             solver: SolverKind::Direct,
@@ -297,7 +164,7 @@ impl Default for SimParams {
     }
 }
 
-impl SimParams {
+impl WeberParams {
     /// Checks every field against its allowed range, naming the first one out of it.
     pub fn validate(&self) -> Result<(), SimError> {
         check_positive("time step", self.dt, 1.0)?;
