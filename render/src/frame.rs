@@ -21,7 +21,7 @@ use std::mem::MaybeUninit;
 use glam::{Mat4, Quat, Vec3, Vec4};
 use sylva_engine::JobSystem;
 use sylva_shaders::{pack_snorm4, LeafInstance, SegmentInstance, SphereInstance, WindArrow};
-use sylva_sim::dynamics::weber::PoseState;
+use sylva_sim::dynamics::Pose;
 use sylva_sim::forest::Forest;
 
 /// Levels of detail: 0 near, 2 far.
@@ -296,7 +296,9 @@ pub struct SceneInfo {
     /// Simulated time \[s\].
     pub sim_time: f64,
     pub paused: bool,
-    pub solver: String,
+    /// The dynamics model's name and its own settings in a few words.
+    pub model: String,
+    pub settings: String,
     /// Wind speed [m/s] and heading \[deg\].
     pub wind_speed: f32,
     pub wind_heading_deg: f32,
@@ -385,7 +387,7 @@ impl RenderFrame {
         &mut self,
         forest: &Forest,
         index: &FillIndex,
-        pose: &PoseState,
+        pose: &Pose,
         spheres: impl IntoIterator<Item = (Vec3, f32)>,
         camera: &Camera,
         lod: &LodSettings,
@@ -401,7 +403,7 @@ impl RenderFrame {
         jobs: &JobSystem,
         forest: &Forest,
         index: &FillIndex,
-        pose: &PoseState,
+        pose: &Pose,
         spheres: impl IntoIterator<Item = (Vec3, f32)>,
         camera: &Camera,
         lod: &LodSettings,
@@ -415,7 +417,7 @@ impl RenderFrame {
         jobs: Option<&JobSystem>,
         forest: &Forest,
         index: &FillIndex,
-        pose: &PoseState,
+        pose: &Pose,
         spheres: impl IntoIterator<Item = (Vec3, f32)>,
         camera: &Camera,
         lod: &LodSettings,
@@ -424,6 +426,12 @@ impl RenderFrame {
         assert!(
             index.fits(forest),
             "RenderFrame::fill: the FillIndex belongs to another forest"
+        );
+        assert!(
+            pose.leaf_orient.is_empty() || pose.leaf_orient.len() == forest.leaf_count(),
+            "RenderFrame::fill: the pose turns {} leaves, the forest has {}",
+            pose.leaf_orient.len(),
+            forest.leaf_count()
         );
         for v in &mut self.segments {
             v.clear();
@@ -655,7 +663,7 @@ enum Piece<'a> {
 
 impl Piece<'_> {
     /// Writes every slot of the window.
-    fn write(&mut self, forest: &Forest, index: &FillIndex, pose: &PoseState) {
+    fn write(&mut self, forest: &Forest, index: &FillIndex, pose: &Pose) {
         match self {
             Piece::Segments { range, out } => {
                 let ids = &index.by_radius[range.clone()];
@@ -685,9 +693,11 @@ impl Piece<'_> {
                             let r = forest.leaf.rest[j];
                             let rest =
                                 Quat::from_xyzw(r[0] as f32, r[1] as f32, r[2] as f32, r[3] as f32) * (1.0 / 32767.0);
+                            // A model that turns leaves gives each its own orientation.
+                            let orient = pose.leaf_orient.get(j).copied().unwrap_or(q * rest);
                             o.write(LeafInstance {
                                 pos_length: [p.x, p.y, p.z, length],
-                                orient: pack_snorm4((q * rest).to_array()),
+                                orient: pack_snorm4(orient.to_array()),
                                 width_shade: [length * *aspect, leaf_shade(j)],
                             });
                         }
@@ -703,9 +713,10 @@ impl Piece<'_> {
                             let r = l.rest;
                             let rest =
                                 Quat::from_xyzw(r[0] as f32, r[1] as f32, r[2] as f32, r[3] as f32) * (1.0 / 32767.0);
+                            let orient = pose.leaf_orient.get(l.leaf as usize).copied().unwrap_or(q * rest);
                             o.write(LeafInstance {
                                 pos_length: [p.x, p.y, p.z, length],
-                                orient: pack_snorm4((q * rest).to_array()),
+                                orient: pack_snorm4(orient.to_array()),
                                 width_shade: [length * *aspect, leaf_shade(l.leaf as usize)],
                             });
                         }

@@ -322,3 +322,67 @@ fn the_fill_in_jobs_writes_the_same_instances_as_in_order() {
         }
     }
 }
+
+/// A model that turns its leaves (`Pose::leaf_orient` non-empty) is drawn with each leaf's own
+/// orientation, at full detail and when distant trees keep only some leaves; the rigid
+/// composition (segment times rest) would give other orientations.
+#[test]
+fn leaves_turned_by_the_model_are_drawn_turned() {
+    let sim = forest_sim(1);
+    let forest = sim.forest();
+    let tree = &forest.trees[0];
+    let mut pose = sim.pose().clone();
+    assert!(
+        pose.leaf_orient.is_empty(),
+        "Weber's leaves are rigid on their segments"
+    );
+    let segment_of: Vec<usize> = (0..forest.leaf_count())
+        .map(|j| {
+            (0..forest.segment_count())
+                .find(|&i| forest.leaves_of(i).contains(&j))
+                .unwrap()
+        })
+        .collect();
+    // Each leaf turned about its own normal by an angle of its own (0.3 to 1.3 rad).
+    pose.leaf_orient = (0..forest.leaf_count())
+        .map(|j| {
+            let rigid = pose.leaf_orientation(forest, segment_of[j], j);
+            (rigid * Quat::from_rotation_z(0.3 + (j % 11) as f32 * 0.1)).normalize()
+        })
+        .collect();
+    let index = FillIndex::new(forest);
+    for distance in [1.5, 6.0] {
+        let camera = Camera::orbit(tree.root + Vec3::Y * 10.0, 0.0, 0.1, distance * tree.reach, 1.5, 1080.0);
+        let mut frame = RenderFrame::default();
+        frame.fill(forest, &index, &pose, [], &camera, &LodSettings::default());
+        let drawn: Vec<_> = frame.leaves.iter().flatten().collect();
+        assert!(drawn.len() * 3 > forest.leaf_count(), "{} leaves drawn", drawn.len());
+        for l in drawn {
+            let p = Vec3::new(l.pos_length[0], l.pos_length[1], l.pos_length[2]);
+            // Leaves may share an attachment point: the instance is one of those there.
+            let here: Vec<usize> = (0..forest.leaf_count())
+                .filter(|&j| pose.leaf_pos[j].distance(p) < 1e-3)
+                .collect();
+            assert!(!here.is_empty(), "a leaf drawn at {p} where none hangs");
+            let q = quat(l.orient);
+            let matches = |r: Quat| r.dot(q).abs() > 0.9999;
+            assert!(
+                here.iter().any(|&j| matches(pose.leaf_orient[j])),
+                "the leaf at {p} ({distance} reaches) is not drawn with its own orientation"
+            );
+            assert!(
+                !here
+                    .iter()
+                    .any(|&j| matches(pose.leaf_orientation_rigid(forest, segment_of[j], j))),
+                "the leaf at {p} is drawn rigid on its segment"
+            );
+        }
+    }
+    // A pose that turns a different number of leaves than the forest has is refused.
+    pose.leaf_orient.pop();
+    let camera = Camera::orbit(tree.root, 0.0, 0.1, 2.0 * tree.reach, 1.5, 720.0);
+    let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        RenderFrame::default().fill(forest, &index, &pose, [], &camera, &LodSettings::default())
+    }));
+    assert!(refused.is_err(), "a mismatched leaf_orient must not be drawn");
+}

@@ -213,9 +213,9 @@ fn a_segments_drag_scales_with_the_sine_of_the_wind_angle() {
         let (r0, r1) = (f.seg.rest[0][0] as f64, f.seg.rest[0][1] as f64);
         let pl = sim.plane(0);
         let (th0, th1) = (pl.theta[0] as f64, pl.theta[1] as f64);
-        let pose = sim.pose();
-        let d0 = pose.dir[0][0].as_dvec3();
-        let d1 = pose.dir[0][1].as_dvec3();
+        let (pose, dir) = (sim.pose(), sim.directions());
+        let d0 = dir[0][0].as_dvec3();
+        let d1 = dir[0][1].as_dvec3();
         let axis = (pose.orient[1] * Vec3::Y).as_dvec3();
         let axis0 = (pose.orient[0] * Vec3::Y).as_dvec3();
         let wd = w.as_dvec3();

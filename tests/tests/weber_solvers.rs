@@ -106,7 +106,7 @@ fn direct_solution_satisfies_the_assembled_system() {
         };
         let mut sim = tree_sim(TreeSize::Simple, 11, Material::default(), params);
         // The rest pose's direction vectors, which the articulated matrix is built from.
-        let rest = [sim.pose().dir[0].clone(), sim.pose().dir[1].clone()];
+        let rest = sim.directions().clone();
         sim.set_wind(Box::new(GustingWind::new(12.0, 0.2, 0.5, 5).unwrap()));
         let jobs = JobSystem::new(1).unwrap();
         run(&mut sim, &jobs, 20, |_, _| {});

@@ -8,6 +8,7 @@ use glam::Vec3;
 use sylva_render::{Gpu, GpuOptions};
 use sylva_sim::colonize::Envelope;
 use sylva_sim::dynamics::weber::{InertiaKind, IntegratorKind, SolverKind, WeberParams};
+use sylva_sim::dynamics::ModelKind;
 use sylva_sim::fluid::MAX_CELLS;
 
 /// A whole number in `lo..=hi`.
@@ -198,9 +199,18 @@ impl From<IntegratorArg> for IntegratorKind {
     }
 }
 
+/// The dynamics model named on the command line (`weber`, ...); an unknown name is refused
+/// with the list of models.
+pub fn model(s: &str) -> Result<ModelKind, String> {
+    s.parse().map_err(|e: sylva_sim::SimError| e.to_string())
+}
+
 /// How the trees' dynamics are solved: the choices of every command that builds a simulation.
 #[derive(Args, Clone, Copy, Debug)]
 pub struct ModelArgs {
+    /// The dynamics model: `weber` (Weber 2008's separable semi-implicit angular springs).
+    #[arg(long, default_value = "weber", value_parser = model)]
+    pub model: ModelKind,
     /// Linear solver for Weber's Eq. 1.
     #[arg(long, value_enum, default_value = "direct")]
     pub solver: SolverArg,

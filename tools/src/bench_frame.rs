@@ -101,7 +101,14 @@ pub fn run(a: &FrameBenchArgs) -> Result<()> {
     }
     let setup = Instant::now();
     let s = &a.scene;
-    let scene = Scene::build_with(s.spec.as_deref(), s.species.as_deref(), s.trees, s.seed, s.fork_rules)?;
+    let scene = Scene::build_with(
+        s.spec.as_deref(),
+        s.species.as_deref(),
+        s.trees,
+        s.seed,
+        s.fork_rules,
+        s.model.model,
+    )?;
     let camera = scene.default_camera(WIDTH_PX / HEIGHT_PX, HEIGHT_PX).camera();
     let threads = a.threads.map_or_else(viewer_threads, |t| t as usize);
     let mut driver = Driver::new(scene, s.wind as f32, s.seed, s.trees, camera, threads)?;

@@ -101,6 +101,7 @@ pub fn run(a: &RenderBenchArgs) -> Result<()> {
         a.scene.trees,
         a.scene.seed,
         a.scene.fork_rules,
+        a.scene.model.model,
     )?;
     let title = scene.title.clone();
     let camera = scene.default_camera(w as f32 / h as f32, h as f32).camera();

@@ -14,14 +14,15 @@ use sylva_render::cache::CacheWriter;
 use sylva_render::field::slice_arrows;
 use sylva_render::frame::{Camera, FillIndex, LodSettings, RenderFrame, SceneInfo, SimTimings};
 use sylva_render::{Gpu, GpuWind};
-use sylva_sim::dynamics::weber::{SolverKind, WeberModel, WeberParams, PHASES};
+use sylva_sim::dynamics::weber::{SolverKind, WeberModel};
+use sylva_sim::dynamics::{DynamicsModel, ModelKind, ModelParts, Refused};
 use sylva_sim::fluid::{FluidGrid, FluidParams, FluidWind, WindBall, FLUID_PHASES};
 use sylva_sim::scene::{SpeciesForest, MAX_TEST_FOREST_LEAVES, MAX_TEST_FOREST_SEGMENTS};
 use sylva_sim::skeleton::{MAX_LEAVES_PER_TREE, MAX_SEGMENTS_PER_TREE};
 use sylva_sim::spec::load::load_file;
 use sylva_sim::spec::WeberPennSpec;
 use sylva_sim::weberpenn::{generate, GenOptions};
-use sylva_sim::{species, GustingWind, Material, Motion, SphereCollider};
+use sylva_sim::{species, Calm, GustingWind, Material, Motion, SphereCollider};
 
 /// The species of the default forest, planted in turn.
 pub const DEFAULT_SPECIES: [&str; 2] = ["quaking_aspen", "lombardy_poplar"];
@@ -156,7 +157,8 @@ pub fn check_forest_size(specs: &[WeberPennSpec], trees: usize, seed: u64) -> Re
 
 /// A grown scene ready to simulate.
 pub struct Scene {
-    pub sim: WeberModel,
+    /// The trees' dynamics model, with the wind and colliders it steps with.
+    pub sim: Box<dyn DynamicsModel>,
     pub title: String,
     /// Centre and radius of the forest's bounding sphere.
     pub bounds: (Vec3, f32),
@@ -175,16 +177,24 @@ pub fn viewer_threads() -> usize {
 
 impl Scene {
     pub fn build(spec: Option<&Path>, species: Option<&str>, trees: Option<u64>, seed: u64) -> Result<Scene> {
-        Scene::build_with(spec, species, trees, seed, crate::trees::ForkRulesArg::default())
+        Scene::build_with(
+            spec,
+            species,
+            trees,
+            seed,
+            crate::trees::ForkRulesArg::default(),
+            ModelKind::default(),
+        )
     }
 
-    /// [`Scene::build`] with the fork rules asked for on the command line.
+    /// [`Scene::build`] with the fork rules and the dynamics model asked for on the command line.
     pub fn build_with(
         spec: Option<&Path>,
         species: Option<&str>,
         trees: Option<u64>,
         seed: u64,
         fork_rules: crate::trees::ForkRulesArg,
+        model: ModelKind,
     ) -> Result<Scene> {
         let (mut specs, title) = resolve_species(spec, species)?;
         for s in &mut specs {
@@ -208,7 +218,9 @@ impl Scene {
             }
         }
         let bounds = ((lo + hi) * 0.5, ((hi - lo) * 0.5).length());
-        let sim = WeberModel::new(forest.forest, WeberParams::default()).context("cannot set up the simulation")?;
+        let sim = model
+            .build(forest.forest)
+            .with_context(|| format!("cannot set up the {model} model"))?;
         Ok(Scene {
             sim,
             title,
@@ -298,6 +310,8 @@ pub enum SimCommand {
     /// Move the wind field's slice up (positive) or down by this many cell layers.
     MoveWindField(i32),
     SwitchSolver,
+    /// Rebuild the trees with the next dynamics model (`ModelKind::next`), wind kept.
+    CycleModel,
     /// Move the user's sphere collider to this centre.
     MoveSphere(Vec3),
     Camera(Camera),
@@ -353,6 +367,18 @@ pub struct Driver {
     pub quit: bool,
     /// Print what each command did on stderr.
     pub log: bool,
+    /// Weber's settings from the command line, applied to every Weber model the scene gets.
+    weber_args: Option<crate::args::ModelArgs>,
+}
+
+/// The viewer's timings for a model: its phases, the wind's and the fill.
+fn driver_timings(model: &dyn DynamicsModel) -> (FrameTimings, sylva_engine::PhaseId) {
+    let mut phases: Vec<&str> = model.phases().to_vec();
+    phases.extend(FLUID_PHASES);
+    phases.push("fill");
+    let timings = FrameTimings::new(&phases);
+    let fill_phase = timings.phase_id("fill").expect("just added");
+    (timings, fill_phase)
 }
 
 impl Driver {
@@ -364,11 +390,7 @@ impl Driver {
         camera: Camera,
         threads: usize,
     ) -> Result<Driver> {
-        let mut phases: Vec<&str> = PHASES.to_vec();
-        phases.extend(FLUID_PHASES);
-        phases.push("fill");
-        let timings = FrameTimings::new(&phases);
-        let fill_phase = timings.phase_id("fill").expect("just added");
+        let (timings, fill_phase) = driver_timings(&*scene.sim);
         let mut d = Driver {
             scene,
             jobs: JobSystem::new(threads)?,
@@ -394,6 +416,7 @@ impl Driver {
             scene_id: 1,
             quit: false,
             log: false,
+            weber_args: None,
         };
         d.setup_scene()?;
         Ok(d)
@@ -422,16 +445,59 @@ impl Driver {
             bail!("only the fluid wind runs on the GPU (--wind-model fluid)");
         }
         self.vorticity = a.vorticity as f32;
-        let sim = &mut self.scene.sim;
-        let p = a.model.params(*sim.params());
-        sim.set_solver(p.solver);
-        sim.set_inertia(p.inertia);
-        sim.set_integrator(p.integrator);
+        self.weber_args = Some(a.model);
+        if self.scene.sim.kind() != a.model.model {
+            self.switch_model(a.model.model)?;
+        }
+        self.configure_model();
         self.set_wind_model(a.wind_model, a.wind_grid)?;
         if a.wind_field {
             self.show_field(true)?;
         }
         Ok(())
+    }
+
+    /// Weber's model, when the scene is simulated with it (its solver switch and settings).
+    #[cfg(test)]
+    pub fn weber(&self) -> Option<&WeberModel> {
+        self.scene.sim.as_any().downcast_ref()
+    }
+
+    /// Applies the command line's model settings to the scene's model (Weber's solver, mass
+    /// matrix and integrator when it is Weber's).
+    fn configure_model(&mut self) {
+        let Some(a) = self.weber_args else { return };
+        if let Some(w) = self.scene.sim.as_any_mut().downcast_mut::<WeberModel>() {
+            let p = a.params(*w.params());
+            w.set_solver(p.solver);
+            w.set_inertia(p.inertia);
+            w.set_integrator(p.integrator);
+        }
+    }
+
+    /// Replaces the dynamics model by a `kind` one built from the same trees, at rest in
+    /// their generated shape, with the wind, the colliders and the clock kept. When the new
+    /// model refuses, the current one stays as it was.
+    pub fn switch_model(&mut self, kind: ModelKind) -> Result<String> {
+        let sim = &mut self.scene.sim;
+        let parts = ModelParts {
+            forest: sim.forest().clone(),
+            wind: sim.replace_wind(Box::new(Calm)),
+            colliders: std::mem::take(sim.colliders_mut()),
+            time: sim.time(),
+        };
+        match kind.build_from(parts) {
+            Ok(next) => self.scene.sim = next,
+            Err(refused) => {
+                let Refused { error, parts } = *refused;
+                sim.set_wind(parts.wind);
+                *sim.colliders_mut() = parts.colliders;
+                return Err(anyhow::Error::new(error).context(format!("cannot switch to the {kind} model")));
+            }
+        }
+        self.configure_model();
+        (self.timings, self.fill_phase) = driver_timings(&*self.scene.sim);
+        Ok(format!("model {kind}: rebuilt at rest, wind kept"))
     }
 
     /// Shows the wind field's arrows (on the layer at half the tallest tree's height) or hides
@@ -629,13 +695,18 @@ impl Driver {
                     Some(field_message(moved, layers))
                 }
                 SimCommand::SwitchSolver => {
-                    let next = match self.scene.sim.params().solver {
+                    let name = self.scene.sim.name();
+                    let Some(w) = self.scene.sim.as_any_mut().downcast_mut::<WeberModel>() else {
+                        bail!("the solver switch is Weber's (--model weber); the {name} model has none");
+                    };
+                    let next = match w.params().solver {
                         SolverKind::Direct => SolverKind::Cg,
                         SolverKind::Cg => SolverKind::Direct,
                     };
-                    self.scene.sim.set_solver(next);
+                    w.set_solver(next);
                     Some(format!("solver {}", next.name()))
                 }
+                SimCommand::CycleModel => Some(self.switch_model(self.scene.sim.kind().next())?),
                 SimCommand::MoveSphere(c) => {
                     if c.is_finite() {
                         if let Some(s) = self.scene.sim.colliders_mut().first_mut() {
@@ -693,7 +764,7 @@ impl Driver {
     /// Steps the simulation by `real` seconds of real time (in whole steps, at most
     /// [`MAX_STEPS_PER_FRAME`]), or one step when a single step was asked for while paused.
     pub fn advance(&mut self, real: Duration) -> u32 {
-        let dt = self.scene.sim.params().dt as f64;
+        let dt = self.scene.sim.dt() as f64;
         let steps = if self.paused {
             self.backlog = 0.0;
             u32::from(std::mem::take(&mut self.step_once))
@@ -732,7 +803,7 @@ impl Driver {
         self.fill(frame, start, Duration::ZERO);
     }
 
-    /// The simulation's phase timings: the trees' [`PHASES`], the wind's [`FLUID_PHASES`] and
+    /// The simulation's phase timings: the model's phases, the wind's [`FLUID_PHASES`] and
     /// `fill`, one timing frame per filled frame.
     pub fn timings(&self) -> &FrameTimings {
         &self.timings
@@ -770,7 +841,8 @@ impl Driver {
             leaves: forest.leaf_count(),
             sim_time: sim.time(),
             paused: self.paused,
-            solver: sim.params().solver.name().to_string(),
+            model: sim.name().to_string(),
+            settings: sim.settings(),
             wind_speed: self.wind_speed,
             wind_heading_deg: self.wind_heading,
             title: self.scene.title.clone(),
@@ -810,7 +882,7 @@ fn field_message(layer: usize, layers: usize) -> String {
 /// The simulation thread: applies commands, steps in real time, fills and publishes frames.
 pub fn simulate(mut driver: Driver, mut writer: CacheWriter<RenderFrame>, commands: Receiver<SimCommand>) {
     let mut last = Instant::now();
-    let dt = Duration::from_secs_f32(driver.scene.sim.params().dt);
+    let dt = Duration::from_secs_f32(driver.scene.sim.dt());
     loop {
         let start = Instant::now();
         loop {
@@ -938,7 +1010,7 @@ mod tests {
         let parse = |args: &[&str]| <Cli as clap::Parser>::try_parse_from(args).map(|c| c.scene);
         let mut d = driver();
         assert_eq!(
-            d.scene.sim.params().inertia,
+            d.weber().unwrap().params().inertia,
             sylva_sim::dynamics::weber::InertiaKind::Articulated
         );
         let a = parse(&[
@@ -954,12 +1026,56 @@ mod tests {
         ])
         .unwrap();
         d.apply_args(&a).unwrap();
-        let p = *d.scene.sim.params();
+        let p = *d.weber().unwrap().params();
         assert_eq!(p.inertia, sylva_sim::dynamics::weber::InertiaKind::Diagonal);
         assert_eq!(p.integrator, sylva_sim::dynamics::weber::IntegratorKind::Newmark);
         assert_eq!(p.solver, SolverKind::Cg);
         let e = parse(&["sylva", "--inertia", "lumped"]).unwrap_err().to_string();
         assert!(e.contains("articulated") && e.contains("diagonal"), "{e}");
+    }
+
+    /// The model key rebuilds the trees at rest with the next model, keeping the clock, the
+    /// fluid wind (its steps so far), the user's sphere and the Weber settings of the command
+    /// line; the overlay names the model. An unknown `--model` is refused naming the models.
+    #[test]
+    fn the_model_key_rebuilds_the_trees_with_the_wind_and_clock_kept() {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            scene: SceneArgs,
+        }
+        let parse = |args: &[&str]| <Cli as clap::Parser>::try_parse_from(args).map(|c| c.scene);
+        let mut d = driver();
+        d.apply_args(&parse(&["sylva", "--model", "weber", "--solver", "cg", "--wind-grid", "48x48x8"]).unwrap())
+            .unwrap();
+        d.advance(Duration::from_secs_f64(0.1));
+        let (time, fluid_steps) = (d.scene.sim.time(), d.scene.sim.wind().fluid().unwrap().steps());
+        assert!(d.scene.sim.kinetic_energy() > 0.0 && fluid_steps >= 3);
+        d.handle(SimCommand::CycleModel);
+        assert!(d.message.starts_with("model weber"), "{}", d.message);
+        let sim = &d.scene.sim;
+        assert_eq!(sim.time(), time, "the clock is kept");
+        assert_eq!(
+            sim.wind().fluid().unwrap().steps(),
+            fluid_steps,
+            "the fluid wind is kept"
+        );
+        assert_eq!(sim.colliders().len(), 1, "the sphere is kept");
+        assert_eq!(sim.kinetic_energy(), 0.0, "rebuilt at rest");
+        assert_eq!(
+            d.weber().unwrap().params().solver,
+            SolverKind::Cg,
+            "--solver still applies"
+        );
+        let f = filled(&mut d);
+        assert_eq!(f.info.model, "weber");
+        assert!(f.timings.phases.iter().any(|(name, ..)| name == "populate"));
+        // It steps on from there, with the wind it kept.
+        d.advance(Duration::from_secs_f64(0.05));
+        assert!(d.scene.sim.time() > time && d.scene.sim.kinetic_energy() > 0.0);
+        assert!(d.scene.sim.wind().fluid().unwrap().steps() > fluid_steps);
+        let e = parse(&["sylva", "--model", "verlet"]).unwrap_err().to_string();
+        assert!(e.contains("verlet") && e.contains("weber"), "{e}");
     }
 
     fn filled(d: &mut Driver) -> RenderFrame {
@@ -971,7 +1087,7 @@ mod tests {
     #[test]
     fn pause_step_and_reset_drive_the_simulation_clock() {
         let mut d = driver();
-        let dt = d.scene.sim.params().dt as f64;
+        let dt = d.scene.sim.dt() as f64;
         assert_eq!(d.advance(Duration::from_secs_f64(3.5 * dt)), 3);
         d.handle(SimCommand::TogglePause);
         assert_eq!(d.advance(Duration::from_secs(1)), 0, "paused");
@@ -1001,7 +1117,8 @@ mod tests {
         d.handle(SimCommand::MoveSphere(Vec3::NAN));
         let f = filled(&mut d);
         assert_eq!((f.info.wind_heading_deg, f.info.wind_speed), (345.0, 10.0));
-        assert_eq!(f.info.solver, "cg");
+        assert_eq!(f.info.model, "weber");
+        assert!(f.info.settings.starts_with("solver cg"), "{}", f.info.settings);
         let s = f.spheres[0].center_radius;
         assert_eq!(
             Vec3::new(s[0], s[1], s[2]),

@@ -349,7 +349,7 @@ fn no_vulkan_driver_is_a_clear_error() {
 }
 
 /// Drives the viewer with real X input (xdotool under Xvfb): keys for pause, step, overlay,
-/// wind, solver and reset, and a right-button drag that pulls the sphere into the tree.
+/// wind, solver, model and reset, and a right-button drag that pulls the sphere into the tree.
 #[test]
 fn viewer_answers_keys_and_the_sphere_follows_a_drag() {
     let dir = TempDir::new("input");
@@ -366,7 +366,7 @@ fn viewer_answers_keys_and_the_sphere_follows_a_drag() {
         sleep 2
         xdotool windowfocus --sync "$wid" 2>/dev/null || true
         xdotool mousemove --window "$wid" 320 200
-        for k in space n o Right Up s r w Prior Prior Next w; do xdotool key "$k"; sleep 0.3; done
+        for k in space n o Right Up s m r w Prior Prior Next w; do xdotool key "$k"; sleep 0.3; done
         xdotool mousemove --window "$wid" 600 200 mousedown 3
         sleep 0.3
         xdotool mousemove --window "$wid" 400 220
@@ -396,6 +396,7 @@ fn viewer_answers_keys_and_the_sphere_follows_a_drag() {
         "wind 6.0 m/s towards 45°",
         "wind 7.0 m/s towards 45°",
         "solver cg",
+        "model weber: rebuilt at rest, wind kept",
         "reset",
         "wind field on layer 6 of 16",
         "wind field on layer 7 of 16",

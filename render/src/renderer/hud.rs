@@ -89,10 +89,11 @@ impl Renderer {
             b.label(x, y, &g, dim);
             y += lh;
             let state = format!(
-                "t {:.1} s  {}  solver {}  wind {:.1} m/s at {:.0}°  LOD bias {:.1}{}",
+                "t {:.1} s  {}  model {} ({})  wind {:.1} m/s at {:.0}°  LOD bias {:.1}{}",
                 info.sim_time,
                 if info.paused { "PAUSED" } else { "running" },
-                info.solver,
+                info.model,
+                info.settings,
                 info.wind_speed,
                 info.wind_heading_deg,
                 info.lod_bias,

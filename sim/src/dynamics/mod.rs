@@ -1,11 +1,320 @@
-//! Dynamics models: the ways Sylva moves trees, and what they all hand the renderer.
+//! Dynamics models: the ways Sylva moves trees, behind one interface, and what they all hand
+//! the renderer.
 //!
-//! Every model reads the same forest (skeletons, materials, leaves: `crate::forest`) and writes
-//! the same [`Pose`], the one thing the renderer and the tests read of a model's state.
-//! Quantities of one model (Weber's plane angles and correction directions, another model's
-//! angular velocities) stay in that model's own module.
+//! Every model reads the same forest (skeletons, materials, leaves: `crate::forest`, built
+//! through a [`crate::Material`]) and writes the same [`Pose`], the one thing the renderer and
+//! the model-independent tests read of a model's state. Quantities of one model (Weber's plane
+//! angles and correction directions, another model's angular velocities) stay in that model's
+//! own module folder (`weber/`, ...).
+//!
+//! The viewer, `sylva render`, the benchmarks and the tests drive a model as a
+//! `Box<dyn` [`DynamicsModel`]`>`, built by [`ModelKind::build`]. A model owns the wind field
+//! and the colliders while it steps (its step's jobs borrow them), and hands them back with
+//! the forest and its clock ([`DynamicsModel::into_parts`], [`ModelParts`]) so that another
+//! model can be built over the same trees with the same wind ([`ModelKind::build_from`]).
+//!
+//! Invariants every model keeps: the pose holds one base and orientation per segment of its
+//! forest and one position per leaf (and one orientation per leaf, or none when its leaves are
+//! rigid on their segments); a step advances [`DynamicsModel::time`] by exactly
+//! [`DynamicsModel::dt`]; the state after a step depends only on the state before it, the wind
+//! and the colliders, never on the number of worker threads.
+//!
+//! # Adding a model
+//!
+//! Put it in a folder of its own beside `weber/`, implement [`DynamicsModel`] for it, add a
+//! variant to [`ModelKind`] (its name in [`ModelKind::name`], [`ModelKind::ALL`] and
+//! [`ModelKind::phases`], its constructor in [`ModelKind::build_from`]). `--model` on the
+//! command line, the viewer's model key and `bench sim` pick it up from [`ModelKind::ALL`].
 
 pub mod pose;
 pub mod weber;
 
+use std::any::Any;
+use std::ops::Deref;
+use std::sync::RwLockReadGuard;
+
+use sylva_engine::{FrameTimings, JobSystem};
+
+use crate::collider::SphereCollider;
+use crate::error::SimError;
+use crate::forest::Forest;
+use crate::wind::{Calm, WindField};
+
 pub use pose::Pose;
+
+/// A model's pose, as [`DynamicsModel::pose`] lends it: borrowed, or read through the lock its
+/// step writes it behind (released when this is dropped).
+pub enum PoseView<'a> {
+    /// A pose the model holds plainly.
+    Borrowed(&'a Pose),
+    /// A pose the model's step jobs write behind a lock.
+    Locked(RwLockReadGuard<'a, Pose>),
+}
+
+impl Deref for PoseView<'_> {
+    type Target = Pose;
+    fn deref(&self) -> &Pose {
+        match self {
+            PoseView::Borrowed(p) => p,
+            PoseView::Locked(g) => g,
+        }
+    }
+}
+
+/// What a model is built over and hands back: the forest, the wind field, the colliders and
+/// the clock.
+pub struct ModelParts {
+    /// The trees.
+    pub forest: Forest,
+    /// The wind field the trees sample.
+    pub wind: Box<dyn WindField>,
+    /// The sphere colliders.
+    pub colliders: Vec<SphereCollider>,
+    /// Simulated time \[s\] the model starts at.
+    pub time: f64,
+}
+
+impl ModelParts {
+    /// A forest at time 0 in calm air, without colliders.
+    pub fn new(forest: Forest) -> ModelParts {
+        ModelParts {
+            forest,
+            wind: Box::new(Calm),
+            colliders: Vec::new(),
+            time: 0.0,
+        }
+    }
+}
+
+/// One way of moving the trees (object safe: the callers hold a `Box<dyn DynamicsModel>`).
+pub trait DynamicsModel: Send {
+    /// Which model this is.
+    fn kind(&self) -> ModelKind;
+    /// The model's name on the command line and in reports ([`ModelKind::name`]).
+    fn name(&self) -> &'static str {
+        self.kind().name()
+    }
+    /// Names of the timed phases a step adds to the [`FrameTimings`] it is given (where the
+    /// timings have them): what the overlay and `bench sim` print.
+    fn phases(&self) -> &'static [&'static str];
+    /// The model's own settings in a few words, for the overlay and reports (e.g. Weber's
+    /// solver).
+    fn settings(&self) -> String;
+    /// The trees.
+    fn forest(&self) -> &Forest;
+    /// The time step \[s\].
+    fn dt(&self) -> f32;
+    /// Simulated time \[s\].
+    fn time(&self) -> f64;
+    /// Advances one time step of [`dt`](Self::dt): moves the wind field and the colliders to the
+    /// step's time, then the trees, as jobs of `jobs`; phase times go to `timings`.
+    fn step(&mut self, jobs: &JobSystem, timings: &FrameTimings);
+    /// The pose of every segment and leaf after the last step: all the renderer reads.
+    fn pose(&self) -> PoseView<'_>;
+    /// Puts every tree back in its generated shape, at rest (the clock, wind and colliders
+    /// stay).
+    fn reset(&mut self);
+    /// A hash of the bit patterns of the model's whole dynamic state: equal hashes for equal
+    /// runs (determinism tests, `bench sim`).
+    fn state_hash(&self) -> u64;
+    /// Kinetic energy of the trees \[J\], as the model measures it.
+    fn kinetic_energy(&self) -> f64;
+    /// False once any part of the state stopped being finite.
+    fn finite(&self) -> bool;
+    /// Bytes of simulation state in memory (forest, model state, scratch; capacities).
+    fn heap_bytes(&self) -> usize;
+    /// The wind field.
+    fn wind(&self) -> &dyn WindField;
+    /// The wind field, to change it.
+    fn wind_mut(&mut self) -> &mut dyn WindField;
+    /// Replaces the wind field (moved to the model's time) and returns the one it had.
+    fn replace_wind(&mut self, wind: Box<dyn WindField>) -> Box<dyn WindField>;
+    /// Replaces the wind field (moved to the model's time).
+    fn set_wind(&mut self, wind: Box<dyn WindField>) {
+        drop(self.replace_wind(wind));
+    }
+    /// The sphere colliders.
+    fn colliders(&self) -> &[SphereCollider];
+    /// The sphere colliders, to add, move or remove them.
+    fn colliders_mut(&mut self) -> &mut Vec<SphereCollider>;
+    /// Adds a collider (moved to the model's time); returns its index.
+    fn add_collider(&mut self, mut collider: SphereCollider) -> usize {
+        collider.move_to(self.time());
+        let colliders = self.colliders_mut();
+        colliders.push(collider);
+        colliders.len() - 1
+    }
+    /// Ends the model and hands back its forest, wind, colliders and clock, to build another
+    /// model over them ([`ModelKind::build_from`]).
+    fn into_parts(self: Box<Self>) -> ModelParts;
+    /// The model as `Any`, to reach one model's own extras (`downcast_ref::<WeberModel>()`).
+    fn as_any(&self) -> &dyn Any;
+    /// The model as `Any`, to change one model's own extras.
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+/// The dynamics models Sylva has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ModelKind {
+    /// Weber 2008: separable semi-implicit angular springs (`weber`).
+    #[default]
+    Weber,
+}
+
+impl ModelKind {
+    /// Every model, in the order the viewer's model key cycles them.
+    pub const ALL: [ModelKind; 1] = [ModelKind::Weber];
+
+    /// The model's name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelKind::Weber => "weber",
+        }
+    }
+
+    /// The names of every model, as a list for messages (`weber, ...`).
+    pub fn names() -> String {
+        ModelKind::ALL.map(ModelKind::name).join(", ")
+    }
+
+    /// The timed phases of this model's step (what [`DynamicsModel::phases`] gives once
+    /// built), to size [`FrameTimings`] before building.
+    pub fn phases(self) -> &'static [&'static str] {
+        match self {
+            ModelKind::Weber => &weber::PHASES,
+        }
+    }
+
+    /// The model after this one in [`ALL`](Self::ALL), wrapping around.
+    pub fn next(self) -> ModelKind {
+        let k = ModelKind::ALL.iter().position(|&m| m == self).unwrap_or(0);
+        ModelKind::ALL[(k + 1) % ModelKind::ALL.len()]
+    }
+
+    /// This model with its default settings over `forest`, at time 0 in calm air.
+    pub fn build(self, forest: Forest) -> Result<Box<dyn DynamicsModel>, SimError> {
+        self.build_from(ModelParts::new(forest)).map_err(|r| r.error)
+    }
+
+    /// This model with its default settings over `parts`: its forest, with its wind and
+    /// colliders, starting at its time. On refusal the parts come back with the reason.
+    pub fn build_from(self, parts: ModelParts) -> Result<Box<dyn DynamicsModel>, Box<Refused>> {
+        match self {
+            ModelKind::Weber => Ok(Box::new(weber::WeberModel::from_parts(
+                parts,
+                weber::WeberParams::default(),
+            )?)),
+        }
+    }
+}
+
+/// A model that could not be built over some parts: why, and the parts, untouched.
+pub struct Refused {
+    /// Why the model refused.
+    pub error: SimError,
+    /// The parts it was given.
+    pub parts: ModelParts,
+}
+
+impl std::fmt::Debug for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Refused({})", self.error)
+    }
+}
+
+impl std::fmt::Display for ModelKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for ModelKind {
+    type Err = SimError;
+    fn from_str(s: &str) -> Result<Self, SimError> {
+        ModelKind::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| SimError::param("model", s, format!("must be one of: {}", ModelKind::names())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::forest::TreePlacement;
+    use crate::material::Material;
+    use crate::testtree::test_tree;
+    use glam::Vec3;
+
+    fn forest() -> Forest {
+        let skel = test_tree(3, 60, 40).unwrap();
+        Forest::build(
+            &[TreePlacement {
+                skeleton: &skel,
+                position: Vec3::ZERO,
+            }],
+            &Material::default(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn model_names_parse_and_unknown_ones_are_refused_naming_the_allowed() {
+        for m in ModelKind::ALL {
+            assert_eq!(m.name().parse::<ModelKind>().unwrap(), m);
+            // The cycle visits every model once and comes back.
+            let cycle: Vec<ModelKind> = std::iter::successors(Some(m), |k| Some(k.next()))
+                .take(ModelKind::ALL.len() + 1)
+                .collect();
+            assert_eq!(cycle[ModelKind::ALL.len()], m);
+            for k in ModelKind::ALL {
+                assert_eq!(cycle[..ModelKind::ALL.len()].iter().filter(|&&c| c == k).count(), 1);
+            }
+        }
+        let e = "verlet".parse::<ModelKind>().unwrap_err().to_string();
+        assert!(e.contains("verlet") && e.contains("weber"), "{e}");
+    }
+
+    /// A model handed back and rebuilt keeps its forest, wind, colliders and clock, and the
+    /// rebuilt model steps on from the generated shape at that time.
+    #[test]
+    fn parts_handed_back_build_the_next_model_with_the_wind_and_clock_kept() {
+        let jobs = JobSystem::new(1).unwrap();
+        let mut m = ModelKind::Weber.build(forest()).unwrap();
+        let timings = FrameTimings::new(m.phases());
+        m.set_wind(Box::new(crate::GustingWind::new(12.0, 0.0, 0.5, 1).unwrap()));
+        m.add_collider(SphereCollider::new(Vec3::new(5.0, 1.0, 0.0), 0.5, crate::Motion::Static).unwrap());
+        let rest = m.state_hash();
+        for _ in 0..20 {
+            m.step(&jobs, &timings);
+        }
+        assert_ne!(m.state_hash(), rest, "the wind moved the tree");
+        let (time, segments) = (m.time(), m.forest().segment_count());
+        let parts = m.into_parts();
+        assert_eq!(parts.time, time);
+        assert_eq!(parts.colliders.len(), 1);
+        assert!(parts.wind.sample(Vec3::Y).length() > 1.0, "the gusting wind came back");
+        let mut next = ModelKind::Weber.next().build_from(parts).unwrap();
+        assert_eq!(
+            (next.time(), next.forest().segment_count(), next.colliders().len()),
+            (time, segments, 1)
+        );
+        assert_eq!(next.state_hash(), rest, "built at rest in the generated shape");
+        next.step(&jobs, &timings);
+        assert!((next.time() - time - next.dt() as f64).abs() < 1e-12);
+        assert_ne!(next.state_hash(), rest, "the kept wind moves the rebuilt tree");
+    }
+
+    #[test]
+    fn a_refused_build_hands_the_parts_back() {
+        let mut f = forest();
+        f.seg.stiffness[3] = 0.0;
+        let mut parts = ModelParts::new(f);
+        parts.time = 2.5;
+        let Err(r) = ModelKind::Weber.build_from(parts) else {
+            panic!("a spring of stiffness 0 must be refused")
+        };
+        assert!(r.error.to_string().contains("stiffness"), "{}", r.error);
+        assert_eq!((r.parts.time, r.parts.forest.segment_count()), (2.5, 60));
+    }
+}

@@ -35,6 +35,14 @@ impl Pose {
         }
     }
 
+    /// World orientation leaf `j` would have if rigid on its segment `segment`: the segment's
+    /// orientation times the leaf's rest orientation in the segment's frame (what
+    /// [`leaf_orientation`](Self::leaf_orientation) gives when `leaf_orient` is empty).
+    #[inline]
+    pub fn leaf_orientation_rigid(&self, forest: &Forest, segment: usize, j: usize) -> Quat {
+        self.orient[segment] * unpack_quat(forest.leaf.rest[j])
+    }
+
     /// Tip of segment `i` given its length \[m\].
     #[inline]
     pub fn tip(&self, i: usize, length: f32) -> Vec3 {

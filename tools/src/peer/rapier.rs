@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 use rapier3d::prelude::*;
-use sylva_sim::dynamics::weber::PoseState;
+use sylva_sim::dynamics::Pose as SylvaPose;
 use sylva_sim::forest::NO_PARENT;
 use sylva_sim::Forest;
 
@@ -115,7 +115,7 @@ pub fn tip_segment(forest: &Forest, tree: usize) -> usize {
 /// position is −τ/k in the segment's frame; the twist spring takes the torque about the axis.
 /// Otherwise the springs rest where Sylva's do: the rotation from the generated bend to the
 /// rest bend, `bend(shape)⁻¹·bend(rest)`, as a rotation vector in the segment's frame.
-fn spring_rest(forest: &Forest, pose: &PoseState, r: std::ops::Range<usize>, gravity: f32) -> Vec<GVec3> {
+fn spring_rest(forest: &Forest, pose: &SylvaPose, r: std::ops::Range<usize>, gravity: f32) -> Vec<GVec3> {
     let s = &forest.seg;
     let n = r.end - r.start;
     if forest.material.compensate_gravity {
@@ -159,7 +159,7 @@ impl RapierTrees {
     /// rest: its generated shape), with time step `dt` and gravity `gravity` along −y.
     pub fn new(
         forest: &Forest,
-        pose: &PoseState,
+        pose: &SylvaPose,
         trees: std::ops::Range<usize>,
         dt: f32,
         gravity: f32,

@@ -5,7 +5,7 @@
 //!
 //! Weber's state is, per plane, the absolute angle Θ_a of every segment a. The pose
 //! (`kernels::kinematics`) composes the relative mapping of Eqs. 3 and 4 down the tree, and
-//! its direction vectors are u_a = ∂tip_a/∂Θ_a (a 3D vector, `PoseState::dir[plane][a]`). In
+//! its direction vectors are u_a = ∂tip_a/∂Θ_a (a 3D vector, `Directions[plane][a]`). In
 //! absolute angles a descendant keeps its own angles when an ancestor turns, so it translates
 //! rigidly with the ancestor's tip (the same assumption `kernels::populate` makes when it
 //! passes the loads of a subtree to its ancestors as (ΣF)·u). A point at fraction s ∈ \[0, 1\]

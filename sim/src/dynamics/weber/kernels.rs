@@ -211,7 +211,7 @@ struct Joint {
 /// Q_ca = Q_pa·Q_cr; the base is the parent's tip; the two correction direction vectors are
 /// the tip's derivatives with respect to the segment's own two angles. Leaves follow (their
 /// attachment points; orientations derive from the segment's, see
-/// `PoseState::leaf_orientation`).
+/// `Pose::leaf_orientation`).
 #[inline(always)]
 fn pose_one(t: &TreeStatic<'_>, i: usize, bend: Bend, parent: Joint, own: &mut Part<'_>, k: usize, leaf_lo: usize) {
     let frame = Mat3A::from_quat(parent.orient);

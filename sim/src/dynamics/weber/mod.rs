@@ -44,6 +44,7 @@ use glam::{DVec3, Quat, Vec3};
 use sylva_engine::{FrameTimings, JobGraph, JobGraphBuilder, JobSystem};
 
 use crate::collider::SphereCollider;
+use crate::dynamics::{DynamicsModel, ModelKind, ModelParts, Pose, PoseView, Refused};
 use crate::error::SimError;
 use crate::forest::Forest;
 use crate::wind::{Calm, WindField};
@@ -84,36 +85,10 @@ pub struct PlaneEdit<'a> {
     pub vel: &'a mut [f32],
 }
 
-/// World pose of every segment and leaf.
-#[derive(Clone, Debug, Default)]
-pub struct PoseState {
-    /// World position of each segment's base \[m\].
-    pub base: Vec<Vec3>,
-    /// World orientation of each segment.
-    pub orient: Vec<Quat>,
-    /// The two correction direction vectors: the tip's displacement per radian of the segment's
-    /// own Θx and Θz.
-    pub dir: [Vec<Vec3>; 2],
-    /// World position of every leaf's attachment point.
-    pub leaf_pos: Vec<Vec3>,
-}
-
-impl PoseState {
-    /// World orientation of leaf `j` hanging on segment `segment`: the segment's orientation
-    /// times the leaf's rest orientation in the segment's frame. Leaves are rigid on their
-    /// segment, so this is derived on demand (the renderer composes it on the GPU) instead of
-    /// being stored every step.
-    #[inline]
-    pub fn leaf_orientation(&self, forest: &Forest, segment: usize, j: usize) -> Quat {
-        self.orient[segment] * crate::forest::unpack_quat(forest.leaf.rest[j])
-    }
-
-    /// Tip of segment `i` given its length.
-    #[inline]
-    pub fn tip(&self, i: usize, length: f32) -> Vec3 {
-        self.base[i] + self.orient[i] * Vec3::new(0.0, length, 0.0)
-    }
-}
+/// Weber's two correction direction vectors of every segment (x plane, z plane): the tip's
+/// displacement per radian of the segment's own Θx and Θz, written by the kinematics with the
+/// pose. Weber's own state: the renderer reads only the [`Pose`].
+pub type Directions = [Vec<Vec3>; 2];
 
 #[derive(Default)]
 struct Scratch {
@@ -176,7 +151,9 @@ struct Shared {
     /// inertia).
     fac: [Vec<articulated::Pivot>; 2],
     planes: [RwLock<PlaneState>; 2],
-    pose: RwLock<PoseState>,
+    pose: RwLock<Pose>,
+    /// The correction direction vectors, written with the pose.
+    dir: RwLock<Directions>,
     scratch: RwLock<Scratch>,
     cg: [RwLock<CgBuffers>; 2],
     wind: Box<dyn WindField>,
@@ -224,6 +201,32 @@ pub struct WeberModel {
 impl WeberModel {
     /// Sets up the state at the forest's generated shape, at rest. Refuses invalid parameters.
     pub fn new(forest: Forest, params: WeberParams) -> Result<WeberModel, SimError> {
+        WeberModel::from_parts(ModelParts::new(forest), params).map_err(|r| r.error)
+    }
+
+    /// Sets up the state at the forest's generated shape, at rest, at the parts' time, with
+    /// their wind and colliders. Refuses invalid parameters, handing the parts back.
+    pub fn from_parts(parts: ModelParts, params: WeberParams) -> Result<WeberModel, Box<Refused>> {
+        if let Err(error) = WeberModel::check(&parts.forest, &params) {
+            return Err(Box::new(Refused { error, parts }));
+        }
+        let ModelParts {
+            forest,
+            wind,
+            colliders,
+            time,
+        } = parts;
+        let mut sim = WeberModel::checked(forest, params);
+        sim.time = time;
+        sim.set_wind(wind);
+        for c in colliders {
+            sim.add_collider(c);
+        }
+        Ok(sim)
+    }
+
+    /// What [`new`](Self::new) refuses.
+    fn check(forest: &Forest, params: &WeberParams) -> Result<(), SimError> {
         params.validate()?;
         forest.validate()?;
         if forest.segment_count() == 0 {
@@ -245,6 +248,11 @@ impl WeberModel {
                 format!("segment {i}: springs must be stiffer than 0 N·m/rad"),
             ));
         }
+        Ok(())
+    }
+
+    /// [`new`](Self::new) once [`check`](Self::check) passed.
+    fn checked(forest: Forest, params: WeberParams) -> WeberModel {
         let n = forest.segment_count();
         let m = forest.leaf_count();
         let plane = || PlaneState {
@@ -256,12 +264,13 @@ impl WeberModel {
         };
         let mut planes = [plane(), plane()];
         shape_angles(&forest, &mut planes);
-        let pose = PoseState {
+        let pose = Pose {
             base: vec![Vec3::ZERO; n],
             orient: vec![Quat::IDENTITY; n],
-            dir: [vec![Vec3::ZERO; n], vec![Vec3::ZERO; n]],
             leaf_pos: vec![Vec3::ZERO; m],
+            leaf_orient: Vec::new(),
         };
+        let dir = [vec![Vec3::ZERO; n], vec![Vec3::ZERO; n]];
         let [px, pz] = planes;
         let sh = Shared {
             forest,
@@ -274,6 +283,7 @@ impl WeberModel {
             fac: [Vec::new(), Vec::new()],
             planes: [RwLock::new(px), RwLock::new(pz)],
             pose: RwLock::new(pose),
+            dir: RwLock::new(dir),
             scratch: RwLock::new(Scratch {
                 load: vec![Vec3::ZERO; n],
                 centre_wind: Vec::new(),
@@ -301,13 +311,18 @@ impl WeberModel {
         if sim.sh.forest.material.compensate_gravity {
             sim.compensate_gravity();
         }
-        Ok(sim)
+        sim
     }
 
-    /// Replaces the wind field.
-    pub fn set_wind(&mut self, mut wind: Box<dyn WindField>) {
+    /// Replaces the wind field (moved to the simulation's time).
+    pub fn set_wind(&mut self, wind: Box<dyn WindField>) {
+        drop(self.replace_wind(wind));
+    }
+
+    /// Replaces the wind field (moved to the simulation's time) and returns the one it had.
+    pub fn replace_wind(&mut self, mut wind: Box<dyn WindField>) -> Box<dyn WindField> {
         wind.advance(self.time);
-        self.sh.wind = wind;
+        std::mem::replace(&mut self.sh.wind, wind)
     }
 
     /// The wind field.
@@ -385,8 +400,12 @@ impl WeberModel {
     }
 
     /// The pose of every segment and leaf after the last step.
-    pub fn pose(&self) -> impl Deref<Target = PoseState> + '_ {
-        read(&self.sh.pose)
+    pub fn pose(&self) -> PoseView<'_> {
+        PoseView::Locked(read(&self.sh.pose))
+    }
+    /// The correction direction vectors of every segment after the last step (x plane, z plane).
+    pub fn directions(&self) -> impl Deref<Target = Directions> + '_ {
+        read(&self.sh.dir)
     }
     /// One plane's state (0 = x, 1 = z).
     pub fn plane(&self, k: usize) -> impl Deref<Target = PlaneState> + '_ {
@@ -533,8 +552,9 @@ impl WeberModel {
             total += b(&cg.x) + b(&cg.r) + b(&cg.p) + b(&cg.ap) + b(&cg.tmp) + b(&cg.mp) + b(&cg.acc) + b(&cg.rho);
             total += b(&cg.fac) + b(&cg.blocks) + b(&cg.pivot);
         }
-        let pose = self.pose();
-        total += b(&pose.base) + b(&pose.orient) + b(&pose.dir[0]) + b(&pose.dir[1]) + b(&pose.leaf_pos);
+        total += self.pose().heap_bytes();
+        let dir = self.directions();
+        total += b(&dir[0]) + b(&dir[1]);
         let scratch = read(&self.sh.scratch);
         total + b(&scratch.load) + b(&scratch.centre_wind) + b(&scratch.leaf_wind)
     }
@@ -609,6 +629,7 @@ impl WeberModel {
         let [a, b] = &sh.planes;
         let (mut pa, mut pb) = (lock(a), lock(b));
         let pose = lock(&sh.pose);
+        let dir = lock(&sh.dir);
         let mut scratch = lock(&sh.scratch);
         let [ca, cb] = &sh.cg;
         let (mut ca, mut cb) = (lock(ca), lock(cb));
@@ -626,7 +647,7 @@ impl WeberModel {
                 sh,
                 &ts,
                 [&mut px, &mut pz],
-                pose_ref(&pose, r.clone(), leaf_range(sh, t)),
+                pose_ref(&pose, &dir, r.clone(), leaf_range(sh, t)),
                 &mut load[r.clone()],
                 wind,
             );
@@ -638,7 +659,7 @@ impl WeberModel {
         // The right-hand side is scratch: the next step recomputes it.
         let out = [pa.rhs.clone(), pb.rhs.clone()];
         drop(winds);
-        drop((pa, pb, pose, scratch, ca, cb));
+        drop((pa, pb, pose, dir, scratch, ca, cb));
         if solver.is_some() {
             self.set_solver(saved);
         }
@@ -650,8 +671,7 @@ impl WeberModel {
     /// segment's W and Q.
     fn prepare_inertia(&mut self) {
         let n = self.sh.forest.segment_count();
-        let pose = self.sh.pose.get_mut().expect("unpoisoned state");
-        self.sh.rest_dir = [pose.dir[0].clone(), pose.dir[1].clone()];
+        self.sh.rest_dir = self.sh.dir.get_mut().expect("unpoisoned state").clone();
         let (mut first, mut second) = (vec![0.0; n], vec![0.0; n]);
         for t in 0..self.sh.forest.tree_count() {
             let r = seg_range(&self.sh, t);
@@ -749,8 +769,8 @@ impl WeberModel {
     fn refresh_pose(&mut self) {
         let sh = &self.sh;
         let (mut pa, mut pz) = (lock(&sh.planes[0]), lock(&sh.planes[1]));
-        let mut pose = lock(&sh.pose);
-        let (theta, parts) = parts_per_tree(&mut pose, &mut pa, &mut pz, sh);
+        let (mut pose, mut dir) = (lock(&sh.pose), lock(&sh.dir));
+        let (theta, parts) = parts_per_tree(&mut pose, &mut dir, &mut pa, &mut pz, sh);
         for (t, mut part) in parts.into_iter().enumerate() {
             let ts = tree_static(sh, t);
             let r = seg_range(sh, t);
@@ -765,7 +785,7 @@ impl WeberModel {
     fn compensate_gravity(&mut self) {
         let sh = &mut self.sh;
         let g = sh.params.gravity;
-        let pose = sh.pose.get_mut().unwrap();
+        let dir = sh.dir.get_mut().unwrap();
         let s = &mut sh.forest.seg;
         let n = s.parent.len();
         let mut load = vec![Vec3::ZERO; n];
@@ -773,7 +793,7 @@ impl WeberModel {
         for i in (0..n).rev() {
             let f = Vec3::new(0.0, -s.mass[i] * g, 0.0);
             let lever = 0.5 * f + load[i];
-            let tau = [pose.dir[0][i].dot(lever), pose.dir[1][i].dot(lever)];
+            let tau = [dir[0][i].dot(lever), dir[1][i].dot(lever)];
             torque[i][0] += tau[0];
             torque[i][1] += tau[1];
             if s.parent[i] != crate::forest::NO_PARENT {
@@ -870,11 +890,16 @@ fn plane_mut(p: &mut PlaneState, r: std::ops::Range<usize>) -> PlaneMut<'_> {
     }
 }
 
-fn pose_ref(p: &PoseState, r: std::ops::Range<usize>, leaves: std::ops::Range<usize>) -> PoseRef<'_> {
+fn pose_ref<'a>(
+    p: &'a Pose,
+    dir: &'a Directions,
+    r: std::ops::Range<usize>,
+    leaves: std::ops::Range<usize>,
+) -> PoseRef<'a> {
     PoseRef {
         base: &p.base[r.clone()],
         orient: &p.orient[r.clone()],
-        dir: [&p.dir[0][r.clone()], &p.dir[1][r]],
+        dir: [&dir[0][r.clone()], &dir[1][r]],
         leaf_pos: &p.leaf_pos[leaves],
     }
 }
@@ -949,7 +974,8 @@ fn planes_per_tree<'a>(p: &'a mut PlaneState, sh: &Shared) -> Vec<PlaneMut<'a>> 
 /// The kinematics view of every tree: Θ read-only (whole forest), and per tree a `Part` with its
 /// pose, leaves, y and velocities.
 fn parts_per_tree<'a>(
-    pose: &'a mut PoseState,
+    pose: &'a mut Pose,
+    dir: &'a mut Directions,
     pa: &'a mut PlaneState,
     pz: &'a mut PlaneState,
     sh: &Shared,
@@ -966,7 +992,7 @@ fn parts_per_tree<'a>(
         y: yz,
         ..
     } = pz;
-    let [d0, d1] = &mut pose.dir;
+    let [d0, d1] = dir;
     let base = split_lengths(&mut pose.base, tree_lengths(sh));
     let orient = split_lengths(&mut pose.orient, tree_lengths(sh));
     let dx = split_lengths(d0, tree_lengths(sh));
@@ -1247,8 +1273,8 @@ struct PoseParts<'a> {
     leaf_pos: &'a mut [Vec3],
 }
 
-fn pose_parts_per_tree<'a>(p: &'a mut PoseState, sh: &Shared) -> Vec<PoseParts<'a>> {
-    let [d0, d1] = &mut p.dir;
+fn pose_parts_per_tree<'a>(p: &'a mut Pose, dir: &'a mut Directions, sh: &Shared) -> Vec<PoseParts<'a>> {
+    let [d0, d1] = dir;
     let base = split_lengths(&mut p.base, tree_lengths(sh));
     let orient = split_lengths(&mut p.orient, tree_lengths(sh));
     let dx = split_lengths(d0, tree_lengths(sh));
@@ -1273,13 +1299,13 @@ fn per_tree_graph() -> JobGraph<Shared> {
     b.add("trees", &[], |sh: &Shared, jobs: &JobSystem| {
         let [a, z] = &sh.planes;
         let (mut pa, mut pz) = (lock(a), lock(z));
-        let mut pose = lock(&sh.pose);
+        let (mut pose, mut dir) = (lock(&sh.pose), lock(&sh.dir));
         let mut scratch = lock(&sh.scratch);
         let [ca, cz] = &sh.cg;
         let (mut ca, mut cz) = (lock(ca), lock(cz));
         let xs = planes_per_tree(&mut pa, sh);
         let zs = planes_per_tree(&mut pz, sh);
-        let poses = pose_parts_per_tree(&mut pose, sh);
+        let poses = pose_parts_per_tree(&mut pose, &mut dir, sh);
         let Scratch {
             load,
             centre_wind,
@@ -1311,7 +1337,7 @@ fn per_phase_graph() -> JobGraph<Shared> {
     b.add("populate", &[], |sh: &Shared, jobs: &JobSystem| {
         let [a, z] = &sh.planes;
         let (mut pa, mut pz) = (lock(a), lock(z));
-        let pose = lock(&sh.pose);
+        let (pose, dir) = (lock(&sh.pose), lock(&sh.dir));
         let mut scratch = lock(&sh.scratch);
         let xs = planes_per_tree(&mut pa, sh);
         let zs = planes_per_tree(&mut pz, sh);
@@ -1322,14 +1348,14 @@ fn per_phase_graph() -> JobGraph<Shared> {
         } = &mut *scratch;
         let loads = split_lengths(load, tree_lengths(sh));
         let winds = wind_per_tree(centre_wind, leaf_wind, sh);
-        let pose = &*pose;
+        let (pose, dir) = (&*pose, &*dir);
         jobs.scope(|s| {
             for (t, ((mut px, mut pz), (load, mut wind))) in
                 xs.into_iter().zip(zs).zip(loads.into_iter().zip(winds)).enumerate()
             {
                 s.spawn(move |_| {
                     let ts = tree_static(sh, t);
-                    let pr = pose_ref(pose, seg_range(sh, t), leaf_range(sh, t));
+                    let pr = pose_ref(pose, dir, seg_range(sh, t), leaf_range(sh, t));
                     timed(sh, POPULATE, || {
                         populate_tree(sh, &ts, [&mut px, &mut pz], pr, load, &mut wind)
                     });
@@ -1359,8 +1385,8 @@ fn per_phase_graph() -> JobGraph<Shared> {
         |sh: &Shared, jobs: &JobSystem| {
             let [a, z] = &sh.planes;
             let (mut pa, mut pz) = (lock(a), lock(z));
-            let mut pose = lock(&sh.pose);
-            let (theta, parts) = parts_per_tree(&mut pose, &mut pa, &mut pz, sh);
+            let (mut pose, mut dir) = (lock(&sh.pose), lock(&sh.dir));
+            let (theta, parts) = parts_per_tree(&mut pose, &mut dir, &mut pa, &mut pz, sh);
             jobs.scope(|s| {
                 for (t, part) in parts.into_iter().enumerate() {
                     let r = seg_range(sh, t);
@@ -1415,5 +1441,88 @@ fn kinematics_tree<'s, 'e>(
             });
         });
         lo = hi;
+    }
+}
+
+/// Weber's model behind the common interface; its own extras (plane state, `edit_state`, the
+/// solver, inertia and integrator switches, energies and angles) stay inherent methods.
+impl DynamicsModel for WeberModel {
+    fn kind(&self) -> ModelKind {
+        ModelKind::Weber
+    }
+    fn phases(&self) -> &'static [&'static str] {
+        &PHASES
+    }
+    fn settings(&self) -> String {
+        let p = &self.sh.params;
+        format!(
+            "solver {}, {} inertia, {}",
+            p.solver.name(),
+            p.inertia.name(),
+            p.integrator.name()
+        )
+    }
+    fn forest(&self) -> &Forest {
+        WeberModel::forest(self)
+    }
+    fn dt(&self) -> f32 {
+        self.sh.params.dt
+    }
+    fn time(&self) -> f64 {
+        WeberModel::time(self)
+    }
+    fn step(&mut self, jobs: &JobSystem, timings: &FrameTimings) {
+        WeberModel::step(self, jobs, timings)
+    }
+    fn pose(&self) -> PoseView<'_> {
+        WeberModel::pose(self)
+    }
+    fn reset(&mut self) {
+        WeberModel::reset(self)
+    }
+    fn state_hash(&self) -> u64 {
+        WeberModel::state_hash(self)
+    }
+    fn kinetic_energy(&self) -> f64 {
+        WeberModel::kinetic_energy(self)
+    }
+    fn finite(&self) -> bool {
+        WeberModel::finite(self)
+    }
+    fn heap_bytes(&self) -> usize {
+        WeberModel::heap_bytes(self)
+    }
+    fn wind(&self) -> &dyn WindField {
+        WeberModel::wind(self)
+    }
+    fn wind_mut(&mut self) -> &mut dyn WindField {
+        WeberModel::wind_mut(self)
+    }
+    fn replace_wind(&mut self, wind: Box<dyn WindField>) -> Box<dyn WindField> {
+        WeberModel::replace_wind(self, wind)
+    }
+    fn colliders(&self) -> &[SphereCollider] {
+        WeberModel::colliders(self)
+    }
+    fn colliders_mut(&mut self) -> &mut Vec<SphereCollider> {
+        WeberModel::colliders_mut(self)
+    }
+    fn add_collider(&mut self, collider: SphereCollider) -> usize {
+        WeberModel::add_collider(self, collider)
+    }
+    fn into_parts(self: Box<Self>) -> ModelParts {
+        let WeberModel { sh, time, .. } = *self;
+        ModelParts {
+            forest: sh.forest,
+            wind: sh.wind,
+            colliders: sh.colliders,
+            time,
+        }
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
     }
 }
