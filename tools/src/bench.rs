@@ -1,4 +1,6 @@
-//! `sylva bench sim`: Weber's Tables 1 and 2 on this machine.
+//! `sylva bench sim`: Weber's Tables 1 and 2 on this machine, for any dynamics model
+//! (`--model`), through the common interface (`DynamicsModel`); Weber's own figures (solver,
+//! mass matrix, angles, contact corrections, CG iterations) where the model is Weber's.
 
 use std::time::{Duration, Instant};
 
@@ -6,7 +8,8 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use sylva_engine::{FrameTimings, JobSystem};
-use sylva_sim::dynamics::weber::{InertiaKind, IntegratorKind, SolverKind, WeberModel, WeberParams, PHASES};
+use sylva_sim::dynamics::weber::{InertiaKind, IntegratorKind, SolverKind, WeberModel};
+use sylva_sim::dynamics::{DynamicsModel, ModelKind};
 use sylva_sim::scene::{orbit_collider, TestForest, MAX_TEST_FOREST_SEGMENTS};
 use sylva_sim::skeleton::MAX_LEAVES_PER_TREE;
 use sylva_sim::{GustingWind, Material};
@@ -38,6 +41,9 @@ pub enum ColliderArg {
 
 #[derive(Args, Debug)]
 pub struct SimArgs {
+    /// The dynamics model: `weber` (Weber 2008's separable semi-implicit angular springs).
+    #[arg(long, default_value = "weber", value_parser = crate::args::model)]
+    model: ModelKind,
     /// Segments per tree (Weber's dense tree: 2246; simple: 907; Oliapuram's: 1597).
     #[arg(long, default_value = "2246", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, MAX_TEST_FOREST_SEGMENTS as u64))]
     segments: u64,
@@ -53,13 +59,13 @@ pub struct SimArgs {
     /// Threads running jobs, the calling thread included.
     #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, sylva_engine::MAX_THREADS as u64))]
     threads: u64,
-    /// Linear solver for Eq. 1.
+    /// Linear solver for Weber's Eq. 1 (`--model weber`).
     #[arg(long, value_enum, default_value = "direct")]
     solver: SolverArg,
-    /// Mass matrix of Eq. 1 (`both`: the two side by side in one run).
+    /// Mass matrix of Weber's Eq. 1 (`both`: the two side by side in one run; `--model weber`).
     #[arg(long, value_enum, default_value = "articulated")]
     inertia: InertiaChoice,
-    /// Time integrator of Eq. 1.
+    /// Time integrator of Weber's Eq. 1 (`--model weber`).
     #[arg(long, value_enum, default_value = "semi-implicit")]
     integrator: IntegratorArg,
     /// `orbit`: a sphere orbiting closely around each trunk (Weber's Table 2).
@@ -80,44 +86,58 @@ pub struct SimArgs {
 }
 
 #[derive(Serialize)]
-struct PhaseFigures {
-    populate: f64,
-    solve: f64,
-    /// Kinematics including the contact response, which runs inside its root-outward pass.
-    kinematics: f64,
-    total: f64,
-}
-
-#[derive(Serialize)]
 struct SimReport {
+    /// The dynamics model (`--model`).
+    model: &'static str,
     segments: u64,
     leaves: u64,
     trees: u64,
     steps: u64,
     threads: u64,
-    solver: &'static str,
-    inertia: &'static str,
-    integrator: &'static str,
+    /// Weber's solver, mass matrix and integrator (absent for other models).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    solver: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    inertia: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    integrator: Option<&'static str>,
     collider: &'static str,
     wind: f64,
     dt: f64,
     seed: u64,
-    /// Work time per phase (summed over threads) and wall time per step, per segment \[ns\].
-    ns_per_segment_step: PhaseFigures,
+    /// Work time per phase of the model (summed over threads; Weber's: populate, solve, and
+    /// kinematics including the contact response) and wall time per step (`total`), per
+    /// segment \[ns\].
+    ns_per_segment_step: serde_json::Map<String, serde_json::Value>,
     wall_ms_per_step: f64,
     bytes_per_segment: f64,
     state_hash: String,
-    max_abs_angle: f32,
-    max_deflection: f32,
+    /// Weber's largest |angle| and joint deflection \[rad\] (absent for other models).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_abs_angle: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_deflection: Option<f32>,
     finite: bool,
-    corrections_per_step: f64,
-    cg_iterations_per_solve: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    corrections_per_step: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cg_iterations_per_solve: Option<f64>,
     setup_ms: f64,
+}
+
+impl SimReport {
+    /// ns per segment and step of phase `name` (or `total`), 0 when the model has no such phase.
+    fn ns(&self, name: &str) -> f64 {
+        self.ns_per_segment_step
+            .get(name)
+            .and_then(|v| v.as_f64())
+            .unwrap_or(0.0)
+    }
 }
 
 /// One simulation being timed.
 struct Run {
-    sim: WeberModel,
+    sim: Box<dyn DynamicsModel>,
     timings: FrameTimings,
     wall: Duration,
 }
@@ -162,6 +182,12 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
     .context("cannot build the test forest")?;
     let solver: SolverKind = a.solver.into();
     let integrator: IntegratorKind = a.integrator.into();
+    if a.model != ModelKind::Weber && a.inertia == InertiaChoice::Both {
+        anyhow::bail!(
+            "--inertia both compares Weber's mass matrices and needs --model weber (the {} model has none)",
+            a.model
+        );
+    }
     let inertias: &[InertiaKind] = match a.inertia {
         InertiaChoice::Articulated => &[InertiaKind::Articulated],
         InertiaChoice::Diagonal => &[InertiaKind::Diagonal],
@@ -169,14 +195,16 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
     };
     let mut runs = Vec::with_capacity(inertias.len());
     for &inertia in inertias {
-        let params = WeberParams {
-            dt: a.dt as f32,
-            solver,
-            inertia,
-            integrator,
-            ..WeberParams::default()
-        };
-        let mut sim = WeberModel::new(scene.forest.clone(), params).context("cannot set up the simulation")?;
+        let mut sim = a
+            .model
+            .build(scene.forest.clone())
+            .with_context(|| format!("cannot set up the {} model", a.model))?;
+        sim.set_time_step(a.dt as f32).context("--dt")?;
+        if let Some(w) = sim.as_any_mut().downcast_mut::<WeberModel>() {
+            w.set_solver(solver);
+            w.set_inertia(inertia);
+            w.set_integrator(integrator);
+        }
         sim.set_wind(Box::new(GustingWind::new(a.wind as f32, 0.0, 0.5, a.seed)?));
         if a.collider == ColliderArg::Orbit {
             for (skel, pos) in scene.skeletons.iter().zip(&scene.positions) {
@@ -184,8 +212,8 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
             }
         }
         runs.push(Run {
+            timings: FrameTimings::new(sim.phases()),
             sim,
-            timings: FrameTimings::new(&PHASES),
             wall: Duration::ZERO,
         });
     }
@@ -201,9 +229,9 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
             println!("{}", serde_json::json!({ "models": reports }));
         }
     } else if let ([one], [run]) = (&reports[..], &runs[..]) {
-        print_table(one, &run.timings);
+        print_table(one, run.sim.phases(), &run.timings);
     } else {
-        print_side_by_side(&reports);
+        print_side_by_side(&reports, runs[0].sim.phases());
     }
     Ok(())
 }
@@ -213,18 +241,24 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
     let timings = &run.timings;
     let segments = sim.forest().segment_count() as f64;
     let per = |d: Duration| d.as_nanos() as f64 / (segments * a.steps as f64);
-    let phase = |name: &str| timings.phase_id(name).map_or(0.0, |id| per(timings.total(id)));
-    let stats = sim.stats();
-    let params = sim.params();
+    let mut ns_per_segment_step = serde_json::Map::new();
+    for &name in sim.phases() {
+        let ns = timings.phase_id(name).map_or(0.0, |id| per(timings.total(id)));
+        ns_per_segment_step.insert(name.to_string(), ns.into());
+    }
+    ns_per_segment_step.insert("total".to_string(), per(run.wall).into());
+    let weber = sim.as_any().downcast_ref::<WeberModel>();
+    let (stats, params) = (weber.map(|w| w.stats()), weber.map(|w| *w.params()));
     SimReport {
+        model: sim.name(),
         segments: sim.forest().segment_count() as u64,
         leaves: sim.forest().leaf_count() as u64,
         trees: a.trees,
         steps: a.steps,
         threads: a.threads,
-        solver: params.solver.name(),
-        inertia: params.inertia.name(),
-        integrator: params.integrator.name(),
+        solver: params.map(|p| p.solver.name()),
+        inertia: params.map(|p| p.inertia.name()),
+        integrator: params.map(|p| p.integrator.name()),
         collider: if a.collider == ColliderArg::Orbit {
             "orbit"
         } else {
@@ -233,24 +267,21 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
         wind: a.wind,
         dt: a.dt,
         seed: a.seed,
-        ns_per_segment_step: PhaseFigures {
-            populate: phase("populate"),
-            solve: phase("solve"),
-            kinematics: phase("kinematics"),
-            total: per(run.wall),
-        },
+        ns_per_segment_step,
         wall_ms_per_step: run.wall.as_secs_f64() * 1e3 / a.steps as f64,
         bytes_per_segment: sim.heap_bytes() as f64 / segments,
         state_hash: format!("{:016x}", sim.state_hash()),
-        max_abs_angle: sim.max_abs_angle(),
-        max_deflection: sim.max_deflection(),
+        max_abs_angle: weber.map(|w| w.max_abs_angle()),
+        max_deflection: weber.map(|w| w.max_deflection()),
         finite: sim.finite(),
-        corrections_per_step: stats.corrections as f64 / a.steps as f64,
-        cg_iterations_per_solve: if stats.cg_solves > 0 {
-            stats.cg_iterations as f64 / stats.cg_solves as f64
-        } else {
-            0.0
-        },
+        corrections_per_step: stats.map(|s| s.corrections as f64 / a.steps as f64),
+        cg_iterations_per_solve: stats.map(|s| {
+            if s.cg_solves > 0 {
+                s.cg_iterations as f64 / s.cg_solves as f64
+            } else {
+                0.0
+            }
+        }),
         setup_ms,
     }
 }
@@ -258,31 +289,45 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
 /// A row of the side-by-side table: its label and how to read it from a report.
 type Row<T> = (&'static str, fn(&SimReport) -> T);
 
-/// The reports of several mass matrices in columns.
-fn print_side_by_side(reports: &[SimReport]) {
+/// Weber's settings in a report, or `-` for another model.
+fn or_dash(v: Option<&'static str>) -> &'static str {
+    v.unwrap_or("-")
+}
+
+/// A Weber-only figure in a report, or `-` for another model.
+fn fmt_opt<T: std::fmt::Display>(v: Option<T>, f: impl Fn(T) -> String) -> String {
+    v.map_or_else(|| "-".to_string(), f)
+}
+
+/// The reports of several runs (Weber's mass matrices) in columns.
+fn print_side_by_side(reports: &[SimReport], phases: &[&str]) {
     let r = &reports[0];
-    println!("sylva bench sim: Weber 2008 separable semi-implicit trees, mass matrices side by side");
+    println!("sylva bench sim: model {}, runs side by side", r.model);
     println!(
         "  {} tree(s), {} segments, {} leaves, {} steps of {:.4} s, {} thread(s), solver {}, integrator {}, collider {}, wind {} m/s",
-        r.trees, r.segments, r.leaves, r.steps, r.dt, r.threads, r.solver, r.integrator, r.collider, r.wind
+        r.trees,
+        r.segments,
+        r.leaves,
+        r.steps,
+        r.dt,
+        r.threads,
+        or_dash(r.solver),
+        or_dash(r.integrator),
+        r.collider,
+        r.wind
     );
     println!("  (the runs alternate in blocks of 10 steps, so they share the machine's load alike)");
     println!();
     print!("  {:<22}", "ns/segment/step");
     for r in reports {
-        print!(" {:>14}", r.inertia);
+        print!(" {:>14}", or_dash(r.inertia));
     }
     println!();
-    let rows: [Row<f64>; 4] = [
-        ("populate", |r| r.ns_per_segment_step.populate),
-        ("solve", |r| r.ns_per_segment_step.solve),
-        ("kinematics", |r| r.ns_per_segment_step.kinematics),
-        ("total (wall)", |r| r.ns_per_segment_step.total),
-    ];
-    for (name, f) in rows {
-        print!("  {name:<22}");
+    for &name in phases.iter().chain(&["total"]) {
+        let label = if name == "total" { "total (wall)" } else { name };
+        print!("  {label:<22}");
         for r in reports {
-            print!(" {:>14.2}", f(r));
+            print!(" {:>14.2}", r.ns(name));
         }
         println!();
     }
@@ -290,8 +335,10 @@ fn print_side_by_side(reports: &[SimReport]) {
     let rows: [Row<String>; 5] = [
         ("ms/step (wall)", |r| format!("{:.4}", r.wall_ms_per_step)),
         ("bytes per segment", |r| format!("{:.1}", r.bytes_per_segment)),
-        ("max |angle| [rad]", |r| format!("{:.4}", r.max_abs_angle)),
-        ("max deflection [rad]", |r| format!("{:.4}", r.max_deflection)),
+        ("max |angle| [rad]", |r| fmt_opt(r.max_abs_angle, |v| format!("{v:.4}"))),
+        ("max deflection [rad]", |r| {
+            fmt_opt(r.max_deflection, |v| format!("{v:.4}"))
+        }),
         ("finite", |r| r.finite.to_string()),
     ];
     for (name, f) in rows {
@@ -303,38 +350,50 @@ fn print_side_by_side(reports: &[SimReport]) {
     }
 }
 
-fn print_table(r: &SimReport, timings: &FrameTimings) {
-    println!("sylva bench sim: Weber 2008 separable semi-implicit trees");
+fn print_table(r: &SimReport, phases: &[&str], timings: &FrameTimings) {
+    println!("sylva bench sim: model {}", r.model);
     println!(
         "  {} tree(s), {} segments, {} leaves, {} steps of {:.4} s, {} thread(s), solver {}, inertia {}, integrator {}, collider {}, wind {} m/s",
-        r.trees, r.segments, r.leaves, r.steps, r.dt, r.threads, r.solver, r.inertia, r.integrator, r.collider, r.wind
+        r.trees,
+        r.segments,
+        r.leaves,
+        r.steps,
+        r.dt,
+        r.threads,
+        or_dash(r.solver),
+        or_dash(r.inertia),
+        or_dash(r.integrator),
+        r.collider,
+        r.wind
     );
     println!();
     println!("  {:<12} {:>14} {:>14}", "phase", "ns/seg/step", "ms/step");
     let ms = |ns: f64| ns * r.segments as f64 / 1e6;
-    let n = &r.ns_per_segment_step;
-    for (name, v) in [
-        ("populate", n.populate),
-        ("solve", n.solve),
-        ("kinematics", n.kinematics),
-    ] {
+    for &name in phases {
+        let v = r.ns(name);
         println!("  {:<12} {:>14.2} {:>14.4}", name, v, ms(v));
     }
     println!(
         "  {:<12} {:>14.2} {:>14.4}   (wall clock; phases are work time summed over threads)",
-        "total", n.total, r.wall_ms_per_step
+        "total",
+        r.ns("total"),
+        r.wall_ms_per_step
     );
     println!();
     println!("  bytes per segment      {:.1}", r.bytes_per_segment);
     println!("  state hash             {}", r.state_hash);
-    println!("  max |angle|            {:.4} rad", r.max_abs_angle);
-    println!("  max joint deflection   {:.4} rad", r.max_deflection);
-    println!("  finite                 {}", r.finite);
-    if r.collider != "none" {
-        println!("  corrections per step   {:.1}", r.corrections_per_step);
+    if let Some(v) = r.max_abs_angle {
+        println!("  max |angle|            {v:.4} rad");
     }
-    if r.solver == "cg" {
-        println!("  CG iterations / solve  {:.1}", r.cg_iterations_per_solve);
+    if let Some(v) = r.max_deflection {
+        println!("  max joint deflection   {v:.4} rad");
+    }
+    println!("  finite                 {}", r.finite);
+    if let (true, Some(v)) = (r.collider != "none", r.corrections_per_step) {
+        println!("  corrections per step   {v:.1}");
+    }
+    if let (Some("cg"), Some(v)) = (r.solver, r.cg_iterations_per_solve) {
+        println!("  CG iterations / solve  {v:.1}");
     }
     println!("  setup                  {:.1} ms", r.setup_ms);
     println!();

@@ -19,7 +19,6 @@ use clap::Args;
 use serde::Serialize;
 use sylva_render::cache::command_cache;
 use sylva_render::frame::RenderFrame;
-use sylva_sim::dynamics::weber::PHASES;
 use sylva_sim::fluid::FLUID_PHASES;
 
 use crate::args::count_in;
@@ -47,8 +46,9 @@ pub struct FrameBenchArgs {
     json: bool,
 }
 
-/// Milliseconds per frame, by phase. The wind's passes and the fill are wall time; populate,
-/// solve and kinematics are work time summed over the threads (they run inside per-tree jobs).
+/// Milliseconds per frame, by phase. The wind's passes and the fill are wall time; the dynamics
+/// model's phases (Weber's: populate, solve and kinematics) are work time summed over the
+/// threads (they run inside per-tree jobs).
 /// The fluid's step runs beside the trees' step, so the wind's passes overlap the tree phases
 /// (a pass's wall time includes tree jobs its thread ran while it waited for its own), and the
 /// phases need not add up to `total`.
@@ -58,9 +58,12 @@ struct FramePhases {
     wind_forces: f64,
     wind_pressure: f64,
     wind_project: f64,
-    populate: f64,
-    solve: f64,
-    kinematics: f64,
+    /// The model's phases, by name.
+    #[serde(flatten)]
+    model: serde_json::Map<String, serde_json::Value>,
+    /// The model's phases in the order its step runs them (for the table).
+    #[serde(skip)]
+    model_order: &'static [&'static str],
     fill: f64,
     /// Wall time of the whole frame: step, fill and publish.
     total: f64,
@@ -76,6 +79,8 @@ struct WallSpread {
 
 #[derive(Serialize)]
 struct FrameReport {
+    /// The dynamics model (`--model`).
+    model: &'static str,
     scene: String,
     trees: u64,
     segments: u64,
@@ -145,20 +150,22 @@ pub fn run(a: &FrameBenchArgs) -> Result<()> {
             .phase_id(name)
             .map_or(0.0, |id| timings.total(id).as_secs_f64() * 1e3 / frames)
     };
-    debug_assert!(PHASES
+    let sim = &driver.scene.sim;
+    debug_assert!(sim
+        .phases()
         .iter()
         .chain(&FLUID_PHASES)
         .all(|p| timings.phase_id(p).is_some()));
     let total: Duration = walls.iter().sum();
     let mut sorted: Vec<f64> = walls.iter().map(|d| d.as_secs_f64() * 1e3).collect();
     sorted.sort_by(f64::total_cmp);
-    let sim = &driver.scene.sim;
     let forest = sim.forest();
     let mut hash = Fnv::new();
     hash.u64(sim.state_hash());
     hash.u64(sim.wind().fluid().map_or(0, |g| g.state_hash()));
     hash.u64(last.2);
     let report = FrameReport {
+        model: sim.name(),
         scene: driver.scene.title.clone(),
         trees: forest.tree_count() as u64,
         segments: forest.segment_count() as u64,
@@ -178,9 +185,8 @@ pub fn run(a: &FrameBenchArgs) -> Result<()> {
             wind_forces: ms(FLUID_PHASES[1]),
             wind_pressure: ms(FLUID_PHASES[2]),
             wind_project: ms(FLUID_PHASES[3]),
-            populate: ms("populate"),
-            solve: ms("solve"),
-            kinematics: ms("kinematics"),
+            model: sim.phases().iter().map(|&p| (p.to_string(), ms(p).into())).collect(),
+            model_order: sim.phases(),
             fill: ms("fill"),
             total: total.as_secs_f64() * 1e3 / a.frames as f64,
         },
@@ -204,7 +210,10 @@ pub fn run(a: &FrameBenchArgs) -> Result<()> {
 }
 
 fn print_table(r: &FrameReport) {
-    println!("sylva bench frame: the viewer's simulation thread, one step and one fill per frame");
+    println!(
+        "sylva bench frame: the viewer's simulation thread, one step and one fill per frame (model {})",
+        r.model
+    );
     println!(
         "  {}: {} tree(s), {} segments, {} leaves; {} wind{}; {} thread(s), {} frames",
         r.scene,
@@ -222,16 +231,17 @@ fn print_table(r: &FrameReport) {
     println!();
     println!("  {:<14} {:>10}", "phase", "ms/frame");
     let p = &r.ms_per_frame;
-    for (name, v) in [
-        ("wind advect", p.wind_advect),
-        ("wind forces", p.wind_forces),
-        ("wind pressure", p.wind_pressure),
-        ("wind project", p.wind_project),
-        ("populate *", p.populate),
-        ("solve *", p.solve),
-        ("kinematics *", p.kinematics),
-        ("fill", p.fill),
-    ] {
+    let mut rows: Vec<(String, f64)> = vec![
+        ("wind advect".into(), p.wind_advect),
+        ("wind forces".into(), p.wind_forces),
+        ("wind pressure".into(), p.wind_pressure),
+        ("wind project".into(), p.wind_project),
+    ];
+    for name in p.model_order {
+        rows.push((format!("{name} *"), p.model[*name].as_f64().unwrap_or(0.0)));
+    }
+    rows.push(("fill".into(), p.fill));
+    for (name, v) in rows {
         println!("  {name:<14} {v:>10.3}");
     }
     println!(

@@ -41,6 +41,7 @@ fn json_has_the_promised_fields_and_the_hash_ignores_the_thread_count() {
     assert!(two["leaves"].as_u64().unwrap() > 1000, "{two}");
     // Every segment and leaf of three trees in view is drawn at least at some detail.
     assert!(two["instances"].as_u64().unwrap() > 100, "{two}");
+    assert_eq!(two["model"], "weber", "{two}");
     let phases = [
         "wind_advect",
         "wind_forces",

@@ -26,6 +26,10 @@ fn bad_arguments_are_refused_clearly() {
         (&["render", "--inertia", "lumped"], "--inertia"),
         (&["bench", "frame", "--integrator", "euler"], "--integrator"),
         (&["bench", "sim", "--collider", "cube"], "--collider"),
+        (&["bench", "sim", "--model", "verlet"], "--model"),
+        (&["bench", "frame", "--model", "chen2"], "--model"),
+        (&["render", "--model", ""], "--model"),
+        (&["view", "--model", "Weber"], "--model"),
         (&["bench", "wind", "--vorticity", "5"], "--vorticity"),
         (&["bench", "wind", "--vorticity", "NaN"], "--vorticity"),
         (&["bench", "wind", "--vorticity", "-0.5"], "--vorticity"),
@@ -37,6 +41,9 @@ fn bad_arguments_are_refused_clearly() {
     for (args, name) in cases {
         assert_refused(args, name);
     }
+    // An unknown model's refusal lists the models there are.
+    let (_, _, err) = sylva(&["bench", "sim", "--model", "verlet"]);
+    assert!(err.contains("verlet") && err.contains("weber"), "{err}");
 }
 
 /// A small forest with colliders, as JSON, on `threads` threads.
@@ -89,6 +96,7 @@ fn bench_sim_json_has_the_promised_fields() {
     assert_eq!(v["segments"], 900);
     assert_eq!(v["leaves"], 1500);
     assert_eq!(v["solver"], "direct");
+    assert_eq!(v["model"], "weber", "the default model is named");
     assert_eq!(v["finite"], true);
     let hash = v["state_hash"].as_str().unwrap();
     assert!(

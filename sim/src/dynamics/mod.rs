@@ -104,6 +104,8 @@ pub trait DynamicsModel: Send {
     fn forest(&self) -> &Forest;
     /// The time step \[s\].
     fn dt(&self) -> f32;
+    /// Changes the time step \[s\]; refuses one out of the model's range, keeping the old one.
+    fn set_time_step(&mut self, dt: f32) -> Result<(), SimError>;
     /// Simulated time \[s\].
     fn time(&self) -> f64;
     /// Advances one time step of [`dt`](Self::dt): moves the wind field and the colliders to the
@@ -231,10 +233,13 @@ impl std::fmt::Display for ModelKind {
 impl std::str::FromStr for ModelKind {
     type Err = SimError;
     fn from_str(s: &str) -> Result<Self, SimError> {
-        ModelKind::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| SimError::param("model", s, format!("must be one of: {}", ModelKind::names())))
+        ModelKind::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| {
+            SimError::param(
+                "model",
+                s,
+                format!("no such dynamics model (allowed: {})", ModelKind::names()),
+            )
+        })
     }
 }
 

@@ -23,6 +23,11 @@
 //! by thread count, and no floating-point sum crosses a job boundary, so the state is
 //! bit-identical for any number of workers.
 //!
+//! [`WeberModel`] implements [`DynamicsModel`]: it writes the shared [`Pose`] (leaves rigid on
+//! their segments, so `Pose::leaf_orient` stays empty) and keeps its own state beside it: the
+//! two planes' angles, velocities and pending displacements ([`PlaneState`]) and the
+//! correction direction vectors ([`Directions`]), which the kinematics writes with the pose.
+//!
 //! Contacts are resolved inside the kinematics pass, each segment after its ancestors'
 //! corrections, so that the published pose is free of penetration; their displacement y
 //! reaches the solver in the next step exactly as Eq. 1 prescribes (Δx = h(v0 + Δv) + y),
@@ -1467,6 +1472,9 @@ impl DynamicsModel for WeberModel {
     }
     fn dt(&self) -> f32 {
         self.sh.params.dt
+    }
+    fn set_time_step(&mut self, dt: f32) -> Result<(), SimError> {
+        WeberModel::set_time_step(self, dt)
     }
     fn time(&self) -> f64 {
         WeberModel::time(self)
