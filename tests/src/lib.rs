@@ -7,6 +7,7 @@ use glam::Vec3;
 use std::path::{Path, PathBuf};
 use sylva_engine::{FrameTimings, JobSystem};
 use sylva_sim::dynamics::weber::{WeberModel, WeberParams, PHASES};
+use sylva_sim::dynamics::{DynamicsModel, ModelKind};
 use sylva_sim::skeleton::{Skeleton, SkeletonSegment};
 use sylva_sim::{test_tree, Forest, Material, SimError, TreePlacement, TreeSize};
 
@@ -119,6 +120,20 @@ pub fn sim_of(skeletons: &[Skeleton], material: Material, params: WeberParams) -
         .collect();
     let forest = Forest::build(&placements, &material).expect("forest");
     WeberModel::new(forest, params).expect("simulation")
+}
+
+/// A model of `kind` over skeletons placed 20 m apart along x, with its default settings.
+pub fn model_of(kind: ModelKind, skeletons: &[Skeleton], material: Material) -> Box<dyn DynamicsModel> {
+    let placements: Vec<_> = skeletons
+        .iter()
+        .enumerate()
+        .map(|(k, s)| TreePlacement {
+            skeleton: s,
+            position: Vec3::new(20.0 * k as f32, 0.0, 0.0),
+        })
+        .collect();
+    let forest = Forest::build(&placements, &material).expect("forest");
+    kind.build(forest).unwrap_or_else(|e| panic!("{kind}: {e}"))
 }
 
 /// A straight chain of `n` segments of length `l` and radius `r` from the origin along `dir`.
