@@ -74,9 +74,10 @@ pub struct RapierTrees {
     world: PhysicsWorld,
     links: Vec<Link>,
     /// Per tree of the group: the joint at its root, the handle of its multibody.
+    #[cfg(test)]
     roots: Vec<MultibodyJointHandle>,
-    /// Per tree of the group: its link index of the tracked tip segment and that segment's length.
-    tips: Vec<(usize, f32)>,
+    /// Per tree of the group: the link index of its tracked tip segment.
+    tips: Vec<usize>,
     /// Work time of the parts of a step: the wind forces set from outside, and rapier's whole
     /// step, split by rapier's own counters (its `profiler` feature) into the velocity
     /// assembly (for multibodies: the dense mass matrix, its LU factors and the free
@@ -177,6 +178,7 @@ impl RapierTrees {
         let s = &forest.seg;
         let mut links: Vec<Link> = Vec::new();
         let mut tips = Vec::new();
+        #[cfg(test)]
         let mut roots = Vec::new();
         for t in trees {
             let r = forest.trees[t].segments.clone();
@@ -255,12 +257,14 @@ impl RapierTrees {
                 damping[assembly + 2] = c;
             }
             let tip = tip_segment(forest, t);
-            tips.push((first + tip - start, s.length[tip]));
+            tips.push(first + tip - start);
+            #[cfg(test)]
             roots.extend(joints.first().copied());
         }
         Ok(RapierTrees {
             world,
             links,
+            #[cfg(test)]
             roots,
             tips,
             forces_time: Duration::ZERO,
@@ -315,6 +319,7 @@ impl RapierTrees {
     /// springs' stiffness (trees that stand). Velocities are zeroed before every iteration,
     /// so each starts at rest. One iteration costs one step (a dense factorisation per tree),
     /// where settling by integrating the motion takes hundreds.
+    #[cfg(test)]
     pub fn settle_static(&mut self, wind: GVec3, tolerance: f32, max_iterations: usize) -> Result<usize> {
         /// The long step \[s\].
         const LONG_STEP: f32 = 1.0e3;
@@ -351,6 +356,7 @@ impl RapierTrees {
     }
 
     /// Sets every generalized and body velocity of the group to zero.
+    #[cfg(test)]
     fn stop(&mut self) {
         for &jh in &self.roots {
             if let Some((mb, _)) = self.world.multibody_joints.get_mut(jh) {
@@ -365,6 +371,7 @@ impl RapierTrees {
     }
 
     /// Every segment's tip \[m\], in link order.
+    #[cfg(test)]
     fn tips_all(&self, out: &mut Vec<GVec3>) {
         out.clear();
         for link in &self.links {
@@ -376,9 +383,10 @@ impl RapierTrees {
     /// Each tree's tracked tip position \[m\], in tree order.
     pub fn tips(&self, out: &mut Vec<GVec3>) {
         out.clear();
-        for &(k, l) in &self.tips {
-            let p = self.world.bodies[self.links[k].body].position();
-            out.push(back(p * Vector::new(0.0, l, 0.0)));
+        for &k in &self.tips {
+            let link = &self.links[k];
+            let p = self.world.bodies[link.body].position();
+            out.push(back(p * Vector::new(0.0, link.length, 0.0)));
         }
     }
 
