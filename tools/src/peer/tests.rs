@@ -7,6 +7,8 @@
 //! the root joint 2·E·I/l). Euler–Bernoulli:
 //! sag under its own weight w·L⁴/(8·E·I), first frequency 1.8751²·sqrt(E·I/(ρ·A·L⁴))/2π.
 
+use std::sync::OnceLock;
+
 use glam::Vec3;
 use sylva_engine::JobSystem;
 use sylva_sim::forest::TreePlacement;
@@ -192,7 +194,17 @@ fn rapier_cantilever_sags_like_a_beam_and_like_sylva() {
 
 /// The 100-segment cantilever bent 2 cm at the tip, released without gravity or damping:
 /// (beam theory, rapier, each Sylva model) first frequencies (Hz).
-fn frequencies() -> (f64, f64, Vec<(&'static str, f64)>) {
+/// First frequencies \[Hz\]: (beam theory, rapier, each Sylva model by name).
+type Frequencies = (f64, f64, Vec<(&'static str, f64)>);
+
+/// The cantilever's first frequencies, computed once for the tests that read them.
+fn frequencies() -> &'static Frequencies {
+    static FREQUENCIES: OnceLock<Frequencies> = OnceLock::new();
+    FREQUENCIES.get_or_init(ring)
+}
+
+/// The cantilever bent and released, in rapier and in Sylva.
+fn ring() -> Frequencies {
     let n = 100;
     let material = beam_material(0.0);
     let forest = cantilever(n, 0.02, &material);
@@ -228,7 +240,7 @@ fn frequencies() -> (f64, f64, Vec<(&'static str, f64)>) {
 
 #[test]
 fn rapier_cantilever_rings_at_the_beam_frequency() {
-    let (beam, rapier, _) = frequencies();
+    let &(beam, rapier, _) = frequencies();
     let err = (rapier - beam).abs() / beam;
     assert!(
         err < 0.02,
@@ -240,6 +252,7 @@ fn rapier_cantilever_rings_at_the_beam_frequency() {
 #[test]
 fn sylva_cantilever_rings_at_rapiers_frequency() {
     let (_, rapier, sylva) = frequencies();
+    let rapier = *rapier;
     let (name, f) = sylva
         .iter()
         .find(|(name, _)| *name == "weber")
@@ -275,6 +288,13 @@ fn sylva_tips(sim: &Simulation) -> Vec<Vec3> {
     let pose = sim.pose();
     let l = &sim.forest().seg.length;
     (0..l.len()).map(|i| pose.tip(i, l[i])).collect()
+}
+
+/// The 300-segment test tree settled in a steady 10 m/s wind, rapier by integrating its
+/// motion, computed once for the tests that read it.
+fn wind_tree_settled() -> &'static (Vec<Vec3>, Vec<Vec3>, Vec<Vec3>) {
+    static SETTLED: OnceLock<(Vec<Vec3>, Vec<Vec3>, Vec<Vec3>)> = OnceLock::new();
+    SETTLED.get_or_init(|| settled_in_wind(WIND_TREE_SEGMENTS, 3 * WIND_TREE_SEGMENTS, 10.0, Settle::Dynamic))
 }
 
 /// A test tree of `segments` segments and `leaves` leaves settled in a steady wind of `speed`
@@ -399,8 +419,8 @@ fn assert_settled_alike(what: &str, rest: &[Vec3], sylva: &[Vec3], rapier: &[Vec
 /// motion.
 #[test]
 fn test_tree_settles_in_wind_like_rapier() {
-    let (rest, sylva, rapier) = settled_in_wind(WIND_TREE_SEGMENTS, 3 * WIND_TREE_SEGMENTS, 10.0, Settle::Dynamic);
-    assert_settled_alike("300-segment tree", &rest, &sylva, &rapier);
+    let (rest, sylva, rapier) = wind_tree_settled();
+    assert_settled_alike("300-segment tree", rest, sylva, rapier);
 }
 
 /// Rapier's static iteration lands where integrating its motion settles: on the 300-segment
@@ -408,9 +428,9 @@ fn test_tree_settles_in_wind_like_rapier() {
 #[test]
 fn rapier_static_iteration_finds_the_settled_pose() {
     let n = WIND_TREE_SEGMENTS;
-    let (rest, _, dynamic) = settled_in_wind(n, 3 * n, 10.0, Settle::Dynamic);
+    let (rest, _, dynamic) = wind_tree_settled();
     let (_, _, fixed) = settled_in_wind(n, 3 * n, 10.0, Settle::Static);
-    let moved: Vec<f32> = dynamic.iter().zip(&rest).map(|(a, b)| (*a - *b).length()).collect();
+    let moved: Vec<f32> = dynamic.iter().zip(rest).map(|(a, b)| (*a - *b).length()).collect();
     let apart: Vec<f32> = dynamic.iter().zip(&fixed).map(|(a, b)| (*a - *b).length()).collect();
     eprintln!(
         "rapier settled by its motion and by the static iteration: apart max {:.2e} m, the wind moved \
