@@ -23,7 +23,7 @@
 //! by thread count, and no floating-point sum crosses a job boundary, so the state is
 //! bit-identical for any number of workers.
 //!
-//! [`WeberModel`] implements [`DynamicsModel`]: it writes the shared [`Pose`] (leaves rigid on
+//! [`WeberModel`] implements [`DynamicsModel`](crate::dynamics::DynamicsModel): it writes the shared [`Pose`] (leaves rigid on
 //! their segments, so `Pose::leaf_orient` stays empty) and keeps its own state beside it: the
 //! two planes' angles, velocities and pending displacements ([`PlaneState`]) and the
 //! correction direction vectors ([`Directions`]), which the kinematics writes with the pose.
@@ -34,6 +34,7 @@
 //! which Weber's populate stage does at the start of his step.
 
 mod articulated;
+mod interface;
 mod kernels;
 pub mod mapping;
 mod params;
@@ -49,7 +50,7 @@ use glam::{DVec3, Quat, Vec3};
 use sylva_engine::{FrameTimings, JobGraph, JobGraphBuilder, JobSystem};
 
 use crate::collider::SphereCollider;
-use crate::dynamics::{DynamicsModel, ModelKind, ModelParts, Pose, PoseView, Refused};
+use crate::dynamics::{ModelParts, Pose, PoseView, Refused};
 use crate::error::SimError;
 use crate::forest::Forest;
 use crate::wind::{Calm, WindField};
@@ -1446,91 +1447,5 @@ fn kinematics_tree<'s, 'e>(
             });
         });
         lo = hi;
-    }
-}
-
-/// Weber's model behind the common interface; its own extras (plane state, `edit_state`, the
-/// solver, inertia and integrator switches, energies and angles) stay inherent methods.
-impl DynamicsModel for WeberModel {
-    fn kind(&self) -> ModelKind {
-        ModelKind::Weber
-    }
-    fn phases(&self) -> &'static [&'static str] {
-        &PHASES
-    }
-    fn settings(&self) -> String {
-        let p = &self.sh.params;
-        format!(
-            "solver {}, {} inertia, {}",
-            p.solver.name(),
-            p.inertia.name(),
-            p.integrator.name()
-        )
-    }
-    fn forest(&self) -> &Forest {
-        WeberModel::forest(self)
-    }
-    fn dt(&self) -> f32 {
-        self.sh.params.dt
-    }
-    fn set_time_step(&mut self, dt: f32) -> Result<(), SimError> {
-        WeberModel::set_time_step(self, dt)
-    }
-    fn time(&self) -> f64 {
-        WeberModel::time(self)
-    }
-    fn step(&mut self, jobs: &JobSystem, timings: &FrameTimings) {
-        WeberModel::step(self, jobs, timings)
-    }
-    fn pose(&self) -> PoseView<'_> {
-        WeberModel::pose(self)
-    }
-    fn reset(&mut self) {
-        WeberModel::reset(self)
-    }
-    fn state_hash(&self) -> u64 {
-        WeberModel::state_hash(self)
-    }
-    fn kinetic_energy(&self) -> f64 {
-        WeberModel::kinetic_energy(self)
-    }
-    fn finite(&self) -> bool {
-        WeberModel::finite(self)
-    }
-    fn heap_bytes(&self) -> usize {
-        WeberModel::heap_bytes(self)
-    }
-    fn wind(&self) -> &dyn WindField {
-        WeberModel::wind(self)
-    }
-    fn wind_mut(&mut self) -> &mut dyn WindField {
-        WeberModel::wind_mut(self)
-    }
-    fn replace_wind(&mut self, wind: Box<dyn WindField>) -> Box<dyn WindField> {
-        WeberModel::replace_wind(self, wind)
-    }
-    fn colliders(&self) -> &[SphereCollider] {
-        WeberModel::colliders(self)
-    }
-    fn colliders_mut(&mut self) -> &mut Vec<SphereCollider> {
-        WeberModel::colliders_mut(self)
-    }
-    fn add_collider(&mut self, collider: SphereCollider) -> usize {
-        WeberModel::add_collider(self, collider)
-    }
-    fn into_parts(self: Box<Self>) -> ModelParts {
-        let WeberModel { sh, time, .. } = *self;
-        ModelParts {
-            forest: sh.forest,
-            wind: sh.wind,
-            colliders: sh.colliders,
-            time,
-        }
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
 }
