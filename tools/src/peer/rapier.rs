@@ -343,6 +343,10 @@ impl RapierTrees {
                 break;
             }
             std::mem::swap(&mut now, &mut last);
+            eprintln!(
+                "rapier static iteration {}: the tips moved at most {moved:.3e} m",
+                k + 1
+            );
             if moved < tolerance {
                 taken = Some(k + 1);
                 break;
