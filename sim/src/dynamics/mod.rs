@@ -5,6 +5,8 @@
 //! Quantities of one model (Weber's plane angles and correction directions, another model's
 //! angular velocities) stay in that model's own module.
 
+pub mod oliapuram;
 pub mod pose;
 
+pub use oliapuram::{OliapuramModel, OliapuramParams};
 pub use pose::Pose;

@@ -1,0 +1,501 @@
+//! Oliapuram & Kumar 2010, "Realtime Forest Animation in Wind" (§3 and §4): every segment a
+//! rigid tapered cylinder fixed at its parent's tip and rotating about that end, and every leaf
+//! a flat pseudo-branch with one degree of freedom, all stepped by one set of equations.
+//!
+//! The model (equation numbers are the paper's):
+//! - Motion about the fixed end: N = (m·l²/3)·dω/dt with N the moment of F about the end
+//!   (Eqs. 11–12), m the segment's mass with the leaves it carries.
+//! - F = F_wind + K + R + T (Eq. 13): the wind S_f·σ·v at the centroid (Eq. 14), the
+//!   restoration K = k·(θ - θ') towards the generated shape (Eq. 15), the axial damping
+//!   R = -μ·ω·|ω| clamped so it never reverses the motion within a step (Eqs. 16–17), and the
+//!   back-propagation T = -Σ k_i·K_i of the children's restorations with
+//!   k_i = k_c·Th_i/Th_parent (Eqs. 18–19); k ∝ r^2.5, μ ∝ r^3.5 (Eqs. 22–23, see
+//!   [`OliapuramParams`]). K, R and T are moments (k in N·m/rad, as Sylva's materials give it).
+//! - θ' and ω are 3-vectors (§3.1.2) in the parent's frame; Eqs. 20–21 step them (with the
+//!   angular acceleration taken at the step's end, see `kernels::step_body`), and the segment's
+//!   orientation is its rest orientation rotated about the fixed end by |θ'| about θ'/|θ'|.
+//! - Leaves (§4, `leaves`): the wind's component along the blade's normal turns the blade
+//!   about its hinge, its one degree of freedom; small inertia (the blade's own), low μ, k a
+//!   little above its segment's.
+//!
+//! Gravity. The paper neglects it: the generated shape already is the tree under its own
+//! weight. Sylva keeps that shape as the rest shape and adds only what the paper drops: the
+//! change of each segment's own weight moment as it swings, (c - c_rest) × m·g (a segment
+//! leaning further out is pulled further down, the pendulum term, which for the built-in
+//! species is up to a few per cent of a twig's k). When the material does not pre-stress the
+//! springs (`Material::compensate_gravity` off, as in Weber's model), the whole weight moment
+//! acts and each segment sags under its own weight. The weight of what a segment carries
+//! reaches it only through its children's restorations (Eq. 18), as the wind does: the model
+//! transmits moments between segments, not forces.
+//!
+//! One step, as two phases over the whole forest (§3.2), plus the renderer's pose:
+//!
+//! | phase       | does |
+//! |-------------|------|
+//! | dynamics    | every segment and leaf at once, in data-split jobs: forces (children's restorations from the step's start, so every body is independent) and Eqs. 20–21 |
+//! | integration | root to tips, one depth level of the whole forest at a time (jobs per level slice): world orientations and bases |
+//! | pose        | the segments' pose in forest order and every leaf's position and orientation |
+//!
+//! Every job reads the state of the step's start or of earlier levels and writes its own slice;
+//! no floating-point sum crosses a job boundary. The state is bit-identical for any number of
+//! workers.
+
+mod kernels;
+mod leaves;
+mod levels;
+mod params;
+#[cfg(test)]
+mod tests;
+
+pub use params::OliapuramParams;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use glam::{Quat, Vec3};
+use sylva_engine::{FrameTimings, JobSystem};
+
+use crate::dynamics::Pose;
+use crate::error::SimError;
+use crate::forest::Forest;
+use crate::wind::{Calm, WindField};
+use kernels::DynamicsIn;
+use leaves::Leaves;
+use levels::Levels;
+
+/// Names of the timed phases, as recorded in [`FrameTimings`].
+pub const PHASES: &[&str] = &["dynamics", "integration", "pose"];
+const DYNAMICS: usize = 0;
+const INTEGRATION: usize = 1;
+const POSE: usize = 2;
+
+/// Fewest segments or leaves worth a job of their own.
+const MIN_JOB: usize = 1024;
+
+/// The dynamic state: deflections and rates (level order), their next values, the pose in
+/// level order, the leaves' angles, and the wind samples.
+#[derive(Default)]
+struct State {
+    phi: Vec<Vec3>,
+    omega: Vec<Vec3>,
+    phi_next: Vec<Vec3>,
+    omega_next: Vec<Vec3>,
+    orient: Vec<Quat>,
+    base: Vec<Vec3>,
+    psi: Vec<f32>,
+    psi_dot: Vec<f32>,
+    psi_next: Vec<f32>,
+    psi_dot_next: Vec<f32>,
+    /// The wind at each segment's centroid and each blade's centre (empty in a uniform wind).
+    seg_wind: Vec<Vec3>,
+    leaf_wind: Vec<Vec3>,
+}
+
+/// A forest moved by Oliapuram & Kumar's rigid-segment model.
+pub struct OliapuramModel {
+    forest: Forest,
+    params: OliapuramParams,
+    levels: Levels,
+    leaves: Leaves,
+    state: State,
+    pose: Pose,
+    wind: Box<dyn WindField>,
+    time: f64,
+    phase_ns: [AtomicU64; 3],
+    nonfinite: bool,
+}
+
+/// Runs `f` and adds its duration to `ns`.
+#[inline]
+fn timed<R>(ns: &AtomicU64, f: impl FnOnce() -> R) -> R {
+    let t0 = Instant::now();
+    let r = f();
+    ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    r
+}
+
+/// Items per job for `len` items on `threads` threads: about two jobs per thread, none
+/// smaller than [`MIN_JOB`]. Every item is computed alone, so the split never changes a bit.
+fn job_size(len: usize, threads: usize) -> usize {
+    len.div_ceil(2 * threads).max(MIN_JOB)
+}
+
+impl OliapuramModel {
+    /// The model's name on the command line and in reports.
+    pub const NAME: &'static str = "oliapuram";
+
+    /// Sets up the model at the forest's generated shape, at rest. Refuses invalid parameters
+    /// and a forest without segments, naming what is wrong.
+    pub fn new(forest: Forest, params: OliapuramParams) -> Result<OliapuramModel, SimError> {
+        params.validate()?;
+        forest.validate()?;
+        if forest.segment_count() == 0 {
+            return Err(SimError::param(
+                "segments",
+                0,
+                "a simulation needs at least one tree with one segment",
+            ));
+        }
+        let levels = Levels::new(&forest, &params);
+        let leaves = Leaves::new(&forest, &levels, &params)?;
+        let (n, m) = (forest.segment_count(), forest.leaf_count());
+        let state = State {
+            phi: vec![Vec3::ZERO; n],
+            omega: vec![Vec3::ZERO; n],
+            phi_next: vec![Vec3::ZERO; n],
+            omega_next: vec![Vec3::ZERO; n],
+            orient: vec![Quat::IDENTITY; n],
+            base: vec![Vec3::ZERO; n],
+            psi: vec![0.0; m],
+            psi_dot: vec![0.0; m],
+            psi_next: vec![0.0; m],
+            psi_dot_next: vec![0.0; m],
+            seg_wind: Vec::new(),
+            leaf_wind: Vec::new(),
+        };
+        let pose = Pose {
+            base: vec![Vec3::ZERO; n],
+            orient: vec![Quat::IDENTITY; n],
+            leaf_pos: vec![Vec3::ZERO; m],
+            leaf_orient: vec![Quat::IDENTITY; m],
+        };
+        let mut model = OliapuramModel {
+            forest,
+            params,
+            levels,
+            leaves,
+            state,
+            pose,
+            wind: Box::new(Calm),
+            time: 0.0,
+            phase_ns: Default::default(),
+            nonfinite: false,
+        };
+        model.refresh_pose();
+        Ok(model)
+    }
+
+    /// The model's name (`"oliapuram"`).
+    pub fn name(&self) -> &'static str {
+        Self::NAME
+    }
+
+    /// Replaces the wind field.
+    pub fn set_wind(&mut self, mut wind: Box<dyn WindField>) {
+        wind.advance(self.time);
+        self.wind = wind;
+    }
+    /// The wind field.
+    pub fn wind(&self) -> &dyn WindField {
+        &*self.wind
+    }
+    /// The wind field, to change it.
+    pub fn wind_mut(&mut self) -> &mut dyn WindField {
+        &mut *self.wind
+    }
+    /// The static data of the trees.
+    pub fn forest(&self) -> &Forest {
+        &self.forest
+    }
+    /// The model's parameters.
+    pub fn params(&self) -> &OliapuramParams {
+        &self.params
+    }
+    /// Simulated time \[s\].
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+    /// The pose of every segment and leaf after the last step (leaves turn on their own, so
+    /// `leaf_orient` holds one orientation per leaf).
+    pub fn pose(&self) -> &Pose {
+        &self.pose
+    }
+    /// False once any deflection, rate or leaf angle stopped being finite.
+    pub fn finite(&self) -> bool {
+        !self.nonfinite
+    }
+
+    /// Puts every tree back in its generated shape, at rest.
+    pub fn reset(&mut self) {
+        let s = &mut self.state;
+        for v in [&mut s.phi, &mut s.omega, &mut s.phi_next, &mut s.omega_next] {
+            v.fill(Vec3::ZERO);
+        }
+        for v in [&mut s.psi, &mut s.psi_dot, &mut s.psi_next, &mut s.psi_dot_next] {
+            v.fill(0.0);
+        }
+        self.nonfinite = false;
+        self.refresh_pose();
+    }
+
+    /// Kinetic energy of the model's bodies, ½·Σ I·|ω|² over segments (I = m·l²/3 about the
+    /// fixed end, Eq. 11) and leaves \[J\].
+    pub fn kinetic_energy(&self) -> f64 {
+        let lv = &self.levels;
+        let s = &self.state;
+        let segments: f64 = (0..s.omega.len())
+            .map(|v| 0.5 * lv.inertia[v] as f64 * s.omega[v].length_squared() as f64)
+            .sum();
+        let leaves: f64 = (0..s.psi_dot.len())
+            .map(|j| 0.5 * self.leaves.inertia[j] as f64 * (s.psi_dot[j] as f64).powi(2))
+            .sum();
+        segments + leaves
+    }
+
+    /// FNV-1a hash of the bit patterns of every deflection, rate and leaf angle.
+    pub fn state_hash(&self) -> u64 {
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        let s = &self.state;
+        let vectors = s.phi.iter().chain(&s.omega).flat_map(|v| v.to_array());
+        let scalars = s.psi.iter().chain(&s.psi_dot).copied();
+        for x in vectors.chain(scalars) {
+            for byte in x.to_bits().to_le_bytes() {
+                h ^= byte as u64;
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        }
+        h
+    }
+
+    /// Bytes held: the forest's static arrays, the level view, the leaves' data, the state and
+    /// the pose (capacities, not lengths).
+    pub fn heap_bytes(&self) -> usize {
+        fn b<T>(v: &Vec<T>) -> usize {
+            v.capacity() * size_of::<T>()
+        }
+        let s = &self.state;
+        self.forest.heap_bytes()
+            + self.levels.heap_bytes()
+            + self.leaves.heap_bytes()
+            + self.pose.heap_bytes()
+            + b(&s.phi)
+            + b(&s.omega)
+            + b(&s.phi_next)
+            + b(&s.omega_next)
+            + b(&s.orient)
+            + b(&s.base)
+            + b(&s.psi)
+            + b(&s.psi_dot)
+            + b(&s.psi_next)
+            + b(&s.psi_dot_next)
+            + b(&s.seg_wind)
+            + b(&s.leaf_wind)
+    }
+
+    /// Advances one time step. Phase times (work time, summed over threads) are added to the
+    /// phases of `timings` named in [`PHASES`], where it has them.
+    pub fn step(&mut self, jobs: &JobSystem, timings: &FrameTimings) {
+        let h = self.params.dt as f64;
+        self.wind.prepare(self.time, jobs, timings);
+        for ns in &self.phase_ns {
+            ns.store(0, Ordering::Relaxed);
+        }
+        // A field that steps on the CPU takes its next step beside the trees, from the field
+        // they sample (see `WindField::detach`).
+        match self.wind.detach(self.time + h) {
+            Some(frozen) => {
+                let mut wind = std::mem::replace(&mut self.wind, frozen);
+                jobs.scope(|s| {
+                    s.spawn(|_| wind.step_detached(jobs, timings));
+                    self.run_phases(jobs);
+                });
+                let frozen = std::mem::replace(&mut self.wind, wind);
+                self.wind.attach(frozen);
+            }
+            None => self.run_phases(jobs),
+        }
+        for (k, name) in PHASES.iter().enumerate() {
+            if let Some(id) = timings.phase_id(name) {
+                timings.add(id, Duration::from_nanos(self.phase_ns[k].load(Ordering::Relaxed)));
+            }
+        }
+        self.time += h;
+    }
+
+    fn run_phases(&mut self, jobs: &JobSystem) {
+        if !self.dynamics_phase(jobs) {
+            self.nonfinite = true;
+        }
+        let s = &mut self.state;
+        std::mem::swap(&mut s.phi, &mut s.phi_next);
+        std::mem::swap(&mut s.omega, &mut s.omega_next);
+        std::mem::swap(&mut s.psi, &mut s.psi_next);
+        std::mem::swap(&mut s.psi_dot, &mut s.psi_dot_next);
+        self.integration_phase(jobs);
+        self.pose_phase(jobs);
+    }
+
+    /// Every segment and every leaf at once (§3.2, "Dynamics calculation"), in data-split jobs.
+    fn dynamics_phase(&mut self, jobs: &JobSystem) -> bool {
+        let uniform = self.wind.uniform();
+        let (n, m) = (self.forest.segment_count(), self.forest.leaf_count());
+        let s = &mut self.state;
+        if uniform.is_none() {
+            // Sized once, the first time the wind varies; later steps reuse them.
+            s.seg_wind.resize(n, Vec3::ZERO);
+            s.leaf_wind.resize(m, Vec3::ZERO);
+        }
+        let State {
+            phi,
+            omega,
+            phi_next,
+            omega_next,
+            orient,
+            base,
+            psi,
+            psi_dot,
+            psi_next,
+            psi_dot_next,
+            seg_wind,
+            leaf_wind,
+        } = s;
+        let (levels, leaves, wind) = (&self.levels, &self.leaves, &*self.wind);
+        let (leaf_pos, leaf_orient) = (&self.pose.leaf_pos, &self.pose.leaf_orient);
+        let ns = &self.phase_ns[DYNAMICS];
+        let finite = AtomicBool::new(true);
+        let finite = &finite;
+        let inp = DynamicsIn {
+            levels,
+            phi,
+            omega,
+            orient,
+            leaf_psi: psi,
+            leaf_reaction: &leaves.reaction,
+            dt: self.params.dt,
+            gravity: self.params.gravity,
+        };
+        let inp = &inp;
+        let (orient, base) = (&**orient, &**base);
+        let (psi, psi_dot) = (&**psi, &**psi_dot);
+        let dt = self.params.dt;
+        let seg_job = job_size(n, jobs.threads());
+        let leaf_job = job_size(m.max(1), jobs.threads());
+        jobs.scope(|sc| {
+            let mut winds = seg_wind.chunks_mut(seg_job);
+            for (c, (p, o)) in phi_next
+                .chunks_mut(seg_job)
+                .zip(omega_next.chunks_mut(seg_job))
+                .enumerate()
+            {
+                let w: &mut [Vec3] = winds.next().unwrap_or_default();
+                let first = c * seg_job;
+                sc.spawn(move |_| {
+                    let ok = timed(ns, || match uniform {
+                        Some(u) => kernels::dynamics(inp, first, |_| u, p, o),
+                        None => {
+                            kernels::centroids(levels, orient, base, first, w);
+                            wind.sample_in_place(w);
+                            let w = &*w;
+                            kernels::dynamics(inp, first, |v| w[v - first], p, o)
+                        }
+                    });
+                    if !ok {
+                        finite.store(false, Ordering::Relaxed);
+                    }
+                });
+            }
+            let mut winds = leaf_wind.chunks_mut(leaf_job);
+            for (c, (p, d)) in psi_next
+                .chunks_mut(leaf_job)
+                .zip(psi_dot_next.chunks_mut(leaf_job))
+                .enumerate()
+            {
+                let w: &mut [Vec3] = winds.next().unwrap_or_default();
+                let first = c * leaf_job;
+                sc.spawn(move |_| {
+                    let ok = timed(ns, || match uniform {
+                        Some(u) => leaves::dynamics(leaves, psi, psi_dot, leaf_orient, dt, first, |_| u, p, d),
+                        None => {
+                            leaves::centres(leaves, leaf_pos, leaf_orient, first, w);
+                            wind.sample_in_place(w);
+                            let w = &*w;
+                            leaves::dynamics(leaves, psi, psi_dot, leaf_orient, dt, first, |j| w[j - first], p, d)
+                        }
+                    });
+                    if !ok {
+                        finite.store(false, Ordering::Relaxed);
+                    }
+                });
+            }
+        });
+        finite.load(Ordering::Relaxed)
+    }
+
+    /// Root to tips, one depth level of the whole forest at a time (§3.2, "Integration of
+    /// movements"); a level large enough is split into jobs.
+    fn integration_phase(&mut self, jobs: &JobSystem) {
+        let levels = &self.levels;
+        let State { phi, orient, base, .. } = &mut self.state;
+        let phi = &**phi;
+        let ns = &self.phase_ns[INTEGRATION];
+        for d in 0..levels.count() {
+            let r = levels.level(d);
+            let (done_o, rest_o) = orient.split_at_mut(r.start);
+            let (done_b, rest_b) = base.split_at_mut(r.start);
+            let (cur_o, cur_b) = (&mut rest_o[..r.len()], &mut rest_b[..r.len()]);
+            let (done_o, done_b) = (&*done_o, &*done_b);
+            let size = job_size(r.len(), jobs.threads());
+            if size >= r.len() {
+                timed(ns, || {
+                    kernels::integrate(levels, phi, done_o, done_b, r.start, cur_o, cur_b)
+                });
+                continue;
+            }
+            jobs.scope(|sc| {
+                for (c, (o, b)) in cur_o.chunks_mut(size).zip(cur_b.chunks_mut(size)).enumerate() {
+                    let first = r.start + c * size;
+                    sc.spawn(move |_| timed(ns, || kernels::integrate(levels, phi, done_o, done_b, first, o, b)));
+                }
+            });
+        }
+    }
+
+    /// The segments' pose in forest order and the leaves' pose, in data-split jobs.
+    fn pose_phase(&mut self, jobs: &JobSystem) {
+        let (levels, leaves) = (&self.levels, &self.leaves);
+        let s = &self.state;
+        let (orient, base, psi) = (&*s.orient, &*s.base, &*s.psi);
+        let Pose {
+            base: pose_base,
+            orient: pose_orient,
+            leaf_pos,
+            leaf_orient,
+        } = &mut self.pose;
+        let ns = &self.phase_ns[POSE];
+        let seg_job = job_size(pose_base.len(), jobs.threads());
+        let leaf_job = job_size(leaf_pos.len().max(1), jobs.threads());
+        jobs.scope(|sc| {
+            for (c, (pb, po)) in pose_base
+                .chunks_mut(seg_job)
+                .zip(pose_orient.chunks_mut(seg_job))
+                .enumerate()
+            {
+                let first = c * seg_job;
+                sc.spawn(move |_| {
+                    timed(ns, || {
+                        for (k, (b, o)) in pb.iter_mut().zip(po.iter_mut()).enumerate() {
+                            let v = levels.level_of[first + k] as usize;
+                            *b = base[v];
+                            *o = orient[v];
+                        }
+                    })
+                });
+            }
+            for (c, (lp, lo)) in leaf_pos
+                .chunks_mut(leaf_job)
+                .zip(leaf_orient.chunks_mut(leaf_job))
+                .enumerate()
+            {
+                let first = c * leaf_job;
+                sc.spawn(move |_| timed(ns, || leaves::pose(leaves, psi, orient, base, first, lp, lo)));
+            }
+        });
+    }
+
+    /// Rebuilds the whole pose from the state on the calling thread.
+    fn refresh_pose(&mut self) {
+        let jobs = JobSystem::new(1).expect("a one-thread job system needs no worker");
+        self.integration_phase(&jobs);
+        self.pose_phase(&jobs);
+    }
+}
