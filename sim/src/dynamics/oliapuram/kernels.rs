@@ -1,6 +1,7 @@
 //! The two phases of §3.2 for branch segments, each over a slice of segments in level order:
 //! the dynamics phase (forces, Eqs. 13–19, and the angular step, Eqs. 11–12 and 20–21) and the
-//! integration phase (world orientation and base, root to tips).
+//! integration phase (world orientation and base, root to tips), and the small pieces of
+//! arithmetic the leaves share with them.
 //!
 //! Frames: as §3.1.2 has it, a segment's deflection θ' (here `phi`), its rate ω and every
 //! moment are 3-vectors in the world's (x, y, z) axes. At rest θ' = 0; the segment's world
@@ -11,7 +12,10 @@
 //! frame would: the pull would follow the parent, a follower moment, which with the quadratic
 //! damping's vanishing effect at small speeds lets the whole tree flutter without bound.)
 //!
-//! Both kernels read only what the previous phase or the previous level wrote and write only
+//! Every moment is divided by the body's inertia once, when the forest is set up (`Levels`,
+//! `Leaves`): the kernels add angular accelerations.
+//!
+//! Both phases read only what the previous phase or the previous level wrote and write only
 //! their own slice, so any split into jobs gives the same bits.
 
 use glam::{Quat, Vec3};
@@ -19,15 +23,24 @@ use glam::{Quat, Vec3};
 use super::levels::Levels;
 use crate::forest::NO_PARENT;
 
-/// One step of Eqs. 20–21 for a body of inertia `inertia` on a spring `k`, with every other
-/// moment (`torque`) held over the step: θ' = θ + ω·Δt + ½·α·Δt², ω' = ω + α·Δt, with the
-/// angular acceleration α (Eq. 12) taken at the step's end, the spring's at θ'. Solved in
-/// closed form per body: θ'·(1 + k·Δt²/(2I)) = θ + ω·Δt + ½·Δt²·torque/I.
+/// Per body, the constants of [`step_body`] for a time step `h`: ω₀² = k/I and the factor
+/// 1/(1 + ½·h²·ω₀²).
+#[inline]
+pub(super) fn spring_constants(k: f32, inertia: f32, h: f32) -> (f32, f32) {
+    let w2 = k / inertia;
+    (w2, 1.0 / (1.0 + 0.5 * h * h * w2))
+}
+
+/// One step of Eqs. 20–21 for a body on a spring of ω₀² = k/I, every other moment held over the
+/// step as the angular acceleration `acc` (moment / I): θ' = θ + ω·Δt + ½·α·Δt²,
+/// ω' = ω + α·Δt, with the angular acceleration α (Eq. 12) taken at the step's end, the
+/// spring's at θ'. Solved in closed form per body: θ'·(1 + ½·Δt²·ω₀²) = θ + ω·Δt + ½·Δt²·acc,
+/// `den` being 1/(1 + ½·Δt²·ω₀²) ([`spring_constants`]).
 ///
-/// Why at the step's end. The bodies' natural frequencies ω₀ = sqrt(k/I) span from a second
-/// to far beyond the step rate (a thin segment's inertia m·l²/3 is tiny next to its k), and each
-/// parent is driven by its children's restorations (Eq. 18) through dozens of levels. With α
-/// at the step's start, Eq. 20 gains energy every step (its amplification has determinant
+/// Why at the step's end. The bodies' natural frequencies ω₀ span from a second to far beyond
+/// the step rate (a thin segment's inertia m·l²/3 is tiny next to its k), and each parent is
+/// driven by its children's restorations (Eq. 18) through dozens of levels. With α at the
+/// step's start, Eq. 20 gains energy every step (its amplification has determinant
 /// 1 + (ω₀Δt)²/2). With α the step's mean (the trapezoidal rule), each stiff body rings at the
 /// step rate and passes its children's pull on amplified, level after level, until the forest
 /// explodes within a second. With α at the step's end, a stiff body settles on its spring's
@@ -35,29 +48,75 @@ use crate::forest::NO_PARENT;
 /// keeps its period (error about (ω₀Δt)²/9) and loses about ω₀Δt/4 of damping ratio to the
 /// scheme.
 #[inline(always)]
-pub(super) fn step_body<T>(phi: T, omega: T, torque: T, k: f32, inertia: f32, h: f32) -> (T, T)
+pub(super) fn step_body<T>(phi: T, omega: T, acc: T, w2: f32, den: f32, h: f32) -> (T, T)
 where
     T: Copy + std::ops::Add<Output = T> + std::ops::Sub<Output = T> + std::ops::Mul<f32, Output = T>,
 {
-    let inv_i = 1.0 / inertia;
-    let half_h2 = 0.5 * h * h;
-    let phi1 = (phi + omega * h + torque * (half_h2 * inv_i)) * (1.0 / (1.0 + k * half_h2 * inv_i));
-    let alpha = (torque - phi1 * k) * inv_i;
-    (phi1, omega + alpha * h)
+    let phi1 = (phi + omega * h + acc * (0.5 * h * h)) * den;
+    (phi1, omega + (acc - phi1 * w2) * h)
 }
 
-/// Eqs. 16–17: R = -μ·ω·|ω|, its magnitude clamped to I·|ω|/Δt so that over one step it can
-/// stop the motion but never reverse it.
+/// Eqs. 16–17 as an angular acceleration: R/I = -(μ/I)·ω·|ω|, its magnitude clamped to |ω|/Δt
+/// so that over one step it can stop the motion but never reverse it (`mu_i` = μ/I).
 #[inline(always)]
-pub(super) fn axial_damping(omega: Vec3, mu: f32, inertia: f32, h: f32) -> Vec3 {
-    let speed = omega.length();
-    omega * -(mu * speed).min(inertia / h)
+pub(super) fn axial_damping(omega: Vec3, mu_i: f32, h: f32) -> Vec3 {
+    omega * -(mu_i * omega.length()).min(1.0 / h)
 }
 
 /// The scalar form of [`axial_damping`] (a leaf's one degree of freedom).
 #[inline(always)]
-pub(super) fn axial_damping_1d(omega: f32, mu: f32, inertia: f32, h: f32) -> f32 {
-    omega * -(mu * omega.abs()).min(inertia / h)
+pub(super) fn axial_damping_1d(omega: f32, mu_i: f32, h: f32) -> f32 {
+    omega * -(mu_i * omega.abs()).min(1.0 / h)
+}
+
+/// q · (0, 1, 0), the segment's axis.
+#[inline(always)]
+pub(super) fn axis_y(q: Quat) -> Vec3 {
+    let (x, y, z, w) = (q.x, q.y, q.z, q.w);
+    Vec3::new(
+        2.0 * (x * y - w * z),
+        1.0 - 2.0 * (x * x + z * z),
+        2.0 * (y * z + w * x),
+    )
+}
+
+/// q · (0, 0, 1), a blade's normal.
+#[inline(always)]
+pub(super) fn axis_z(q: Quat) -> Vec3 {
+    let (x, y, z, w) = (q.x, q.y, q.z, q.w);
+    Vec3::new(
+        2.0 * (x * z + w * y),
+        2.0 * (y * z - w * x),
+        1.0 - 2.0 * (x * x + y * y),
+    )
+}
+
+/// sin(a)/a·½ and cos(a) for a = θ/2 from θ² (a rotation by θ is (axis · sin a, cos a)), by
+/// Taylor polynomials in a² (truncation error below 1e-7 for θ ≤ π); beyond π, by the library.
+#[inline(always)]
+pub(super) fn half_turn(theta2: f32) -> (f32, f32) {
+    if theta2 > std::f32::consts::PI * std::f32::consts::PI {
+        let theta = theta2.sqrt();
+        let (s, c) = (0.5 * theta).sin_cos();
+        return (s / theta, c);
+    }
+    let a2 = 0.25 * theta2;
+    let sinc = 1.0
+        + a2 * (-1.0 / 6.0
+            + a2 * (1.0 / 120.0 + a2 * (-1.0 / 5040.0 + a2 * (1.0 / 362_880.0 + a2 * (-1.0 / 39_916_800.0)))));
+    let cos = 1.0
+        + a2 * (-0.5
+            + a2 * (1.0 / 24.0
+                + a2 * (-1.0 / 720.0
+                    + a2 * (1.0 / 40_320.0 + a2 * (-1.0 / 3_628_800.0 + a2 * (1.0 / 479_001_600.0))))));
+    (0.5 * sinc, cos)
+}
+
+/// The rotation by |v| about v/|v| (`Quat::from_scaled_axis` without a square root).
+#[inline(always)]
+pub(super) fn rotation(v: Vec3) -> Quat {
+    let (s, c) = half_turn(v.length_squared());
+    Quat::from_xyzw(v.x * s, v.y * s, v.z * s, c)
 }
 
 /// What the dynamics phase reads, whole-forest arrays in level order.
@@ -66,15 +125,14 @@ pub(super) struct DynamicsIn<'a> {
     /// Deflection and its rate at the step's start.
     pub phi: &'a [Vec3],
     pub omega: &'a [Vec3],
-    /// World pose at the step's start.
+    /// World orientation at the step's start.
     pub orient: &'a [Quat],
     /// Every leaf's angle about its hinge (forest leaf order).
     pub leaf_psi: &'a [f32],
-    /// Every leaf's back-propagation weight: its k_c-scaled restoration per radian, along its
-    /// hinge at rest.
+    /// Every leaf's back-propagation to its segment per radian of its angle, divided by the
+    /// segment's inertia.
     pub leaf_reaction: &'a [Vec3],
     pub dt: f32,
-    pub gravity: f32,
 }
 
 /// Dynamics phase for segments `first..first + out_phi.len()` (level indices): the moment of
@@ -92,29 +150,25 @@ pub(super) fn dynamics(
     let mut finite = true;
     for (k, (phi_out, omega_out)) in out_phi.iter_mut().zip(out_omega.iter_mut()).enumerate() {
         let v = first + k;
-        let q = inp.orient[v];
         // Eq. 12: N = F × c; the moment about the fixed end O of a force F at c is c × F.
-        let c = q * Vec3::new(0.0, lv.centroid[v], 0.0);
-        // Eq. 14: F_wind = S_f·σ·v at the centroid.
-        let f = wind(v) * lv.drag[v] + Vec3::new(0.0, -lv.mass[v] * inp.gravity, 0.0);
-        let mut torque = c.cross(f) - lv.weight_rest[v];
+        let c = axis_y(inp.orient[v]) * lv.centroid[v];
+        // Eq. 14: F_wind = S_f·σ·v at the centroid; and the segment's weight.
+        let f = wind(v) * lv.wind_gain[v] - Vec3::new(0.0, lv.weight_gain[v], 0.0);
+        let mut acc = c.cross(f) - lv.weight_rest[v];
         // Eqs. 18–19: T = -Σ k_i·K_i over the children, with K_i = k_i·(θ - θ'_i) (Eq. 15) of
         // the step's start (the previous step's restoration forces, §3.2).
-        let mut back = Vec3::ZERO;
         for c in lv.child_start[v] as usize..lv.child_start[v + 1] as usize {
-            back += inp.phi[c] * lv.propagation[c];
+            acc += inp.phi[c] * lv.propagation[c];
         }
         let (l0, l1) = lv.leaf_range[v];
         for j in l0 as usize..l1 as usize {
-            back += inp.leaf_reaction[j] * inp.leaf_psi[j];
+            acc += inp.leaf_reaction[j] * inp.leaf_psi[j];
         }
-        torque += back;
-        let (k, inertia) = (lv.stiffness[v], lv.inertia[v]);
         let omega = inp.omega[v];
         // Eqs. 16–17.
-        torque += axial_damping(omega, lv.damping[v], inertia, h);
+        acc += axial_damping(omega, lv.damping_gain[v], h);
         // Eqs. 11, 15, 20, 21: the restoration K = -k·θ' is the spring of `step_body`.
-        let (phi1, omega1) = step_body(inp.phi[v], omega, torque, k, inertia, h);
+        let (phi1, omega1) = step_body(inp.phi[v], omega, acc, lv.w2[v], lv.den[v], h);
         finite &= phi1.is_finite() && omega1.is_finite();
         *phi_out = phi1;
         *omega_out = omega1;
@@ -127,7 +181,7 @@ pub(super) fn dynamics(
 pub(super) fn centroids(levels: &Levels, orient: &[Quat], base: &[Vec3], first: usize, out: &mut [Vec3]) {
     for (k, o) in out.iter_mut().enumerate() {
         let v = first + k;
-        *o = base[v] + orient[v] * Vec3::new(0.0, levels.centroid[v], 0.0);
+        *o = base[v] + axis_y(orient[v]) * levels.centroid[v];
     }
 }
 
@@ -147,7 +201,7 @@ pub(super) fn integrate(
     for (k, (o, b)) in orient.iter_mut().zip(base.iter_mut()).enumerate() {
         let v = first + k;
         let p = levels.parent[v];
-        let turn = Quat::from_scaled_axis(phi[v]);
+        let turn = rotation(phi[v]);
         if p == NO_PARENT {
             *o = (turn * levels.rest[v]).normalize();
             *b = levels.root_base[v];
@@ -155,7 +209,7 @@ pub(super) fn integrate(
             let p = p as usize;
             let qp = done_orient[p];
             *o = (turn * (qp * levels.rest[v])).normalize();
-            *b = done_base[p] + qp * Vec3::new(0.0, levels.length[p], 0.0);
+            *b = done_base[p] + axis_y(qp) * levels.length[p];
         }
     }
 }

@@ -18,7 +18,7 @@
 
 use glam::{Quat, Vec3};
 
-use super::kernels::{axial_damping_1d, step_body};
+use super::kernels::{self, axial_damping_1d, axis_y, axis_z, half_turn, step_body};
 use super::levels::Levels;
 use super::params::OliapuramParams;
 use crate::error::SimError;
@@ -27,24 +27,26 @@ use crate::forest::{unpack_quat, Forest};
 /// Static data of every leaf.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Leaves {
-    /// Level index of the segment the leaf hangs on.
-    pub segment: Vec<u32>,
     /// Orientation in the segment's frame at rest.
     pub rest: Vec<Quat>,
     /// Distance of the hinge from the segment's base, along its axis \[m\].
     pub along: Vec<f32>,
     /// Half the blade length, the lever of the wind force \[m\].
     pub half_length: Vec<f32>,
-    /// σ·area of Eq. 14 [N·s/m].
-    pub drag: Vec<f32>,
-    /// Moment of inertia about the hinge, m·L²/3 [kg·m²].
+    /// Moment of inertia about the hinge, I = m·L²/3 [kg·m²].
     pub inertia: Vec<f32>,
-    /// Restoration constant k [N·m/rad].
-    pub stiffness: Vec<f32>,
-    /// Axial damping constant μ.
-    pub damping: Vec<f32>,
-    /// k_c · (Th_leaf / Th_segment) · k along the hinge at rest, in world axes: the segment's
-    /// back-propagated moment per radian of the leaf's angle (Eqs. 15, 18, 19).
+    /// (L/2)·σ·area/I (Eq. 14 and the lever): the angular acceleration per m/s of wind along
+    /// the normal [1/(m·s)].
+    pub wind_gain: Vec<f32>,
+    /// ω₀² = k/I [1/s²].
+    pub w2: Vec<f32>,
+    /// 1/(1 + ½·Δt²·ω₀²) (`kernels::step_body`).
+    pub den: Vec<f32>,
+    /// μ/I, the same for every leaf ([`OliapuramParams::leaf_damping`]) [1/rad].
+    pub damping_gain: f32,
+    /// k_c · (Th_leaf / Th_segment) · k / I_segment along the hinge at rest, in world axes: the
+    /// segment's back-propagated angular acceleration per radian of the leaf's angle (Eqs. 15,
+    /// 18, 19).
     pub reaction: Vec<Vec3>,
 }
 
@@ -63,11 +65,11 @@ impl Leaves {
             ));
         }
         // §4: k slightly above the thinnest branches'.
-        let thinnest = params.leaf_stiffness_ratio * params.stiffness(params.thinnest_radius);
-        let mut out = Leaves::default();
-        for v in [&mut out.along, &mut out.half_length, &mut out.drag, &mut out.inertia] {
-            v.reserve_exact(m);
-        }
+        let k = params.leaf_stiffness_ratio * params.stiffness(params.thinnest_radius);
+        let mut out = Leaves {
+            damping_gain: params.leaf_damping,
+            ..Leaves::default()
+        };
         for tree in &forest.trees {
             for i in tree.segments.start as usize..tree.segments.end as usize {
                 let v = levels.level_of[i] as usize;
@@ -75,22 +77,18 @@ impl Leaves {
                     let length = forest.leaf.length_m(j);
                     let area = std::f32::consts::FRAC_PI_4 * length * length * tree.leaf_aspect;
                     let inertia = material.leaf_mass_per_area * area * length * length / 3.0;
-                    let stiffness = thinnest;
-                    let thickness = levels.thickness[v];
                     let rest = unpack_quat(forest.leaf.rest[j]);
-                    out.segment.push(v as u32);
+                    let (w2, den) = kernels::spring_constants(k, inertia, params.dt);
                     out.rest.push(rest);
                     out.along.push(forest.leaf.along_f32(j) * levels.length[v]);
                     out.half_length.push(0.5 * length);
-                    out.drag.push(params.leaf_sigma * area);
                     out.inertia.push(inertia);
-                    out.stiffness.push(stiffness);
-                    out.damping.push(params.leaf_damping * inertia);
-                    out.reaction.push(
-                        levels.rest_world[v]
-                            * (rest * Vec3::X)
-                            * (params.propagation * params.leaf_thickness / thickness * stiffness),
-                    );
+                    out.wind_gain.push(0.5 * length * params.leaf_sigma * area / inertia);
+                    out.w2.push(w2);
+                    out.den.push(den);
+                    let hinge = levels.rest_world[v] * (rest * Vec3::X);
+                    let pull = params.propagation * params.leaf_thickness / levels.thickness[v] * k;
+                    out.reaction.push(hinge * (pull / levels.inertia[v]));
                 }
             }
         }
@@ -102,14 +100,13 @@ impl Leaves {
         fn b<T>(v: &Vec<T>) -> usize {
             v.capacity() * size_of::<T>()
         }
-        b(&self.segment)
-            + b(&self.rest)
+        b(&self.rest)
             + b(&self.along)
             + b(&self.half_length)
-            + b(&self.drag)
             + b(&self.inertia)
-            + b(&self.stiffness)
-            + b(&self.damping)
+            + b(&self.wind_gain)
+            + b(&self.w2)
+            + b(&self.den)
             + b(&self.reaction)
     }
 }
@@ -119,7 +116,7 @@ impl Leaves {
 pub(super) fn centres(leaves: &Leaves, leaf_pos: &[Vec3], leaf_orient: &[Quat], first: usize, out: &mut [Vec3]) {
     for (k, o) in out.iter_mut().enumerate() {
         let j = first + k;
-        *o = leaf_pos[j] + leaf_orient[j] * Vec3::new(0.0, leaves.half_length[j], 0.0);
+        *o = leaf_pos[j] + axis_y(leaf_orient[j]) * leaves.half_length[j];
     }
 }
 
@@ -141,11 +138,10 @@ pub(super) fn dynamics(
     let mut finite = true;
     for (k, (p_out, d_out)) in psi_out.iter_mut().zip(psi_dot_out.iter_mut()).enumerate() {
         let j = first + k;
-        let normal = leaf_orient[j] * Vec3::Z;
-        let inertia = leaves.inertia[j];
-        let mut torque = leaves.half_length[j] * leaves.drag[j] * wind(j).dot(normal);
-        torque += axial_damping_1d(psi_dot[j], leaves.damping[j], inertia, dt);
-        let (p, d) = step_body(psi[j], psi_dot[j], torque, leaves.stiffness[j], inertia, dt);
+        let normal = axis_z(leaf_orient[j]);
+        let rate = psi_dot[j];
+        let acc = leaves.wind_gain[j] * wind(j).dot(normal) + axial_damping_1d(rate, leaves.damping_gain, dt);
+        let (p, d) = step_body(psi[j], rate, acc, leaves.w2[j], leaves.den[j], dt);
         finite &= p.is_finite() && d.is_finite();
         *p_out = p;
         *d_out = d;
@@ -153,23 +149,34 @@ pub(super) fn dynamics(
     finite
 }
 
-/// Pose of leaves `first..first + leaf_pos.len()` from their segments' world pose (level
-/// order) and their angles.
+/// The pose the renderer reads for the forest's segments `seg_first..seg_first +
+/// base.len()` (copied from the level-ordered pose) and for their leaves, which start at
+/// `leaf_first` and fill `leaf_pos` and `leaf_orient`: each leaf's hinge on its segment and
+/// its rest orientation carried by the segment and turned by ψ about the blade's x axis.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn pose(
+    levels: &Levels,
     leaves: &Leaves,
+    leaf_start: &[u32],
     psi: &[f32],
-    orient: &[Quat],
-    base: &[Vec3],
-    first: usize,
-    leaf_pos: &mut [Vec3],
-    leaf_orient: &mut [Quat],
+    (orient, base): (&[Quat], &[Vec3]),
+    seg_first: usize,
+    (seg_base, seg_orient): (&mut [Vec3], &mut [Quat]),
+    leaf_first: usize,
+    (leaf_pos, leaf_orient): (&mut [Vec3], &mut [Quat]),
 ) {
-    for (k, (pos, ori)) in leaf_pos.iter_mut().zip(leaf_orient.iter_mut()).enumerate() {
-        let j = first + k;
-        let v = leaves.segment[j] as usize;
-        let q = orient[v];
-        *pos = base[v] + q * Vec3::new(0.0, leaves.along[j], 0.0);
-        *ori = (q * leaves.rest[j] * Quat::from_rotation_x(psi[j])).normalize();
+    for (k, (sb, so)) in seg_base.iter_mut().zip(seg_orient.iter_mut()).enumerate() {
+        let i = seg_first + k;
+        let v = levels.level_of[i] as usize;
+        let (q, b) = (orient[v], base[v]);
+        *sb = b;
+        *so = q;
+        let axis = axis_y(q);
+        for j in leaf_start[i] as usize..leaf_start[i + 1] as usize {
+            let (s, c) = half_turn(psi[j] * psi[j]);
+            let turn = Quat::from_xyzw(s * psi[j], 0.0, 0.0, c);
+            leaf_pos[j - leaf_first] = b + axis * leaves.along[j];
+            leaf_orient[j - leaf_first] = q * (leaves.rest[j] * turn);
+        }
     }
 }

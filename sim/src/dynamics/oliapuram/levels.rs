@@ -16,6 +16,7 @@
 
 use glam::{Quat, Vec3};
 
+use super::kernels;
 use super::params::OliapuramParams;
 use crate::forest::{Forest, NO_PARENT};
 use crate::mapping;
@@ -41,9 +42,8 @@ pub(super) struct Levels {
     pub length: Vec<f32>,
     /// Distance from the fixed end to the centre of mass of the tapered cylinder \[m\].
     pub centroid: Vec<f32>,
-    /// Mass m with the leaves it carries \[kg\] (`Forest::seg.mass`).
-    pub mass: Vec<f32>,
-    /// Inertia about the fixed end, m·l²/3 (Eq. 11) [kg·m²].
+    /// Inertia about the fixed end, I = m·l²/3 (Eq. 11) with m the segment's mass and the
+    /// leaves it carries (`Forest::seg.mass`) [kg·m²].
     pub inertia: Vec<f32>,
     /// Thickness Th of Eqs. 19, 22 and 23 \[m\]: the segment's average radius, at least
     /// `OliapuramParams::min_radius`, and at least the pipe-model radius of what it carries,
@@ -52,21 +52,28 @@ pub(super) struct Levels {
     /// less stiffness than the branches it carries together, and every level would pass on
     /// more deflection than it receives.)
     pub thickness: Vec<f32>,
-    /// Restoration constant k (Eq. 22) [N·m/rad].
-    pub stiffness: Vec<f32>,
-    /// Axial damping constant μ (Eq. 23).
-    pub damping: Vec<f32>,
-    /// σ·S_f of Eq. 14 [N·s/m].
-    pub drag: Vec<f32>,
+    /// ω₀² = k/I, with k the restoration constant of Eq. 22 [1/s²].
+    pub w2: Vec<f32>,
+    /// 1/(1 + ½·Δt²·ω₀²) (`kernels::step_body`).
+    pub den: Vec<f32>,
+    /// μ/I, with μ the axial damping constant of Eq. 23 [1/rad].
+    pub damping_gain: Vec<f32>,
+    /// σ·S_f/I of Eq. 14 with the frontal area S_f = (r_base + r_tip)·l: the angular
+    /// acceleration per m/s of wind and m of lever [1/(m·s)].
+    pub wind_gain: Vec<f32>,
+    /// m·g/I [1/(m·s²)].
+    pub weight_gain: Vec<f32>,
     /// The factor the parent multiplies this segment's deflection by to get its back-propagated
-    /// force (Eqs. 15, 18, 19): k_c · (Th_i / Th_parent) · k_i (0 for roots).
+    /// angular acceleration (Eqs. 15, 18, 19): k_c · (Th_i / Th_parent) · k_i / I_parent (0 for
+    /// roots) [1/s²].
     pub propagation: Vec<f32>,
     /// Rest orientation relative to the parent's frame (the generated shape).
     pub rest: Vec<Quat>,
     /// World orientation at rest.
     pub rest_world: Vec<Quat>,
-    /// The moment of the segment's own weight about its fixed end at rest, when the springs are
-    /// pre-stressed to hold the generated shape under gravity (zero otherwise) [N·m].
+    /// The moment of the segment's own weight about its fixed end at rest over I, when the
+    /// springs are pre-stressed to hold the generated shape under gravity (zero otherwise)
+    /// [1/s²].
     pub weight_rest: Vec<Vec3>,
 }
 
@@ -162,18 +169,26 @@ impl Levels {
             .collect();
         let inertia: Vec<f32> = (0..n).map(|v| mass[v] * length[v] * length[v] / 3.0).collect();
         let stiffness: Vec<f32> = thickness.iter().map(|&r| params.stiffness(r)).collect();
-        let damping: Vec<f32> = thickness.iter().map(|&r| params.damping(r)).collect();
-        let drag: Vec<f32> = order
+        let (w2, den): (Vec<f32>, Vec<f32>) = (0..n)
+            .map(|v| kernels::spring_constants(stiffness[v], inertia[v], params.dt))
+            .unzip();
+        let damping_gain: Vec<f32> = (0..n).map(|v| params.damping(thickness[v]) / inertia[v]).collect();
+        let wind_gain: Vec<f32> = order
             .iter()
-            .map(|&i| {
+            .enumerate()
+            .map(|(v, &i)| {
                 let i = i as usize;
-                params.sigma * (s.radius_base[i] + s.radius_tip[i]) * s.length[i]
+                params.sigma * (s.radius_base[i] + s.radius_tip[i]) * s.length[i] / inertia[v]
             })
             .collect();
+        let weight_gain: Vec<f32> = (0..n).map(|v| mass[v] * params.gravity / inertia[v]).collect();
         let propagation: Vec<f32> = (0..n)
             .map(|v| match parent[v] {
                 NO_PARENT => 0.0,
-                p => params.propagation * thickness[v] / thickness[p as usize] * stiffness[v],
+                p => {
+                    let p = p as usize;
+                    params.propagation * thickness[v] / thickness[p] * stiffness[v] / inertia[p]
+                }
             })
             .collect();
         let rest: Vec<Quat> = order
@@ -194,8 +209,8 @@ impl Levels {
                 if !compensate {
                     return Vec3::ZERO;
                 }
-                let c = rest_world[v] * Vec3::new(0.0, centroid[v], 0.0);
-                c.cross(Vec3::new(0.0, -mass[v] * params.gravity, 0.0))
+                let c = kernels::axis_y(rest_world[v]) * centroid[v];
+                c.cross(Vec3::new(0.0, -weight_gain[v], 0.0))
             })
             .collect();
         let root_base = forest.trees.iter().map(|t| t.root).collect();
@@ -216,13 +231,14 @@ impl Levels {
             leaf_range,
             length,
             centroid,
-            mass,
             inertia,
-            stiffness,
-            damping,
-            drag,
-            propagation,
             thickness,
+            w2,
+            den,
+            damping_gain,
+            wind_gain,
+            weight_gain,
+            propagation,
             rest,
             rest_world,
             weight_rest,
@@ -253,13 +269,14 @@ impl Levels {
             + b(&self.leaf_range)
             + b(&self.length)
             + b(&self.centroid)
-            + b(&self.mass)
             + b(&self.inertia)
-            + b(&self.stiffness)
-            + b(&self.damping)
-            + b(&self.drag)
-            + b(&self.propagation)
             + b(&self.thickness)
+            + b(&self.w2)
+            + b(&self.den)
+            + b(&self.damping_gain)
+            + b(&self.wind_gain)
+            + b(&self.weight_gain)
+            + b(&self.propagation)
             + b(&self.rest)
             + b(&self.rest_world)
             + b(&self.weight_rest)

@@ -362,7 +362,6 @@ impl OliapuramModel {
             leaf_psi: psi,
             leaf_reaction: &leaves.reaction,
             dt: self.params.dt,
-            gravity: self.params.gravity,
         };
         let inp = &inp;
         let (orient, base) = (&**orient, &**base);
@@ -450,46 +449,62 @@ impl OliapuramModel {
         }
     }
 
-    /// The segments' pose in forest order and the leaves' pose, in data-split jobs.
+    /// The segments' pose in forest order and the leaves' pose, in data-split jobs of whole
+    /// segments with their leaves.
     fn pose_phase(&mut self, jobs: &JobSystem) {
         let (levels, leaves) = (&self.levels, &self.leaves);
+        let leaf_start = &*self.forest.seg.leaf_start;
         let s = &self.state;
-        let (orient, base, psi) = (&*s.orient, &*s.base, &*s.psi);
+        let level_pose = (&*s.orient, &*s.base);
+        let psi = &*s.psi;
         let Pose {
-            base: pose_base,
-            orient: pose_orient,
-            leaf_pos,
-            leaf_orient,
-        } = &mut self.pose;
+            base: mut seg_base,
+            orient: mut seg_orient,
+            leaf_pos: mut pos,
+            leaf_orient: mut ori,
+        } = std::mem::take(&mut self.pose);
         let ns = &self.phase_ns[POSE];
-        let seg_job = job_size(pose_base.len(), jobs.threads());
-        let leaf_job = job_size(leaf_pos.len().max(1), jobs.threads());
+        let n = seg_base.len();
+        // Jobs of about equal work: segments and leaves counted alike.
+        let work = |i: usize| i + leaf_start[i] as usize;
+        let size = job_size(work(n), jobs.threads());
         jobs.scope(|sc| {
-            for (c, (pb, po)) in pose_base
-                .chunks_mut(seg_job)
-                .zip(pose_orient.chunks_mut(seg_job))
-                .enumerate()
-            {
-                let first = c * seg_job;
+            let (mut sb, mut so) = (&mut seg_base[..], &mut seg_orient[..]);
+            let (mut lp, mut lo) = (&mut pos[..], &mut ori[..]);
+            let mut first = 0;
+            while first < n {
+                let target = work(first) + size;
+                let last = first + (first..n).map(work).take_while(|&w| w < target).count().max(1);
+                let (a, b) = (leaf_start[first] as usize, leaf_start[last] as usize);
+                let (sb0, sb1) = std::mem::take(&mut sb).split_at_mut(last - first);
+                let (so0, so1) = std::mem::take(&mut so).split_at_mut(last - first);
+                let (lp0, lp1) = std::mem::take(&mut lp).split_at_mut(b - a);
+                let (lo0, lo1) = std::mem::take(&mut lo).split_at_mut(b - a);
+                (sb, so, lp, lo) = (sb1, so1, lp1, lo1);
                 sc.spawn(move |_| {
                     timed(ns, || {
-                        for (k, (b, o)) in pb.iter_mut().zip(po.iter_mut()).enumerate() {
-                            let v = levels.level_of[first + k] as usize;
-                            *b = base[v];
-                            *o = orient[v];
-                        }
+                        leaves::pose(
+                            levels,
+                            leaves,
+                            leaf_start,
+                            psi,
+                            level_pose,
+                            first,
+                            (sb0, so0),
+                            a,
+                            (lp0, lo0),
+                        )
                     })
                 });
-            }
-            for (c, (lp, lo)) in leaf_pos
-                .chunks_mut(leaf_job)
-                .zip(leaf_orient.chunks_mut(leaf_job))
-                .enumerate()
-            {
-                let first = c * leaf_job;
-                sc.spawn(move |_| timed(ns, || leaves::pose(leaves, psi, orient, base, first, lp, lo)));
+                first = last;
             }
         });
+        self.pose = Pose {
+            base: seg_base,
+            orient: seg_orient,
+            leaf_pos: pos,
+            leaf_orient: ori,
+        };
     }
 
     /// Rebuilds the whole pose from the state on the calling thread.
