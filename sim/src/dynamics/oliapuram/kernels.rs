@@ -20,6 +20,7 @@
 
 use glam::{Quat, Vec3};
 
+use super::leaves::{step_leaf, Leaves};
 use super::levels::Levels;
 use crate::forest::NO_PARENT;
 
@@ -119,35 +120,57 @@ pub(super) fn rotation(v: Vec3) -> Quat {
     Quat::from_xyzw(v.x * s, v.y * s, v.z * s, c)
 }
 
-/// What the dynamics phase reads, whole-forest arrays in level order.
+/// What the dynamics phase reads: whole-forest arrays in level order (segments) and in the
+/// model's leaf order (leaves), and the pose.
 pub(super) struct DynamicsIn<'a> {
     pub levels: &'a Levels,
+    pub leaves: &'a Leaves,
     /// Deflection and its rate at the step's start.
     pub phi: &'a [Vec3],
     pub omega: &'a [Vec3],
     /// World orientation at the step's start.
     pub orient: &'a [Quat],
-    /// Every leaf's angle about its hinge (forest leaf order).
-    pub leaf_psi: &'a [f32],
-    /// Every leaf's back-propagation to its segment per radian of its angle, divided by the
-    /// segment's inertia.
-    pub leaf_reaction: &'a [Vec3],
+    /// Every leaf's angle about its hinge and its rate at the step's start.
+    pub psi: &'a [f32],
+    pub psi_dot: &'a [f32],
+    /// Every leaf's world orientation at the step's start (the pose's, in the forest's leaf
+    /// order).
+    pub leaf_orient: &'a [Quat],
     pub dt: f32,
 }
 
-/// Dynamics phase for segments `first..first + out_phi.len()` (level indices): the moment of
-/// every force of Eq. 13 about the fixed end, then Eqs. 20–21. `wind(v)` is the wind at
-/// segment v's centroid (Eq. 14). Returns false if a result is not finite.
+/// What the dynamics phase writes for a run of segments and their leaves.
+pub(super) struct DynamicsOut<'a> {
+    /// The first segment (level index) and the first leaf (model leaf index) of the run.
+    pub first: usize,
+    pub leaf_first: usize,
+    pub phi: &'a mut [Vec3],
+    pub omega: &'a mut [Vec3],
+    pub psi: &'a mut [f32],
+    pub psi_dot: &'a mut [f32],
+}
+
+/// Dynamics phase for a run of segments (level indices) and their leaves: for each segment,
+/// its leaves' steps (`leaves::step_leaf`), then the moment of every force of Eq. 13 about its
+/// fixed end and Eqs. 20–21. `wind(v)` is the wind at segment v's centroid (Eq. 14),
+/// `leaf_wind(j)` at leaf j's blade centre. Returns false if a result is not finite.
 pub(super) fn dynamics(
     inp: &DynamicsIn<'_>,
-    first: usize,
     wind: impl Fn(usize) -> Vec3,
-    out_phi: &mut [Vec3],
-    out_omega: &mut [Vec3],
+    leaf_wind: impl Fn(usize) -> Vec3,
+    out: DynamicsOut<'_>,
 ) -> bool {
-    let lv = inp.levels;
+    let (lv, leaves) = (inp.levels, inp.leaves);
     let h = inp.dt;
     let mut finite = true;
+    let DynamicsOut {
+        first,
+        leaf_first,
+        phi: out_phi,
+        omega: out_omega,
+        psi: out_psi,
+        psi_dot: out_psi_dot,
+    } = out;
     for (k, (phi_out, omega_out)) in out_phi.iter_mut().zip(out_omega.iter_mut()).enumerate() {
         let v = first + k;
         // Eq. 12: N = F × c; the moment about the fixed end O of a force F at c is c × F.
@@ -155,14 +178,21 @@ pub(super) fn dynamics(
         // Eq. 14: F_wind = S_f·σ·v at the centroid; and the segment's weight.
         let f = wind(v) * lv.wind_gain[v] - Vec3::new(0.0, lv.weight_gain[v], 0.0);
         let mut acc = c.cross(f) - lv.weight_rest[v];
-        // Eqs. 18–19: T = -Σ k_i·K_i over the children, with K_i = k_i·(θ - θ'_i) (Eq. 15) of
-        // the step's start (the previous step's restoration forces, §3.2).
+        // Eqs. 18–19: T = -Σ k_i·K_i over the children and leaves, with K_i = k_i·(θ - θ'_i)
+        // (Eq. 15) of the step's start (the previous step's restoration forces, §3.2).
         for c in lv.child_start[v] as usize..lv.child_start[v + 1] as usize {
             acc += inp.phi[c] * lv.propagation[c];
         }
-        let (l0, l1) = lv.leaf_range[v];
-        for j in l0 as usize..l1 as usize {
-            acc += inp.leaf_reaction[j] * inp.leaf_psi[j];
+        let (l0, l1) = (lv.leaf_start[v] as usize, lv.leaf_start[v + 1] as usize);
+        let f0 = lv.forest_leaf[v] as usize;
+        for j in l0..l1 {
+            let psi = inp.psi[j];
+            acc += leaves.reaction[j] * psi;
+            let orient = inp.leaf_orient[f0 + j - l0];
+            let (p, d) = step_leaf(leaves, j, psi, inp.psi_dot[j], orient, leaf_wind(j), h);
+            finite &= p.is_finite() && d.is_finite();
+            out_psi[j - leaf_first] = p;
+            out_psi_dot[j - leaf_first] = d;
         }
         let omega = inp.omega[v];
         // Eqs. 16–17.

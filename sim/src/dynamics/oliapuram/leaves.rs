@@ -13,8 +13,9 @@
 //! hinge, from the step's start like a branch's children (§3.2). Like every moment of the
 //! model it is in world axes (see `kernels`), along the hinge as it lies at rest.
 //!
-//! Invariants: every array is in the forest's leaf order and as long as the forest's leaves;
-//! a leaf's world orientation is `q_segment · rest · rot_x(ψ)`.
+//! Invariants: every array is in the model's leaf order (segment by segment in level order,
+//! `Levels::leaf_start`) and as long as the forest's leaves; a leaf's world orientation is
+//! `q_segment · rest · rot_x(ψ)`.
 
 use glam::{Quat, Vec3};
 
@@ -70,10 +71,10 @@ impl Leaves {
             damping_gain: params.leaf_damping,
             ..Leaves::default()
         };
-        for tree in &forest.trees {
-            for i in tree.segments.start as usize..tree.segments.end as usize {
-                let v = levels.level_of[i] as usize;
-                for j in forest.leaves_of(i) {
+        for (v, &i) in levels.order.iter().enumerate() {
+            let tree = &forest.trees[forest.tree_of(i as usize)];
+            {
+                for j in forest.leaves_of(i as usize) {
                     let length = forest.leaf.length_m(j);
                     let area = std::f32::consts::FRAC_PI_4 * length * length * tree.leaf_aspect;
                     let inertia = material.leaf_mass_per_area * area * length * length / 3.0;
@@ -111,42 +112,37 @@ impl Leaves {
     }
 }
 
-/// Where the wind is sampled for leaves `first..first + out.len()`: each blade's centre at the
-/// pose `leaf_pos`, `leaf_orient`.
-pub(super) fn centres(leaves: &Leaves, leaf_pos: &[Vec3], leaf_orient: &[Quat], first: usize, out: &mut [Vec3]) {
+/// Where the wind is sampled for the leaves of segment `v`: each blade's centre at the
+/// pose `leaf_pos`, `leaf_orient` (the forest's leaf order), into `out`.
+pub(super) fn centres(
+    levels: &Levels,
+    leaves: &Leaves,
+    (leaf_pos, leaf_orient): (&[Vec3], &[Quat]),
+    v: usize,
+    out: &mut [Vec3],
+) {
+    let (first, forest_first) = (levels.leaf_start[v] as usize, levels.forest_leaf[v] as usize);
     for (k, o) in out.iter_mut().enumerate() {
-        let j = first + k;
-        *o = leaf_pos[j] + axis_y(leaf_orient[j]) * leaves.half_length[j];
+        let f = forest_first + k;
+        *o = leaf_pos[f] + axis_y(leaf_orient[f]) * leaves.half_length[first + k];
     }
 }
 
-/// Dynamics phase for leaves `first..first + psi_out.len()`: the wind's normal component's
-/// moment about the hinge (§4, Eq. 14), Eqs. 16–17 and 20–21 for the angle ψ. `wind(j)` is the
-/// wind at leaf j's blade centre. Returns false if a result is not finite.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn dynamics(
+/// Dynamics phase for leaf `j`: the wind's normal component's moment about the hinge (§4,
+/// Eq. 14), Eqs. 16–17 and 20–21 for the angle ψ; `orient` is the leaf's world orientation at
+/// the step's start and `wind` the wind at its blade's centre.
+#[inline(always)]
+pub(super) fn step_leaf(
     leaves: &Leaves,
-    psi: &[f32],
-    psi_dot: &[f32],
-    leaf_orient: &[Quat],
+    j: usize,
+    psi: f32,
+    rate: f32,
+    orient: Quat,
+    wind: Vec3,
     dt: f32,
-    first: usize,
-    wind: impl Fn(usize) -> Vec3,
-    psi_out: &mut [f32],
-    psi_dot_out: &mut [f32],
-) -> bool {
-    let mut finite = true;
-    for (k, (p_out, d_out)) in psi_out.iter_mut().zip(psi_dot_out.iter_mut()).enumerate() {
-        let j = first + k;
-        let normal = axis_z(leaf_orient[j]);
-        let rate = psi_dot[j];
-        let acc = leaves.wind_gain[j] * wind(j).dot(normal) + axial_damping_1d(rate, leaves.damping_gain, dt);
-        let (p, d) = step_body(psi[j], rate, acc, leaves.w2[j], leaves.den[j], dt);
-        finite &= p.is_finite() && d.is_finite();
-        *p_out = p;
-        *d_out = d;
-    }
-    finite
+) -> (f32, f32) {
+    let acc = leaves.wind_gain[j] * wind.dot(axis_z(orient)) + axial_damping_1d(rate, leaves.damping_gain, dt);
+    step_body(psi, rate, acc, leaves.w2[j], leaves.den[j], dt)
 }
 
 /// The pose the renderer reads for the forest's segments `seg_first..seg_first +
@@ -157,26 +153,25 @@ pub(super) fn dynamics(
 pub(super) fn pose(
     levels: &Levels,
     leaves: &Leaves,
-    leaf_start: &[u32],
     psi: &[f32],
     (orient, base): (&[Quat], &[Vec3]),
     seg_first: usize,
     (seg_base, seg_orient): (&mut [Vec3], &mut [Quat]),
-    leaf_first: usize,
     (leaf_pos, leaf_orient): (&mut [Vec3], &mut [Quat]),
 ) {
+    let mut out = 0;
     for (k, (sb, so)) in seg_base.iter_mut().zip(seg_orient.iter_mut()).enumerate() {
-        let i = seg_first + k;
-        let v = levels.level_of[i] as usize;
+        let v = levels.level_of[seg_first + k] as usize;
         let (q, b) = (orient[v], base[v]);
         *sb = b;
         *so = q;
         let axis = axis_y(q);
-        for j in leaf_start[i] as usize..leaf_start[i + 1] as usize {
+        for j in levels.leaf_start[v] as usize..levels.leaf_start[v + 1] as usize {
             let (s, c) = half_turn(psi[j] * psi[j]);
             let turn = Quat::from_xyzw(s * psi[j], 0.0, 0.0, c);
-            leaf_pos[j - leaf_first] = b + axis * leaves.along[j];
-            leaf_orient[j - leaf_first] = q * (leaves.rest[j] * turn);
+            leaf_pos[out] = b + axis * leaves.along[j];
+            leaf_orient[out] = q * (leaves.rest[j] * turn);
+            out += 1;
         }
     }
 }

@@ -11,6 +11,8 @@
 //!   so a level reads only what earlier levels wrote.
 //! - Inside a level, segments are grouped by parent in the parent's order, so the children of
 //!   `v` are `child_start[v]..child_start[v + 1]` (one more entry than segments).
+//! - Leaves follow their segments: the leaves of `v` are `leaf_start[v]..leaf_start[v + 1]` of
+//!   the model's leaf arrays, and `forest_leaf[v]..` of the forest's (and the pose's).
 //! - The level order is built from the forest's blocks (`Forest::block_levels`, whose depths
 //!   are `Block::depth0 + k`), so it does not depend on anything but the forest.
 
@@ -36,8 +38,11 @@ pub(super) struct Levels {
     pub child_start: Vec<u32>,
     /// World position of the base of each root (level 0 only; the trees' `root`).
     pub root_base: Vec<Vec3>,
-    /// Leaves of `v` in the forest's leaf order: `leaf_range[v].0..leaf_range[v].1`.
-    pub leaf_range: Vec<(u32, u32)>,
+    /// Leaves of `v` in the model's leaf order (segment by segment in level order):
+    /// `leaf_start[v]..leaf_start[v + 1]` (one more entry than segments).
+    pub leaf_start: Vec<u32>,
+    /// Where the leaves of `v` start in the forest's leaf order (the pose's).
+    pub forest_leaf: Vec<u32>,
     /// Length l \[m\].
     pub length: Vec<f32>,
     /// Distance from the fixed end to the centre of mass of the tapered cylinder \[m\].
@@ -214,13 +219,13 @@ impl Levels {
             })
             .collect();
         let root_base = forest.trees.iter().map(|t| t.root).collect();
-        let leaf_range = order
-            .iter()
-            .map(|&i| {
-                let r = forest.leaves_of(i as usize);
-                (r.start as u32, r.end as u32)
-            })
-            .collect();
+        let mut leaf_start = Vec::with_capacity(n + 1);
+        leaf_start.push(0u32);
+        for &i in &order {
+            let count = forest.leaves_of(i as usize).len() as u32;
+            leaf_start.push(leaf_start[leaf_start.len() - 1] + count);
+        }
+        let forest_leaf = order.iter().map(|&i| s.leaf_start[i as usize]).collect();
         Levels {
             order,
             level_of,
@@ -228,7 +233,8 @@ impl Levels {
             parent,
             child_start,
             root_base,
-            leaf_range,
+            leaf_start,
+            forest_leaf,
             length,
             centroid,
             inertia,
@@ -266,7 +272,8 @@ impl Levels {
             + b(&self.parent)
             + b(&self.child_start)
             + b(&self.root_base)
-            + b(&self.leaf_range)
+            + b(&self.leaf_start)
+            + b(&self.forest_leaf)
             + b(&self.length)
             + b(&self.centroid)
             + b(&self.inertia)

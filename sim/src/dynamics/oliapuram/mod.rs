@@ -59,7 +59,7 @@ use crate::dynamics::Pose;
 use crate::error::SimError;
 use crate::forest::Forest;
 use crate::wind::{Calm, WindField};
-use kernels::DynamicsIn;
+use kernels::{DynamicsIn, DynamicsOut};
 use leaves::Leaves;
 use levels::Levels;
 
@@ -112,6 +112,25 @@ fn timed<R>(ns: &AtomicU64, f: impl FnOnce() -> R) -> R {
     let r = f();
     ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
     r
+}
+
+/// Runs of segments (level indices, `first..last`) of about equal work, segments and leaves
+/// counted alike, for the dynamics phase's jobs.
+fn runs(levels: &Levels, threads: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let n = levels.order.len();
+    let work = move |v: usize| v + levels.leaf_start[v] as usize;
+    let size = job_size(work(n), threads);
+    let mut first = 0;
+    std::iter::from_fn(move || {
+        if first >= n {
+            return None;
+        }
+        let target = work(first) + size;
+        let last = first + (first..n).map(work).take_while(|&w| w < target).count().max(1);
+        let run = (first, last);
+        first = last;
+        Some(run)
+    })
 }
 
 /// Items per job for `len` items on `threads` threads: about two jobs per thread, none
@@ -325,7 +344,8 @@ impl OliapuramModel {
         self.pose_phase(jobs);
     }
 
-    /// Every segment and every leaf at once (§3.2, "Dynamics calculation"), in data-split jobs.
+    /// Every segment and every leaf at once (§3.2, "Dynamics calculation"), in data-split jobs
+    /// of runs of segments with their leaves.
     fn dynamics_phase(&mut self, jobs: &JobSystem) -> bool {
         let uniform = self.wind.uniform();
         let (n, m) = (self.forest.segment_count(), self.forest.leaf_count());
@@ -350,65 +370,72 @@ impl OliapuramModel {
             leaf_wind,
         } = s;
         let (levels, leaves, wind) = (&self.levels, &self.leaves, &*self.wind);
-        let (leaf_pos, leaf_orient) = (&self.pose.leaf_pos, &self.pose.leaf_orient);
+        let leaf_pose = (&*self.pose.leaf_pos, &*self.pose.leaf_orient);
         let ns = &self.phase_ns[DYNAMICS];
         let finite = AtomicBool::new(true);
         let finite = &finite;
         let inp = DynamicsIn {
             levels,
+            leaves,
             phi,
             omega,
             orient,
-            leaf_psi: psi,
-            leaf_reaction: &leaves.reaction,
+            psi,
+            psi_dot,
+            leaf_orient: leaf_pose.1,
             dt: self.params.dt,
         };
         let inp = &inp;
         let (orient, base) = (&**orient, &**base);
-        let (psi, psi_dot) = (&**psi, &**psi_dot);
-        let dt = self.params.dt;
-        let seg_job = job_size(n, jobs.threads());
-        let leaf_job = job_size(m.max(1), jobs.threads());
+        let varying = uniform.is_none();
         jobs.scope(|sc| {
-            let mut winds = seg_wind.chunks_mut(seg_job);
-            for (c, (p, o)) in phi_next
-                .chunks_mut(seg_job)
-                .zip(omega_next.chunks_mut(seg_job))
-                .enumerate()
-            {
-                let w: &mut [Vec3] = winds.next().unwrap_or_default();
-                let first = c * seg_job;
+            let mut rest = (
+                &mut phi_next[..],
+                &mut omega_next[..],
+                &mut psi_next[..],
+                &mut psi_dot_next[..],
+                &mut seg_wind[..],
+                &mut leaf_wind[..],
+            );
+            for (first, last) in runs(levels, jobs.threads()) {
+                let (a, b) = (levels.leaf_start[first] as usize, levels.leaf_start[last] as usize);
+                let (p, o, q, d, sw, lw) = std::mem::take(&mut rest);
+                let (p, p1) = p.split_at_mut(last - first);
+                let (o, o1) = o.split_at_mut(last - first);
+                let (q, q1) = q.split_at_mut(b - a);
+                let (d, d1) = d.split_at_mut(b - a);
+                let (sw, sw1) = if varying {
+                    sw.split_at_mut(last - first)
+                } else {
+                    (sw, <&mut [Vec3]>::default())
+                };
+                let (lw, lw1) = if varying {
+                    lw.split_at_mut(b - a)
+                } else {
+                    (lw, <&mut [Vec3]>::default())
+                };
+                rest = (p1, o1, q1, d1, sw1, lw1);
+                let out = DynamicsOut {
+                    first,
+                    leaf_first: a,
+                    phi: p,
+                    omega: o,
+                    psi: q,
+                    psi_dot: d,
+                };
                 sc.spawn(move |_| {
                     let ok = timed(ns, || match uniform {
-                        Some(u) => kernels::dynamics(inp, first, |_| u, p, o),
+                        Some(u) => kernels::dynamics(inp, |_| u, |_| u, out),
                         None => {
-                            kernels::centroids(levels, orient, base, first, w);
-                            wind.sample_in_place(w);
-                            let w = &*w;
-                            kernels::dynamics(inp, first, |v| w[v - first], p, o)
-                        }
-                    });
-                    if !ok {
-                        finite.store(false, Ordering::Relaxed);
-                    }
-                });
-            }
-            let mut winds = leaf_wind.chunks_mut(leaf_job);
-            for (c, (p, d)) in psi_next
-                .chunks_mut(leaf_job)
-                .zip(psi_dot_next.chunks_mut(leaf_job))
-                .enumerate()
-            {
-                let w: &mut [Vec3] = winds.next().unwrap_or_default();
-                let first = c * leaf_job;
-                sc.spawn(move |_| {
-                    let ok = timed(ns, || match uniform {
-                        Some(u) => leaves::dynamics(leaves, psi, psi_dot, leaf_orient, dt, first, |_| u, p, d),
-                        None => {
-                            leaves::centres(leaves, leaf_pos, leaf_orient, first, w);
-                            wind.sample_in_place(w);
-                            let w = &*w;
-                            leaves::dynamics(leaves, psi, psi_dot, leaf_orient, dt, first, |j| w[j - first], p, d)
+                            kernels::centroids(levels, orient, base, first, sw);
+                            for v in first..last {
+                                let r = levels.leaf_start[v] as usize - a..levels.leaf_start[v + 1] as usize - a;
+                                leaves::centres(levels, leaves, leaf_pose, v, &mut lw[r]);
+                            }
+                            wind.sample_in_place(sw);
+                            wind.sample_in_place(lw);
+                            let (sw, lw) = (&*sw, &*lw);
+                            kernels::dynamics(inp, |v| sw[v - first], |j| lw[j - a], out)
                         }
                     });
                     if !ok {
@@ -475,25 +502,15 @@ impl OliapuramModel {
             while first < n {
                 let target = work(first) + size;
                 let last = first + (first..n).map(work).take_while(|&w| w < target).count().max(1);
-                let (a, b) = (leaf_start[first] as usize, leaf_start[last] as usize);
+                let leaves_here = (leaf_start[last] - leaf_start[first]) as usize;
                 let (sb0, sb1) = std::mem::take(&mut sb).split_at_mut(last - first);
                 let (so0, so1) = std::mem::take(&mut so).split_at_mut(last - first);
-                let (lp0, lp1) = std::mem::take(&mut lp).split_at_mut(b - a);
-                let (lo0, lo1) = std::mem::take(&mut lo).split_at_mut(b - a);
+                let (lp0, lp1) = std::mem::take(&mut lp).split_at_mut(leaves_here);
+                let (lo0, lo1) = std::mem::take(&mut lo).split_at_mut(leaves_here);
                 (sb, so, lp, lo) = (sb1, so1, lp1, lo1);
                 sc.spawn(move |_| {
                     timed(ns, || {
-                        leaves::pose(
-                            levels,
-                            leaves,
-                            leaf_start,
-                            psi,
-                            level_pose,
-                            first,
-                            (sb0, so0),
-                            a,
-                            (lp0, lo0),
-                        )
+                        leaves::pose(levels, leaves, psi, level_pose, first, (sb0, so0), (lp0, lo0))
                     })
                 });
                 first = last;
