@@ -120,6 +120,13 @@ pub(super) fn rotation(v: Vec3) -> Quat {
     Quat::from_xyzw(v.x * s, v.y * s, v.z * s, c)
 }
 
+/// `q` brought back to unit length when it is within a few ulps of it (products of unit
+/// quaternions): one Newton step for 1/|q|, no square root or division.
+#[inline(always)]
+pub(super) fn renormalize(q: Quat) -> Quat {
+    q * (1.5 - 0.5 * q.length_squared())
+}
+
 /// What the dynamics phase reads: whole-forest arrays in level order (segments) and in the
 /// model's leaf order (leaves), and the pose.
 pub(super) struct DynamicsIn<'a> {
@@ -233,12 +240,12 @@ pub(super) fn integrate(
         let p = levels.parent[v];
         let turn = rotation(phi[v]);
         if p == NO_PARENT {
-            *o = (turn * levels.rest[v]).normalize();
+            *o = renormalize(turn * levels.rest[v]);
             *b = levels.root_base[v];
         } else {
             let p = p as usize;
             let qp = done_orient[p];
-            *o = (turn * (qp * levels.rest[v])).normalize();
+            *o = renormalize(turn * (qp * levels.rest[v]));
             *b = done_base[p] + axis_y(qp) * levels.length[p];
         }
     }

@@ -167,10 +167,19 @@ pub(super) fn pose(
         *so = q;
         let axis = axis_y(q);
         for j in levels.leaf_start[v] as usize..levels.leaf_start[v + 1] as usize {
+            // rest · (sin(ψ/2)·i + cos(ψ/2)) = cos(ψ/2)·rest + sin(ψ/2)·(rest · i), where
+            // (x, y, z, w) · i = (w, z, -y, -x).
             let (s, c) = half_turn(psi[j] * psi[j]);
-            let turn = Quat::from_xyzw(s * psi[j], 0.0, 0.0, c);
+            let s = s * psi[j];
+            let r = leaves.rest[j];
+            let local = Quat::from_xyzw(
+                c * r.x + s * r.w,
+                c * r.y + s * r.z,
+                c * r.z - s * r.y,
+                c * r.w - s * r.x,
+            );
             leaf_pos[out] = b + axis * leaves.along[j];
-            leaf_orient[out] = q * (leaves.rest[j] * turn);
+            leaf_orient[out] = q * local;
             out += 1;
         }
     }

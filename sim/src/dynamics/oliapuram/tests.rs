@@ -389,8 +389,10 @@ fn every_base_stays_on_its_parents_tip() {
                 "segment {i} base {} off its parent's tip {expected}",
                 pose.base[i]
             );
-            let length = (pose.tip(i, l) - pose.base[i]).length();
-            assert!((length - l).abs() < 1e-5 * l, "segment {i} length {length}, built {l}");
+            // The drawn segment runs from its base along its orientation (`Pose::tip`): its
+            // length is l·|q|².
+            let length = (pose.orient[i] * Vec3::new(0.0, l, 0.0)).length();
+            assert!((length - l).abs() < 1e-6 * l, "segment {i} length {length}, built {l}");
             for leaf in f.leaves_of(i) {
                 let along = pose.leaf_pos[leaf] - pose.base[i];
                 let axis = pose.orient[i] * Vec3::Y;
