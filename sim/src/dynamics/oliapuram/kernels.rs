@@ -181,20 +181,21 @@ pub(super) fn dynamics(
     for (k, (phi_out, omega_out)) in out_phi.iter_mut().zip(out_omega.iter_mut()).enumerate() {
         let v = first + k;
         // Eq. 12: N = F × c; the moment about the fixed end O of a force F at c is c × F.
-        let c = axis_y(inp.orient[v]) * lv.centroid[v];
+        let body = &lv.body[v];
+        let c = axis_y(inp.orient[v]) * body.centroid;
         // Eq. 14: F_wind = S_f·σ·v at the centroid; and the segment's weight.
-        let f = wind(v) * lv.wind_gain[v] - Vec3::new(0.0, lv.weight_gain[v], 0.0);
-        let mut acc = c.cross(f) - lv.weight_rest[v];
+        let f = wind(v) * body.wind_gain - Vec3::new(0.0, body.weight_gain, 0.0);
+        let mut acc = c.cross(f) - body.weight_rest;
         // Eqs. 18–19: T = -Σ k_i·K_i over the children and leaves, with K_i = k_i·(θ - θ'_i)
         // (Eq. 15) of the step's start (the previous step's restoration forces, §3.2).
         for c in lv.child_start[v] as usize..lv.child_start[v + 1] as usize {
-            acc += inp.phi[c] * lv.propagation[c];
+            acc += inp.phi[c] * lv.body[c].propagation;
         }
         let (l0, l1) = (lv.leaf_start[v] as usize, lv.leaf_start[v + 1] as usize);
         let f0 = lv.forest_leaf[v] as usize;
         for j in l0..l1 {
             let psi = inp.psi[j];
-            acc += leaves.reaction[j] * psi;
+            acc += leaves.body[j].reaction * psi;
             let orient = inp.leaf_orient[f0 + j - l0];
             let (p, d) = step_leaf(leaves, j, psi, inp.psi_dot[j], orient, leaf_wind(j), h);
             finite &= p.is_finite() && d.is_finite();
@@ -203,9 +204,9 @@ pub(super) fn dynamics(
         }
         let omega = inp.omega[v];
         // Eqs. 16–17.
-        acc += axial_damping(omega, lv.damping_gain[v], h);
+        acc += axial_damping(omega, body.damping_gain, h);
         // Eqs. 11, 15, 20, 21: the restoration K = -k·θ' is the spring of `step_body`.
-        let (phi1, omega1) = step_body(inp.phi[v], omega, acc, lv.w2[v], lv.den[v], h);
+        let (phi1, omega1) = step_body(inp.phi[v], omega, acc, body.w2, body.den, h);
         finite &= phi1.is_finite() && omega1.is_finite();
         *phi_out = phi1;
         *omega_out = omega1;
@@ -218,7 +219,7 @@ pub(super) fn dynamics(
 pub(super) fn centroids(levels: &Levels, orient: &[Quat], base: &[Vec3], first: usize, out: &mut [Vec3]) {
     for (k, o) in out.iter_mut().enumerate() {
         let v = first + k;
-        *o = base[v] + axis_y(orient[v]) * levels.centroid[v];
+        *o = base[v] + axis_y(orient[v]) * levels.body[v].centroid;
     }
 }
 

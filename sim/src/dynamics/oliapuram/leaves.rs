@@ -25,6 +25,22 @@ use super::params::OliapuramParams;
 use crate::error::SimError;
 use crate::forest::{unpack_quat, Forest};
 
+/// What the dynamics phase reads of one leaf.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct LeafBody {
+    /// k_c · (Th_leaf / Th_segment) · k / I_segment along the hinge at rest, in world axes: the
+    /// segment's back-propagated angular acceleration per radian of the leaf's angle (Eqs. 15,
+    /// 18, 19).
+    pub reaction: Vec3,
+    /// (L/2)·σ·area/I (Eq. 14 and the lever): the angular acceleration per m/s of wind along
+    /// the normal [1/(m·s)].
+    pub wind_gain: f32,
+    /// ω₀² = k/I [1/s²].
+    pub w2: f32,
+    /// 1/(1 + ½·Δt²·ω₀²) (`kernels::step_body`).
+    pub den: f32,
+}
+
 /// Static data of every leaf.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Leaves {
@@ -36,19 +52,10 @@ pub(super) struct Leaves {
     pub half_length: Vec<f32>,
     /// Moment of inertia about the hinge, I = m·L²/3 [kg·m²].
     pub inertia: Vec<f32>,
-    /// (L/2)·σ·area/I (Eq. 14 and the lever): the angular acceleration per m/s of wind along
-    /// the normal [1/(m·s)].
-    pub wind_gain: Vec<f32>,
-    /// ω₀² = k/I [1/s²].
-    pub w2: Vec<f32>,
-    /// 1/(1 + ½·Δt²·ω₀²) (`kernels::step_body`).
-    pub den: Vec<f32>,
+    /// What the dynamics phase reads of each leaf, in one record.
+    pub body: Vec<LeafBody>,
     /// μ/I, the same for every leaf ([`OliapuramParams::leaf_damping`]) [1/rad].
     pub damping_gain: f32,
-    /// k_c · (Th_leaf / Th_segment) · k / I_segment along the hinge at rest, in world axes: the
-    /// segment's back-propagated angular acceleration per radian of the leaf's angle (Eqs. 15,
-    /// 18, 19).
-    pub reaction: Vec<Vec3>,
 }
 
 impl Leaves {
@@ -84,12 +91,14 @@ impl Leaves {
                     out.along.push(forest.leaf.along_f32(j) * levels.length[v]);
                     out.half_length.push(0.5 * length);
                     out.inertia.push(inertia);
-                    out.wind_gain.push(0.5 * length * params.leaf_sigma * area / inertia);
-                    out.w2.push(w2);
-                    out.den.push(den);
                     let hinge = levels.rest_world[v] * (rest * Vec3::X);
                     let pull = params.propagation * params.leaf_thickness / levels.thickness[v] * k;
-                    out.reaction.push(hinge * (pull / levels.inertia[v]));
+                    out.body.push(LeafBody {
+                        reaction: hinge * (pull / levels.inertia[v]),
+                        wind_gain: 0.5 * length * params.leaf_sigma * area / inertia,
+                        w2,
+                        den,
+                    });
                 }
             }
         }
@@ -101,14 +110,7 @@ impl Leaves {
         fn b<T>(v: &Vec<T>) -> usize {
             v.capacity() * size_of::<T>()
         }
-        b(&self.rest)
-            + b(&self.along)
-            + b(&self.half_length)
-            + b(&self.inertia)
-            + b(&self.wind_gain)
-            + b(&self.w2)
-            + b(&self.den)
-            + b(&self.reaction)
+        b(&self.rest) + b(&self.along) + b(&self.half_length) + b(&self.inertia) + b(&self.body)
     }
 }
 
@@ -141,8 +143,9 @@ pub(super) fn step_leaf(
     wind: Vec3,
     dt: f32,
 ) -> (f32, f32) {
-    let acc = leaves.wind_gain[j] * wind.dot(axis_z(orient)) + axial_damping_1d(rate, leaves.damping_gain, dt);
-    step_body(psi, rate, acc, leaves.w2[j], leaves.den[j], dt)
+    let body = &leaves.body[j];
+    let acc = body.wind_gain * wind.dot(axis_z(orient)) + axial_damping_1d(rate, leaves.damping_gain, dt);
+    step_body(psi, rate, acc, body.w2, body.den, dt)
 }
 
 /// The pose the renderer reads for the forest's segments `seg_first..seg_first +

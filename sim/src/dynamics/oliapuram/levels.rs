@@ -23,6 +23,32 @@ use super::params::OliapuramParams;
 use crate::forest::{Forest, NO_PARENT};
 use crate::mapping;
 
+/// What the dynamics phase reads of one segment, every moment divided by its inertia I.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct SegmentBody {
+    /// The moment of the segment's own weight about its fixed end at rest over I, when the
+    /// springs are pre-stressed to hold the generated shape under gravity (zero otherwise)
+    /// [1/s²].
+    pub weight_rest: Vec3,
+    /// Distance from the fixed end to the centre of mass of the tapered cylinder \[m\].
+    pub centroid: f32,
+    /// σ·S_f/I of Eq. 14 with the frontal area S_f = (r_base + r_tip)·l: the angular
+    /// acceleration per m/s of wind and m of lever [1/(m·s)].
+    pub wind_gain: f32,
+    /// m·g/I [1/(m·s²)].
+    pub weight_gain: f32,
+    /// μ/I, with μ the axial damping constant of Eq. 23 [1/rad].
+    pub damping_gain: f32,
+    /// ω₀² = k/I, with k the restoration constant of Eq. 22 [1/s²].
+    pub w2: f32,
+    /// 1/(1 + ½·Δt²·ω₀²) (`kernels::step_body`).
+    pub den: f32,
+    /// The factor the parent multiplies this segment's deflection by to get its back-propagated
+    /// angular acceleration (Eqs. 15, 18, 19): k_c · (Th_i / Th_parent) · k_i / I_parent (0 for
+    /// roots) [1/s²].
+    pub propagation: f32,
+}
+
 /// Static data of every segment in level order.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Levels {
@@ -45,8 +71,6 @@ pub(super) struct Levels {
     pub forest_leaf: Vec<u32>,
     /// Length l \[m\].
     pub length: Vec<f32>,
-    /// Distance from the fixed end to the centre of mass of the tapered cylinder \[m\].
-    pub centroid: Vec<f32>,
     /// Inertia about the fixed end, I = m·l²/3 (Eq. 11) with m the segment's mass and the
     /// leaves it carries (`Forest::seg.mass`) [kg·m²].
     pub inertia: Vec<f32>,
@@ -57,29 +81,12 @@ pub(super) struct Levels {
     /// less stiffness than the branches it carries together, and every level would pass on
     /// more deflection than it receives.)
     pub thickness: Vec<f32>,
-    /// ω₀² = k/I, with k the restoration constant of Eq. 22 [1/s²].
-    pub w2: Vec<f32>,
-    /// 1/(1 + ½·Δt²·ω₀²) (`kernels::step_body`).
-    pub den: Vec<f32>,
-    /// μ/I, with μ the axial damping constant of Eq. 23 [1/rad].
-    pub damping_gain: Vec<f32>,
-    /// σ·S_f/I of Eq. 14 with the frontal area S_f = (r_base + r_tip)·l: the angular
-    /// acceleration per m/s of wind and m of lever [1/(m·s)].
-    pub wind_gain: Vec<f32>,
-    /// m·g/I [1/(m·s²)].
-    pub weight_gain: Vec<f32>,
-    /// The factor the parent multiplies this segment's deflection by to get its back-propagated
-    /// angular acceleration (Eqs. 15, 18, 19): k_c · (Th_i / Th_parent) · k_i / I_parent (0 for
-    /// roots) [1/s²].
-    pub propagation: Vec<f32>,
+    /// What the dynamics phase reads of each segment, in one record.
+    pub body: Vec<SegmentBody>,
     /// Rest orientation relative to the parent's frame (the generated shape).
     pub rest: Vec<Quat>,
     /// World orientation at rest.
     pub rest_world: Vec<Quat>,
-    /// The moment of the segment's own weight about its fixed end at rest over I, when the
-    /// springs are pre-stressed to hold the generated shape under gravity (zero otherwise)
-    /// [1/s²].
-    pub weight_rest: Vec<Vec3>,
 }
 
 /// Distance from the wide end to the centre of mass of a frustum of length `l` and end radii
@@ -226,6 +233,18 @@ impl Levels {
             leaf_start.push(leaf_start[leaf_start.len() - 1] + count);
         }
         let forest_leaf = order.iter().map(|&i| s.leaf_start[i as usize]).collect();
+        let body = (0..n)
+            .map(|v| SegmentBody {
+                weight_rest: weight_rest[v],
+                centroid: centroid[v],
+                wind_gain: wind_gain[v],
+                weight_gain: weight_gain[v],
+                damping_gain: damping_gain[v],
+                w2: w2[v],
+                den: den[v],
+                propagation: propagation[v],
+            })
+            .collect();
         Levels {
             order,
             level_of,
@@ -236,18 +255,11 @@ impl Levels {
             leaf_start,
             forest_leaf,
             length,
-            centroid,
             inertia,
             thickness,
-            w2,
-            den,
-            damping_gain,
-            wind_gain,
-            weight_gain,
-            propagation,
+            body,
             rest,
             rest_world,
-            weight_rest,
         }
     }
 
@@ -275,17 +287,10 @@ impl Levels {
             + b(&self.leaf_start)
             + b(&self.forest_leaf)
             + b(&self.length)
-            + b(&self.centroid)
             + b(&self.inertia)
             + b(&self.thickness)
-            + b(&self.w2)
-            + b(&self.den)
-            + b(&self.damping_gain)
-            + b(&self.wind_gain)
-            + b(&self.weight_gain)
-            + b(&self.propagation)
+            + b(&self.body)
             + b(&self.rest)
             + b(&self.rest_world)
-            + b(&self.weight_rest)
     }
 }

@@ -150,7 +150,7 @@ fn axial_damping_stops_but_never_reverses_a_swing() {
     let w0 = Vec3::new(5.0, 0.0, -2.0);
     model.state.omega[0] = w0;
     let lv = &model.levels;
-    let unclamped = lv.damping_gain[0] * w0.length() * w0.length() * params.dt;
+    let unclamped = lv.body[0].damping_gain * w0.length() * w0.length() * params.dt;
     assert!(
         unclamped > 100.0 * w0.length(),
         "the test needs a damping that would reverse"
