@@ -8,8 +8,10 @@
 # a cost cubic in the tree's segments (minutes per step for the dense tree on a small
 # machine), so rapier takes PEER_STEPS steps (default 1), compared with Sylva's first ones,
 # while Sylva's time is taken over 600 steps (--sylva-steps), and rapier runs as many of the
-# 100 trees as there are threads (the trees are alike and independent; Sylva runs all 100). Set PEER_SKIP_BENCH=1 to run the tests only. Both models run in one process per
-# benchmark; timings on a shared machine are noisy.
+# 100 trees as there are threads (the trees are alike and independent; Sylva runs all 100).
+# Both models run in one process per benchmark; timings on a shared machine are noisy.
+# Set PEER_SKIP_BENCH=1 to run the tests only, PEER_DENSE=1 to add the dense tree's settled
+# pose in wind against rapier's (tens of minutes).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 . "$root/scripts/setup.sh"
@@ -19,6 +21,11 @@ steps="${PEER_STEPS:-1}"
 cargo build --release --locked -p sylva-tools --features peer
 cargo test --release --locked -p sylva-tools --features peer --bin sylva peer -- --nocapture
 cargo test --release --locked -p sylva-tools --features peer --test peer_cli
+if [ "${PEER_DENSE:-0}" = 1 ]; then
+    # Weber's dense tree settled in wind, Sylva against rapier's static iteration (tens of
+    # minutes: every iteration factors the tree's dense mass matrix).
+    cargo test --release --locked -p sylva-tools --features peer --bin sylva dense_tree -- --ignored --nocapture
+fi
 
 if [ "${PEER_SKIP_BENCH:-0}" = 1 ]; then
     exit 0

@@ -65,14 +65,19 @@ struct Link {
     /// The bark's linear drag (Sylva's `drag - leaf_drag`) and the leaves' \[N·s/m\].
     bark_drag: f32,
     leaf_drag: f32,
+    /// The segment's length \[m\].
+    length: f32,
 }
 
 /// Trees `trees` of a forest as rapier multibodies in one world.
 pub struct RapierTrees {
     world: PhysicsWorld,
     links: Vec<Link>,
-    /// Per tree of the group: its link index of the tracked tip segment and that segment's length.
-    tips: Vec<(usize, f32)>,
+    /// Per tree of the group: the joint at its root, the handle of its multibody.
+    #[cfg(test)]
+    roots: Vec<MultibodyJointHandle>,
+    /// Per tree of the group: the link index of its tracked tip segment.
+    tips: Vec<usize>,
     /// Work time of the parts of a step: the wind forces set from outside, and rapier's whole
     /// step, split by rapier's own counters (its `profiler` feature) into the velocity
     /// assembly (for multibodies: the dense mass matrix, its LU factors and the free
@@ -173,6 +178,8 @@ impl RapierTrees {
         let s = &forest.seg;
         let mut links: Vec<Link> = Vec::new();
         let mut tips = Vec::new();
+        #[cfg(test)]
+        let mut roots = Vec::new();
         for t in trees {
             let r = forest.trees[t].segments.clone();
             let (start, end) = (r.start as usize, r.end as usize);
@@ -223,6 +230,7 @@ impl RapierTrees {
                     body: h,
                     bark_drag: s.drag[i] - s.leaf_drag[i],
                     leaf_drag: s.leaf_drag[i],
+                    length: s.length[i],
                 });
             }
             let rest_coords = spring_rest(forest, pose, start..end, gravity);
@@ -249,11 +257,15 @@ impl RapierTrees {
                 damping[assembly + 2] = c;
             }
             let tip = tip_segment(forest, t);
-            tips.push((first + tip - start, s.length[tip]));
+            tips.push(first + tip - start);
+            #[cfg(test)]
+            roots.extend(joints.first().copied());
         }
         Ok(RapierTrees {
             world,
             links,
+            #[cfg(test)]
+            roots,
             tips,
             forces_time: Duration::ZERO,
             step_time: Duration::ZERO,
@@ -290,12 +302,91 @@ impl RapierTrees {
         self.other_time += (t2 - t1).saturating_sub(assembly + resolution);
     }
 
+    /// Finds rapier's static equilibrium of the trees in the steady uniform wind `wind` (m/s),
+    /// from their current pose, without integrating the motion there: iterates until no tip
+    /// of the group moves more than `tolerance` (m) in an iteration (at most
+    /// `max_iterations`); returns the iterations taken. The time step is restored.
+    ///
+    /// Each iteration is one rapier step from rest with a time step T far longer than the
+    /// trees' periods and damping times. Rapier's multibody step is implicit in the joint
+    /// springs and dampers: from generalized velocity zero it solves
+    /// (M + T·D + T²·K)·a = f(q) − K·(q − q_rest) and moves q by T²·a, where f is the
+    /// generalized gravity and wind force at the pose q (no Coriolis term at rest). With
+    /// T²·K dominating T·D and M (by c/(k·T) and 1/(ω·T)², both below 10⁻⁴ here), the move is
+    /// K⁻¹·(f(q) − K·(q − q_rest)): the iteration q ← q_rest + K⁻¹·f(q), whose fixed points are
+    /// exactly the poses where the springs hold the loads, f(q) = K·(q − q_rest), rapier's
+    /// settled pose. It converges while the loads' change with the pose stays below the
+    /// springs' stiffness (trees that stand). Velocities are zeroed before every iteration,
+    /// so each starts at rest. One iteration costs one step (a dense factorisation per tree),
+    /// where settling by integrating the motion takes hundreds.
+    #[cfg(test)]
+    pub fn settle_static(&mut self, wind: GVec3, tolerance: f32, max_iterations: usize) -> Result<usize> {
+        /// The long step \[s\].
+        const LONG_STEP: f32 = 1.0e3;
+        let dt = self.world.integration_parameters.dt;
+        self.world.integration_parameters.dt = LONG_STEP;
+        let mut last = Vec::new();
+        self.tips_all(&mut last);
+        let mut now = Vec::new();
+        let mut taken = None;
+        for k in 0..max_iterations {
+            self.stop();
+            self.step(wind);
+            self.tips_all(&mut now);
+            let moved = now
+                .iter()
+                .zip(&last)
+                .map(|(a, b)| (*a - *b).length())
+                .fold(0.0, f32::max);
+            if !moved.is_finite() {
+                break;
+            }
+            std::mem::swap(&mut now, &mut last);
+            if moved < tolerance {
+                taken = Some(k + 1);
+                break;
+            }
+        }
+        self.stop();
+        self.world.integration_parameters.dt = dt;
+        match taken {
+            Some(k) => Ok(k),
+            None => bail!("rapier's static iteration did not settle to {tolerance} m in {max_iterations} iterations"),
+        }
+    }
+
+    /// Sets every generalized and body velocity of the group to zero.
+    #[cfg(test)]
+    fn stop(&mut self) {
+        for &jh in &self.roots {
+            if let Some((mb, _)) = self.world.multibody_joints.get_mut(jh) {
+                mb.generalized_velocity_mut().fill(0.0);
+            }
+        }
+        for link in &self.links {
+            let rb = &mut self.world.bodies[link.body];
+            rb.set_linvel(Vector::ZERO, false);
+            rb.set_angvel(AngVector::ZERO, false);
+        }
+    }
+
+    /// Every segment's tip \[m\], in link order.
+    #[cfg(test)]
+    fn tips_all(&self, out: &mut Vec<GVec3>) {
+        out.clear();
+        for link in &self.links {
+            let p = self.world.bodies[link.body].position();
+            out.push(back(p * Vector::new(0.0, link.length, 0.0)));
+        }
+    }
+
     /// Each tree's tracked tip position \[m\], in tree order.
     pub fn tips(&self, out: &mut Vec<GVec3>) {
         out.clear();
-        for &(k, l) in &self.tips {
-            let p = self.world.bodies[self.links[k].body].position();
-            out.push(back(p * Vector::new(0.0, l, 0.0)));
+        for &k in &self.tips {
+            let link = &self.links[k];
+            let p = self.world.bodies[link.body].position();
+            out.push(back(p * Vector::new(0.0, link.length, 0.0)));
         }
     }
 
