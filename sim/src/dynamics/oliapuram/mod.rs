@@ -11,20 +11,24 @@
 //!   back-propagation T = -Σ k_i·K_i of the children's restorations with
 //!   k_i = k_c·Th_i/Th_parent (Eqs. 18–19); k ∝ r^2.5, μ ∝ r^3.5 (Eqs. 22–23, see
 //!   [`OliapuramParams`]). K, R and T are moments (k in N·m/rad, as Sylva's materials give it).
-//! - θ' and ω are 3-vectors (§3.1.2) in the parent's frame; Eqs. 20–21 step them (with the
-//!   angular acceleration taken at the step's end, see `kernels::step_body`), and the segment's
-//!   orientation is its rest orientation rotated about the fixed end by |θ'| about θ'/|θ'|.
+//! - θ' and ω are 3-vectors in the world's axes (§3.1.2, see `kernels` for why not the
+//!   parent's); Eqs. 20–21 step them (with the angular acceleration taken at the step's end,
+//!   see `kernels::step_body`), and the segment's orientation is its rest orientation, carried
+//!   by its parent, rotated about the fixed end by |θ'| about θ'/|θ'|.
 //! - Leaves (§4, `leaves`): the wind's component along the blade's normal turns the blade
 //!   about its hinge, its one degree of freedom; small inertia (the blade's own), low μ, k a
-//!   little above its segment's.
+//!   little above the thinnest branches'.
+//! - No contact: the paper's trees meet no obstacle but the wind (a wall shelters them through
+//!   the fluid wind field).
 //!
 //! Gravity. The paper neglects it: the generated shape already is the tree under its own
 //! weight. Sylva keeps that shape as the rest shape and adds only what the paper drops: the
 //! change of each segment's own weight moment as it swings, (c - c_rest) × m·g (a segment
-//! leaning further out is pulled further down, the pendulum term, which for the built-in
-//! species is up to a few per cent of a twig's k). When the material does not pre-stress the
-//! springs (`Material::compensate_gravity` off, as in Weber's model), the whole weight moment
-//! acts and each segment sags under its own weight. The weight of what a segment carries
+//! leaning further out is pulled further down, the pendulum term m·g·|c|, which for the
+//! built-in species with the default settings is at most 3 % of a segment's k, 0.3 % for the
+//! median segment). When the material does not pre-stress the springs
+//! (`Material::compensate_gravity` off, as in Weber's model), the whole weight moment acts and
+//! each segment sags under its own weight. The weight of what a segment carries
 //! reaches it only through its children's restorations (Eq. 18), as the wind does: the model
 //! transmits moments between segments, not forces.
 //!
@@ -36,9 +40,12 @@
 //! | integration | root to tips, one depth level of the whole forest at a time (jobs per level slice): world orientations and bases |
 //! | pose        | the segments' pose in forest order and every leaf's position and orientation |
 //!
-//! Every job reads the state of the step's start or of earlier levels and writes its own slice;
-//! no floating-point sum crosses a job boundary. The state is bit-identical for any number of
-//! workers.
+//! The model keeps its state in the level order of `levels` (segments) and, for leaves,
+//! segment by segment in that order, so a run of segments owns its leaves; the pose is written
+//! in the forest's order. Every job reads the state of the step's start or of earlier levels
+//! and writes its own slice; no floating-point sum crosses a job boundary. The state is
+//! bit-identical for any number of workers. A step allocates nothing but its jobs (and, once,
+//! the wind sample buffers the first time the wind varies in space).
 
 mod kernels;
 mod leaves;
@@ -142,6 +149,8 @@ fn job_size(len: usize, threads: usize) -> usize {
 impl OliapuramModel {
     /// The model's name on the command line and in reports.
     pub const NAME: &'static str = "oliapuram";
+    /// Names of the timed phases ([`PHASES`]).
+    pub const PHASES: &'static [&'static str] = PHASES;
 
     /// Sets up the model at the forest's generated shape, at rest. Refuses invalid parameters
     /// and a forest without segments, naming what is wrong.
@@ -197,6 +206,10 @@ impl OliapuramModel {
     /// The model's name (`"oliapuram"`).
     pub fn name(&self) -> &'static str {
         Self::NAME
+    }
+    /// Names of the timed phases, as [`step`](Self::step) records them.
+    pub fn phases(&self) -> &'static [&'static str] {
+        PHASES
     }
 
     /// Replaces the wind field.
