@@ -26,6 +26,7 @@
 //! [`ModelKind::phases`], its constructor in [`ModelKind::build_from`]). `--model` on the
 //! command line, the viewer's model key and `bench sim` pick it up from [`ModelKind::ALL`].
 
+pub mod oliapuram;
 pub mod pose;
 pub mod weber;
 
@@ -40,6 +41,7 @@ use crate::error::SimError;
 use crate::forest::Forest;
 use crate::wind::{Calm, WindField};
 
+pub use oliapuram::{OliapuramModel, OliapuramParams};
 pub use pose::Pose;
 
 /// A model's pose, as [`DynamicsModel::pose`] lends it: borrowed, or read through the lock its

@@ -1,0 +1,546 @@
+//! Oliapuram & Kumar 2010, "Realtime Forest Animation in Wind" (§3 and §4): every segment a
+//! rigid tapered cylinder fixed at its parent's tip and rotating about that end, and every leaf
+//! a flat pseudo-branch with one degree of freedom, all stepped by one set of equations.
+//!
+//! The model (equation numbers are the paper's):
+//! - Motion about the fixed end: N = (m·l²/3)·dω/dt with N the moment of F about the end
+//!   (Eqs. 11–12), m the segment's mass with the leaves it carries.
+//! - F = F_wind + K + R + T (Eq. 13): the wind S_f·σ·v at the centroid (Eq. 14), the
+//!   restoration K = k·(θ - θ') towards the generated shape (Eq. 15), the axial damping
+//!   R = -μ·ω·|ω| clamped so it never reverses the motion within a step (Eqs. 16–17), and the
+//!   back-propagation T = -Σ k_i·K_i of the children's restorations with
+//!   k_i = k_c·Th_i/Th_parent (Eqs. 18–19); k ∝ r^2.5, μ ∝ r^3.5 (Eqs. 22–23, see
+//!   [`OliapuramParams`]). K, R and T are moments (k in N·m/rad, as Sylva's materials give it).
+//! - θ' and ω are 3-vectors in the world's axes (§3.1.2, see `kernels` for why not the
+//!   parent's); Eqs. 20–21 step them (with the angular acceleration taken at the step's end,
+//!   see `kernels::step_body`), and the segment's orientation is its rest orientation, carried
+//!   by its parent, rotated about the fixed end by |θ'| about θ'/|θ'|.
+//! - Leaves (§4, `leaves`): the wind's component along the blade's normal turns the blade
+//!   about its hinge, its one degree of freedom; small inertia (the blade's own), low μ, k a
+//!   little above the thinnest branches'.
+//! - No contact: the paper's trees meet no obstacle but the wind (a wall shelters them through
+//!   the fluid wind field).
+//!
+//! Gravity. The paper neglects it: the generated shape already is the tree under its own
+//! weight. Sylva keeps that shape as the rest shape and adds only what the paper drops: the
+//! change of each segment's own weight moment as it swings, (c - c_rest) × m·g (a segment
+//! leaning further out is pulled further down, the pendulum term m·g·|c|, which for the
+//! built-in species with the default settings is at most 3 % of a segment's k, 0.3 % for the
+//! median segment). When the material does not pre-stress the springs
+//! (`Material::compensate_gravity` off, as in Weber's model), the whole weight moment acts and
+//! each segment sags under its own weight. The weight of what a segment carries
+//! reaches it only through its children's restorations (Eq. 18), as the wind does: the model
+//! transmits moments between segments, not forces.
+//!
+//! One step, as two phases over the whole forest (§3.2), plus the renderer's pose:
+//!
+//! | phase       | does |
+//! |-------------|------|
+//! | dynamics    | every segment and leaf at once, in data-split jobs: forces (children's restorations from the step's start, so every body is independent) and Eqs. 20–21 |
+//! | integration | root to tips, one depth level of the whole forest at a time (jobs per level slice): world orientations and bases |
+//! | pose        | the segments' pose in forest order and every leaf's position and orientation |
+//!
+//! The model keeps its state in the level order of `levels` (segments) and, for leaves,
+//! segment by segment in that order, so a run of segments owns its leaves; the pose is written
+//! in the forest's order. Every job reads the state of the step's start or of earlier levels
+//! and writes its own slice; no floating-point sum crosses a job boundary. The state is
+//! bit-identical for any number of workers. A step allocates nothing but its jobs (and, once,
+//! the wind sample buffers the first time the wind varies in space).
+
+mod kernels;
+mod leaves;
+mod levels;
+mod params;
+#[cfg(test)]
+mod tests;
+
+pub use params::OliapuramParams;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use glam::{Quat, Vec3};
+use sylva_engine::{FrameTimings, JobSystem};
+
+use crate::dynamics::Pose;
+use crate::error::SimError;
+use crate::forest::Forest;
+use crate::wind::{Calm, WindField};
+use kernels::{DynamicsIn, DynamicsOut};
+use leaves::Leaves;
+use levels::Levels;
+
+/// Names of the timed phases, as recorded in [`FrameTimings`].
+pub const PHASES: &[&str] = &["dynamics", "integration", "pose"];
+const DYNAMICS: usize = 0;
+const INTEGRATION: usize = 1;
+const POSE: usize = 2;
+
+/// Fewest segments or leaves worth a job of their own.
+const MIN_JOB: usize = 1024;
+
+/// The dynamic state: deflections and rates (level order), their next values, the pose in
+/// level order, the leaves' angles, and the wind samples.
+#[derive(Default)]
+struct State {
+    phi: Vec<Vec3>,
+    omega: Vec<Vec3>,
+    phi_next: Vec<Vec3>,
+    omega_next: Vec<Vec3>,
+    orient: Vec<Quat>,
+    base: Vec<Vec3>,
+    psi: Vec<f32>,
+    psi_dot: Vec<f32>,
+    psi_next: Vec<f32>,
+    psi_dot_next: Vec<f32>,
+    /// The wind at each segment's centroid and each blade's centre (empty in a uniform wind).
+    seg_wind: Vec<Vec3>,
+    leaf_wind: Vec<Vec3>,
+}
+
+/// A forest moved by Oliapuram & Kumar's rigid-segment model.
+pub struct OliapuramModel {
+    forest: Forest,
+    params: OliapuramParams,
+    levels: Levels,
+    leaves: Leaves,
+    state: State,
+    pose: Pose,
+    wind: Box<dyn WindField>,
+    time: f64,
+    phase_ns: [AtomicU64; 3],
+    nonfinite: bool,
+}
+
+/// Runs `f` and adds its duration to `ns`.
+#[inline]
+fn timed<R>(ns: &AtomicU64, f: impl FnOnce() -> R) -> R {
+    let t0 = Instant::now();
+    let r = f();
+    ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    r
+}
+
+/// Runs of segments (level indices, `first..last`) of about equal work, segments and leaves
+/// counted alike, for the dynamics phase's jobs.
+fn runs(levels: &Levels, threads: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let n = levels.order.len();
+    let work = move |v: usize| v + levels.leaf_start[v] as usize;
+    let size = job_size(work(n), threads);
+    let mut first = 0;
+    std::iter::from_fn(move || {
+        if first >= n {
+            return None;
+        }
+        let target = work(first) + size;
+        let last = first + (first..n).map(work).take_while(|&w| w < target).count().max(1);
+        let run = (first, last);
+        first = last;
+        Some(run)
+    })
+}
+
+/// Items per job for `len` items on `threads` threads: about two jobs per thread, none
+/// smaller than [`MIN_JOB`]. Every item is computed alone, so the split never changes a bit.
+fn job_size(len: usize, threads: usize) -> usize {
+    len.div_ceil(2 * threads).max(MIN_JOB)
+}
+
+impl OliapuramModel {
+    /// The model's name on the command line and in reports.
+    pub const NAME: &'static str = "oliapuram";
+    /// Names of the timed phases ([`PHASES`]).
+    pub const PHASES: &'static [&'static str] = PHASES;
+
+    /// Sets up the model at the forest's generated shape, at rest. Refuses invalid parameters
+    /// and a forest without segments, naming what is wrong.
+    pub fn new(forest: Forest, params: OliapuramParams) -> Result<OliapuramModel, SimError> {
+        params.validate()?;
+        forest.validate()?;
+        if forest.segment_count() == 0 {
+            return Err(SimError::param(
+                "segments",
+                0,
+                "a simulation needs at least one tree with one segment",
+            ));
+        }
+        let levels = Levels::new(&forest, &params);
+        let leaves = Leaves::new(&forest, &levels, &params)?;
+        let (n, m) = (forest.segment_count(), forest.leaf_count());
+        let state = State {
+            phi: vec![Vec3::ZERO; n],
+            omega: vec![Vec3::ZERO; n],
+            phi_next: vec![Vec3::ZERO; n],
+            omega_next: vec![Vec3::ZERO; n],
+            orient: vec![Quat::IDENTITY; n],
+            base: vec![Vec3::ZERO; n],
+            psi: vec![0.0; m],
+            psi_dot: vec![0.0; m],
+            psi_next: vec![0.0; m],
+            psi_dot_next: vec![0.0; m],
+            seg_wind: Vec::new(),
+            leaf_wind: Vec::new(),
+        };
+        let pose = Pose {
+            base: vec![Vec3::ZERO; n],
+            orient: vec![Quat::IDENTITY; n],
+            leaf_pos: vec![Vec3::ZERO; m],
+            leaf_orient: vec![Quat::IDENTITY; m],
+        };
+        let mut model = OliapuramModel {
+            forest,
+            params,
+            levels,
+            leaves,
+            state,
+            pose,
+            wind: Box::new(Calm),
+            time: 0.0,
+            phase_ns: Default::default(),
+            nonfinite: false,
+        };
+        model.refresh_pose();
+        Ok(model)
+    }
+
+    /// The model's name (`"oliapuram"`).
+    pub fn name(&self) -> &'static str {
+        Self::NAME
+    }
+    /// Names of the timed phases, as [`step`](Self::step) records them.
+    pub fn phases(&self) -> &'static [&'static str] {
+        PHASES
+    }
+
+    /// Replaces the wind field.
+    pub fn set_wind(&mut self, mut wind: Box<dyn WindField>) {
+        wind.advance(self.time);
+        self.wind = wind;
+    }
+    /// The wind field.
+    pub fn wind(&self) -> &dyn WindField {
+        &*self.wind
+    }
+    /// The wind field, to change it.
+    pub fn wind_mut(&mut self) -> &mut dyn WindField {
+        &mut *self.wind
+    }
+    /// The static data of the trees.
+    pub fn forest(&self) -> &Forest {
+        &self.forest
+    }
+    /// The model's parameters.
+    pub fn params(&self) -> &OliapuramParams {
+        &self.params
+    }
+    /// Simulated time \[s\].
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+    /// The pose of every segment and leaf after the last step (leaves turn on their own, so
+    /// `leaf_orient` holds one orientation per leaf).
+    pub fn pose(&self) -> &Pose {
+        &self.pose
+    }
+    /// False once any deflection, rate or leaf angle stopped being finite.
+    pub fn finite(&self) -> bool {
+        !self.nonfinite
+    }
+
+    /// Puts every tree back in its generated shape, at rest.
+    pub fn reset(&mut self) {
+        let s = &mut self.state;
+        for v in [&mut s.phi, &mut s.omega, &mut s.phi_next, &mut s.omega_next] {
+            v.fill(Vec3::ZERO);
+        }
+        for v in [&mut s.psi, &mut s.psi_dot, &mut s.psi_next, &mut s.psi_dot_next] {
+            v.fill(0.0);
+        }
+        self.nonfinite = false;
+        self.refresh_pose();
+    }
+
+    /// Kinetic energy of the model's bodies, ½·Σ I·|ω|² over segments (I = m·l²/3 about the
+    /// fixed end, Eq. 11) and leaves \[J\].
+    pub fn kinetic_energy(&self) -> f64 {
+        let lv = &self.levels;
+        let s = &self.state;
+        let segments: f64 = (0..s.omega.len())
+            .map(|v| 0.5 * lv.inertia[v] as f64 * s.omega[v].length_squared() as f64)
+            .sum();
+        let leaves: f64 = (0..s.psi_dot.len())
+            .map(|j| 0.5 * self.leaves.inertia[j] as f64 * (s.psi_dot[j] as f64).powi(2))
+            .sum();
+        segments + leaves
+    }
+
+    /// FNV-1a hash of the bit patterns of every deflection, rate and leaf angle.
+    pub fn state_hash(&self) -> u64 {
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        let s = &self.state;
+        let vectors = s.phi.iter().chain(&s.omega).flat_map(|v| v.to_array());
+        let scalars = s.psi.iter().chain(&s.psi_dot).copied();
+        for x in vectors.chain(scalars) {
+            for byte in x.to_bits().to_le_bytes() {
+                h ^= byte as u64;
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        }
+        h
+    }
+
+    /// Bytes held: the forest's static arrays, the level view, the leaves' data, the state and
+    /// the pose (capacities, not lengths).
+    pub fn heap_bytes(&self) -> usize {
+        fn b<T>(v: &Vec<T>) -> usize {
+            v.capacity() * size_of::<T>()
+        }
+        let s = &self.state;
+        self.forest.heap_bytes()
+            + self.levels.heap_bytes()
+            + self.leaves.heap_bytes()
+            + self.pose.heap_bytes()
+            + b(&s.phi)
+            + b(&s.omega)
+            + b(&s.phi_next)
+            + b(&s.omega_next)
+            + b(&s.orient)
+            + b(&s.base)
+            + b(&s.psi)
+            + b(&s.psi_dot)
+            + b(&s.psi_next)
+            + b(&s.psi_dot_next)
+            + b(&s.seg_wind)
+            + b(&s.leaf_wind)
+    }
+
+    /// Advances one time step. Phase times (work time, summed over threads) are added to the
+    /// phases of `timings` named in [`PHASES`], where it has them.
+    pub fn step(&mut self, jobs: &JobSystem, timings: &FrameTimings) {
+        let h = self.params.dt as f64;
+        self.wind.prepare(self.time, jobs, timings);
+        for ns in &self.phase_ns {
+            ns.store(0, Ordering::Relaxed);
+        }
+        // A field that steps on the CPU takes its next step beside the trees, from the field
+        // they sample (see `WindField::detach`).
+        match self.wind.detach(self.time + h) {
+            Some(frozen) => {
+                let mut wind = std::mem::replace(&mut self.wind, frozen);
+                jobs.scope(|s| {
+                    s.spawn(|_| wind.step_detached(jobs, timings));
+                    self.run_phases(jobs);
+                });
+                let frozen = std::mem::replace(&mut self.wind, wind);
+                self.wind.attach(frozen);
+            }
+            None => self.run_phases(jobs),
+        }
+        for (k, name) in PHASES.iter().enumerate() {
+            if let Some(id) = timings.phase_id(name) {
+                timings.add(id, Duration::from_nanos(self.phase_ns[k].load(Ordering::Relaxed)));
+            }
+        }
+        self.time += h;
+    }
+
+    fn run_phases(&mut self, jobs: &JobSystem) {
+        if !self.dynamics_phase(jobs) {
+            self.nonfinite = true;
+        }
+        let s = &mut self.state;
+        std::mem::swap(&mut s.phi, &mut s.phi_next);
+        std::mem::swap(&mut s.omega, &mut s.omega_next);
+        std::mem::swap(&mut s.psi, &mut s.psi_next);
+        std::mem::swap(&mut s.psi_dot, &mut s.psi_dot_next);
+        self.integration_phase(jobs);
+        self.pose_phase(jobs);
+    }
+
+    /// Every segment and every leaf at once (§3.2, "Dynamics calculation"), in data-split jobs
+    /// of runs of segments with their leaves.
+    fn dynamics_phase(&mut self, jobs: &JobSystem) -> bool {
+        let uniform = self.wind.uniform();
+        let (n, m) = (self.forest.segment_count(), self.forest.leaf_count());
+        let s = &mut self.state;
+        if uniform.is_none() {
+            // Sized once, the first time the wind varies; later steps reuse them.
+            s.seg_wind.resize(n, Vec3::ZERO);
+            s.leaf_wind.resize(m, Vec3::ZERO);
+        }
+        let State {
+            phi,
+            omega,
+            phi_next,
+            omega_next,
+            orient,
+            base,
+            psi,
+            psi_dot,
+            psi_next,
+            psi_dot_next,
+            seg_wind,
+            leaf_wind,
+        } = s;
+        let (levels, leaves, wind) = (&self.levels, &self.leaves, &*self.wind);
+        let leaf_pose = (&*self.pose.leaf_pos, &*self.pose.leaf_orient);
+        let ns = &self.phase_ns[DYNAMICS];
+        let finite = AtomicBool::new(true);
+        let finite = &finite;
+        let inp = DynamicsIn {
+            levels,
+            leaves,
+            phi,
+            omega,
+            orient,
+            psi,
+            psi_dot,
+            leaf_orient: leaf_pose.1,
+            dt: self.params.dt,
+        };
+        let inp = &inp;
+        let (orient, base) = (&**orient, &**base);
+        let varying = uniform.is_none();
+        jobs.scope(|sc| {
+            let mut rest = (
+                &mut phi_next[..],
+                &mut omega_next[..],
+                &mut psi_next[..],
+                &mut psi_dot_next[..],
+                &mut seg_wind[..],
+                &mut leaf_wind[..],
+            );
+            for (first, last) in runs(levels, jobs.threads()) {
+                let (a, b) = (levels.leaf_start[first] as usize, levels.leaf_start[last] as usize);
+                let (p, o, q, d, sw, lw) = std::mem::take(&mut rest);
+                let (p, p1) = p.split_at_mut(last - first);
+                let (o, o1) = o.split_at_mut(last - first);
+                let (q, q1) = q.split_at_mut(b - a);
+                let (d, d1) = d.split_at_mut(b - a);
+                let (sw, sw1) = if varying {
+                    sw.split_at_mut(last - first)
+                } else {
+                    (sw, <&mut [Vec3]>::default())
+                };
+                let (lw, lw1) = if varying {
+                    lw.split_at_mut(b - a)
+                } else {
+                    (lw, <&mut [Vec3]>::default())
+                };
+                rest = (p1, o1, q1, d1, sw1, lw1);
+                let out = DynamicsOut {
+                    first,
+                    leaf_first: a,
+                    phi: p,
+                    omega: o,
+                    psi: q,
+                    psi_dot: d,
+                };
+                sc.spawn(move |_| {
+                    let ok = timed(ns, || match uniform {
+                        Some(u) => kernels::dynamics(inp, |_| u, |_| u, out),
+                        None => {
+                            kernels::centroids(levels, orient, base, first, sw);
+                            for v in first..last {
+                                let r = levels.leaf_start[v] as usize - a..levels.leaf_start[v + 1] as usize - a;
+                                leaves::centres(levels, leaves, leaf_pose, v, &mut lw[r]);
+                            }
+                            wind.sample_in_place(sw);
+                            wind.sample_in_place(lw);
+                            let (sw, lw) = (&*sw, &*lw);
+                            kernels::dynamics(inp, |v| sw[v - first], |j| lw[j - a], out)
+                        }
+                    });
+                    if !ok {
+                        finite.store(false, Ordering::Relaxed);
+                    }
+                });
+            }
+        });
+        finite.load(Ordering::Relaxed)
+    }
+
+    /// Root to tips, one depth level of the whole forest at a time (§3.2, "Integration of
+    /// movements"); a level large enough is split into jobs.
+    fn integration_phase(&mut self, jobs: &JobSystem) {
+        let levels = &self.levels;
+        let State { phi, orient, base, .. } = &mut self.state;
+        let phi = &**phi;
+        let ns = &self.phase_ns[INTEGRATION];
+        for d in 0..levels.count() {
+            let r = levels.level(d);
+            let (done_o, rest_o) = orient.split_at_mut(r.start);
+            let (done_b, rest_b) = base.split_at_mut(r.start);
+            let (cur_o, cur_b) = (&mut rest_o[..r.len()], &mut rest_b[..r.len()]);
+            let (done_o, done_b) = (&*done_o, &*done_b);
+            let size = job_size(r.len(), jobs.threads());
+            if size >= r.len() {
+                timed(ns, || {
+                    kernels::integrate(levels, phi, done_o, done_b, r.start, cur_o, cur_b)
+                });
+                continue;
+            }
+            jobs.scope(|sc| {
+                for (c, (o, b)) in cur_o.chunks_mut(size).zip(cur_b.chunks_mut(size)).enumerate() {
+                    let first = r.start + c * size;
+                    sc.spawn(move |_| timed(ns, || kernels::integrate(levels, phi, done_o, done_b, first, o, b)));
+                }
+            });
+        }
+    }
+
+    /// The segments' pose in forest order and the leaves' pose, in data-split jobs of whole
+    /// segments with their leaves.
+    fn pose_phase(&mut self, jobs: &JobSystem) {
+        let (levels, leaves) = (&self.levels, &self.leaves);
+        let leaf_start = &*self.forest.seg.leaf_start;
+        let s = &self.state;
+        let level_pose = (&*s.orient, &*s.base);
+        let psi = &*s.psi;
+        let Pose {
+            base: mut seg_base,
+            orient: mut seg_orient,
+            leaf_pos: mut pos,
+            leaf_orient: mut ori,
+        } = std::mem::take(&mut self.pose);
+        let ns = &self.phase_ns[POSE];
+        let n = seg_base.len();
+        // Jobs of about equal work: segments and leaves counted alike.
+        let work = |i: usize| i + leaf_start[i] as usize;
+        let size = job_size(work(n), jobs.threads());
+        jobs.scope(|sc| {
+            let (mut sb, mut so) = (&mut seg_base[..], &mut seg_orient[..]);
+            let (mut lp, mut lo) = (&mut pos[..], &mut ori[..]);
+            let mut first = 0;
+            while first < n {
+                let target = work(first) + size;
+                let last = first + (first..n).map(work).take_while(|&w| w < target).count().max(1);
+                let leaves_here = (leaf_start[last] - leaf_start[first]) as usize;
+                let (sb0, sb1) = std::mem::take(&mut sb).split_at_mut(last - first);
+                let (so0, so1) = std::mem::take(&mut so).split_at_mut(last - first);
+                let (lp0, lp1) = std::mem::take(&mut lp).split_at_mut(leaves_here);
+                let (lo0, lo1) = std::mem::take(&mut lo).split_at_mut(leaves_here);
+                (sb, so, lp, lo) = (sb1, so1, lp1, lo1);
+                sc.spawn(move |_| {
+                    timed(ns, || {
+                        leaves::pose(levels, leaves, psi, level_pose, first, (sb0, so0), (lp0, lo0))
+                    })
+                });
+                first = last;
+            }
+        });
+        self.pose = Pose {
+            base: seg_base,
+            orient: seg_orient,
+            leaf_pos: pos,
+            leaf_orient: ori,
+        };
+    }
+
+    /// Rebuilds the whole pose from the state on the calling thread.
+    fn refresh_pose(&mut self) {
+        let jobs = JobSystem::new(1).expect("a one-thread job system needs no worker");
+        self.integration_phase(&jobs);
+        self.pose_phase(&jobs);
+    }
+}
