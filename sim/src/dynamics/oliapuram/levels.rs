@@ -21,7 +21,7 @@ use glam::{Quat, Vec3};
 use super::kernels;
 use super::params::OliapuramParams;
 use crate::forest::{Forest, NO_PARENT};
-use crate::mapping;
+use crate::dynamics::weber::mapping;
 
 /// What the dynamics phase reads of one segment, every moment divided by its inertia I.
 #[derive(Clone, Copy, Debug, Default)]

@@ -17,7 +17,7 @@
 //! m·L²/3 with the material's `leaf_mass_per_area`.
 
 use crate::error::{check_positive, check_range, SimError};
-use crate::params::Material;
+use crate::material::Material;
 
 /// Settings of [`OliapuramModel`](super::OliapuramModel).
 #[derive(Clone, Copy, Debug, PartialEq)]

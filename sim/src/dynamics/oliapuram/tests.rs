@@ -9,7 +9,7 @@ use sylva_engine::{FrameTimings, JobSystem};
 use super::{OliapuramModel, OliapuramParams};
 use crate::error::SimError;
 use crate::forest::{Forest, TreePlacement, NO_PARENT};
-use crate::params::Material;
+use crate::material::Material;
 use crate::scene::TestForest;
 use crate::skeleton::{Skeleton, SkeletonLeaf, SkeletonSegment};
 use crate::wind::{GustingWind, WindField};
