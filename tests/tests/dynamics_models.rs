@@ -90,7 +90,7 @@ fn every_model_keeps_its_segments_attached_in_a_strong_gusting_wind() {
             .zip(&rest)
             .map(|(a, b)| a.distance(*b))
             .fold(0.0, f32::max);
-        assert!(moved > 0.05, "{kind}: a 25 m/s wind must move the trees ({moved} m)");
+        assert!(moved > 0.01, "{kind}: a 25 m/s wind must move the trees ({moved} m)");
         assert!(
             m.kinetic_energy() > 0.0 && m.heap_bytes() > m.forest().heap_bytes(),
             "{kind}"

@@ -41,7 +41,8 @@ pub enum ColliderArg {
 
 #[derive(Args, Debug)]
 pub struct SimArgs {
-    /// The dynamics model: `weber` (Weber 2008's separable semi-implicit angular springs).
+    /// The dynamics model: `weber` (Weber 2008's separable semi-implicit angular springs) or
+    /// `oliapuram` (Oliapuram & Kumar 2010's rigid segments, stepped level by level).
     #[arg(long, default_value = "weber", value_parser = crate::args::model)]
     model: ModelKind,
     /// Segments per tree (Weber's dense tree: 2246; simple: 907; Oliapuram's: 1597).

@@ -163,16 +163,20 @@ pub enum ModelKind {
     /// Weber 2008: separable semi-implicit angular springs (`weber`).
     #[default]
     Weber,
+    /// Oliapuram & Kumar 2010: rigid segments about their parents' tips, stepped as a whole
+    /// forest, level by level, leaves as one-degree-of-freedom pseudo-branches (`oliapuram`).
+    Oliapuram,
 }
 
 impl ModelKind {
     /// Every model, in the order the viewer's model key cycles them.
-    pub const ALL: [ModelKind; 1] = [ModelKind::Weber];
+    pub const ALL: [ModelKind; 2] = [ModelKind::Weber, ModelKind::Oliapuram];
 
     /// The model's name on the command line and in reports.
     pub fn name(self) -> &'static str {
         match self {
             ModelKind::Weber => "weber",
+            ModelKind::Oliapuram => "oliapuram",
         }
     }
 
@@ -186,6 +190,7 @@ impl ModelKind {
     pub fn phases(self) -> &'static [&'static str] {
         match self {
             ModelKind::Weber => &weber::PHASES,
+            ModelKind::Oliapuram => oliapuram::PHASES,
         }
     }
 
@@ -208,6 +213,7 @@ impl ModelKind {
                 parts,
                 weber::WeberParams::default(),
             )?)),
+            ModelKind::Oliapuram => Ok(Box::new(OliapuramModel::from_parts(parts, OliapuramParams::default())?)),
         }
     }
 }
@@ -301,15 +307,34 @@ mod tests {
         assert_eq!(parts.time, time);
         assert_eq!(parts.colliders.len(), 1);
         assert!(parts.wind.sample(Vec3::Y).length() > 1.0, "the gusting wind came back");
-        let mut next = ModelKind::Weber.next().build_from(parts).unwrap();
-        assert_eq!(
-            (next.time(), next.forest().segment_count(), next.colliders().len()),
-            (time, segments, 1)
-        );
-        assert_eq!(next.state_hash(), rest, "built at rest in the generated shape");
-        next.step(&jobs, &timings);
-        assert!((next.time() - time - next.dt() as f64).abs() < 1e-12);
-        assert_ne!(next.state_hash(), rest, "the kept wind moves the rebuilt tree");
+        for kind in ModelKind::ALL {
+            let parts = ModelParts {
+                forest: parts.forest.clone(),
+                wind: Box::new(crate::GustingWind::new(12.0, 0.0, 0.5, 1).unwrap()),
+                colliders: parts.colliders.clone(),
+                time: parts.time,
+            };
+            let at_rest = kind.build(forest()).unwrap().state_hash();
+            let mut next = kind.build_from(parts).unwrap();
+            assert_eq!(
+                (next.time(), next.forest().segment_count(), next.colliders().len()),
+                (time, segments, 1),
+                "{kind}"
+            );
+            assert_eq!(
+                next.state_hash(),
+                at_rest,
+                "{kind}: built at rest in the generated shape"
+            );
+            let timings = FrameTimings::new(next.phases());
+            next.step(&jobs, &timings);
+            assert!((next.time() - time - next.dt() as f64).abs() < 1e-12, "{kind}");
+            assert_ne!(
+                next.state_hash(),
+                at_rest,
+                "{kind}: the kept wind moves the rebuilt tree"
+            );
+        }
     }
 
     #[test]

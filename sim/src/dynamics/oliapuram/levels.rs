@@ -20,8 +20,8 @@ use glam::{Quat, Vec3};
 
 use super::kernels;
 use super::params::OliapuramParams;
-use crate::forest::{Forest, NO_PARENT};
 use crate::dynamics::weber::mapping;
+use crate::forest::{Forest, NO_PARENT};
 
 /// What the dynamics phase reads of one segment, every moment divided by its inertia I.
 #[derive(Clone, Copy, Debug, Default)]

@@ -47,6 +47,7 @@
 //! bit-identical for any number of workers. A step allocates nothing but its jobs (and, once,
 //! the wind sample buffers the first time the wind varies in space).
 
+mod interface;
 mod kernels;
 mod leaves;
 mod levels;
@@ -62,7 +63,8 @@ use std::time::{Duration, Instant};
 use glam::{Quat, Vec3};
 use sylva_engine::{FrameTimings, JobSystem};
 
-use crate::dynamics::Pose;
+use crate::collider::SphereCollider;
+use crate::dynamics::{ModelParts, Pose, Refused};
 use crate::error::SimError;
 use crate::forest::Forest;
 use crate::wind::{Calm, WindField};
@@ -107,6 +109,9 @@ pub struct OliapuramModel {
     state: State,
     pose: Pose,
     wind: Box<dyn WindField>,
+    /// Sphere colliders, held for the next model (this one has no contact) and moved with the
+    /// clock.
+    colliders: Vec<SphereCollider>,
     time: f64,
     phase_ns: [AtomicU64; 3],
     nonfinite: bool,
@@ -155,17 +160,23 @@ impl OliapuramModel {
     /// Sets up the model at the forest's generated shape, at rest. Refuses invalid parameters
     /// and a forest without segments, naming what is wrong.
     pub fn new(forest: Forest, params: OliapuramParams) -> Result<OliapuramModel, SimError> {
-        params.validate()?;
-        forest.validate()?;
-        if forest.segment_count() == 0 {
-            return Err(SimError::param(
-                "segments",
-                0,
-                "a simulation needs at least one tree with one segment",
-            ));
-        }
-        let levels = Levels::new(&forest, &params);
-        let leaves = Leaves::new(&forest, &levels, &params)?;
+        OliapuramModel::from_parts(ModelParts::new(forest), params).map_err(|r| r.error)
+    }
+
+    /// Sets up the model at the forest's generated shape, at rest, at the parts' time, with
+    /// their wind and colliders (held and handed back; this model has no contact). Refuses
+    /// what [`new`](Self::new) refuses, handing the parts back.
+    pub fn from_parts(parts: ModelParts, params: OliapuramParams) -> Result<OliapuramModel, Box<Refused>> {
+        let (levels, leaves) = match OliapuramModel::prepare(&parts.forest, &params) {
+            Ok(built) => built,
+            Err(error) => return Err(Box::new(Refused { error, parts })),
+        };
+        let ModelParts {
+            forest,
+            wind,
+            colliders,
+            time,
+        } = parts;
         let (n, m) = (forest.segment_count(), forest.leaf_count());
         let state = State {
             phi: vec![Vec3::ZERO; n],
@@ -195,12 +206,43 @@ impl OliapuramModel {
             state,
             pose,
             wind: Box::new(Calm),
-            time: 0.0,
+            colliders: Vec::new(),
+            time,
             phase_ns: Default::default(),
             nonfinite: false,
         };
+        model.set_wind(wind);
+        for mut c in colliders {
+            c.move_to(time);
+            model.colliders.push(c);
+        }
         model.refresh_pose();
         Ok(model)
+    }
+
+    /// Checks the settings and the forest and builds the static data the step reads.
+    fn prepare(forest: &Forest, params: &OliapuramParams) -> Result<(Levels, Leaves), SimError> {
+        params.validate()?;
+        forest.validate()?;
+        if forest.segment_count() == 0 {
+            return Err(SimError::param(
+                "segments",
+                0,
+                "a simulation needs at least one tree with one segment",
+            ));
+        }
+        let levels = Levels::new(forest, params);
+        let leaves = Leaves::new(forest, &levels, params)?;
+        Ok((levels, leaves))
+    }
+
+    /// Changes the time step \[s\] (folded into the static data, which is rebuilt; the state
+    /// stays). Refuses an invalid one, keeping the old.
+    pub fn set_time_step(&mut self, dt: f32) -> Result<(), SimError> {
+        let params = OliapuramParams { dt, ..self.params };
+        let (levels, leaves) = OliapuramModel::prepare(&self.forest, &params)?;
+        (self.params, self.levels, self.leaves) = (params, levels, leaves);
+        Ok(())
     }
 
     /// The model's name (`"oliapuram"`).
@@ -342,6 +384,9 @@ impl OliapuramModel {
             }
         }
         self.time += h;
+        for c in &mut self.colliders {
+            c.move_to(self.time);
+        }
     }
 
     fn run_phases(&mut self, jobs: &JobSystem) {

@@ -1,0 +1,96 @@
+//! [`OliapuramModel`] behind the interface every dynamics model implements
+//! ([`DynamicsModel`]): each method forwards to the inherent one of the same name;
+//! [`DynamicsModel::into_parts`] hands back the forest, the wind, the colliders (held, not
+//! acted on: the paper's trees meet nothing but the wind) and the clock.
+
+use sylva_engine::{FrameTimings, JobSystem};
+
+use super::{OliapuramModel, PHASES};
+use crate::collider::SphereCollider;
+use crate::dynamics::{DynamicsModel, ModelKind, ModelParts, PoseView};
+use crate::error::SimError;
+use crate::forest::Forest;
+use crate::wind::WindField;
+
+impl DynamicsModel for OliapuramModel {
+    fn kind(&self) -> ModelKind {
+        ModelKind::Oliapuram
+    }
+    fn phases(&self) -> &'static [&'static str] {
+        PHASES
+    }
+    fn settings(&self) -> String {
+        let p = self.params();
+        format!("k_c {}, no contact", p.propagation)
+    }
+    fn forest(&self) -> &Forest {
+        OliapuramModel::forest(self)
+    }
+    fn dt(&self) -> f32 {
+        self.params().dt
+    }
+    fn set_time_step(&mut self, dt: f32) -> Result<(), SimError> {
+        OliapuramModel::set_time_step(self, dt)
+    }
+    fn time(&self) -> f64 {
+        OliapuramModel::time(self)
+    }
+    fn step(&mut self, jobs: &JobSystem, timings: &FrameTimings) {
+        OliapuramModel::step(self, jobs, timings)
+    }
+    fn pose(&self) -> PoseView<'_> {
+        PoseView::Borrowed(OliapuramModel::pose(self))
+    }
+    fn reset(&mut self) {
+        OliapuramModel::reset(self)
+    }
+    fn state_hash(&self) -> u64 {
+        OliapuramModel::state_hash(self)
+    }
+    fn kinetic_energy(&self) -> f64 {
+        OliapuramModel::kinetic_energy(self)
+    }
+    fn finite(&self) -> bool {
+        OliapuramModel::finite(self)
+    }
+    fn heap_bytes(&self) -> usize {
+        OliapuramModel::heap_bytes(self)
+    }
+    fn wind(&self) -> &dyn WindField {
+        OliapuramModel::wind(self)
+    }
+    fn wind_mut(&mut self) -> &mut dyn WindField {
+        OliapuramModel::wind_mut(self)
+    }
+    fn replace_wind(&mut self, mut wind: Box<dyn WindField>) -> Box<dyn WindField> {
+        wind.advance(self.time);
+        std::mem::replace(&mut self.wind, wind)
+    }
+    fn colliders(&self) -> &[SphereCollider] {
+        &self.colliders
+    }
+    fn colliders_mut(&mut self) -> &mut Vec<SphereCollider> {
+        &mut self.colliders
+    }
+    fn into_parts(self: Box<Self>) -> ModelParts {
+        let OliapuramModel {
+            forest,
+            wind,
+            colliders,
+            time,
+            ..
+        } = *self;
+        ModelParts {
+            forest,
+            wind,
+            colliders,
+            time,
+        }
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
