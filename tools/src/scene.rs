@@ -1051,6 +1051,29 @@ mod tests {
         d.advance(Duration::from_secs_f64(0.1));
         let (time, fluid_steps) = (d.scene.sim.time(), d.scene.sim.wind().fluid().unwrap().steps());
         assert!(d.scene.sim.kinetic_energy() > 0.0 && fluid_steps >= 3);
+        // Weber → Oliapuram: rebuilt at rest over the same trees, the clock, wind and sphere kept.
+        d.handle(SimCommand::CycleModel);
+        assert!(d.message.starts_with("model oliapuram"), "{}", d.message);
+        let sim = &d.scene.sim;
+        assert_eq!(sim.time(), time, "the clock is kept");
+        assert_eq!(
+            sim.wind().fluid().unwrap().steps(),
+            fluid_steps,
+            "the fluid wind is kept"
+        );
+        assert_eq!(sim.colliders().len(), 1, "the sphere is kept");
+        assert_eq!(sim.kinetic_energy(), 0.0, "rebuilt at rest");
+        assert!(d.weber().is_none());
+        let f = filled(&mut d);
+        assert_eq!(f.info.model, "oliapuram");
+        assert!(f.timings.phases.iter().any(|(name, ..)| name == "dynamics"));
+        d.advance(Duration::from_secs_f64(0.05));
+        let (time, fluid_steps) = (d.scene.sim.time(), d.scene.sim.wind().fluid().unwrap().steps());
+        assert!(
+            d.scene.sim.kinetic_energy() > 0.0,
+            "Oliapuram's trees move in the kept wind"
+        );
+        // Oliapuram → Weber: the command line's Weber settings apply again.
         d.handle(SimCommand::CycleModel);
         assert!(d.message.starts_with("model weber"), "{}", d.message);
         let sim = &d.scene.sim;
