@@ -13,6 +13,7 @@ pub mod dynamics;
 pub mod error;
 pub mod fluid;
 pub mod forest;
+pub mod hash;
 pub mod io;
 pub mod lsystem;
 pub mod material;

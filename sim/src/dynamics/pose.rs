@@ -58,3 +58,15 @@ impl Pose {
             + self.leaf_orient.capacity() * size_of::<Quat>()
     }
 }
+
+/// A segment's unit axis, base to tip, for its orientation `q`: q·(0, 1, 0), the second column
+/// of q's rotation matrix, without the whole rotation.
+#[inline(always)]
+pub fn segment_axis(q: Quat) -> Vec3 {
+    let (x, y, z, w) = (q.x, q.y, q.z, q.w);
+    Vec3::new(
+        2.0 * (x * y - w * z),
+        1.0 - 2.0 * (x * x + z * z),
+        2.0 * (y * z + w * x),
+    )
+}

@@ -22,6 +22,7 @@ use glam::{Quat, Vec3};
 
 use super::leaves::{step_leaf, Leaves};
 use super::levels::Levels;
+use crate::dynamics::pose::segment_axis;
 use crate::forest::NO_PARENT;
 
 /// Per body, the constants of [`step_body`] for a time step `h`: ω₀² = k/I and the factor
@@ -68,17 +69,6 @@ pub(super) fn axial_damping(omega: Vec3, mu_i: f32, h: f32) -> Vec3 {
 #[inline(always)]
 pub(super) fn axial_damping_1d(omega: f32, mu_i: f32, h: f32) -> f32 {
     omega * -(mu_i * omega.abs()).min(1.0 / h)
-}
-
-/// q · (0, 1, 0), the segment's axis.
-#[inline(always)]
-pub(super) fn axis_y(q: Quat) -> Vec3 {
-    let (x, y, z, w) = (q.x, q.y, q.z, q.w);
-    Vec3::new(
-        2.0 * (x * y - w * z),
-        1.0 - 2.0 * (x * x + z * z),
-        2.0 * (y * z + w * x),
-    )
 }
 
 /// q · (0, 0, 1), a blade's normal.
@@ -182,7 +172,7 @@ pub(super) fn dynamics(
         let v = first + k;
         // Eq. 12: N = F × c; the moment about the fixed end O of a force F at c is c × F.
         let body = &lv.body[v];
-        let c = axis_y(inp.orient[v]) * body.centroid;
+        let c = segment_axis(inp.orient[v]) * body.centroid;
         // Eq. 14: F_wind = S_f·σ·v at the centroid; and the segment's weight.
         let f = wind(v) * body.wind_gain - Vec3::new(0.0, body.weight_gain, 0.0);
         let mut acc = c.cross(f) - body.weight_rest;
@@ -219,7 +209,7 @@ pub(super) fn dynamics(
 pub(super) fn centroids(levels: &Levels, orient: &[Quat], base: &[Vec3], first: usize, out: &mut [Vec3]) {
     for (k, o) in out.iter_mut().enumerate() {
         let v = first + k;
-        *o = base[v] + axis_y(orient[v]) * levels.body[v].centroid;
+        *o = base[v] + segment_axis(orient[v]) * levels.body[v].centroid;
     }
 }
 
@@ -247,7 +237,7 @@ pub(super) fn integrate(
             let p = p as usize;
             let qp = done_orient[p];
             *o = renormalize(turn * (qp * levels.rest[v]));
-            *b = done_base[p] + axis_y(qp) * levels.length[p];
+            *b = done_base[p] + segment_axis(qp) * levels.length[p];
         }
     }
 }

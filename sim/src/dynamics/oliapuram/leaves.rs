@@ -19,9 +19,10 @@
 
 use glam::{Quat, Vec3};
 
-use super::kernels::{self, axial_damping_1d, axis_y, axis_z, half_turn, step_body};
+use super::kernels::{self, axial_damping_1d, axis_z, half_turn, step_body};
 use super::levels::Levels;
 use super::params::OliapuramParams;
+use crate::dynamics::pose::segment_axis;
 use crate::error::SimError;
 use crate::forest::{unpack_quat, Forest};
 
@@ -126,7 +127,7 @@ pub(super) fn centres(
     let (first, forest_first) = (levels.leaf_start[v] as usize, levels.forest_leaf[v] as usize);
     for (k, o) in out.iter_mut().enumerate() {
         let f = forest_first + k;
-        *o = leaf_pos[f] + axis_y(leaf_orient[f]) * leaves.half_length[first + k];
+        *o = leaf_pos[f] + segment_axis(leaf_orient[f]) * leaves.half_length[first + k];
     }
 }
 
@@ -168,7 +169,7 @@ pub(super) fn pose(
         let (q, b) = (orient[v], base[v]);
         *sb = b;
         *so = q;
-        let axis = axis_y(q);
+        let axis = segment_axis(q);
         for j in levels.leaf_start[v] as usize..levels.leaf_start[v + 1] as usize {
             // rest · (sin(ψ/2)·i + cos(ψ/2)) = cos(ψ/2)·rest + sin(ψ/2)·(rest · i), where
             // (x, y, z, w) · i = (w, z, -y, -x).

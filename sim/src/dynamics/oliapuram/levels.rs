@@ -20,6 +20,7 @@ use glam::{Quat, Vec3};
 
 use super::kernels;
 use super::params::OliapuramParams;
+use crate::dynamics::pose::segment_axis;
 use crate::dynamics::weber::mapping;
 use crate::forest::{Forest, NO_PARENT};
 
@@ -221,7 +222,7 @@ impl Levels {
                 if !compensate {
                     return Vec3::ZERO;
                 }
-                let c = kernels::axis_y(rest_world[v]) * centroid[v];
+                let c = segment_axis(rest_world[v]) * centroid[v];
                 c.cross(Vec3::new(0.0, -weight_gain[v], 0.0))
             })
             .collect();

@@ -67,6 +67,7 @@ use crate::collider::SphereCollider;
 use crate::dynamics::{ModelParts, Pose, Refused};
 use crate::error::SimError;
 use crate::forest::Forest;
+use crate::hash::StateHash;
 use crate::wind::{Calm, WindField};
 use kernels::{DynamicsIn, DynamicsOut};
 use leaves::Leaves;
@@ -318,17 +319,11 @@ impl OliapuramModel {
 
     /// FNV-1a hash of the bit patterns of every deflection, rate and leaf angle.
     pub fn state_hash(&self) -> u64 {
-        let mut h = 0xcbf2_9ce4_8422_2325u64;
         let s = &self.state;
-        let vectors = s.phi.iter().chain(&s.omega).flat_map(|v| v.to_array());
-        let scalars = s.psi.iter().chain(&s.psi_dot).copied();
-        for x in vectors.chain(scalars) {
-            for byte in x.to_bits().to_le_bytes() {
-                h ^= byte as u64;
-                h = h.wrapping_mul(0x0000_0100_0000_01b3);
-            }
-        }
-        h
+        let mut h = StateHash::new();
+        h.add(s.phi.iter().chain(&s.omega).flat_map(|v| v.to_array()));
+        h.add(s.psi.iter().chain(&s.psi_dot).copied());
+        h.finish()
     }
 
     /// Bytes held: the forest's static arrays, the level view, the leaves' data, the state and

@@ -8,6 +8,7 @@ use super::articulated::{self, MassView};
 
 use super::mapping::{self, Bend, BendBatch, BATCH};
 use crate::collider::{Contact, SphereCollider};
+use crate::dynamics::pose::segment_axis;
 
 /// One tree's static data.
 pub(crate) struct TreeStatic<'a> {
@@ -442,7 +443,7 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
     for i in (0..n).rev() {
         let leaves = t.leaves_of(i);
         let leaf = t.leaf_drag[i];
-        let bark = across_axis(centre_wind(i), axis_of(pose.orient[i])) * (t.drag[i] - leaf);
+        let bark = across_axis(centre_wind(i), segment_axis(pose.orient[i])) * (t.drag[i] - leaf);
         let wind_force = match leaf_wind {
             Some(at_leaves) if !leaves.is_empty() => {
                 let mut sum = Vec3::ZERO;
@@ -504,25 +505,13 @@ fn load_stiffness(
     gamma: f32,
     planes: [&mut PlaneMut<'_>; 2],
 ) {
-    let tension = axis_of(pose.orient[i]).dot(lever).max(0.0);
+    let tension = segment_axis(pose.orient[i]).dot(lever).max(0.0);
     let per_length = tension / t.length[i];
     for (k, pl) in planes.into_iter().enumerate() {
         let s = per_length * pose.dir[k][i].length_squared();
         pl.stiff[i] = s;
         pl.rhs[i] -= h * gamma * s * (h * pl.vel[i] + pl.y[i]);
     }
-}
-
-/// The unit axis (base to tip) of a segment of orientation `q`: q·(0, 1, 0), the second column
-/// of q's rotation matrix.
-#[inline(always)]
-fn axis_of(q: Quat) -> Vec3 {
-    let (x, y, z, w) = (q.x, q.y, q.z, q.w);
-    Vec3::new(
-        2.0 * (x * y - w * z),
-        1.0 - 2.0 * (x * x + z * z),
-        2.0 * (y * z + w * x),
-    )
 }
 
 /// The part of the wind `w` across a segment of unit axis `a`: w - (w·a)a. A cylinder's
@@ -735,7 +724,7 @@ mod tests {
             Quat::from_euler(glam::EulerRot::XYZ, 0.3, -1.2, 2.0),
             Quat::from_axis_angle(Vec3::new(1.0, 0.0, 1.0).normalize(), 2.5),
         ] {
-            assert!((axis_of(q) - q * Vec3::Y).length() < 1e-6, "{q:?}");
+            assert!((segment_axis(q) - q * Vec3::Y).length() < 1e-6, "{q:?}");
         }
         // Across the axis: perpendicular to it, of size |w|·sin φ.
         let a = Vec3::new(0.6, 0.8, 0.0);

@@ -53,6 +53,7 @@ use crate::collider::SphereCollider;
 use crate::dynamics::{ModelParts, Pose, PoseView, Refused};
 use crate::error::SimError;
 use crate::forest::Forest;
+use crate::hash::StateHash;
 use crate::wind::{Calm, WindField};
 use kernels::{CgWork, ContactParams, Contacts, Part, PlaneMut, PoseRef, TreeStatic};
 
@@ -529,17 +530,12 @@ impl WeberModel {
 
     /// FNV-1a hash of the bit patterns of every angle, velocity and pending displacement.
     pub fn state_hash(&self) -> u64 {
-        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        let mut h = StateHash::new();
         for k in 0..2 {
             let pl = self.plane(k);
-            for v in pl.theta.iter().chain(&pl.vel).chain(&pl.y) {
-                for byte in v.to_bits().to_le_bytes() {
-                    h ^= byte as u64;
-                    h = h.wrapping_mul(0x0000_0100_0000_01b3);
-                }
-            }
+            h.add(pl.theta.iter().chain(&pl.vel).chain(&pl.y).copied());
         }
-        h
+        h.finish()
     }
 
     /// Bytes of simulation state in memory: the forest's static arrays, the solver's
