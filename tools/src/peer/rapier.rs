@@ -305,8 +305,9 @@ impl RapierTrees {
 
     /// Finds rapier's static equilibrium of the trees in the steady uniform wind `wind` (m/s),
     /// from their current pose, without integrating the motion there: iterates until no tip
-    /// of the group moves more than `tolerance` (m) in an iteration (at most
-    /// `max_iterations`); returns the iterations taken. The time step is restored.
+    /// of the group moves more than `tolerance` (m) in an iteration, or `max_iterations`
+    /// times; returns each iteration's largest tip move \[m\] (refuses a pose that stops being
+    /// finite). The time step is restored.
     ///
     /// Each iteration is one rapier step from rest with a time step T far longer than the
     /// trees' periods and damping times. Rapier's multibody step is implicit in the joint
@@ -321,7 +322,7 @@ impl RapierTrees {
     /// so each starts at rest. One iteration costs one step (a dense factorisation per tree),
     /// where settling by integrating the motion takes hundreds.
     #[cfg(test)]
-    pub fn settle_static(&mut self, wind: GVec3, tolerance: f32, max_iterations: usize) -> Result<usize> {
+    pub fn settle_static(&mut self, wind: GVec3, tolerance: f32, max_iterations: usize) -> Result<Vec<f32>> {
         /// The long step \[s\].
         const LONG_STEP: f32 = 1.0e3;
         let dt = self.world.integration_parameters.dt;
@@ -329,7 +330,7 @@ impl RapierTrees {
         let mut last = Vec::new();
         self.tips_all(&mut last);
         let mut now = Vec::new();
-        let mut taken = None;
+        let mut moves = Vec::new();
         for k in 0..max_iterations {
             self.stop();
             self.step(wind);
@@ -339,6 +340,7 @@ impl RapierTrees {
                 .zip(&last)
                 .map(|(a, b)| (*a - *b).length())
                 .fold(0.0, f32::max);
+            moves.push(moved);
             if !moved.is_finite() {
                 break;
             }
@@ -348,16 +350,18 @@ impl RapierTrees {
                 k + 1
             );
             if moved < tolerance {
-                taken = Some(k + 1);
                 break;
             }
         }
         self.stop();
         self.world.integration_parameters.dt = dt;
-        match taken {
-            Some(k) => Ok(k),
-            None => bail!("rapier's static iteration did not settle to {tolerance} m in {max_iterations} iterations"),
+        if moves.iter().any(|m| !m.is_finite()) {
+            bail!(
+                "rapier's static iteration left finite numbers after {} iterations",
+                moves.len()
+            );
         }
+        Ok(moves)
     }
 
     /// Sets every generalized and body velocity of the group to zero.
