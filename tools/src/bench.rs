@@ -42,9 +42,10 @@ pub enum ColliderArg {
 #[derive(Args, Debug)]
 pub struct SimArgs {
     /// The dynamics model: `weber` (Weber 2008's separable semi-implicit angular springs) or
-    /// `oliapuram` (Oliapuram & Kumar 2010's rigid segments, stepped level by level).
-    #[arg(long, default_value = "weber", value_parser = crate::args::model)]
-    model: ModelKind,
+    /// `oliapuram` (Oliapuram & Kumar 2010's rigid segments, stepped level by level); several,
+    /// comma-separated (`weber,oliapuram`), run side by side on the same forest.
+    #[arg(long, default_value = "weber", value_delimiter = ',', value_parser = crate::args::model)]
+    model: Vec<ModelKind>,
     /// Segments per tree (Weber's dense tree: 2246; simple: 907; Oliapuram's: 1597).
     #[arg(long, default_value = "2246", allow_hyphen_values = true, value_parser = |s: &str| count_in(s, 1, MAX_TEST_FOREST_SEGMENTS as u64))]
     segments: u64,
@@ -111,6 +112,8 @@ struct SimReport {
     /// segment \[ns\].
     ns_per_segment_step: serde_json::Map<String, serde_json::Value>,
     wall_ms_per_step: f64,
+    /// Wall time per step over segments and leaves together (Oliapuram's "components") \[ns\].
+    ns_per_component_step: f64,
     bytes_per_segment: f64,
     state_hash: String,
     /// Weber's largest |angle| and joint deflection \[rad\] (absent for other models).
@@ -183,10 +186,21 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
     .context("cannot build the test forest")?;
     let solver: SolverKind = a.solver.into();
     let integrator: IntegratorKind = a.integrator.into();
-    if a.model != ModelKind::Weber && a.inertia == InertiaChoice::Both {
+    if !a.model.contains(&ModelKind::Weber) && a.inertia == InertiaChoice::Both {
         anyhow::bail!(
-            "--inertia both compares Weber's mass matrices and needs --model weber (the {} model has none)",
-            a.model
+            "--inertia both compares Weber's mass matrices and needs weber among --model (got {}; allowed with other models alone: --inertia articulated or diagonal, which only Weber reads)",
+            a.model.iter().map(|m| m.name()).collect::<Vec<_>>().join(",")
+        );
+    }
+    if let Some(m) = a
+        .model
+        .iter()
+        .enumerate()
+        .find_map(|(k, m)| a.model[..k].contains(m).then_some(m))
+    {
+        anyhow::bail!(
+            "--model names {m} twice (allowed: each of {} at most once)",
+            ModelKind::names()
         );
     }
     let inertias: &[InertiaKind] = match a.inertia {
@@ -194,12 +208,16 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
         InertiaChoice::Diagonal => &[InertiaKind::Diagonal],
         InertiaChoice::Both => &[InertiaKind::Articulated, InertiaKind::Diagonal],
     };
-    let mut runs = Vec::with_capacity(inertias.len());
-    for &inertia in inertias {
-        let mut sim = a
-            .model
+    // Weber once per mass matrix asked for; every other model once.
+    let models = a.model.iter().flat_map(|&m| {
+        let n = if m == ModelKind::Weber { inertias.len() } else { 1 };
+        inertias[..n].iter().map(move |&inertia| (m, inertia))
+    });
+    let mut runs = Vec::new();
+    for (model, inertia) in models {
+        let mut sim = model
             .build(scene.forest.clone())
-            .with_context(|| format!("cannot set up the {} model", a.model))?;
+            .with_context(|| format!("cannot set up the {model} model"))?;
         sim.set_time_step(a.dt as f32).context("--dt")?;
         if let Some(w) = sim.as_any_mut().downcast_mut::<WeberModel>() {
             w.set_solver(solver);
@@ -232,7 +250,16 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
     } else if let ([one], [run]) = (&reports[..], &runs[..]) {
         print_table(one, run.sim.phases(), &run.timings);
     } else {
-        print_side_by_side(&reports, runs[0].sim.phases());
+        // Every phase of every model, in the order the models name them.
+        let mut phases: Vec<&str> = Vec::new();
+        for r in &runs {
+            for &p in r.sim.phases() {
+                if !phases.contains(&p) {
+                    phases.push(p);
+                }
+            }
+        }
+        print_side_by_side(&reports, &phases);
     }
     Ok(())
 }
@@ -242,6 +269,7 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
     let timings = &run.timings;
     let segments = sim.forest().segment_count() as f64;
     let per = |d: Duration| d.as_nanos() as f64 / (segments * a.steps as f64);
+    let components = segments + sim.forest().leaf_count() as f64;
     let mut ns_per_segment_step = serde_json::Map::new();
     for &name in sim.phases() {
         let ns = timings.phase_id(name).map_or(0.0, |id| per(timings.total(id)));
@@ -270,6 +298,7 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
         seed: a.seed,
         ns_per_segment_step,
         wall_ms_per_step: run.wall.as_secs_f64() * 1e3 / a.steps as f64,
+        ns_per_component_step: run.wall.as_nanos() as f64 / (components * a.steps as f64),
         bytes_per_segment: sim.heap_bytes() as f64 / segments,
         state_hash: format!("{:016x}", sim.state_hash()),
         max_abs_angle: weber.map(|w| w.max_abs_angle()),
@@ -300,10 +329,12 @@ fn fmt_opt<T: std::fmt::Display>(v: Option<T>, f: impl Fn(T) -> String) -> Strin
     v.map_or_else(|| "-".to_string(), f)
 }
 
-/// The reports of several runs (Weber's mass matrices) in columns.
+/// The reports of several runs (models, Weber's mass matrices) in columns; `-` where a model
+/// has no such phase or figure.
 fn print_side_by_side(reports: &[SimReport], phases: &[&str]) {
     let r = &reports[0];
-    println!("sylva bench sim: model {}, runs side by side", r.model);
+    let names: Vec<&str> = reports.iter().map(|r| r.model).collect();
+    println!("sylva bench sim: models side by side ({})", names.join(", "));
     println!(
         "  {} tree(s), {} segments, {} leaves, {} steps of {:.4} s, {} thread(s), solver {}, integrator {}, collider {}, wind {} m/s",
         r.trees,
@@ -321,20 +352,28 @@ fn print_side_by_side(reports: &[SimReport], phases: &[&str]) {
     println!();
     print!("  {:<22}", "ns/segment/step");
     for r in reports {
-        print!(" {:>14}", or_dash(r.inertia));
+        let column = match r.inertia {
+            Some(inertia) => format!("{} {inertia}", r.model),
+            None => r.model.to_string(),
+        };
+        print!(" {column:>20}");
     }
     println!();
     for &name in phases.iter().chain(&["total"]) {
         let label = if name == "total" { "total (wall)" } else { name };
         print!("  {label:<22}");
         for r in reports {
-            print!(" {:>14.2}", r.ns(name));
+            match r.ns_per_segment_step.get(name).and_then(|v| v.as_f64()) {
+                Some(v) => print!(" {v:>20.2}"),
+                None => print!(" {:>20}", "-"),
+            }
         }
         println!();
     }
     println!();
-    let rows: [Row<String>; 5] = [
+    let rows: [Row<String>; 6] = [
         ("ms/step (wall)", |r| format!("{:.4}", r.wall_ms_per_step)),
+        ("ns/component/step", |r| format!("{:.2}", r.ns_per_component_step)),
         ("bytes per segment", |r| format!("{:.1}", r.bytes_per_segment)),
         ("max |angle| [rad]", |r| fmt_opt(r.max_abs_angle, |v| format!("{v:.4}"))),
         ("max deflection [rad]", |r| {
@@ -345,7 +384,7 @@ fn print_side_by_side(reports: &[SimReport], phases: &[&str]) {
     for (name, f) in rows {
         print!("  {name:<22}");
         for r in reports {
-            print!(" {:>14}", f(r));
+            print!(" {:>20}", f(r));
         }
         println!();
     }

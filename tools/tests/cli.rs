@@ -30,6 +30,12 @@ fn bad_arguments_are_refused_clearly() {
         (&["bench", "frame", "--model", "chen2"], "--model"),
         (&["render", "--model", ""], "--model"),
         (&["view", "--model", "Weber"], "--model"),
+        (&["bench", "sim", "--model", "weber,weber"], "--model"),
+        (&["bench", "sim", "--model", "weber,"], "--model"),
+        (
+            &["bench", "sim", "--model", "oliapuram", "--inertia", "both"],
+            "--inertia",
+        ),
         (&["bench", "wind", "--vorticity", "5"], "--vorticity"),
         (&["bench", "wind", "--vorticity", "NaN"], "--vorticity"),
         (&["bench", "wind", "--vorticity", "-0.5"], "--vorticity"),
@@ -144,6 +150,44 @@ fn bench_sim_reports_both_mass_matrices_side_by_side() {
         let one: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
         assert_eq!(one["inertia"], *name);
         assert_eq!(one["state_hash"], models[k]["state_hash"]);
+    }
+}
+
+/// Several models side by side on one forest: one report each, in the order asked, each with
+/// its own phases, and each run's state the same as when it runs alone.
+#[test]
+fn bench_sim_runs_models_side_by_side() {
+    let args = |model: &'static str| {
+        [
+            "bench",
+            "sim",
+            "--model",
+            model,
+            "--segments",
+            "300",
+            "--leaves",
+            "200",
+            "--trees",
+            "2",
+            "--steps",
+            "12",
+            "--json",
+        ]
+    };
+    let (code, out, err) = sylva(&args("weber,oliapuram"));
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    let models = v["models"].as_array().expect("a list of models");
+    assert_eq!(models.len(), 2);
+    for (m, (name, phase)) in models.iter().zip([("weber", "solve"), ("oliapuram", "integration")]) {
+        assert_eq!(m["model"], name);
+        assert_eq!(m["finite"], true);
+        assert!(m["ns_per_segment_step"][phase].as_f64().is_some_and(|x| x > 0.0), "{m}");
+        assert!(m["ns_per_component_step"].as_f64().is_some_and(|x| x > 0.0), "{m}");
+        let (code, out, err) = sylva(&args(name));
+        assert_eq!(code, 0, "{err}");
+        let one: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        assert_eq!(one["state_hash"], m["state_hash"], "{name}");
     }
 }
 
