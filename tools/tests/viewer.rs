@@ -396,7 +396,7 @@ fn viewer_answers_keys_and_the_sphere_follows_a_drag() {
         "wind 6.0 m/s towards 45°",
         "wind 7.0 m/s towards 45°",
         "solver cg",
-        "model weber: rebuilt at rest, wind kept",
+        "model oliapuram: rebuilt at rest, wind kept",
         "reset",
         "wind field on layer 6 of 16",
         "wind field on layer 7 of 16",
