@@ -513,8 +513,8 @@ fn rapier_static_iteration_finds_the_settled_pose() {
 #[test]
 #[ignore = "rapier needs tens of minutes for the dense tree; run with --ignored"]
 fn dense_tree_settles_in_wind_like_rapier() {
-    // Nine iterations (the dense tree's contract by about half each, so a bound on what is
+    // Six iterations (the dense tree's contract by about half each, so a bound on what is
     // left comes with the last pose).
-    let settled = settled_in_wind(DENSE_SEGMENTS, DENSE_LEAVES, 10.0, Settle::Static, 9);
+    let settled = settled_in_wind(DENSE_SEGMENTS, DENSE_LEAVES, 10.0, Settle::Static, 6);
     assert_settled_alike("dense tree", &settled);
 }
