@@ -1,5 +1,5 @@
 //! Sylva simulation: tree data (SoA forest), generators, wind, colliders, and the dynamics
-//! models that move the trees (`dynamics`: Weber's today).
+//! models that move the trees (`dynamics`: Weber's and Oliapuram & Kumar's).
 //!
 //! `sim` never sees Vulkan or a window: it produces the pose of every segment and leaf, which
 //! the renderer reads.

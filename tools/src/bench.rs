@@ -176,16 +176,6 @@ fn step_runs(runs: &mut [Run], steps: u64, jobs: &JobSystem) -> Result<()> {
 pub fn run_sim(a: &SimArgs) -> Result<()> {
     let setup = Instant::now();
     let material = Material::default();
-    let scene = TestForest::new(
-        a.seed,
-        a.segments as usize,
-        a.leaves as usize,
-        a.trees as usize,
-        &material,
-    )
-    .context("cannot build the test forest")?;
-    let solver: SolverKind = a.solver.into();
-    let integrator: IntegratorKind = a.integrator.into();
     if !a.model.contains(&ModelKind::Weber) && a.inertia == InertiaChoice::Both {
         anyhow::bail!(
             "--inertia both compares Weber's mass matrices and needs weber among --model (got {}; allowed with other models alone: --inertia articulated or diagonal, which only Weber reads)",
@@ -203,6 +193,16 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
             ModelKind::names()
         );
     }
+    let scene = TestForest::new(
+        a.seed,
+        a.segments as usize,
+        a.leaves as usize,
+        a.trees as usize,
+        &material,
+    )
+    .context("cannot build the test forest")?;
+    let solver: SolverKind = a.solver.into();
+    let integrator: IntegratorKind = a.integrator.into();
     let inertias: &[InertiaKind] = match a.inertia {
         InertiaChoice::Articulated => &[InertiaKind::Articulated],
         InertiaChoice::Diagonal => &[InertiaKind::Diagonal],
@@ -334,6 +334,8 @@ fn fmt_opt<T: std::fmt::Display>(v: Option<T>, f: impl Fn(T) -> String) -> Strin
 fn print_side_by_side(reports: &[SimReport], phases: &[&str]) {
     let r = &reports[0];
     let names: Vec<&str> = reports.iter().map(|r| r.model).collect();
+    // Weber's solver and integrator, wherever Weber's run is.
+    let w = reports.iter().find(|r| r.solver.is_some()).unwrap_or(r);
     println!("sylva bench sim: models side by side ({})", names.join(", "));
     println!(
         "  {} tree(s), {} segments, {} leaves, {} steps of {:.4} s, {} thread(s), solver {}, integrator {}, collider {}, wind {} m/s",
@@ -343,8 +345,8 @@ fn print_side_by_side(reports: &[SimReport], phases: &[&str]) {
         r.steps,
         r.dt,
         r.threads,
-        or_dash(r.solver),
-        or_dash(r.integrator),
+        or_dash(w.solver),
+        or_dash(w.integrator),
         r.collider,
         r.wind
     );

@@ -1,6 +1,6 @@
 //! `sylva bench frame`: what one frame of the viewer's simulation thread costs, without drawing.
 //!
-//! The scene is built as the viewer builds it ([`Scene::build`], [`Driver::new`],
+//! The scene is built as the viewer builds it ([`Scene::build_with`], [`Driver::new`],
 //! [`Driver::apply_args`]: the same trees, wind, collider sphere and camera), and every frame
 //! does what the simulation thread does when it keeps real time at one step per frame: the
 //! trees' step with the wind's step beside it (the fluid steps from the field the trees sample,

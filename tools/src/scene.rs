@@ -176,6 +176,8 @@ pub fn viewer_threads() -> usize {
 }
 
 impl Scene {
+    /// A scene with the default fork rules and dynamics model.
+    #[cfg(test)]
     pub fn build(spec: Option<&Path>, species: Option<&str>, trees: Option<u64>, seed: u64) -> Result<Scene> {
         Scene::build_with(
             spec,
@@ -187,7 +189,8 @@ impl Scene {
         )
     }
 
-    /// [`Scene::build`] with the fork rules and the dynamics model asked for on the command line.
+    /// The scene of a spec file, a built-in species or the default forest, grown with the fork
+    /// rules and moved by the dynamics model asked for on the command line.
     pub fn build_with(
         spec: Option<&Path>,
         species: Option<&str>,
@@ -751,11 +754,21 @@ impl Driver {
             .file_name()
             .map(|f| f.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let scene =
-            Scene::build(Some(path), None, self.trees, self.seed).with_context(|| format!("cannot load {name}"))?;
+        // The new trees move by the model the viewer is showing, with the command line's settings.
+        let scene = Scene::build_with(
+            Some(path),
+            None,
+            self.trees,
+            self.seed,
+            crate::trees::ForkRulesArg::default(),
+            self.scene.sim.kind(),
+        )
+        .with_context(|| format!("cannot load {name}"))?;
         let camera = scene.default_camera(self.camera.aspect, self.camera.height_px);
         self.scene = scene;
         self.camera = camera.camera();
+        self.configure_model();
+        (self.timings, self.fill_phase) = driver_timings(&*self.scene.sim);
         self.setup_scene()?;
         self.scene_id += 1;
         Ok(format!("loaded {name}"))
@@ -1226,6 +1239,19 @@ mod tests {
         assert!(after.title.starts_with("quaking_aspen"), "{}", after.title);
         assert_ne!(after.segments, before.segments);
         assert_eq!(filled(&mut d).spheres.len(), 1, "the new scene has the user's sphere");
+        // A spec loaded while another model runs grows trees that move by that model, its phases
+        // timed.
+        d.handle(SimCommand::CycleModel);
+        assert_eq!(filled(&mut d).info.model, "oliapuram");
+        d.handle(SimCommand::Load(dir.join("aspen.sylva")));
+        let f = filled(&mut d);
+        assert_eq!(
+            (f.info.model.as_str(), f.info.scene_id),
+            ("oliapuram", before.scene_id + 2)
+        );
+        d.advance(Duration::from_secs_f64(0.05));
+        let f = filled(&mut d);
+        assert!(f.timings.phases.iter().any(|(name, ..)| name == "dynamics"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -213,7 +213,10 @@ impl ModelKind {
                 parts,
                 weber::WeberParams::default(),
             )?)),
-            ModelKind::Oliapuram => Ok(Box::new(OliapuramModel::from_parts(parts, OliapuramParams::default())?)),
+            ModelKind::Oliapuram => {
+                let params = OliapuramParams::for_material(&parts.forest.material);
+                Ok(Box::new(OliapuramModel::from_parts(parts, params)?))
+            }
         }
     }
 }

@@ -357,7 +357,7 @@ impl RapierTrees {
         self.world.integration_parameters.dt = dt;
         if moves.iter().any(|m| !m.is_finite()) {
             bail!(
-                "rapier's static iteration left finite numbers after {} iterations",
+                "rapier's static iteration stopped being finite after {} iterations",
                 moves.len()
             );
         }

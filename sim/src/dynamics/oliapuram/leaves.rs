@@ -1,6 +1,6 @@
 //! Leaves as pseudo-branches (§4): each leaf a flat blade hinged where it hangs on its segment,
 //! with one degree of freedom, stepped by the same equations as a branch (Eqs. 16–17, 20–21)
-//! with its own, small inertia, a low μ and a k slightly above its segment's.
+//! with its own, small inertia, a low μ and a k slightly above the thinnest branch's.
 //!
 //! Only the wind's component along the blade's normal n acts (§4), at the blade's centre, a
 //! half blade length L/2 along the blade b from the hinge. Its moment about the hinge is
@@ -73,8 +73,10 @@ impl Leaves {
                  with their own inertia",
             ));
         }
-        // §4: k slightly above the thinnest branches'.
-        let k = params.leaf_stiffness_ratio * params.stiffness(params.thinnest_radius);
+        // §4: k slightly above the thinnest branches'. A simulated branch is never thinner than
+        // `min_radius` for Eq. 22, so the thinnest branch's k is taken at the larger of the two.
+        let thinnest = params.thickness(params.thinnest_radius, params.thinnest_radius);
+        let k = params.leaf_stiffness_ratio * params.stiffness(thinnest);
         let mut out = Leaves {
             damping_gain: params.leaf_damping,
             ..Leaves::default()

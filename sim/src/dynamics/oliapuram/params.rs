@@ -67,7 +67,14 @@ pub struct OliapuramParams {
 
 impl Default for OliapuramParams {
     fn default() -> Self {
-        let material = Material::default();
+        OliapuramParams::for_material(&Material::default())
+    }
+}
+
+impl OliapuramParams {
+    /// The default settings for trees of `material`: σ of bark and leaves from its drag
+    /// coefficients, so the wind loads the trees as in Weber's model.
+    pub fn for_material(material: &Material) -> OliapuramParams {
         OliapuramParams {
             dt: 1.0 / 60.0,
             stiffness_coefficient: 1.5e7,
@@ -85,9 +92,7 @@ impl Default for OliapuramParams {
             leaf_thickness: 2.0e-4,
         }
     }
-}
 
-impl OliapuramParams {
     /// Checks every field against its allowed range, naming the first one out of it and what
     /// is allowed.
     pub fn validate(&self) -> Result<(), SimError> {
@@ -97,7 +102,9 @@ impl OliapuramParams {
             self.stiffness_coefficient,
             1.0e15,
         )?;
-        check_range("stiffness exponent", self.stiffness_exponent, 0.0, 8.0)?;
+        // At least 1: with the pipe model a child's share of its parent's thickness, raised to
+        // 1 + this in Eq. 19's pull, keeps the summed pull of the children at most the parent's.
+        check_range("stiffness exponent", self.stiffness_exponent, 1.0, 8.0)?;
         check_range(
             "damping coefficient (μ at r = 1 m)",
             self.damping_coefficient,
@@ -107,7 +114,8 @@ impl OliapuramParams {
         check_range("damping exponent", self.damping_exponent, 0.0, 8.0)?;
         check_positive("min_radius", self.min_radius, 1.0)?;
         check_range("sigma (σ, bark)", self.sigma, 0.0, 1.0e4)?;
-        check_range("propagation coefficient (k_c)", self.propagation, 0.0, 10.0)?;
+        // At most 1: a larger k_c amplifies a pull at every level on its way to the root.
+        check_range("propagation coefficient (k_c)", self.propagation, 0.0, 1.0)?;
         check_range("gravity", self.gravity, 0.0, 1000.0)?;
         check_range("leaf_sigma (σ, leaves)", self.leaf_sigma, 0.0, 1.0e4)?;
         check_positive("thinnest_radius", self.thinnest_radius, 1.0)?;
