@@ -173,7 +173,8 @@ fn leaves_feel_the_wind_where_they_are() {
 
 /// The fluid grid takes its next step beside the trees (`WindField::detach`), from the field
 /// they sample: the trees see exactly what they see when the grid steps first and the trees
-/// after, bit for bit, on 1 and 2 threads, and the grid is one step ahead between steps.
+/// after, bit for bit, on 1 and 2 threads (with the same state for both), and the grid is one
+/// step ahead between steps. Every dynamics model.
 #[test]
 fn stepping_the_wind_beside_the_trees_changes_nothing_they_see() {
     /// The fluid wind without stepping beside the trees (the trait's default `detach`).
@@ -198,6 +199,7 @@ fn stepping_the_wind_beside_the_trees_changes_nothing_they_see() {
     for kind in ModelKind::ALL {
         let phases: Vec<&str> = kind.phases().iter().chain(FLUID_PHASES.iter()).copied().collect();
         let timings = FrameTimings::new(&phases);
+        let mut last = Vec::new();
         for threads in [1, 2] {
             let jobs = JobSystem::new(threads).unwrap();
             let (mut beside, _) = scene(kind, true);
@@ -221,6 +223,9 @@ fn stepping_the_wind_beside_the_trees_changes_nothing_they_see() {
             );
             // The trees moved: the comparison is not of two trees at rest.
             assert!(beside.kinetic_energy() > 0.0, "{kind}");
+            last.push(beside.state_hash());
         }
+        // And the same state in the fluid wind for any number of workers.
+        assert_eq!(last[0], last[1], "{kind}: 1 and 2 threads");
     }
 }
