@@ -513,7 +513,7 @@ fn rapier_static_iteration_finds_the_settled_pose() {
 ///
 /// Measured (53 min on a 2-core machine): Sylva's tips move by rms 0.94 m, max 2.71 m; rapier's
 /// static iteration moved them by at most 2.48, 1.22, 0.91, 0.67, 0.53 and 0.42 m in its six
-/// steps (contraction 0.49 to 0.80), and its sixth pose lies within rms 0.04 m and max 0.23 m
+/// steps (contraction 0.49 to 0.80), and its sixth pose lies a mean 0.04 m and at most 0.23 m
 /// of Sylva's, but the bound on what is left, 1.5 m, is too loose for the test to pass: the
 /// iteration contracts too slowly on a tree bent this far (the wind's pull turns with the
 /// branches), so it needs relaxing before this comparison can conclude.
