@@ -110,6 +110,11 @@ pub fn forest_of(skeleton: &Skeleton, material: &Material) -> Result<Forest, Sim
 
 /// A simulation of skeletons placed 20 m apart along x.
 pub fn sim_of(skeletons: &[Skeleton], material: Material, params: WeberParams) -> WeberModel {
+    WeberModel::new(row_of(skeletons, &material), params).expect("simulation")
+}
+
+/// A forest of skeletons placed 20 m apart along x.
+fn row_of(skeletons: &[Skeleton], material: &Material) -> Forest {
     let placements: Vec<_> = skeletons
         .iter()
         .enumerate()
@@ -118,22 +123,13 @@ pub fn sim_of(skeletons: &[Skeleton], material: Material, params: WeberParams) -
             position: Vec3::new(20.0 * k as f32, 0.0, 0.0),
         })
         .collect();
-    let forest = Forest::build(&placements, &material).expect("forest");
-    WeberModel::new(forest, params).expect("simulation")
+    Forest::build(&placements, material).expect("forest")
 }
 
 /// A model of `kind` over skeletons placed 20 m apart along x, with its default settings.
 pub fn model_of(kind: ModelKind, skeletons: &[Skeleton], material: Material) -> Box<dyn DynamicsModel> {
-    let placements: Vec<_> = skeletons
-        .iter()
-        .enumerate()
-        .map(|(k, s)| TreePlacement {
-            skeleton: s,
-            position: Vec3::new(20.0 * k as f32, 0.0, 0.0),
-        })
-        .collect();
-    let forest = Forest::build(&placements, &material).expect("forest");
-    kind.build(forest).unwrap_or_else(|e| panic!("{kind}: {e}"))
+    kind.build(row_of(skeletons, &material))
+        .unwrap_or_else(|e| panic!("{kind}: {e}"))
 }
 
 /// A straight chain of `n` segments of length `l` and radius `r` from the origin along `dir`.

@@ -124,14 +124,7 @@ fn a_tree_behind_a_wall_sways_less_than_in_the_open() {
 fn leaves_feel_the_wind_where_they_are() {
     let (n, m) = TreeSize::Simple.counts();
     let skel = test_tree(11, n, m).unwrap();
-    let forest = Forest::build(
-        &[TreePlacement {
-            skeleton: &skel,
-            position: Vec3::ZERO,
-        }],
-        &Material::default(),
-    )
-    .unwrap();
+    let forest = sylva_tests::forest_of(&skel, &Material::default()).unwrap();
     let seg = &forest.seg;
     let total: f32 = seg.drag.iter().sum();
     let leaves: f32 = seg.leaf_drag.iter().sum();

@@ -1062,50 +1062,42 @@ mod tests {
         d.apply_args(&parse(&["sylva", "--model", "weber", "--solver", "cg", "--wind-grid", "48x48x8"]).unwrap())
             .unwrap();
         d.advance(Duration::from_secs_f64(0.1));
-        let (time, fluid_steps) = (d.scene.sim.time(), d.scene.sim.wind().fluid().unwrap().steps());
+        let fluid_steps = d.scene.sim.wind().fluid().unwrap().steps();
         assert!(d.scene.sim.kinetic_energy() > 0.0 && fluid_steps >= 3);
-        // Weber → Oliapuram: rebuilt at rest over the same trees, the clock, wind and sphere kept.
-        d.handle(SimCommand::CycleModel);
-        assert!(d.message.starts_with("model oliapuram"), "{}", d.message);
-        let sim = &d.scene.sim;
-        assert_eq!(sim.time(), time, "the clock is kept");
-        assert_eq!(
-            sim.wind().fluid().unwrap().steps(),
-            fluid_steps,
-            "the fluid wind is kept"
-        );
-        assert_eq!(sim.colliders().len(), 1, "the sphere is kept");
-        assert_eq!(sim.kinetic_energy(), 0.0, "rebuilt at rest");
+        // The model key rebuilds the trees at rest with the next model, the clock, the fluid
+        // wind and the sphere kept, and the overlay times the new model's phases.
+        let cycle = |d: &mut Driver, model: &str, phase: &str| {
+            let (time, fluid_steps) = (d.scene.sim.time(), d.scene.sim.wind().fluid().unwrap().steps());
+            d.handle(SimCommand::CycleModel);
+            assert!(d.message.starts_with(&format!("model {model}")), "{}", d.message);
+            let sim = &d.scene.sim;
+            assert_eq!(sim.time(), time, "the clock is kept");
+            assert_eq!(
+                sim.wind().fluid().unwrap().steps(),
+                fluid_steps,
+                "the fluid wind is kept"
+            );
+            assert_eq!(sim.colliders().len(), 1, "the sphere is kept");
+            assert_eq!(sim.kinetic_energy(), 0.0, "rebuilt at rest");
+            let f = filled(d);
+            assert_eq!(f.info.model, model);
+            assert!(f.timings.phases.iter().any(|(name, ..)| name == phase));
+        };
+        cycle(&mut d, "oliapuram", "dynamics");
         assert!(d.weber().is_none());
-        let f = filled(&mut d);
-        assert_eq!(f.info.model, "oliapuram");
-        assert!(f.timings.phases.iter().any(|(name, ..)| name == "dynamics"));
         d.advance(Duration::from_secs_f64(0.05));
-        let (time, fluid_steps) = (d.scene.sim.time(), d.scene.sim.wind().fluid().unwrap().steps());
         assert!(
             d.scene.sim.kinetic_energy() > 0.0,
             "Oliapuram's trees move in the kept wind"
         );
         // Oliapuram → Weber: the command line's Weber settings apply again.
-        d.handle(SimCommand::CycleModel);
-        assert!(d.message.starts_with("model weber"), "{}", d.message);
-        let sim = &d.scene.sim;
-        assert_eq!(sim.time(), time, "the clock is kept");
-        assert_eq!(
-            sim.wind().fluid().unwrap().steps(),
-            fluid_steps,
-            "the fluid wind is kept"
-        );
-        assert_eq!(sim.colliders().len(), 1, "the sphere is kept");
-        assert_eq!(sim.kinetic_energy(), 0.0, "rebuilt at rest");
+        cycle(&mut d, "weber", "populate");
         assert_eq!(
             d.weber().unwrap().params().solver,
             SolverKind::Cg,
             "--solver still applies"
         );
-        let f = filled(&mut d);
-        assert_eq!(f.info.model, "weber");
-        assert!(f.timings.phases.iter().any(|(name, ..)| name == "populate"));
+        let (time, fluid_steps) = (d.scene.sim.time(), d.scene.sim.wind().fluid().unwrap().steps());
         // It steps on from there, with the wind it kept.
         d.advance(Duration::from_secs_f64(0.05));
         assert!(d.scene.sim.time() > time && d.scene.sim.kinetic_energy() > 0.0);

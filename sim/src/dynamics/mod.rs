@@ -63,6 +63,20 @@ impl Deref for PoseView<'_> {
     }
 }
 
+/// What every model asks of a forest before it builds over it: consistent arrays
+/// ([`Forest::validate`]) and at least one segment.
+pub(crate) fn check_forest(forest: &Forest) -> Result<(), SimError> {
+    forest.validate()?;
+    if forest.segment_count() == 0 {
+        return Err(SimError::param(
+            "segments",
+            0,
+            "a simulation needs at least one tree with one segment",
+        ));
+    }
+    Ok(())
+}
+
 /// What a model is built over and hands back: the forest, the wind field, the colliders and
 /// the clock.
 pub struct ModelParts {

@@ -383,20 +383,20 @@ impl RapierTrees {
     #[cfg(test)]
     fn tips_all(&self, out: &mut Vec<GVec3>) {
         out.clear();
-        for link in &self.links {
-            let p = self.world.bodies[link.body].position();
-            out.push(back(p * Vector::new(0.0, link.length, 0.0)));
-        }
+        out.extend((0..self.links.len()).map(|k| self.link_tip(k)));
     }
 
     /// Each tree's tracked tip position \[m\], in tree order.
     pub fn tips(&self, out: &mut Vec<GVec3>) {
         out.clear();
-        for &k in &self.tips {
-            let link = &self.links[k];
-            let p = self.world.bodies[link.body].position();
-            out.push(back(p * Vector::new(0.0, link.length, 0.0)));
-        }
+        out.extend(self.tips.iter().map(|&k| self.link_tip(k)));
+    }
+
+    /// The tip of link `k`'s segment \[m\].
+    fn link_tip(&self, k: usize) -> GVec3 {
+        let link = &self.links[k];
+        let p = self.world.bodies[link.body].position();
+        back(p * Vector::new(0.0, link.length, 0.0))
     }
 
     /// World position of segment `k`'s (index within this group) base and its unit axis.

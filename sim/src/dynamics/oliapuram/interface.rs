@@ -62,9 +62,8 @@ impl DynamicsModel for OliapuramModel {
     fn wind_mut(&mut self) -> &mut dyn WindField {
         OliapuramModel::wind_mut(self)
     }
-    fn replace_wind(&mut self, mut wind: Box<dyn WindField>) -> Box<dyn WindField> {
-        wind.advance(self.time);
-        std::mem::replace(&mut self.wind, wind)
+    fn replace_wind(&mut self, wind: Box<dyn WindField>) -> Box<dyn WindField> {
+        OliapuramModel::replace_wind(self, wind)
     }
     fn colliders(&self) -> &[SphereCollider] {
         &self.colliders

@@ -64,7 +64,7 @@ use glam::{Quat, Vec3};
 use sylva_engine::{FrameTimings, JobSystem};
 
 use crate::collider::SphereCollider;
-use crate::dynamics::{ModelParts, Pose, Refused};
+use crate::dynamics::{check_forest, ModelParts, Pose, Refused};
 use crate::error::SimError;
 use crate::forest::Forest;
 use crate::hash::StateHash;
@@ -127,11 +127,12 @@ fn timed<R>(ns: &AtomicU64, f: impl FnOnce() -> R) -> R {
     r
 }
 
-/// Runs of segments (level indices, `first..last`) of about equal work, segments and leaves
-/// counted alike, for the dynamics phase's jobs.
-fn runs(levels: &Levels, threads: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
-    let n = levels.order.len();
-    let work = move |v: usize| v + levels.leaf_start[v] as usize;
+/// Runs of segments (`first..last`) of about equal work, segments and leaves counted alike,
+/// for the jobs of a phase: `leaf_start` holds each segment's first leaf and, last, the leaf
+/// count (the level order's, or the forest's).
+fn runs(leaf_start: &[u32], threads: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let n = leaf_start.len() - 1;
+    let work = move |v: usize| v + leaf_start[v] as usize;
     let size = job_size(work(n), threads);
     let mut first = 0;
     std::iter::from_fn(move || {
@@ -224,14 +225,7 @@ impl OliapuramModel {
     /// Checks the settings and the forest and builds the static data the step reads.
     fn prepare(forest: &Forest, params: &OliapuramParams) -> Result<(Levels, Leaves), SimError> {
         params.validate()?;
-        forest.validate()?;
-        if forest.segment_count() == 0 {
-            return Err(SimError::param(
-                "segments",
-                0,
-                "a simulation needs at least one tree with one segment",
-            ));
-        }
+        check_forest(forest)?;
         let levels = Levels::new(forest, params);
         let leaves = Leaves::new(forest, &levels, params)?;
         Ok((levels, leaves))
@@ -255,10 +249,15 @@ impl OliapuramModel {
         PHASES
     }
 
-    /// Replaces the wind field.
-    pub fn set_wind(&mut self, mut wind: Box<dyn WindField>) {
+    /// Replaces the wind field (moved to the model's time).
+    pub fn set_wind(&mut self, wind: Box<dyn WindField>) {
+        drop(self.replace_wind(wind));
+    }
+
+    /// Replaces the wind field (moved to the model's time) and returns the one it had.
+    pub fn replace_wind(&mut self, mut wind: Box<dyn WindField>) -> Box<dyn WindField> {
         wind.advance(self.time);
-        self.wind = wind;
+        std::mem::replace(&mut self.wind, wind)
     }
     /// The wind field.
     pub fn wind(&self) -> &dyn WindField {
@@ -450,7 +449,7 @@ impl OliapuramModel {
                 &mut seg_wind[..],
                 &mut leaf_wind[..],
             );
-            for (first, last) in runs(levels, jobs.threads()) {
+            for (first, last) in runs(&levels.leaf_start, jobs.threads()) {
                 let (a, b) = (levels.leaf_start[first] as usize, levels.leaf_start[last] as usize);
                 let (p, o, q, d, sw, lw) = std::mem::take(&mut rest);
                 let (p, p1) = p.split_at_mut(last - first);
@@ -544,17 +543,10 @@ impl OliapuramModel {
             leaf_orient: mut ori,
         } = std::mem::take(&mut self.pose);
         let ns = &self.phase_ns[POSE];
-        let n = seg_base.len();
-        // Jobs of about equal work: segments and leaves counted alike.
-        let work = |i: usize| i + leaf_start[i] as usize;
-        let size = job_size(work(n), jobs.threads());
         jobs.scope(|sc| {
             let (mut sb, mut so) = (&mut seg_base[..], &mut seg_orient[..]);
             let (mut lp, mut lo) = (&mut pos[..], &mut ori[..]);
-            let mut first = 0;
-            while first < n {
-                let target = work(first) + size;
-                let last = first + (first..n).map(work).take_while(|&w| w < target).count().max(1);
+            for (first, last) in runs(leaf_start, jobs.threads()) {
                 let leaves_here = (leaf_start[last] - leaf_start[first]) as usize;
                 let (sb0, sb1) = std::mem::take(&mut sb).split_at_mut(last - first);
                 let (so0, so1) = std::mem::take(&mut so).split_at_mut(last - first);
@@ -566,7 +558,6 @@ impl OliapuramModel {
                         leaves::pose(levels, leaves, psi, level_pose, first, (sb0, so0), (lp0, lo0))
                     })
                 });
-                first = last;
             }
         });
         self.pose = Pose {

@@ -55,9 +55,14 @@ fn one_segment(l: f32, r: f32, axis: Vec3, leaves: Vec<SkeletonLeaf>, material: 
         }],
         leaves,
     };
+    at_origin(&skel, material)
+}
+
+/// A forest of one tree, `skel`, standing at the origin.
+fn at_origin(skel: &Skeleton, material: &Material) -> Forest {
     Forest::build(
         &[TreePlacement {
-            skeleton: &skel,
+            skeleton: skel,
             position: Vec3::ZERO,
         }],
         material,
@@ -331,14 +336,7 @@ fn chain(material: &Material) -> Forest {
         ],
         leaves: vec![],
     };
-    Forest::build(
-        &[TreePlacement {
-            skeleton: &skel,
-            position: Vec3::ZERO,
-        }],
-        material,
-    )
-    .unwrap()
+    at_origin(&skel, material)
 }
 
 /// The parent's deflection after `steps` steps, its child bent by `child` at the start.

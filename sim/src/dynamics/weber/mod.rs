@@ -50,7 +50,7 @@ use glam::{DVec3, Quat, Vec3};
 use sylva_engine::{FrameTimings, JobGraph, JobGraphBuilder, JobSystem};
 
 use crate::collider::SphereCollider;
-use crate::dynamics::{ModelParts, Pose, PoseView, Refused};
+use crate::dynamics::{check_forest, ModelParts, Pose, PoseView, Refused};
 use crate::error::SimError;
 use crate::forest::Forest;
 use crate::hash::StateHash;
@@ -235,14 +235,7 @@ impl WeberModel {
     /// What [`new`](Self::new) refuses.
     fn check(forest: &Forest, params: &WeberParams) -> Result<(), SimError> {
         params.validate()?;
-        forest.validate()?;
-        if forest.segment_count() == 0 {
-            return Err(SimError::param(
-                "segments",
-                0,
-                "a simulation needs at least one tree with one segment",
-            ));
-        }
+        check_forest(forest)?;
         if let Some(i) = forest
             .seg
             .stiffness
