@@ -611,10 +611,11 @@ fn anderson(xs: &[Vec<f64>], gs: &[Vec<f64>]) -> Vec<f64> {
         if a[c][c] == 0.0 {
             return gs[k].clone();
         }
+        let pivot = a[c].clone();
         for i in c + 1..m {
-            let f = a[i][c] / a[c][c];
-            for j in c..m {
-                a[i][j] -= f * a[c][j];
+            let f = a[i][c] / pivot[c];
+            for (x, p) in a[i][c..].iter_mut().zip(&pivot[c..]) {
+                *x -= f * p;
             }
             b[i] -= f * b[c];
         }
