@@ -381,12 +381,12 @@ fn step_group(sh: &Shared<'_>, wind: &dyn WindField, chunks: &mut [Chunk<'_>], g
     let (so, lo) = (gp.seg_offset, gp.leaf_offset);
     let mut finite = true;
     timed(&m.phase_ns[DYNAMICS], || {
-        if std::env::var("SYLVA_OLI_TOUCH").is_ok_and(|v| v == "1") {
-            touch(gp.orient);
-            touch(gp.base);
-            touch(gp.leaf_orient);
-            touch(gp.leaf_pos);
-        }
+        // The pose is read (and written) in the level order, which jumps between the trees'
+        // blocks: stream it in first.
+        touch(gp.orient);
+        touch(gp.base);
+        touch(gp.leaf_orient);
+        touch(gp.leaf_pos);
         if sh.uniform.is_none() {
             // Where the wind is sampled (Eq. 14, §4), in the forest's order.
             for (k, w) in gp.seg_wind.iter_mut().enumerate() {

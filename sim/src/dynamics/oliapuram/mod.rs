@@ -32,20 +32,35 @@
 //! reaches it only through its children's restorations (Eq. 18), as the wind does: the model
 //! transmits moments between segments, not forces.
 //!
-//! One step, as two phases over the whole forest (§3.2), plus the renderer's pose:
+//! One step, as two phases (§3.2), plus the renderer's pose:
 //!
 //! | phase       | does |
 //! |-------------|------|
-//! | dynamics    | every segment and leaf at once, in data-split jobs: forces (children's restorations from the step's start, so every body is independent) and Eqs. 20–21 |
-//! | integration | root to tips, one depth level of the whole forest at a time (jobs per level slice): world orientations and bases |
-//! | pose        | the segments' pose in forest order and every leaf's position and orientation |
+//! | dynamics    | every segment and leaf: forces (children's restorations from the step's start, so every body is independent) and Eqs. 20–21 |
+//! | integration | root to tips, one depth level after the other: world orientations and bases |
+//! | pose        | every leaf's position and orientation (and, level by level, the segments' pose in forest order) |
 //!
-//! The model keeps its state in the level order of `levels` (segments) and, for leaves,
-//! segment by segment in that order, so a run of segments owns its leaves; the pose is written
-//! in the forest's order. Every job reads the state of the step's start or of earlier levels
-//! and writes its own slice; no floating-point sum crosses a job boundary. The state is
-//! bit-identical for any number of workers. A step allocates nothing but its jobs (and, once,
-//! the wind sample buffers the first time the wind varies in space).
+//! Two schedules run these phases, with the same arithmetic on the same inputs, so the same
+//! bits:
+//! - by groups of whole trees (`groups`, when there are at least as many groups as threads):
+//!   each job takes whole groups of about an L2 cache of data and runs a group's dynamics, then
+//!   its integration level by level, then its leaves' pose, while its data is in the cache; one
+//!   fork and join per step. Trees do not interact, so inside every tree the order is the
+//!   paper's. The integration writes the pose directly.
+//! - level by level over the whole forest (fewer groups than threads, e.g. one tree on two
+//!   threads): the dynamics phase in data-split jobs over all segments and leaves, the
+//!   integration one depth level of the whole forest at a time (jobs per level slice) into a
+//!   level-ordered copy of the pose, then the pose phase.
+//!
+//! The model keeps its state in the level order of `levels` (segments, the whole forest's) and,
+//! for leaves, segment by segment in that order, so a run of segments owns its leaves; the pose
+//! is in the forest's order, and it is what the next step reads of the segments' and leaves'
+//! orientations and positions. Every job reads the state of the step's start or of earlier
+//! levels and writes its own slices; no floating-point sum crosses a job boundary. The state is
+//! bit-identical for any number of workers and either schedule. A step allocates its jobs and,
+//! by groups, each job's table of its level slices (and, once, the wind sample buffers the
+//! first time the wind varies in space, and the level-ordered pose the first time the level
+//! schedule runs).
 
 mod groups;
 mod interface;
@@ -109,8 +124,10 @@ struct State {
     base: Vec<Vec3>,
 }
 
-/// How a step is laid out over the threads; every schedule gives the same bits.
+/// How a step is laid out over the threads; every schedule gives the same bits. Steps choose
+/// by themselves (`Auto`); the tests force each of the others to compare their bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(test), allow(dead_code))]
 enum Schedule {
     /// Groups of whole trees when there are at least as many as threads, otherwise levels.
     Auto,
@@ -227,11 +244,7 @@ impl OliapuramModel {
             levels,
             leaves,
             groups,
-            schedule: match std::env::var("SYLVA_OLI_SCHEDULE").as_deref() {
-                Ok("levels") => Schedule::Levels,
-                Ok("groups") => Schedule::Groups,
-                _ => Schedule::Auto,
-            }, // TEMP
+            schedule: Schedule::Auto,
             state,
             pose,
             wind: Box::new(Calm),
