@@ -131,6 +131,14 @@ impl GpuOliapuram {
         }
     }
 
+    /// Blocks until every submitted step has finished; why the model failed, if it did.
+    pub fn finish(&self) -> std::result::Result<(), String> {
+        if let Err(e) = self.dev.wait() {
+            self.fail(e);
+        }
+        self.failure().map_or(Ok(()), Err)
+    }
+
     /// The device the model steps on.
     pub fn gpu(&self) -> &Arc<Gpu> {
         &self.dev.gpu
