@@ -193,6 +193,22 @@ fn gpu_and_cpu_agree_with_the_wind_on_the_gpu() {
     assert_no_validation_errors(&gpu);
 }
 
+/// The wind uniform in space (the gusting wind `bench sim` uses) is passed to the kernels as a
+/// constant: the same agreement.
+#[test]
+fn gpu_and_cpu_agree_in_a_gusting_uniform_wind() {
+    let gpu = gpu();
+    let f = forest();
+    let wind = || Box::new(sylva_sim::GustingWind::new(14.0, 0.3, 0.5, 9).unwrap());
+    let mut cpu = ModelKind::Oliapuram.build(f.clone()).unwrap();
+    cpu.set_wind(wind());
+    let mut on_gpu = GpuOliapuram::new(&gpu, f).unwrap();
+    on_gpu.set_wind(wind());
+    let (diff, moved) = compare(&mut *cpu, &mut on_gpu);
+    check_agreement(diff, moved);
+    assert_no_validation_errors(&gpu);
+}
+
 /// After every step of the GPU model in a strong gusting wind, each segment's base lies on its
 /// parent's tip and each segment keeps its length (the distance from its base to its
 /// children's bases), and orientations stay unit quaternions.

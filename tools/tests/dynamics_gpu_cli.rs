@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use sylva_render::Rgba;
+use sylva_tests::pixels::count;
 
 struct Run {
     code: i32,
@@ -104,6 +105,40 @@ fn render_with_the_dynamics_on_the_gpu_matches_the_cpu_model() {
     assert!(
         same <= 20,
         "the GPU model's picture differs from the CPU model's in {same} pixels"
+    );
+}
+
+/// The viewer with Oliapuram's model and the fluid wind on the GPU: the simulation thread
+/// submits the wind's and the trees' compute work while the main thread draws, under the
+/// validation layer (which fails the run on any error).
+#[test]
+fn viewer_steps_the_trees_on_the_gpu_beside_the_frames() {
+    let dir = TempDir::new("xvfb");
+    let shot = dir.path("shot.png");
+    let r = run(Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1280x800x24"])
+        .arg(env!("CARGO_BIN_EXE_sylva"))
+        .args([
+            "view",
+            "--frames",
+            "60",
+            "--no-vsync",
+            "--validation",
+            "--model",
+            "oliapuram",
+            "--wind-gpu",
+            "--dynamics-gpu",
+            "--screenshot",
+        ])
+        .arg(&shot));
+    assert_eq!(r.code, 0, "sylva view --dynamics-gpu under Xvfb failed:\n{}", r.stderr);
+    assert!(r.stderr.contains("60 frames"), "{}", r.stderr);
+    assert!(!r.stderr.contains("GPU dynamics failed"), "{}", r.stderr);
+    let image = read_png(&shot);
+    let (bark, leaf) = count(&image, 0, 100, 1280, 660);
+    assert!(
+        leaf > 20_000 && bark > 1_000,
+        "trees not drawn: {bark} bark, {leaf} leaf pixels"
     );
 }
 
