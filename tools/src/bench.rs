@@ -120,8 +120,8 @@ struct SimReport {
     dt: f64,
     seed: u64,
     /// Work time per phase of the model (summed over threads; Weber's: populate, solve, and
-    /// kinematics including the contact response) and wall time per step (`total`), per
-    /// segment \[ns\].
+    /// kinematics including the contact response; with `--dynamics-gpu`, the device's time of
+    /// each phase from its timestamps) and wall time per step (`total`), per segment \[ns\].
     ns_per_segment_step: serde_json::Map<String, serde_json::Value>,
     wall_ms_per_step: f64,
     /// Wall time per step over segments and leaves together (Oliapuram's "components") \[ns\].
@@ -473,8 +473,12 @@ fn print_table(r: &SimReport, phases: &[&str], timings: &FrameTimings) {
         let v = r.ns(name);
         println!("  {:<12} {:>14.2} {:>14.4}", name, v, ms(v));
     }
+    let note = match &r.device {
+        Some(d) => format!("wall clock; phases are the device's time on {d}, from its timestamps"),
+        None => "wall clock; phases are work time summed over threads".to_string(),
+    };
     println!(
-        "  {:<12} {:>14.2} {:>14.4}   (wall clock; phases are work time summed over threads)",
+        "  {:<12} {:>14.2} {:>14.4}   ({note})",
         "total",
         r.ns("total"),
         r.wall_ms_per_step

@@ -15,6 +15,7 @@
 //! last step on the device, and waits for it with a fence.
 
 use std::sync::Mutex;
+use std::time::Duration;
 
 use ash::vk;
 use gpu_allocator::MemoryLocation;
@@ -25,6 +26,10 @@ use super::buffers::{pack_leaves, pack_segments, pack_state, DeviceBuffers, Size
 use super::pipelines::{Kernel, Pipelines};
 use crate::error::{vk_err, RenderError, Result};
 use crate::gpu::Gpu;
+use crate::timestamps::TimestampClock;
+
+/// Timestamps per step: before the dynamics, after it, after the integration, after the pose.
+const TIMESTAMPS: u32 = 4;
 
 /// The read-back command buffer and its fence.
 struct Readback {
@@ -59,6 +64,14 @@ pub(super) struct Device {
     starts: Vec<u32>,
     /// The fluid buffer the sets point at.
     bound_fluid: vk::Buffer,
+    /// The compute queue's timestamp clock (`None` when it records no timestamps).
+    clock: Option<TimestampClock>,
+    queries: vk::QueryPool,
+    /// Whether the last submission wrote timestamps not read yet.
+    timed: bool,
+    /// Device time of the dynamics, integration and pose dispatches of the last step whose
+    /// timestamps were read.
+    phase_times: Option<[Duration; 3]>,
 }
 
 fn barrier(gpu: &Gpu, cmd: vk::CommandBuffer, src: vk::PipelineStageFlags2, dst: vk::PipelineStageFlags2) {
@@ -127,6 +140,15 @@ impl Device {
             m: m as u32,
             starts: e.starts.clone(),
             bound_fluid: vk::Buffer::null(),
+            clock: TimestampClock::of_family(
+                &gpu.instance,
+                gpu.physical,
+                gpu.queues.compute_family(),
+                gpu.properties.limits.timestamp_period,
+            ),
+            queries: vk::QueryPool::null(),
+            timed: false,
+            phase_times: None,
         };
         // From here on, `d`'s Drop destroys whatever exists.
         d.bufs = Some(DeviceBuffers::new(gpu, n, m)?);
@@ -179,6 +201,13 @@ impl Device {
             .semaphore_type(vk::SemaphoreType::TIMELINE)
             .initial_value(0);
         let info = vk::SemaphoreCreateInfo::default().push_next(&mut timeline);
+        if self.clock.is_some() {
+            let info = vk::QueryPoolCreateInfo::default()
+                .query_type(vk::QueryType::TIMESTAMP)
+                .query_count(TIMESTAMPS);
+            // SAFETY: valid device and create info.
+            self.queries = unsafe { dev.create_query_pool(&info, None) }.map_err(vk_err("vkCreateQueryPool"))?;
+        }
         // SAFETY: valid device; timeline semaphores are enabled on every Gpu.
         self.semaphore = unsafe { dev.create_semaphore(&info, None) }.map_err(vk_err("vkCreateSemaphore"))?;
         Ok(())
@@ -240,7 +269,7 @@ impl Device {
                     unsafe { gpu.device.cmd_copy_buffer(cmd, src, dsts[k], &region) };
                 }
                 barrier(&gpu, cmd, vk::PipelineStageFlags2::TRANSFER, COMPUTE);
-                d.record_pose(cmd, &OliapuramPush::default());
+                d.record_pose(cmd, &OliapuramPush::default(), false);
             },
             None,
         );
@@ -253,8 +282,52 @@ impl Device {
         result
     }
 
-    /// Records the integration (one dispatch per level) and the pose from the current state.
-    fn record_pose(&self, cmd: vk::CommandBuffer, base: &OliapuramPush) {
+    /// Writes timestamp `k` of the step after the work recorded so far (when timed).
+    fn stamp(&self, cmd: vk::CommandBuffer, k: u32) {
+        if self.clock.is_none() {
+            return;
+        }
+        // SAFETY: `cmd` is recording; the pool holds TIMESTAMPS queries, reset at the start of
+        // this command buffer; its previous submission has completed.
+        unsafe {
+            if k == 0 {
+                self.gpu.device.cmd_reset_query_pool(cmd, self.queries, 0, TIMESTAMPS);
+            }
+            self.gpu
+                .device
+                .cmd_write_timestamp2(cmd, vk::PipelineStageFlags2::COMPUTE_SHADER, self.queries, k);
+        }
+    }
+
+    /// Device time of the dynamics, integration and pose dispatches of the newest step whose
+    /// timestamps were read (when the step after it was recorded, or by [`wait`](Self::wait)
+    /// through [`collect`](Self::collect)); `None` without timestamps.
+    pub fn phase_times(&self) -> Option<[Duration; 3]> {
+        self.phase_times
+    }
+
+    /// Reads the last submission's timestamps, once it has completed.
+    pub fn collect(&mut self) -> Result<()> {
+        if !self.timed {
+            return Ok(());
+        }
+        self.wait()?;
+        self.timed = false;
+        let Some(clock) = self.clock else {
+            return Ok(());
+        };
+        let mut ticks = [0u64; TIMESTAMPS as usize];
+        // SAFETY: the pool has TIMESTAMPS queries, written on the compute queue by the last
+        // submission, which has completed (waited above).
+        if unsafe { clock.read(&self.gpu.device, self.queries, &mut ticks, false) }? {
+            self.phase_times = Some([0, 1, 2].map(|k| clock.span(ticks[k], ticks[k + 1])));
+        }
+        Ok(())
+    }
+
+    /// Records the integration (one dispatch per level) and the pose from the current state,
+    /// with the step's timestamps 2 and 3 when `timed`.
+    fn record_pose(&self, cmd: vk::CommandBuffer, base: &OliapuramPush, timed: bool) {
         let mut push = *base;
         push.counts[0] = self.n;
         push.counts[1] = self.m;
@@ -265,8 +338,14 @@ impl Device {
                 .dispatch(&self.gpu, cmd, Kernel::Integrate, self.parity, &push, w[1] - w[0]);
             barrier(&self.gpu, cmd, COMPUTE, COMPUTE);
         }
+        if timed {
+            self.stamp(cmd, 2);
+        }
         self.pipes
             .dispatch(&self.gpu, cmd, Kernel::Pose, self.parity, &push, self.n + self.m);
+        if timed {
+            self.stamp(cmd, 3);
+        }
         barrier(&self.gpu, cmd, COMPUTE, vk::PipelineStageFlags2::HOST);
         barrier(&self.gpu, cmd, COMPUTE, vk::PipelineStageFlags2::TRANSFER);
     }
@@ -279,14 +358,18 @@ impl Device {
         push.counts[1] = self.m;
         self.submit(
             |d, cmd| {
+                d.stamp(cmd, 0);
                 d.pipes
                     .dispatch(&d.gpu, cmd, Kernel::Dynamics, d.parity, &push, d.n + d.m);
+                d.stamp(cmd, 1);
                 barrier(&d.gpu, cmd, COMPUTE, COMPUTE);
                 d.parity = 1 - d.parity;
-                d.record_pose(cmd, &push);
+                d.record_pose(cmd, &push, true);
             },
             wind,
-        )
+        )?;
+        self.timed = true;
+        Ok(())
     }
 
     /// Waits for the previous submission, records one with `record`, and submits it after
@@ -297,6 +380,7 @@ impl Device {
         extra: Option<(vk::Semaphore, u64)>,
     ) -> Result<()> {
         self.wait()?;
+        self.collect()?;
         let cmd = self.cmd;
         // SAFETY: the previous submission has completed (waited above), so `cmd` is not
         // pending; its pool allows resetting it.
@@ -454,10 +538,11 @@ impl Device {
 
 impl Drop for Device {
     fn drop(&mut self) {
-        // Everything submitted must finish before its objects go.
-        if self.wait().is_err() {
-            let _ = self.gpu.wait_idle();
-        }
+        // Everything submitted must finish before its objects go: the timeline, then the
+        // queues themselves (a driver may still be retiring a submission whose signal a host
+        // wait already saw).
+        let _ = self.wait();
+        let _ = self.gpu.wait_idle();
         let gpu = self.gpu.clone();
         self.pipes.destroy(&gpu);
         let rb = self.readback.get_mut().unwrap_or_else(|e| e.into_inner());
@@ -468,6 +553,7 @@ impl Drop for Device {
             gpu.device.destroy_command_pool(rb.pool, None);
             gpu.device.destroy_command_pool(self.pool, None);
             gpu.device.destroy_semaphore(self.semaphore, None);
+            gpu.device.destroy_query_pool(self.queries, None);
         }
         if let Some(b) = self.bufs.take() {
             b.destroy(&gpu);

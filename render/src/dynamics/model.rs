@@ -23,7 +23,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use glam::{Quat, Vec3, Vec4};
 use sylva_engine::{FrameTimings, JobSystem};
@@ -316,10 +316,16 @@ impl DynamicsModel for GpuOliapuram {
                 self.fail(e);
             }
         }
-        // The host's share of the step: waiting for the previous step, sampling a CPU wind,
-        // recording and submitting (the device works on after this returns).
-        if let Some(id) = timings.phase_id(OliapuramModel::PHASES[0]) {
-            timings.add(id, t0.elapsed());
+        // The phases' device times of the step before this one (read when this one was
+        // recorded: the device works on after `step` returns); without timestamps, the host's
+        // share of the step (waiting for the previous step, sampling a CPU wind, recording and
+        // submitting) as the dynamics'.
+        let host = t0.elapsed();
+        let times = self.dev.phase_times().unwrap_or([host, Duration::ZERO, Duration::ZERO]);
+        for (name, d) in OliapuramModel::PHASES.iter().zip(times) {
+            if let Some(id) = timings.phase_id(name) {
+                timings.add(id, d);
+            }
         }
         self.stale();
         self.time += h;
