@@ -310,6 +310,11 @@ impl DynamicsModel for GpuOliapuram {
     fn step(&mut self, jobs: &JobSystem, timings: &FrameTimings) {
         let h = self.dt() as f64;
         let t0 = Instant::now();
+        // The last step must be done with the wind's buffers before the wind steps on (the GPU
+        // wind overwrites a field two of its steps later).
+        if let Err(e) = self.dev.wait() {
+            self.fail(e);
+        }
         self.cpu.wind_mut().prepare(self.time, jobs, timings);
         if !self.failed() {
             if let Err(e) = self.try_step(jobs) {
