@@ -62,6 +62,7 @@
 //! first time the wind varies in space, and the level-ordered pose the first time the level
 //! schedule runs).
 
+mod export;
 mod groups;
 mod interface;
 mod kernels;
@@ -71,6 +72,7 @@ mod params;
 #[cfg(test)]
 mod tests;
 
+pub use export::{LeafConstants, OliapuramExport, SegmentConstants};
 pub use params::OliapuramParams;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
