@@ -935,7 +935,8 @@ impl FluidGrid {
         // (the grid is far larger than a core's cache). Every face is computed on its own, so
         // the grouping changes no bit. w has one slab more than u and v (its faces on the z+
         // side), which the last job takes too.
-        let group = slab_group(plane[0].max(plane[1]));
+        // About as many faces per job as the other passes have.
+        let group = slab_group(plane[0] + plane[1] + plane[2]);
         let nz = d.n[2];
         let (nw, w_last) = nw.split_at_mut(nz * plane[2]);
         let mut w_last = Some(w_last);
