@@ -940,7 +940,7 @@ impl FluidGrid {
         let nz = d.n[2];
         let (nw, w_last) = nw.split_at_mut(nz * plane[2]);
         let mut w_last = Some(w_last);
-        let mut chunks: Vec<_> = nu
+        let mut chunks: Vec<Job<'_>> = nu
             .chunks_mut(plane[0] * group)
             .zip(nv.chunks_mut(plane[1] * group))
             .zip(nw.chunks_mut(plane[2] * group))
@@ -950,7 +950,15 @@ impl FluidGrid {
         if let Some(last) = chunks.last_mut() {
             last.4 = w_last.take();
         }
-        let run = |(k0, u, v, w, last): &mut (usize, &mut [f32], &mut [f32], &mut [f32], Option<&mut [f32]>)| {
+        /// First slab, the three components' faces from it, and w's extra slab for the last job.
+        type Job<'s> = (
+            usize,
+            &'s mut [f32],
+            &'s mut [f32],
+            &'s mut [f32],
+            Option<&'s mut [f32]>,
+        );
+        let run = |(k0, u, v, w, last): &mut Job<'_>| {
             ctx.rows::<0>(*k0, u);
             ctx.rows::<1>(*k0, v);
             ctx.rows::<2>(*k0, w);
