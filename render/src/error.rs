@@ -41,6 +41,9 @@ pub enum RenderError {
     /// The memory allocator refused a request for a reason other than running out.
     #[error("memory allocation failed while {during}: {message}")]
     Allocation { during: String, message: String },
+    /// A simulation setting or forest the model refused.
+    #[error(transparent)]
+    Simulation(#[from] sylva_sim::error::SimError),
     /// Any other Vulkan failure, with the call that failed.
     #[error("Vulkan call {call} failed: {result}")]
     Vulkan { call: &'static str, result: vk::Result },

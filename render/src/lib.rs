@@ -21,6 +21,7 @@
 #![allow(unsafe_code)]
 
 pub mod cache;
+pub mod dynamics;
 pub mod error;
 pub mod field;
 pub mod frame;
@@ -35,6 +36,7 @@ pub mod timestamps;
 pub mod wind;
 
 pub use ash::vk;
+pub use dynamics::GpuOliapuram;
 pub use error::{RenderError, Result};
 pub use frame::{Camera, LodSettings, RenderFrame};
 pub use gpu::{Gpu, GpuOptions, WindowHandles};

@@ -1210,6 +1210,11 @@ impl GpuFluid {
         self.n
     }
 
+    /// The device the solver runs on.
+    pub fn device(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+
     /// The grid's minimum corner and cell size \[m\].
     pub fn placement(&self) -> (glam::Vec3, glam::Vec3) {
         (self.origin, self.h)
@@ -1218,7 +1223,7 @@ impl GpuFluid {
 
 /// A compute pipeline of `spirv` with `layout`, its specialisation constant 0 set to `constant`
 /// when given. The shader's interface must match the layout.
-fn compute_pipeline(
+pub(crate) fn compute_pipeline(
     gpu: &Gpu,
     layout: vk::PipelineLayout,
     spirv: &Spirv,
@@ -1250,7 +1255,7 @@ fn compute_pipeline(
 }
 
 /// Size of the largest device-local memory heap.
-fn device_local_heap(gpu: &Gpu) -> u64 {
+pub(crate) fn device_local_heap(gpu: &Gpu) -> u64 {
     // SAFETY: plain query on the Gpu's physical device.
     let memory = unsafe { gpu.instance.get_physical_device_memory_properties(gpu.physical) };
     memory.memory_heaps[..memory.memory_heap_count as usize]

@@ -57,6 +57,9 @@ spirv!(WIND_MG_PROLONG_COMP, "wind_mg_prolong.comp");
 spirv!(WIND_MG_VECTOR_COMP, "wind_mg_vector.comp");
 spirv!(WIND_MG_DOT_COMP, "wind_mg_dot.comp");
 spirv!(WIND_MG_SCALAR_COMP, "wind_mg_scalar.comp");
+spirv!(OLIAPURAM_DYNAMICS_COMP, "oliapuram_dynamics.comp");
+spirv!(OLIAPURAM_INTEGRATE_COMP, "oliapuram_integrate.comp");
+spirv!(OLIAPURAM_POSE_COMP, "oliapuram_pose.comp");
 
 /// Every stage, for tools that check them all.
 pub const ALL: &[Spirv] = &[
@@ -95,11 +98,73 @@ pub const ALL: &[Spirv] = &[
     WIND_MG_VECTOR_COMP,
     WIND_MG_DOT_COMP,
     WIND_MG_SCALAR_COMP,
+    OLIAPURAM_DYNAMICS_COMP,
+    OLIAPURAM_INTEGRATE_COMP,
+    OLIAPURAM_POSE_COMP,
 ];
 
 /// Local workgroup size of the wind kernels (`glsl/wind_common.glsl`): the paper's 16×8×4
 /// blocks (paper 004 §2.4), 16 along world x, 4 along y (vertical, the short axis), 8 along z.
 pub const WIND_LOCAL_SIZE: [u32; 3] = [16, 4, 8];
+
+/// Local workgroup size of Oliapuram & Kumar's kernels (`glsl/oliapuram_common.glsl`).
+pub const OLIAPURAM_LOCAL_SIZE: u32 = 64;
+
+/// Push constants of Oliapuram & Kumar's kernels, std430 (`Push` in
+/// `glsl/oliapuram_common.glsl`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct OliapuramPush {
+    /// Segments n, leaves m, first level index of the level, its length (integration).
+    pub counts: [u32; 4],
+    /// The uniform wind (wind mode 0) \[m/s\]; w: the time step \[s\].
+    pub wind: [f32; 4],
+    /// x: wind mode (0 uniform, 1 samples, 2 fluid); y, z: offsets of v and w in the fluid's
+    /// velocity buffer, in floats.
+    pub mode: [u32; 4],
+    /// The fluid's cells nx, ny, nz.
+    pub cells: [u32; 4],
+    /// The fluid domain's minimum corner \[m\].
+    pub origin: [f32; 4],
+    /// The fluid's cell size \[m\].
+    pub h: [f32; 4],
+    /// x: every leaf's μ/I.
+    pub leaf: [f32; 4],
+}
+
+/// One segment's static data (`Seg` in `glsl/oliapuram_common.glsl`), level order.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct OliapuramSeg {
+    /// Rest weight moment / I; w: centroid distance.
+    pub a: [f32; 4],
+    /// Wind gain, weight gain, μ/I, ω₀².
+    pub b: [f32; 4],
+    /// den, propagation, length, 0.
+    pub c: [f32; 4],
+    /// Rest orientation relative to the parent.
+    pub rest: [f32; 4],
+    /// The root's base (roots only).
+    pub root: [f32; 4],
+    /// Parent, first child, end of children, forest index.
+    pub topo: [u32; 4],
+    /// First leaf, end of leaves.
+    pub leaves: [u32; 4],
+}
+
+/// One leaf's static data (`Leaf` in `glsl/oliapuram_common.glsl`), model leaf order.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct OliapuramLeaf {
+    /// Reaction on the segment per radian; w: wind gain.
+    pub a: [f32; 4],
+    /// ω₀², den, along, half length.
+    pub b: [f32; 4],
+    /// Rest orientation in the segment's frame.
+    pub rest: [f32; 4],
+    /// Segment (level index), forest leaf index.
+    pub idx: [u32; 4],
+}
 
 impl Spirv {
     /// The SPIR-V words (the bytes are 4-byte aligned copies made on first use).
@@ -333,6 +398,13 @@ const _: () = {
     assert!(offset_of!(WindPush, border) == 80);
     assert!(offset_of!(WindPush, sides) == 96);
     assert!(size_of::<WindBallsHeader>() == 32);
+    assert!(size_of::<OliapuramPush>() == 112);
+    assert!(offset_of!(OliapuramPush, mode) == 32);
+    assert!(offset_of!(OliapuramPush, leaf) == 96);
+    assert!(size_of::<OliapuramSeg>() == 112);
+    assert!(offset_of!(OliapuramSeg, topo) == 80);
+    assert!(size_of::<OliapuramLeaf>() == 64);
+    assert!(offset_of!(OliapuramLeaf, idx) == 48);
     assert!(offset_of!(WindBallsHeader, k_hi) == 16);
     assert!(size_of::<GpuWindBall>() == 32);
     assert!(offset_of!(GpuWindBall, accel_inv_r2) == 16);

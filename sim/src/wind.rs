@@ -48,6 +48,11 @@ pub trait WindField: Send + Sync {
     fn failure(&self) -> Option<String> {
         None
     }
+    /// The field as `Any`, for a field that lives on a device, so that a model stepped on the
+    /// same device can read it there (`sylva_render`'s GPU wind). By default, `None`.
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
     /// Wind velocity at a world position.
     fn sample(&self, position: Vec3) -> Vec3;
     /// Replaces each point by the wind velocity there: [`sample`] at each, bit for bit, in one

@@ -14,7 +14,12 @@ use sylva_sim::scene::{orbit_collider, TestForest, MAX_TEST_FOREST_SEGMENTS};
 use sylva_sim::skeleton::MAX_LEAVES_PER_TREE;
 use sylva_sim::{GustingWind, Material};
 
-use crate::args::{count_in, number_in, seed, IntegratorArg, SolverArg};
+use std::sync::Arc;
+
+use sylva_render::{Gpu, GpuOliapuram};
+use sylva_sim::dynamics::{ModelParts, OliapuramParams};
+
+use crate::args::{check_validation, count_in, number_in, seed, IntegratorArg, SolverArg};
 use crate::interrupt;
 use crate::progress::Progress;
 
@@ -85,6 +90,13 @@ pub struct SimArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
+    /// Step the model as Vulkan compute shaders on the device (`--model oliapuram` only: the
+    /// GPU path exists for Oliapuram & Kumar's model), on its dedicated compute queue when it
+    /// has one. The wind (gusting, uniform in space) is passed to the kernels each step.
+    #[arg(long)]
+    dynamics_gpu: bool,
+    #[command(flatten)]
+    gpu: crate::args::GpuArgs,
 }
 
 #[derive(Serialize)]
@@ -108,8 +120,8 @@ struct SimReport {
     dt: f64,
     seed: u64,
     /// Work time per phase of the model (summed over threads; Weber's: populate, solve, and
-    /// kinematics including the contact response) and wall time per step (`total`), per
-    /// segment \[ns\].
+    /// kinematics including the contact response; with `--dynamics-gpu`, the device's time of
+    /// each phase from its timestamps) and wall time per step (`total`), per segment \[ns\].
     ns_per_segment_step: serde_json::Map<String, serde_json::Value>,
     wall_ms_per_step: f64,
     /// Wall time per step over segments and leaves together (Oliapuram's "components") \[ns\].
@@ -127,6 +139,9 @@ struct SimReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     cg_iterations_per_solve: Option<f64>,
     setup_ms: f64,
+    /// The device the model steps on (`--dynamics-gpu`; absent on the CPU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    device: Option<String>,
 }
 
 impl SimReport {
@@ -168,6 +183,14 @@ fn step_runs(runs: &mut [Run], steps: u64, jobs: &JobSystem) -> Result<()> {
         done += block;
         progress.update_count(done, steps);
     }
+    // A model on a device works on after its last step returns: its time counts.
+    for r in runs.iter_mut() {
+        if let Some(g) = r.sim.as_any().downcast_ref::<GpuOliapuram>() {
+            let t0 = Instant::now();
+            g.finish().map_err(anyhow::Error::msg)?;
+            r.wall += t0.elapsed();
+        }
+    }
     progress.finish();
     drop(stoppable);
     Ok(())
@@ -193,6 +216,22 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
             ModelKind::names()
         );
     }
+    if a.dynamics_gpu {
+        if let Some(m) = a.model.iter().find(|&&m| m != ModelKind::Oliapuram) {
+            anyhow::bail!(
+                "--dynamics-gpu steps only Oliapuram & Kumar's model on the GPU (got --model {m}; allowed with --dynamics-gpu: --model oliapuram)"
+            );
+        }
+    } else if a.gpu.validation || a.gpu.device.is_some() {
+        anyhow::bail!("--validation and --device choose the device of --dynamics-gpu, which is not given");
+    }
+    let gpu = if a.dynamics_gpu {
+        Some(Arc::new(
+            Gpu::new(&a.gpu.options(), None).context("cannot open a Vulkan device for --dynamics-gpu")?,
+        ))
+    } else {
+        None
+    };
     let scene = TestForest::new(
         a.seed,
         a.segments as usize,
@@ -215,9 +254,22 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
     });
     let mut runs = Vec::new();
     for (model, inertia) in models {
-        let mut sim = model
-            .build(scene.forest.clone())
-            .with_context(|| format!("cannot set up the {model} model"))?;
+        let mut sim = match &gpu {
+            Some(gpu) => {
+                let params = OliapuramParams {
+                    dt: a.dt as f32,
+                    ..OliapuramParams::for_material(&material)
+                };
+                let parts = ModelParts::new(scene.forest.clone());
+                let m = GpuOliapuram::from_parts(gpu, parts, params)
+                    .map_err(|r| r.error)
+                    .with_context(|| format!("cannot set up the {model} model on {}", gpu.name()))?;
+                Box::new(m) as Box<dyn DynamicsModel>
+            }
+            None => model
+                .build(scene.forest.clone())
+                .with_context(|| format!("cannot set up the {model} model"))?,
+        };
         sim.set_time_step(a.dt as f32).context("--dt")?;
         if let Some(w) = sim.as_any_mut().downcast_mut::<WeberModel>() {
             w.set_solver(solver);
@@ -241,6 +293,7 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
     let setup_ms = setup.elapsed().as_secs_f64() * 1e3 / runs.len() as f64;
     step_runs(&mut runs, a.steps, &jobs)?;
     let reports: Vec<SimReport> = runs.iter().map(|r| report(a, r, setup_ms)).collect();
+
     if a.json {
         if let [one] = &reports[..] {
             println!("{}", serde_json::to_string(one)?);
@@ -260,6 +313,10 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
             }
         }
         print_side_by_side(&reports, &phases);
+    }
+    if let Some(gpu) = &gpu {
+        drop(runs);
+        check_validation(gpu)?;
     }
     Ok(())
 }
@@ -313,6 +370,7 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
             }
         }),
         setup_ms,
+        device: sim.as_any().downcast_ref::<GpuOliapuram>().map(|g| g.gpu().name()),
     }
 }
 
@@ -415,8 +473,12 @@ fn print_table(r: &SimReport, phases: &[&str], timings: &FrameTimings) {
         let v = r.ns(name);
         println!("  {:<12} {:>14.2} {:>14.4}", name, v, ms(v));
     }
+    let note = match &r.device {
+        Some(d) => format!("wall clock; phases are the device's time on {d}, from its timestamps"),
+        None => "wall clock; phases are work time summed over threads".to_string(),
+    };
     println!(
-        "  {:<12} {:>14.2} {:>14.4}   (wall clock; phases are work time summed over threads)",
+        "  {:<12} {:>14.2} {:>14.4}   ({note})",
         "total",
         r.ns("total"),
         r.wall_ms_per_step

@@ -104,6 +104,9 @@ pub fn run(a: &FrameBenchArgs) -> Result<()> {
     if a.scene.wind_gpu {
         bail!("bench frame times the CPU's frame and opens no device; --wind-gpu is not allowed here (allowed: --wind-model fluid|uniform)");
     }
+    if a.scene.dynamics_gpu {
+        bail!("bench frame times the CPU's frame and opens no device; --dynamics-gpu is not allowed here (allowed: bench sim --dynamics-gpu, bench render --dynamics-gpu)");
+    }
     let setup = Instant::now();
     let s = &a.scene;
     let scene = Scene::build_with(

@@ -112,8 +112,11 @@ pub fn run(a: &RenderBenchArgs) -> Result<()> {
     if a.scene.wind_gpu {
         driver.use_gpu_wind(gpu.clone())?;
     }
+    if a.scene.dynamics_gpu {
+        driver.use_gpu_dynamics(gpu.clone())?;
+    }
     driver.step(30);
-    if let Some(failure) = driver.wind_failure() {
+    if let Some(failure) = driver.wind_failure().or_else(|| driver.dynamics_failure()) {
         anyhow::bail!("{failure}");
     }
 

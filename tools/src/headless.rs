@@ -68,6 +68,9 @@ pub fn render_scene(a: &RenderArgs) -> Result<Rgba> {
     if a.scene.wind_gpu {
         driver.use_gpu_wind(gpu.clone())?;
     }
+    if a.scene.dynamics_gpu {
+        driver.use_gpu_dynamics(gpu.clone())?;
+    }
     let start = Instant::now();
     {
         let _stoppable = interrupt::Steps::begin();
@@ -80,7 +83,7 @@ pub fn render_scene(a: &RenderArgs) -> Result<Rgba> {
         progress.finish();
     }
     let sim_s = start.elapsed().as_secs_f64();
-    if let Some(failure) = driver.wind_failure() {
+    if let Some(failure) = driver.wind_failure().or_else(|| driver.dynamics_failure()) {
         bail!("{failure}");
     }
     let mut frame = RenderFrame::default();

@@ -13,9 +13,9 @@ use sylva_engine::{FrameTimings, JobSystem};
 use sylva_render::cache::CacheWriter;
 use sylva_render::field::slice_arrows;
 use sylva_render::frame::{Camera, FillIndex, LodSettings, RenderFrame, SceneInfo, SimTimings};
-use sylva_render::{Gpu, GpuWind};
+use sylva_render::{Gpu, GpuOliapuram, GpuWind};
 use sylva_sim::dynamics::weber::{SolverKind, WeberModel};
-use sylva_sim::dynamics::{DynamicsModel, ModelKind, ModelParts, Refused};
+use sylva_sim::dynamics::{DynamicsModel, ModelKind, ModelParts, OliapuramParams, Refused};
 use sylva_sim::fluid::{FluidGrid, FluidParams, FluidWind, WindBall, FLUID_PHASES};
 use sylva_sim::scene::{SpeciesForest, MAX_TEST_FOREST_LEAVES, MAX_TEST_FOREST_SEGMENTS};
 use sylva_sim::skeleton::{MAX_LEAVES_PER_TREE, MAX_SEGMENTS_PER_TREE};
@@ -73,6 +73,12 @@ pub struct SceneArgs {
     /// after each frame's wind steps.
     #[arg(long)]
     pub wind_gpu: bool,
+    /// Step Oliapuram & Kumar's model (`--model oliapuram`) as Vulkan compute shaders on the
+    /// rendering device (the dedicated compute queue when it has one) instead of on the CPU.
+    /// With `--wind-gpu` too, the dynamics read the wind's field on the device. The pose is
+    /// read back once per drawn frame.
+    #[arg(long)]
+    pub dynamics_gpu: bool,
     #[command(flatten)]
     pub fork_rules: crate::trees::ForkRulesArg,
     #[command(flatten)]
@@ -356,6 +362,10 @@ pub struct Driver {
     wind_gpu: Option<Arc<Gpu>>,
     /// The wind's failure already reported.
     wind_failure: Option<String>,
+    /// The device Oliapuram & Kumar's model is stepped on, if not the CPU.
+    dynamics_gpu: Option<Arc<Gpu>>,
+    /// The model's failure already reported.
+    dynamics_failure: Option<String>,
     /// The cell layer whose wind is drawn as arrows, when shown.
     pub field_layer: Option<usize>,
     seed: u64,
@@ -408,6 +418,8 @@ impl Driver {
             vorticity: 0.0,
             wind_gpu: None,
             wind_failure: None,
+            dynamics_gpu: None,
+            dynamics_failure: None,
             field_layer: None,
             seed,
             trees,
@@ -446,6 +458,12 @@ impl Driver {
         }
         if a.wind_gpu && a.wind_model != WindModel::Fluid {
             bail!("only the fluid wind runs on the GPU (--wind-model fluid)");
+        }
+        if a.dynamics_gpu && a.model.model != ModelKind::Oliapuram {
+            bail!(
+                "--dynamics-gpu steps only Oliapuram & Kumar's model on the GPU (got --model {}; allowed with --dynamics-gpu: --model oliapuram)",
+                a.model.model
+            );
         }
         self.vorticity = a.vorticity as f32;
         self.weber_args = Some(a.model);
@@ -489,13 +507,24 @@ impl Driver {
             colliders: std::mem::take(sim.colliders_mut()),
             time: sim.time(),
         };
-        match kind.build_from(parts) {
+        let built = match (&self.dynamics_gpu, kind) {
+            (Some(gpu), ModelKind::Oliapuram) => {
+                let params = OliapuramParams::for_material(&parts.forest.material);
+                GpuOliapuram::from_parts(gpu, parts, params)
+                    .map(|m| Box::new(m) as Box<dyn DynamicsModel>)
+                    .map_err(|r| (anyhow::Error::new(r.error), r.parts))
+            }
+            _ => kind.build_from(parts).map_err(|r| {
+                let Refused { error, parts } = *r;
+                (anyhow::Error::new(error), parts)
+            }),
+        };
+        match built {
             Ok(next) => self.scene.sim = next,
-            Err(refused) => {
-                let Refused { error, parts } = *refused;
+            Err((error, parts)) => {
                 sim.set_wind(parts.wind);
                 *sim.colliders_mut() = parts.colliders;
-                return Err(anyhow::Error::new(error).context(format!("cannot switch to the {kind} model")));
+                return Err(error.context(format!("cannot switch to the {kind} model")));
             }
         }
         self.configure_model();
@@ -532,9 +561,44 @@ impl Driver {
         self.apply_wind()
     }
 
+    /// Steps Oliapuram & Kumar's model on `gpu` from now on (every Oliapuram model made after
+    /// this, too: a loaded scene's, the model key's); the scene's model must be Oliapuram's.
+    pub fn use_gpu_dynamics(&mut self, gpu: Arc<Gpu>) -> Result<()> {
+        let kind = self.scene.sim.kind();
+        if kind != ModelKind::Oliapuram {
+            bail!(
+                "--dynamics-gpu steps only Oliapuram & Kumar's model on the GPU (got --model {kind}; allowed with --dynamics-gpu: --model oliapuram)"
+            );
+        }
+        self.dynamics_gpu = Some(gpu);
+        self.switch_model(kind)?;
+        self.message = format!(
+            "{kind} model stepped on {}",
+            self.dynamics_gpu.as_ref().map_or(String::new(), |g| g.name())
+        );
+        Ok(())
+    }
+
+    /// Why the dynamics model stopped, if it failed (a model on the GPU on a device error).
+    pub fn dynamics_failure(&self) -> Option<String> {
+        self.scene.sim.failure()
+    }
+
     /// Why the wind stopped, if it failed (the GPU wind on a device error).
     pub fn wind_failure(&self) -> Option<String> {
         self.scene.sim.wind().failure()
+    }
+
+    /// Shows a model failure once in the message line (and on stderr when logging).
+    fn report_dynamics_failure(&mut self) {
+        let failure = self.dynamics_failure();
+        if failure.is_some() && failure != self.dynamics_failure {
+            self.message = failure.clone().unwrap_or_default();
+            if self.log {
+                eprintln!("{}", self.message);
+            }
+        }
+        self.dynamics_failure = failure;
     }
 
     /// Shows a wind failure once in the message line (and on stderr when logging).
@@ -766,6 +830,10 @@ impl Driver {
         .with_context(|| format!("cannot load {name}"))?;
         let camera = scene.default_camera(self.camera.aspect, self.camera.height_px);
         self.scene = scene;
+        if self.dynamics_gpu.is_some() && self.scene.sim.kind() == ModelKind::Oliapuram {
+            // The loaded trees move on the device too.
+            self.switch_model(ModelKind::Oliapuram)?;
+        }
         self.camera = camera.camera();
         self.configure_model();
         (self.timings, self.fill_phase) = driver_timings(&*self.scene.sim);
@@ -794,6 +862,7 @@ impl Driver {
             self.scene.sim.step(&self.jobs, &self.timings);
         }
         self.report_wind_failure();
+        self.report_dynamics_failure();
         steps
     }
 
@@ -805,6 +874,7 @@ impl Driver {
             self.timings.end_frame(start.elapsed());
         }
         self.report_wind_failure();
+        self.report_dynamics_failure();
     }
 
     /// One viewer frame when the simulation keeps real time at one step per frame: a step
@@ -813,6 +883,7 @@ impl Driver {
         let start = Instant::now();
         self.scene.sim.step(&self.jobs, &self.timings);
         self.report_wind_failure();
+        self.report_dynamics_failure();
         self.fill(frame, start, Duration::ZERO);
     }
 

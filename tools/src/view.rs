@@ -268,6 +268,9 @@ impl App {
         if self.args.scene.wind_gpu {
             driver.use_gpu_wind(gpu.clone())?;
         }
+        if self.args.scene.dynamics_gpu {
+            driver.use_gpu_dynamics(gpu.clone())?;
+        }
         driver.camera = self.orbit.camera();
         driver.log = true;
         let sim = std::thread::Builder::new()

@@ -145,6 +145,10 @@ impl WindField for GpuWind {
         self.grid.sample_into(points, out)
     }
 
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
+    }
+
     fn fluid(&self) -> Option<&FluidGrid> {
         Some(&self.grid)
     }

@@ -137,8 +137,14 @@ pub trait DynamicsModel: Send {
     fn state_hash(&self) -> u64;
     /// Kinetic energy of the trees \[J\], as the model measures it.
     fn kinetic_energy(&self) -> f64;
-    /// False once any part of the state stopped being finite.
+    /// False once any part of the state stopped being finite (or the model's device failed,
+    /// see [`failure`](Self::failure)).
     fn finite(&self) -> bool;
+    /// Why the model stopped stepping, when it failed (a model stepped on a device that
+    /// reported an error): the caller shows this. By default, `None`.
+    fn failure(&self) -> Option<String> {
+        None
+    }
     /// Bytes of simulation state in memory (forest, model state, scratch; capacities).
     fn heap_bytes(&self) -> usize;
     /// The wind field.

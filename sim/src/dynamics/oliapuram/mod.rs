@@ -47,6 +47,7 @@
 //! bit-identical for any number of workers. A step allocates nothing but its jobs (and, once,
 //! the wind sample buffers the first time the wind varies in space).
 
+mod export;
 mod interface;
 mod kernels;
 mod leaves;
@@ -55,6 +56,7 @@ mod params;
 #[cfg(test)]
 mod tests;
 
+pub use export::{LeafConstants, OliapuramExport, SegmentConstants};
 pub use params::OliapuramParams;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

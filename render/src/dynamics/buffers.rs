@@ -1,0 +1,204 @@
+//! The device buffers of [`GpuOliapuram`](super::GpuOliapuram): the model's static data packed
+//! as the kernels read it (`OliapuramSeg`, `OliapuramLeaf` in `sylva_shaders`), the state in two
+//! copies (the dynamics phase reads one and writes the other), the level-ordered pose, the
+//! renderer's pose, and the host-visible buffers the CPU writes (wind samples) or reads (sample
+//! points, status, the read-back copy).
+//!
+//! Invariants: every buffer holds at least one element (a forest may have no leaves); the
+//! layouts are those listed in `shaders/glsl/oliapuram_common.glsl`; device-local buffers are
+//! shared between the graphics and compute families when they differ.
+
+use ash::vk;
+use glam::{Quat, Vec3};
+use gpu_allocator::MemoryLocation;
+use sylva_shaders::{OliapuramLeaf, OliapuramSeg};
+use sylva_sim::dynamics::oliapuram::OliapuramExport;
+
+use crate::error::{RenderError, Result};
+use crate::gpu::{Buffer, Gpu};
+
+/// Bytes of one vec4.
+const VEC4: u64 = 16;
+/// Bytes of one vec2.
+const VEC2: u64 = 8;
+
+/// Every buffer the kernels bind, and the read-back copy.
+pub(super) struct DeviceBuffers {
+    pub segs: Buffer,
+    pub leaves: Buffer,
+    /// (θ', ω) of every segment, two copies.
+    pub seg_state: [Buffer; 2],
+    /// (ψ, dψ/dt) of every leaf, two copies.
+    pub leaf_state: [Buffer; 2],
+    /// Orientation and base in level order.
+    pub level: Buffer,
+    /// The renderer's pose (forest orders).
+    pub pose: Buffer,
+    /// Host-visible: the wind sampled on the CPU.
+    pub samples: Buffer,
+    /// Host-visible: where the CPU samples the wind.
+    pub points: Buffer,
+    /// Bound in place of the GPU wind's velocities when the wind is not on the GPU.
+    pub no_fluid: Buffer,
+    /// Host-visible: the kernels' status word.
+    pub status: Buffer,
+    /// Host-visible: the pose and the state, copied back on demand.
+    pub readback: Buffer,
+}
+
+/// Byte sizes of the per-body buffers for `n` segments and `m` leaves.
+pub(super) struct Sizes {
+    pub n: u64,
+    pub m: u64,
+}
+
+impl Sizes {
+    pub fn seg_state(&self) -> u64 {
+        2 * self.n * VEC4
+    }
+    pub fn leaf_state(&self) -> u64 {
+        self.m.max(1) * VEC2
+    }
+    pub fn level(&self) -> u64 {
+        2 * self.n * VEC4
+    }
+    pub fn pose(&self) -> u64 {
+        (2 * self.n + 2 * self.m) * VEC4
+    }
+    pub fn samples(&self) -> u64 {
+        (self.n + self.m) * VEC4
+    }
+    /// The read-back copy: the pose, then the segments' state, then the leaves'.
+    pub fn readback(&self) -> u64 {
+        self.pose() + self.seg_state() + self.leaf_state()
+    }
+}
+
+/// Packs the segments' static data as the kernels read it.
+pub(super) fn pack_segments(e: &OliapuramExport) -> Vec<OliapuramSeg> {
+    let q = |q: Quat| q.to_array();
+    (0..e.order.len())
+        .map(|v| {
+            let s = &e.segments[v];
+            let root = if e.parent[v] == sylva_sim::forest::NO_PARENT {
+                e.root_base.get(v).copied().unwrap_or(Vec3::ZERO)
+            } else {
+                Vec3::ZERO
+            };
+            OliapuramSeg {
+                a: s.weight_rest.extend(s.centroid).to_array(),
+                b: [s.wind_gain, s.weight_gain, s.damping_gain, s.w2],
+                c: [s.den, s.propagation, e.length[v], 0.0],
+                rest: q(e.rest[v]),
+                root: root.extend(0.0).to_array(),
+                topo: [e.parent[v], e.child_start[v], e.child_start[v + 1], e.order[v]],
+                leaves: [e.leaf_start[v], e.leaf_start[v + 1], 0, 0],
+            }
+        })
+        .collect()
+}
+
+/// Packs the leaves' static data as the kernels read it (one zeroed record when there are no
+/// leaves, which no invocation reads).
+pub(super) fn pack_leaves(e: &OliapuramExport) -> Vec<OliapuramLeaf> {
+    let mut out = Vec::with_capacity(e.leaves.len().max(1));
+    for v in 0..e.order.len() {
+        for (k, j) in (e.leaf_start[v]..e.leaf_start[v + 1]).enumerate() {
+            let l = &e.leaves[j as usize];
+            out.push(OliapuramLeaf {
+                a: l.reaction.extend(l.wind_gain).to_array(),
+                b: [l.w2, l.den, l.along, l.half_length],
+                rest: l.rest.to_array(),
+                idx: [v as u32, e.forest_leaf[v] + k as u32, 0, 0],
+            });
+        }
+    }
+    if out.is_empty() {
+        out.push(OliapuramLeaf::default());
+    }
+    out
+}
+
+/// The state as the kernels read it: segments' (θ', ω) and leaves' (ψ, dψ/dt).
+pub(super) fn pack_state(e: &OliapuramExport) -> (Vec<[f32; 4]>, Vec<[f32; 2]>) {
+    let mut seg: Vec<[f32; 4]> = e.phi.iter().map(|p| p.extend(0.0).to_array()).collect();
+    seg.extend(e.omega.iter().map(|w| w.extend(0.0).to_array()));
+    let mut leaf: Vec<[f32; 2]> = e.psi.iter().zip(&e.psi_dot).map(|(&p, &d)| [p, d]).collect();
+    if leaf.is_empty() {
+        leaf.push([0.0; 2]);
+    }
+    (seg, leaf)
+}
+
+impl DeviceBuffers {
+    /// Makes every buffer for `n` segments and `m` leaves (contents undefined). Refuses a
+    /// forest whose buffers exceed the device's storage buffer range.
+    pub fn new(gpu: &Gpu, n: usize, m: usize) -> Result<DeviceBuffers> {
+        let s = Sizes {
+            n: n as u64,
+            m: m as u64,
+        };
+        let limit = gpu.properties.limits.max_storage_buffer_range as u64;
+        let biggest = [
+            ("segment", n as u64 * size_of::<OliapuramSeg>() as u64),
+            ("pose", s.pose()),
+        ];
+        for (what, bytes) in biggest {
+            if bytes > limit {
+                return Err(RenderError::Invalid {
+                    what: "forest for the GPU dynamics",
+                    value: format!("{n} segments and {m} leaves ({what} buffer of {bytes} bytes)"),
+                    allowed: format!(
+                        "buffers of at most {limit} bytes on {} (maxStorageBufferRange): fewer trees",
+                        gpu.name()
+                    ),
+                });
+            }
+        }
+        let families = [gpu.queues.graphics, gpu.queues.compute_family()];
+        let storage = vk::BufferUsageFlags::STORAGE_BUFFER
+            | vk::BufferUsageFlags::TRANSFER_DST
+            | vk::BufferUsageFlags::TRANSFER_SRC;
+        let device =
+            |name: &str, size: u64| gpu.create_buffer_shared(name, size, storage, MemoryLocation::GpuOnly, &families);
+        let host = |name: &str, size: u64, location| gpu.create_buffer_shared(name, size, storage, location, &families);
+        let m1 = m.max(1) as u64;
+        Ok(DeviceBuffers {
+            segs: device("oliapuram segments", n as u64 * size_of::<OliapuramSeg>() as u64)?,
+            leaves: device("oliapuram leaves", m1 * size_of::<OliapuramLeaf>() as u64)?,
+            seg_state: [
+                device("oliapuram segment state A", s.seg_state())?,
+                device("oliapuram segment state B", s.seg_state())?,
+            ],
+            leaf_state: [
+                device("oliapuram leaf state A", s.leaf_state())?,
+                device("oliapuram leaf state B", s.leaf_state())?,
+            ],
+            level: device("oliapuram level pose", s.level())?,
+            pose: device("oliapuram pose", s.pose())?,
+            samples: host("oliapuram wind samples", s.samples(), MemoryLocation::CpuToGpu)?,
+            points: host("oliapuram wind points", s.samples(), MemoryLocation::GpuToCpu)?,
+            no_fluid: device("oliapuram no fluid", VEC4)?,
+            status: host("oliapuram status", VEC4, MemoryLocation::GpuToCpu)?,
+            readback: host("oliapuram readback", s.readback(), MemoryLocation::GpuToCpu)?,
+        })
+    }
+
+    /// Hands every buffer back to the device's allocator (nothing may use them any more).
+    pub fn destroy(self, gpu: &Gpu) {
+        let all = [
+            self.segs,
+            self.leaves,
+            self.level,
+            self.pose,
+            self.samples,
+            self.points,
+            self.no_fluid,
+            self.status,
+            self.readback,
+        ];
+        for b in all.into_iter().chain(self.seg_state).chain(self.leaf_state) {
+            gpu.destroy_buffer(b);
+        }
+    }
+}

@@ -1,0 +1,24 @@
+//! Oliapuram & Kumar's forest (paper 004 §3–4) stepped on the GPU: [`GpuOliapuram`], the same
+//! model as `sylva_sim::dynamics::OliapuramModel` as compute shaders
+//! (`shaders/glsl/oliapuram_*.comp`), behind the same interface
+//! (`sylva_sim::dynamics::DynamicsModel`).
+//!
+//! | file          | holds |
+//! |---------------|-------|
+//! | `buffers.rs`  | the device buffers and how the CPU model's arrays are packed into them |
+//! | `pipelines.rs`| the set layout, the three pipelines, the two descriptor sets |
+//! | `driver.rs`   | recording, submission on the compute queue, timeline, read-back |
+//! | `model.rs`    | [`GpuOliapuram`]: the wind, the clock, the trait |
+//!
+//! Invariants: the model's static data (levels, constants) are the CPU model's, exported once
+//! ([`OliapuramModel::export`](sylva_sim::dynamics::OliapuramModel::export)) and uploaded; the
+//! kernels do the CPU kernels' arithmetic in f32 in the same order (a GPU may fuse or reorder
+//! multiply-adds, so the two agree to rounding, not bit for bit); a step is one submission on
+//! the compute queue, ordered after the previous one by a timeline semaphore.
+
+mod buffers;
+mod driver;
+mod model;
+mod pipelines;
+
+pub use model::{GpuOliapuram, GpuRefused};

@@ -1,0 +1,461 @@
+//! [`GpuOliapuram`]: Oliapuram & Kumar's model stepped by the GPU kernels, as a
+//! [`DynamicsModel`] the viewer, `sylva render`, the benchmarks and the tests drive like the CPU
+//! model.
+//!
+//! It holds a CPU [`OliapuramModel`] for what does not step: the forest, the settings and the
+//! static data it exports to the device, the wind field and the colliders (held, as the CPU
+//! model holds them: this model has no contact). The CPU model's own clock and state are not
+//! used; the clock is this model's and the state lives on the device.
+//!
+//! The wind, each step, after the field is moved to the step's time:
+//! - uniform: passed to the kernels as a constant;
+//! - the GPU wind ([`GpuWind`]) on this model's device: the kernels sample its velocity buffer
+//!   where the CPU model samples the field (each segment's centroid, each blade's centre), with
+//!   the fluid grid's trilinear sampling; the step waits for the wind's timeline value on the
+//!   device. Nothing of the grid is read back for the dynamics;
+//! - any other field: the CPU samples it at the points the last step's pose kernel wrote (the
+//!   CPU model's points) and uploads the samples.
+//!
+//! The pose and the state are read back when asked for ([`DynamicsModel::pose`],
+//! [`DynamicsModel::state_hash`], [`DynamicsModel::kinetic_energy`]), once per step at most.
+//! A device error stops the model (the clock goes on, the trees keep their last pose); it is
+//! reported by [`DynamicsModel::failure`] and [`DynamicsModel::finite`] turns false.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use glam::{Quat, Vec3, Vec4};
+use sylva_engine::{FrameTimings, JobSystem};
+use sylva_shaders::OliapuramPush;
+use sylva_sim::collider::SphereCollider;
+use sylva_sim::dynamics::{DynamicsModel, ModelKind, ModelParts, OliapuramModel, OliapuramParams, Pose, PoseView};
+use sylva_sim::error::SimError;
+use sylva_sim::forest::Forest;
+use sylva_sim::hash::StateHash;
+use sylva_sim::wind::WindField;
+
+use super::driver::{Device, ReadBack};
+use crate::error::{RenderError, Result};
+use crate::gpu::Gpu;
+use crate::wind::GpuWind;
+
+/// Points the CPU samples per job.
+const SAMPLE_JOB: usize = 8192;
+
+/// A model the GPU could not be set up for: why, and the parts it was given.
+pub struct GpuRefused {
+    /// Why.
+    pub error: RenderError,
+    /// The forest, wind, colliders and clock, untouched.
+    pub parts: ModelParts,
+}
+
+impl std::fmt::Debug for GpuRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "GpuRefused({})", self.error)
+    }
+}
+
+/// Oliapuram & Kumar's forest on the GPU. See the module docs.
+pub struct GpuOliapuram {
+    cpu: OliapuramModel,
+    dev: Device,
+    time: f64,
+    /// Inertia of every segment (level order) and leaf (model order), for the kinetic energy.
+    inertia: Vec<f32>,
+    leaf_inertia: Vec<f32>,
+    /// μ/I of every leaf.
+    leaf_damping: f32,
+    failure: Mutex<Option<String>>,
+    /// The last read-back (`None` until read after the last step).
+    cache: Mutex<Option<ReadBack>>,
+    pose: RwLock<Pose>,
+    /// Scratch of the CPU-sampled wind.
+    points: Vec<Vec3>,
+    samples: Vec<[f32; 4]>,
+    /// Whether the pose in `pose` is the last step's.
+    pose_fresh: AtomicBool,
+}
+
+impl GpuOliapuram {
+    /// The model with its default settings for the forest's material on `gpu`.
+    pub fn new(gpu: &Arc<Gpu>, forest: Forest) -> Result<GpuOliapuram> {
+        let params = OliapuramParams::for_material(&forest.material);
+        GpuOliapuram::from_parts(gpu, ModelParts::new(forest), params).map_err(|r| r.error)
+    }
+
+    /// Sets up the model over `parts` (forest, wind, colliders, clock) with `params`, at rest in
+    /// the generated shape. Refuses what the CPU model refuses, and a device that cannot hold
+    /// it, handing the parts back.
+    pub fn from_parts(
+        gpu: &Arc<Gpu>,
+        parts: ModelParts,
+        params: OliapuramParams,
+    ) -> std::result::Result<GpuOliapuram, Box<GpuRefused>> {
+        let time = parts.time;
+        let cpu = match OliapuramModel::from_parts(parts, params) {
+            Ok(m) => m,
+            Err(r) => {
+                return Err(Box::new(GpuRefused {
+                    error: RenderError::Simulation(r.error),
+                    parts: r.parts,
+                }))
+            }
+        };
+        let e = cpu.export();
+        match Device::new(gpu, &e) {
+            Ok(dev) => {
+                let leaf_inertia = e.leaves.iter().map(|l| l.inertia).collect();
+                let model = GpuOliapuram {
+                    cpu,
+                    dev,
+                    time,
+                    inertia: e.inertia,
+                    leaf_inertia,
+                    leaf_damping: e.leaf_damping_gain,
+                    failure: Mutex::new(None),
+                    cache: Mutex::new(None),
+                    pose: RwLock::new(Pose::default()),
+                    points: Vec::new(),
+                    samples: Vec::new(),
+                    pose_fresh: AtomicBool::new(false),
+                };
+                Ok(model)
+            }
+            Err(error) => {
+                let mut parts = Box::new(cpu).into_parts();
+                parts.time = time;
+                Err(Box::new(GpuRefused { error, parts }))
+            }
+        }
+    }
+
+    /// Blocks until every submitted step has finished; why the model failed, if it did.
+    pub fn finish(&self) -> std::result::Result<(), String> {
+        if let Err(e) = self.dev.wait() {
+            self.fail(e);
+        }
+        self.failure().map_or(Ok(()), Err)
+    }
+
+    /// The device the model steps on.
+    pub fn gpu(&self) -> &Arc<Gpu> {
+        &self.dev.gpu
+    }
+
+    /// The buffer holding the pose after the last submitted step, in vec4s: segment bases
+    /// `[0, n)` and orientations `[n, 2n)` in the forest's order, leaf positions
+    /// `[2n, 2n + m)` and orientations `[2n + m, 2n + 2m)` in the forest's leaf order; and the
+    /// timeline semaphore value a reader on the device waits for.
+    pub fn pose_buffer(&self) -> (ash::vk::Buffer, (ash::vk::Semaphore, u64)) {
+        (self.dev.bufs().pose.raw, self.dev.timeline())
+    }
+
+    fn fail(&self, e: RenderError) {
+        let mut f = self.failure.lock().unwrap_or_else(|e| e.into_inner());
+        if f.is_none() {
+            *f = Some(format!("the GPU dynamics failed: {e}"));
+        }
+    }
+
+    fn failed(&self) -> bool {
+        self.failure.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+    }
+
+    /// The wind's push fields and, for the GPU wind, its timeline value; samples the wind on
+    /// the CPU when it is neither uniform nor on this device.
+    fn wind_push(&mut self, jobs: &JobSystem, push: &mut OliapuramPush) -> Result<Option<(ash::vk::Semaphore, u64)>> {
+        let wind = self.cpu.wind();
+        if let Some(u) = wind.uniform() {
+            push.wind = u.extend(push.wind[3]).to_array();
+            push.mode[0] = 0;
+            let no_fluid = self.dev.bufs().no_fluid.raw;
+            self.dev.bind_fluid(no_fluid)?;
+            return Ok(None);
+        }
+        let gpu_wind = wind
+            .as_any()
+            .and_then(|a| a.downcast_ref::<GpuWind>())
+            .filter(|w| w.failure().is_none() && Arc::ptr_eq(w.solver().device(), &self.dev.gpu));
+        if let Some(w) = gpu_wind {
+            let fluid = w.solver();
+            let field = fluid.field_buffers();
+            let (origin, h) = fluid.placement();
+            push.mode = [2, (field.offsets[1] / 4) as u32, (field.offsets[2] / 4) as u32, 0];
+            push.cells = [field.cells[0], field.cells[1], field.cells[2], 0];
+            push.origin = origin.extend(0.0).to_array();
+            push.h = h.extend(0.0).to_array();
+            let timeline = fluid.timeline();
+            self.dev.bind_fluid(field.velocity)?;
+            return Ok(Some(timeline));
+        }
+        push.mode[0] = 1;
+        let no_fluid = self.dev.bufs().no_fluid.raw;
+        self.dev.bind_fluid(no_fluid)?;
+        let points = self.dev.points()?;
+        self.points.clear();
+        self.points.extend(points.iter().map(|p| Vec3::new(p[0], p[1], p[2])));
+        self.samples.resize(self.points.len(), [0.0; 4]);
+        let wind = self.cpu.wind();
+        jobs.scope(|s| {
+            for (pts, out) in self
+                .points
+                .chunks_mut(SAMPLE_JOB)
+                .zip(self.samples.chunks_mut(SAMPLE_JOB))
+            {
+                s.spawn(move |_| {
+                    // The CPU model's sampling (`WindField::sample_in_place`), bit for bit.
+                    wind.sample_in_place(pts);
+                    for (o, p) in out.iter_mut().zip(pts.iter()) {
+                        *o = p.extend(0.0).to_array();
+                    }
+                });
+            }
+        });
+        self.dev.write_samples(&self.samples)?;
+        Ok(None)
+    }
+
+    fn try_step(&mut self, jobs: &JobSystem) -> Result<()> {
+        let mut push = OliapuramPush {
+            wind: [0.0, 0.0, 0.0, self.cpu.params().dt],
+            leaf: [self.leaf_damping, 0.0, 0.0, 0.0],
+            ..Default::default()
+        };
+        let wind = self.wind_push(jobs, &mut push)?;
+        self.dev.step(&push, wind)
+    }
+
+    /// The last step's read-back, reading it when needed; `None` after a device error.
+    fn read_back(&self) -> Option<std::sync::MutexGuard<'_, Option<ReadBack>>> {
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.is_none() {
+            match self.dev.read_back() {
+                Ok(r) => *cache = Some(r),
+                Err(e) => {
+                    self.fail(e);
+                    return None;
+                }
+            }
+        }
+        Some(cache)
+    }
+
+    /// Fills the pose from the last read-back when it is stale.
+    fn refresh_pose(&self) {
+        if self.pose_fresh.load(Ordering::Acquire) {
+            return;
+        }
+        let Some(cache) = self.read_back() else {
+            return;
+        };
+        let r = cache.as_ref().expect("read back above");
+        let (n, m) = (self.dev.n as usize, self.dev.m as usize);
+        let v4: &[[f32; 4]] = bytemuck::cast_slice(&r.pose);
+        let v3 = |p: &[f32; 4]| Vec3::new(p[0], p[1], p[2]);
+        let q = |p: &[f32; 4]| Quat::from_vec4(Vec4::from_array(*p));
+        let mut pose = self.pose.write().unwrap_or_else(|e| e.into_inner());
+        pose.base = v4[..n].iter().map(v3).collect();
+        pose.orient = v4[n..2 * n].iter().map(q).collect();
+        pose.leaf_pos = v4[2 * n..2 * n + m].iter().map(v3).collect();
+        pose.leaf_orient = v4[2 * n + m..2 * n + 2 * m].iter().map(q).collect();
+        self.pose_fresh.store(true, Ordering::Release);
+    }
+
+    fn stale(&mut self) {
+        *self.cache.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
+        self.pose_fresh.store(false, Ordering::Release);
+    }
+}
+
+impl DynamicsModel for GpuOliapuram {
+    fn kind(&self) -> ModelKind {
+        ModelKind::Oliapuram
+    }
+    fn phases(&self) -> &'static [&'static str] {
+        OliapuramModel::PHASES
+    }
+    fn settings(&self) -> String {
+        format!(
+            "k_c {}, no contact, on the GPU ({})",
+            self.cpu.params().propagation,
+            self.dev.gpu.name()
+        )
+    }
+    fn forest(&self) -> &Forest {
+        self.cpu.forest()
+    }
+    fn dt(&self) -> f32 {
+        self.cpu.params().dt
+    }
+    fn set_time_step(&mut self, dt: f32) -> std::result::Result<(), SimError> {
+        // The constants depend on Δt: rebuilt on the CPU, then uploaded with the state.
+        let old = self.cache_state();
+        self.cpu.set_time_step(dt)?;
+        let mut e = self.cpu.export();
+        self.leaf_damping = e.leaf_damping_gain;
+        if let Some((phi, omega, psi, psi_dot)) = old {
+            (e.phi, e.omega, e.psi, e.psi_dot) = (phi, omega, psi, psi_dot);
+        }
+        if let Err(err) = self.dev.upload(&e) {
+            self.fail(err);
+        }
+        self.stale();
+        Ok(())
+    }
+    fn time(&self) -> f64 {
+        self.time
+    }
+    fn step(&mut self, jobs: &JobSystem, timings: &FrameTimings) {
+        let h = self.dt() as f64;
+        let t0 = Instant::now();
+        // The last step must be done with the wind's buffers before the wind steps on (the GPU
+        // wind overwrites a field two of its steps later).
+        if let Err(e) = self.dev.wait() {
+            self.fail(e);
+        }
+        self.cpu.wind_mut().prepare(self.time, jobs, timings);
+        if !self.failed() {
+            if let Err(e) = self.try_step(jobs) {
+                self.fail(e);
+            }
+        }
+        // The phases' device times of the step before this one (read when this one was
+        // recorded: the device works on after `step` returns); without timestamps, the host's
+        // share of the step (waiting for the previous step, sampling a CPU wind, recording and
+        // submitting) as the dynamics'.
+        let host = t0.elapsed();
+        let times = self.dev.phase_times().unwrap_or([host, Duration::ZERO, Duration::ZERO]);
+        for (name, d) in OliapuramModel::PHASES.iter().zip(times) {
+            if let Some(id) = timings.phase_id(name) {
+                timings.add(id, d);
+            }
+        }
+        self.stale();
+        self.time += h;
+        for c in self.cpu.colliders_mut() {
+            c.move_to(self.time);
+        }
+    }
+    fn pose(&self) -> PoseView<'_> {
+        self.refresh_pose();
+        PoseView::Locked(self.pose.read().unwrap_or_else(|e| e.into_inner()))
+    }
+    fn reset(&mut self) {
+        let mut e = self.cpu.export();
+        e.phi.fill(Vec3::ZERO);
+        e.omega.fill(Vec3::ZERO);
+        e.psi.fill(0.0);
+        e.psi_dot.fill(0.0);
+        if let Err(err) = self.dev.upload(&e) {
+            self.fail(err);
+        }
+        self.stale();
+    }
+    fn state_hash(&self) -> u64 {
+        let mut h = StateHash::new();
+        if let Some(cache) = self.read_back() {
+            let r = cache.as_ref().expect("read back above");
+            let n = self.dev.n as usize;
+            // θ' of every segment, then ω (x, y, z each), then ψ and dψ/dt: the CPU model's
+            // order.
+            let xyz = |range: std::ops::Range<usize>| {
+                r.seg_state[4 * range.start..4 * range.end]
+                    .chunks_exact(4)
+                    .flat_map(|c| [c[0], c[1], c[2]])
+                    .collect::<Vec<f32>>()
+            };
+            h.add(xyz(0..n));
+            h.add(xyz(n..2 * n));
+            h.add(r.leaf_state.iter().step_by(2).copied());
+            h.add(r.leaf_state.iter().skip(1).step_by(2).copied());
+        }
+        h.finish()
+    }
+    fn kinetic_energy(&self) -> f64 {
+        let Some(cache) = self.read_back() else {
+            return f64::NAN;
+        };
+        let r = cache.as_ref().expect("read back above");
+        let n = self.dev.n as usize;
+        let segments: f64 = (0..n)
+            .map(|v| {
+                let w = &r.seg_state[4 * (n + v)..4 * (n + v) + 3];
+                let w2 = (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) as f64;
+                0.5 * self.inertia[v] as f64 * w2
+            })
+            .sum();
+        let leaves: f64 = (0..self.leaf_inertia.len())
+            .map(|j| 0.5 * self.leaf_inertia[j] as f64 * (r.leaf_state[2 * j + 1] as f64).powi(2))
+            .sum();
+        segments + leaves
+    }
+    fn finite(&self) -> bool {
+        if self.failed() {
+            return false;
+        }
+        match self.dev.status() {
+            Ok(s) => s == 0,
+            Err(e) => {
+                self.fail(e);
+                false
+            }
+        }
+    }
+    fn failure(&self) -> Option<String> {
+        self.failure.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+    fn heap_bytes(&self) -> usize {
+        DynamicsModel::heap_bytes(&self.cpu)
+            + self.pose.read().map_or(0, |p| p.heap_bytes())
+            + (self.points.capacity() + self.samples.capacity()) * 16
+    }
+    fn wind(&self) -> &dyn WindField {
+        self.cpu.wind()
+    }
+    fn wind_mut(&mut self) -> &mut dyn WindField {
+        self.cpu.wind_mut()
+    }
+    fn replace_wind(&mut self, wind: Box<dyn WindField>) -> Box<dyn WindField> {
+        let old = self.cpu.replace_wind(wind);
+        self.cpu.wind_mut().advance(self.time);
+        old
+    }
+    fn colliders(&self) -> &[SphereCollider] {
+        self.cpu.colliders()
+    }
+    fn colliders_mut(&mut self) -> &mut Vec<SphereCollider> {
+        self.cpu.colliders_mut()
+    }
+    fn into_parts(self: Box<Self>) -> ModelParts {
+        let GpuOliapuram { cpu, dev, time, .. } = *self;
+        drop(dev);
+        let mut parts = Box::new(cpu).into_parts();
+        parts.time = time;
+        parts
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
+impl GpuOliapuram {
+    /// The state read back, to carry over a rebuild of the constants.
+    #[allow(clippy::type_complexity)]
+    fn cache_state(&self) -> Option<(Vec<Vec3>, Vec<Vec3>, Vec<f32>, Vec<f32>)> {
+        let cache = self.read_back()?;
+        let r = cache.as_ref()?;
+        let n = self.dev.n as usize;
+        let v = |k: usize| Vec3::new(r.seg_state[4 * k], r.seg_state[4 * k + 1], r.seg_state[4 * k + 2]);
+        Some((
+            (0..n).map(v).collect(),
+            (n..2 * n).map(v).collect(),
+            r.leaf_state.iter().step_by(2).copied().collect(),
+            r.leaf_state.iter().skip(1).step_by(2).copied().collect(),
+        ))
+    }
+}

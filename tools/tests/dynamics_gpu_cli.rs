@@ -1,0 +1,280 @@
+//! `--dynamics-gpu` end to end: Oliapuram & Kumar's model stepped as compute shaders on the
+//! machine's Vulkan device (lavapipe without a GPU) with the validation layer on, in
+//! `sylva render` and `sylva bench sim`, and refused clearly where it cannot run.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use sylva_render::Rgba;
+use sylva_tests::pixels::count;
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(cmd: &mut Command) -> Run {
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn sylva() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_sylva"))
+}
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("sylva-dyngpu-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn read_png(path: &Path) -> Rgba {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    Rgba::from_png(&bytes).unwrap()
+}
+
+/// Pixels whose colour differs by more than 8 levels in a channel.
+fn differing(a: &Rgba, b: &Rgba) -> usize {
+    assert_eq!((a.width, a.height), (b.width, b.height));
+    let mut n = 0;
+    for y in 0..a.height {
+        for x in 0..a.width {
+            let (p, q) = (a.pixel(x, y), b.pixel(x, y));
+            if (0..3).any(|c| p[c].abs_diff(q[c]) > 8) {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+/// With the wind on the GPU, the picture of Oliapuram's model stepped on the GPU is the CPU
+/// model's (at most 20 of 144,000 pixels differ by more than 8 levels: the two poses agree to
+/// micrometres), while a stronger wind visibly changes it (over 1,000 pixels).
+#[test]
+fn render_with_the_dynamics_on_the_gpu_matches_the_cpu_model() {
+    let dir = TempDir::new("render");
+    let render = |name: &str, extra: &[&str]| {
+        let out = dir.path(name);
+        let mut args = vec![
+            "render",
+            "--species",
+            "lombardy_poplar",
+            "--model",
+            "oliapuram",
+            "--wind-gpu",
+            "--validation",
+            "--frames",
+            "60",
+            "--size",
+            "480x300",
+        ];
+        args.extend_from_slice(extra);
+        let r = run(sylva().args(&args).arg("--out").arg(&out));
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        read_png(&out)
+    };
+    let cpu = render("cpu.png", &[]);
+    let gpu = render("gpu.png", &["--dynamics-gpu"]);
+    let stronger = render("stronger.png", &["--dynamics-gpu", "--wind", "20"]);
+    let (same, changed) = (differing(&cpu, &gpu), differing(&gpu, &stronger));
+    eprintln!("pixels differing by more than 8 levels: GPU vs CPU dynamics {same}, 20 vs 6 m/s wind {changed}");
+    assert!(
+        changed > 1000,
+        "a stronger wind should move the trees: {changed} pixels"
+    );
+    assert!(
+        same <= 20,
+        "the GPU model's picture differs from the CPU model's in {same} pixels"
+    );
+}
+
+/// The viewer with Oliapuram's model and the fluid wind on the GPU: the simulation thread
+/// submits the wind's and the trees' compute work while the main thread draws, under the
+/// validation layer (which fails the run on any error).
+#[test]
+fn viewer_steps_the_trees_on_the_gpu_beside_the_frames() {
+    let dir = TempDir::new("xvfb");
+    let shot = dir.path("shot.png");
+    let r = run(Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1280x800x24"])
+        .arg(env!("CARGO_BIN_EXE_sylva"))
+        .args([
+            "view",
+            "--frames",
+            "60",
+            "--no-vsync",
+            "--validation",
+            "--model",
+            "oliapuram",
+            "--wind-gpu",
+            "--dynamics-gpu",
+            "--screenshot",
+        ])
+        .arg(&shot));
+    assert_eq!(r.code, 0, "sylva view --dynamics-gpu under Xvfb failed:\n{}", r.stderr);
+    assert!(r.stderr.contains("60 frames"), "{}", r.stderr);
+    assert!(!r.stderr.contains("GPU dynamics failed"), "{}", r.stderr);
+    let image = read_png(&shot);
+    let (bark, leaf) = count(&image, 0, 100, 1280, 660);
+    assert!(
+        leaf > 20_000 && bark > 1_000,
+        "trees not drawn: {bark} bark, {leaf} leaf pixels"
+    );
+}
+
+/// `bench sim --dynamics-gpu` reports the same fields as on the CPU, names the device, stays
+/// finite, and its time per step is the run's wall time over the steps.
+#[test]
+fn bench_sim_on_the_gpu_reports_the_promised_fields() {
+    let args = [
+        "bench",
+        "sim",
+        "--model",
+        "oliapuram",
+        "--segments",
+        "400",
+        "--leaves",
+        "600",
+        "--trees",
+        "2",
+        "--steps",
+        "30",
+        "--json",
+    ];
+    let cpu = run(sylva().args(args));
+    let gpu = run(sylva().args(args).args(["--dynamics-gpu", "--validation"]));
+    assert_eq!(cpu.code, 0, "{}", cpu.stderr);
+    assert_eq!(gpu.code, 0, "{}", gpu.stderr);
+    let cpu: serde_json::Value = serde_json::from_str(cpu.stdout.trim()).unwrap();
+    let gpu: serde_json::Value = serde_json::from_str(gpu.stdout.trim()).unwrap();
+    let keys = |v: &serde_json::Value| -> Vec<String> {
+        let mut k: Vec<String> = v
+            .as_object()
+            .unwrap()
+            .keys()
+            .filter(|k| *k != "device")
+            .cloned()
+            .collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(&cpu), keys(&gpu));
+    assert!(cpu.get("device").is_none());
+    assert!(!gpu["device"].as_str().unwrap().is_empty());
+    assert_eq!(gpu["model"], "oliapuram");
+    assert_eq!(gpu["finite"], true);
+    assert_eq!(gpu["segments"], cpu["segments"]);
+    let wall = gpu["wall_ms_per_step"].as_f64().unwrap();
+    let total = gpu["ns_per_segment_step"]["total"].as_f64().unwrap();
+    let segments = gpu["segments"].as_f64().unwrap();
+    assert!(wall > 0.0);
+    assert!(
+        (total * segments * 1e-6 - wall).abs() <= 1e-6 * wall.max(1.0),
+        "{total} ns × {segments} vs {wall} ms"
+    );
+}
+
+#[test]
+fn dynamics_gpu_is_refused_for_other_models_and_where_it_cannot_run() {
+    for args in [
+        &["bench", "sim", "--model", "weber", "--dynamics-gpu", "--steps", "1"][..],
+        &[
+            "bench",
+            "sim",
+            "--model",
+            "weber,oliapuram",
+            "--dynamics-gpu",
+            "--steps",
+            "1",
+        ][..],
+        &[
+            "render",
+            "--species",
+            "lombardy_poplar",
+            "--model",
+            "weber",
+            "--dynamics-gpu",
+            "--frames",
+            "1",
+        ][..],
+        &["bench", "frame", "--model", "oliapuram", "--dynamics-gpu"][..],
+    ] {
+        let dir = TempDir::new("refused");
+        let r = run(sylva().args(args).arg("--out").arg(dir.path("x.png")));
+        let r = if r.stderr.contains("unexpected argument '--out'") {
+            run(sylva().args(args))
+        } else {
+            r
+        };
+        assert_ne!(r.code, 0, "{args:?} should fail");
+        assert!(!r.stderr.contains("panicked"), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains("--dynamics-gpu"), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains("allowed"), "{args:?}: {}", r.stderr);
+    }
+}
+
+#[test]
+fn dynamics_gpu_without_a_vulkan_driver_is_a_clear_error() {
+    let dir = TempDir::new("novk");
+    let out = dir.path("x.png");
+    let hide = |cmd: &mut Command| {
+        // Point the Vulkan loader at a driver list with nothing in it.
+        cmd.env("VK_ICD_FILENAMES", dir.path("none.json"))
+            .env("VK_DRIVER_FILES", dir.path("none.json"));
+    };
+    let mut bench = sylva();
+    hide(&mut bench);
+    let r = run(bench.args(["bench", "sim", "--model", "oliapuram", "--dynamics-gpu", "--steps", "1"]));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--dynamics-gpu") && r.stderr.contains("Vulkan"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("mesa-vulkan-drivers"),
+        "the message says what to install: {}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    let mut render = sylva();
+    hide(&mut render);
+    let r = run(render
+        .args([
+            "render",
+            "--species",
+            "lombardy_poplar",
+            "--model",
+            "oliapuram",
+            "--dynamics-gpu",
+            "--frames",
+            "1",
+            "--out",
+        ])
+        .arg(&out));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("Vulkan"), "{}", r.stderr);
+    assert!(r.stderr.contains("mesa-vulkan-drivers"), "{}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    assert!(!out.exists());
+}
