@@ -4,8 +4,9 @@
 //! Invariant: [`FluidGrid::sample_in_place`](super::FluidGrid::sample_in_place) gives each
 //! point exactly the bits of [`FluidGrid::sample`](super::FluidGrid::sample) at it (the same operations in the same order, without fused
 //! multiply-adds), on every instruction set. The AVX2 kernel does eight points at a time: the
-//! grid coordinates `(p − origin) / h`, per component the clamped corner and weights, eight
-//! gathers of the 2×2×2 corners and the seven lerps of `trilinear`.
+//! grid coordinates `(p − origin) / h`, per component the clamped corner and weights, the 2×2×2
+//! corners as four pairs of adjacent floats per point (one 8-byte load each: no gather) and the
+//! seven lerps of `trilinear`.
 //!
 //! The AVX2 kernel is `unsafe` (`std::arch` intrinsics behind `#[target_feature]`), which this
 //! module allows like [`super::advect`] and [`super::jacobi`]; it is called only when
@@ -78,6 +79,9 @@ mod avx2 {
         max_i: [__m256i; 3],
         sy: __m256i,
         sz: __m256i,
+        /// The y and z strides as offsets.
+        row_y: usize,
+        row_z: usize,
     }
 
     #[target_feature(enable = "avx2")]
@@ -96,6 +100,8 @@ mod avx2 {
                 max_i: fd.map(|n| _mm256_set1_epi32((n - 2) as i32)),
                 sy: _mm256_set1_epi32(fd[0] as i32),
                 sz: _mm256_set1_epi32((fd[0] * fd[1]) as i32),
+                row_y: fd[0],
+                row_z: fd[0] * fd[1],
             }
         });
         Consts {
@@ -105,13 +111,32 @@ mod avx2 {
         }
     }
 
+    /// Per lane `l`, the floats at `lane[l] + off` (lower) and the one after it (upper).
+    ///
+    /// # Safety
+    /// `p + lane[l] + off + 1` must be in the same allocation as `p` for every lane, and the CPU
+    /// must have AVX2.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn pairs(p: *const f32, lane: &[i32; 8], off: usize) -> (__m256, __m256) {
+        // SAFETY: the caller's bound; the reads are unaligned.
+        let at = |l: usize| unsafe { p.add(lane[l] as usize + off).cast::<i64>().read_unaligned() };
+        let two = |l: usize| _mm_insert_epi64::<1>(_mm_cvtsi64_si128(at(l)), at(l + 1));
+        // [0 1 | 4 5] and [2 3 | 6 7], each lane's (lower, upper) adjacent.
+        let a = _mm256_castsi256_ps(_mm256_set_m128i(two(4), two(0)));
+        let b = _mm256_castsi256_ps(_mm256_set_m128i(two(6), two(2)));
+        (
+            _mm256_shuffle_ps::<0b10_00_10_00>(a, b),
+            _mm256_shuffle_ps::<0b11_01_11_01>(a, b),
+        )
+    }
+
     /// The wind at the eight points of `src`, into `dst` (both of length eight).
     #[inline]
     #[target_feature(enable = "avx2")]
     fn eight(k: &Consts<'_>, src: &[Vec3], dst: &mut [Vec3]) {
         let zero = _mm256_setzero_ps();
         let half = _mm256_set1_ps(0.5);
-        let one = _mm256_set1_epi32(1);
         let mut xyz = [[0f32; 8]; 3];
         for (l, p) in src.iter().take(8).enumerate() {
             xyz[0][l] = p.x;
@@ -144,20 +169,17 @@ mod avx2 {
                 fl[0],
                 _mm256_add_epi32(_mm256_mullo_epi32(fl[1], c.sy), _mm256_mullo_epi32(fl[2], c.sz)),
             );
-            let p = c.f.as_ptr();
-            let row_y = _mm256_add_epi32(base, c.sy);
-            let row_z = _mm256_add_epi32(base, c.sz);
-            let row_zy = _mm256_add_epi32(row_z, c.sy);
+            // The two corners along x of each of the four rows are adjacent floats: one 8-byte
+            // load per lane and row, then split into the lower and upper corners (scalar loads
+            // run several per cycle where a gather takes about one element per cycle).
+            let mut lane = [0i32; 8];
+            // SAFETY: `lane` holds eight i32.
+            unsafe { _mm256_storeu_si256(lane.as_mut_ptr().cast(), base) };
             let mut cx = [zero; 4];
-            for (cx, idx) in cx.iter_mut().zip([base, row_y, row_z, row_zy]) {
-                // SAFETY: 0 ≤ fl[b] ≤ fd[b] − 2, so every index, at most base + sz + sy + 1
-                // ≤ fd[0]·fd[1]·fd[2] − 1, lies in `f` (asserted to have that length).
-                let (lo, hi) = unsafe {
-                    (
-                        _mm256_i32gather_ps::<4>(p, idx),
-                        _mm256_i32gather_ps::<4>(p, _mm256_add_epi32(idx, one)),
-                    )
-                };
+            for (cx, off) in cx.iter_mut().zip([0, c.row_y, c.row_z, c.row_y + c.row_z]) {
+                // SAFETY: 0 ≤ fl[b] ≤ fd[b] − 2, so for every lane base + off + 1 ≤ base + sz +
+                // sy + 1 ≤ fd[0]·fd[1]·fd[2] − 1 lies in `f` (asserted to have that length).
+                let (lo, hi) = unsafe { pairs(c.f.as_ptr(), &lane, off) };
                 *cx = lerp(lo, hi, t[0]);
             }
             let [c00, c10, c01, c11] = cx;
