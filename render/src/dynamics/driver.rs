@@ -223,6 +223,13 @@ impl Device {
         Ok(())
     }
 
+    /// Forgets which fluid buffer the sets point at, so the next
+    /// [`bind_fluid`](Self::bind_fluid) writes them (the buffer may be freed, and a new one
+    /// may get its handle).
+    pub fn forget_fluid(&mut self) {
+        self.bound_fluid = vk::Buffer::null();
+    }
+
     /// Uploads the static data and the state of `e` (a forest of this device's size) and
     /// computes the pose from it; clears the status word. Waits for it.
     pub fn upload(&mut self, e: &OliapuramExport) -> Result<()> {

@@ -59,8 +59,11 @@ impl std::fmt::Debug for GpuRefused {
 
 /// Oliapuram & Kumar's forest on the GPU. See the module docs.
 pub struct GpuOliapuram {
-    cpu: OliapuramModel,
+    // Invariant: `dev` is declared (so dropped) before `cpu`. `Device`'s Drop waits for every
+    // submission, and the last step may still read the GPU wind's velocity buffer, which `cpu`
+    // owns (its wind field): the wind must outlive that wait.
     dev: Device,
+    cpu: OliapuramModel,
     time: f64,
     /// Inertia of every segment (level order) and leaf (model order), for the kinetic energy.
     inertia: Vec<f32>,
@@ -108,8 +111,8 @@ impl GpuOliapuram {
             Ok(dev) => {
                 let leaf_inertia = e.leaves.iter().map(|l| l.inertia).collect();
                 let model = GpuOliapuram {
-                    cpu,
                     dev,
+                    cpu,
                     time,
                     inertia: e.inertia,
                     leaf_inertia,
@@ -261,6 +264,17 @@ impl GpuOliapuram {
         pose.leaf_pos = v4[2 * n..2 * n + m].iter().map(v3).collect();
         pose.leaf_orient = v4[2 * n + m..2 * n + 2 * m].iter().map(q).collect();
         self.pose_fresh.store(true, Ordering::Release);
+    }
+
+    /// Waits until no submitted step reads the wind's buffers, and forgets the fluid buffer
+    /// the descriptors point at, so the next step binds its wind's again.
+    fn wait_for_wind(&mut self) {
+        if let Err(e) = self.dev.wait() {
+            self.fail(e);
+            // Whatever is pending must not outlive the buffers it reads.
+            let _ = self.dev.gpu.wait_idle();
+        }
+        self.dev.forget_fluid();
     }
 
     fn stale(&mut self) {
@@ -415,9 +429,16 @@ impl DynamicsModel for GpuOliapuram {
         self.cpu.wind()
     }
     fn wind_mut(&mut self) -> &mut dyn WindField {
+        // The caller may step or rebuild the wind (the GPU wind's buffers): the last step must
+        // be done reading them.
+        self.wait_for_wind();
         self.cpu.wind_mut()
     }
     fn replace_wind(&mut self, wind: Box<dyn WindField>) -> Box<dyn WindField> {
+        // The last step may still read the old wind's velocity buffer on the device: it must be
+        // done before the old wind is handed back (and perhaps dropped), and the descriptors
+        // must not keep pointing at that buffer (a new one may get the same handle).
+        self.wait_for_wind();
         let old = self.cpu.replace_wind(wind);
         self.cpu.wind_mut().advance(self.time);
         old
