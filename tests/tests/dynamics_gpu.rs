@@ -279,3 +279,41 @@ fn gpu_model_resets_and_hands_back_its_parts() {
     assert!(parts.wind.sample(Vec3::Y).length() > 1.0, "the gusting wind came back");
     assert_no_validation_errors(&gpu);
 }
+
+/// A wind whose value is not a number: it makes the state non-finite on the first step.
+struct NanWind;
+
+impl sylva_sim::wind::WindField for NanWind {
+    fn advance(&mut self, _time: f64) {}
+    fn sample(&self, _position: Vec3) -> Vec3 {
+        Vec3::NAN
+    }
+    fn uniform(&self) -> Option<Vec3> {
+        Some(Vec3::NAN)
+    }
+}
+
+/// A state that went non-finite stays reported as such when a new time step re-uploads it
+/// (the constants are rebuilt, the state carried over); a reset clears it.
+#[test]
+fn a_non_finite_state_stays_reported_across_a_time_step_change() {
+    let gpu = gpu();
+    let f = forest();
+    let mut m = GpuOliapuram::new(&gpu, f).unwrap();
+    assert!(m.finite());
+    m.set_wind(Box::new(NanWind));
+    let jobs = JobSystem::new(1).unwrap();
+    let timings = FrameTimings::new(m.phases());
+    m.step(&jobs, &timings);
+    assert!(!m.finite(), "a NaN wind must make the state non-finite");
+    let dt = m.dt();
+    m.set_time_step(0.5 * dt).unwrap();
+    assert!(
+        !m.finite(),
+        "the non-finite state was re-uploaded and must stay reported"
+    );
+    m.reset();
+    assert!(m.finite(), "a reset state is finite");
+    assert!(m.failure().is_none(), "{:?}", m.failure());
+    assert_no_validation_errors(&gpu);
+}

@@ -88,6 +88,10 @@ pub fn render_scene(a: &RenderArgs) -> Result<Rgba> {
     }
     let mut frame = RenderFrame::default();
     driver.fill(&mut frame, Instant::now(), Duration::ZERO);
+    // The fill reads the pose back: a device error there is reported too.
+    if let Some(failure) = driver.dynamics_failure() {
+        bail!("{failure}");
+    }
     let options = DrawOptions {
         overlay: a.overlay,
         ..DrawOptions::default()

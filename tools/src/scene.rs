@@ -910,6 +910,10 @@ impl Driver {
                 &self.lod,
             );
         }
+        // The fill reads the pose (a model on the GPU reads it back): a device error there is
+        // shown in this frame's message line.
+        self.report_dynamics_failure();
+        let sim = &self.scene.sim;
         let field = match (self.field_layer, sim.wind().fluid()) {
             (Some(layer), Some(g)) => slice_arrows(g, layer.min(g.cells()[1] - 1), &mut frame.wind_arrows),
             _ => {

@@ -110,6 +110,10 @@ impl GpuOliapuram {
         match Device::new(gpu, &e) {
             Ok(dev) => {
                 let leaf_inertia = e.leaves.iter().map(|l| l.inertia).collect();
+                // The CPU model's pose is the rest pose the device starts from: the pose shown
+                // until the first read-back, and kept if a read-back fails (the renderer
+                // indexes it by segment and leaf, so it is never empty).
+                let rest = cpu.pose().clone();
                 let model = GpuOliapuram {
                     dev,
                     cpu,
@@ -119,7 +123,7 @@ impl GpuOliapuram {
                     leaf_damping: e.leaf_damping_gain,
                     failure: Mutex::new(None),
                     cache: Mutex::new(None),
-                    pose: RwLock::new(Pose::default()),
+                    pose: RwLock::new(rest),
                     points: Vec::new(),
                     samples: Vec::new(),
                     pose_fresh: AtomicBool::new(false),
@@ -312,7 +316,8 @@ impl DynamicsModel for GpuOliapuram {
         if let Some((phi, omega, psi, psi_dot)) = old {
             (e.phi, e.omega, e.psi, e.psi_dot) = (phi, omega, psi, psi_dot);
         }
-        if let Err(err) = self.dev.upload(&e) {
+        // The state carried over keeps its status: a non-finite one stays reported.
+        if let Err(err) = self.dev.upload(&e, false) {
             self.fail(err);
         }
         self.stale();
@@ -362,7 +367,7 @@ impl DynamicsModel for GpuOliapuram {
         e.omega.fill(Vec3::ZERO);
         e.psi.fill(0.0);
         e.psi_dot.fill(0.0);
-        if let Err(err) = self.dev.upload(&e) {
+        if let Err(err) = self.dev.upload(&e, true) {
             self.fail(err);
         }
         self.stale();
