@@ -83,6 +83,9 @@ pub fn render_scene(a: &RenderArgs) -> Result<Rgba> {
         progress.finish();
     }
     let sim_s = start.elapsed().as_secs_f64();
+    if let Some(line) = driver.dynamics_device() {
+        eprintln!("{line}");
+    }
     if let Some(failure) = driver.wind_failure().or_else(|| driver.dynamics_failure()) {
         bail!("{failure}");
     }
