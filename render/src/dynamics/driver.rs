@@ -236,7 +236,7 @@ impl Device {
     /// Waits for it.
     pub fn upload(&mut self, e: &OliapuramExport, fresh: bool) -> Result<()> {
         self.wait()?;
-        let segs = pack_segments(e);
+        let segs = pack_segments(e)?;
         let leaves = pack_leaves(e);
         let (seg_state, leaf_state) = pack_state(e);
         let bytes = |v: &[u8]| v.len() as u64;

@@ -500,8 +500,8 @@ impl DynamicsModel for GpuOliapuram {
     fn heap_bytes(&self) -> usize {
         DynamicsModel::heap_bytes(&self.cpu)
             + self.pose.read().map_or(0, |p| p.heap_bytes())
-            + self.points.capacity() * std::mem::size_of::<Vec3>()
-            + self.samples.capacity() * std::mem::size_of::<[f32; 4]>()
+            + self.points.capacity() * size_of::<Vec3>()
+            + self.samples.capacity() * size_of::<[f32; 4]>()
     }
     fn wind(&self) -> &dyn WindField {
         self.cpu.wind()
