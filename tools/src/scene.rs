@@ -576,7 +576,7 @@ impl Driver {
     }
 
     /// Where the trees are stepped and how the wind reaches them, when the model steps on the
-    /// GPU: "dynamics on <device>, wind read on the device" (or "wind sampled on the CPU and
+    /// GPU: "dynamics on \<device\>, wind read on the device" (or "wind sampled on the CPU and
     /// uploaded", "uniform wind passed to the device"): the last step's wind source, the
     /// current wind's before the first step.
     pub fn dynamics_device(&self) -> Option<String> {
