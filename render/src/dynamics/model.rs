@@ -209,7 +209,8 @@ impl GpuOliapuram {
     }
 
     /// Where the last step's kernels took the wind from; `None` before the first step and
-    /// after a step that failed before its dispatch.
+    /// after a step whose wind could not be prepared (a device error, reported by
+    /// [`DynamicsModel::failure`]).
     pub fn wind_source(&self) -> Option<WindSource> {
         self.last_wind
     }
