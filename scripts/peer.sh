@@ -11,7 +11,7 @@
 # 100 trees as there are threads (the trees are alike and independent; Sylva runs all 100).
 # Both models run in one process per benchmark; timings on a shared machine are noisy.
 # Set PEER_SKIP_BENCH=1 to run the tests only, PEER_DENSE=1 to add the dense tree's settled
-# pose in wind against rapier's (tens of minutes).
+# pose in wind against rapier's (about an hour and a quarter on a shared 2-core machine).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 . "$root/scripts/setup.sh"
@@ -22,8 +22,8 @@ cargo build --release --locked -p sylva-tools --features peer
 cargo test --release --locked -p sylva-tools --features peer --bin sylva peer -- --nocapture
 cargo test --release --locked -p sylva-tools --features peer --test peer_cli
 if [ "${PEER_DENSE:-0}" = 1 ]; then
-    # Weber's dense tree settled in wind, Sylva against rapier's static iteration (tens of
-    # minutes: every iteration factors the tree's dense mass matrix).
+    # Weber's dense tree settled in wind, Sylva against rapier's static iteration (about an
+    # hour: each of its eight or so evaluations factors the tree's dense mass matrix).
     cargo test --release --locked -p sylva-tools --features peer --bin sylva dense_tree -- --ignored --nocapture
 fi
 

@@ -118,21 +118,25 @@ pub(super) fn renormalize(q: Quat) -> Quat {
 }
 
 /// What the dynamics phase reads: whole-forest arrays in level order (segments) and in the
-/// model's leaf order (leaves), and the pose.
+/// model's leaf order (leaves), and the pose of the step's start (a part of it: the pose from
+/// forest segment `seg_offset` and forest leaf `leaf_offset` on).
 pub(super) struct DynamicsIn<'a> {
     pub levels: &'a Levels,
     pub leaves: &'a Leaves,
     /// Deflection and its rate at the step's start.
     pub phi: &'a [Vec3],
     pub omega: &'a [Vec3],
-    /// World orientation at the step's start.
-    pub orient: &'a [Quat],
     /// Every leaf's angle about its hinge and its rate at the step's start.
     pub psi: &'a [f32],
     pub psi_dot: &'a [f32],
+    /// World orientation of the segments at the step's start (the pose's, in the forest's
+    /// order, from forest segment `seg_offset` on).
+    pub orient: &'a [Quat],
+    pub seg_offset: usize,
     /// Every leaf's world orientation at the step's start (the pose's, in the forest's leaf
-    /// order).
+    /// order, from forest leaf `leaf_offset` on).
     pub leaf_orient: &'a [Quat],
+    pub leaf_offset: usize,
     pub dt: f32,
 }
 
@@ -150,11 +154,12 @@ pub(super) struct DynamicsOut<'a> {
 /// Dynamics phase for a run of segments (level indices) and their leaves: for each segment,
 /// its leaves' steps (`leaves::step_leaf`), then the moment of every force of Eq. 13 about its
 /// fixed end and Eqs. 20–21. `wind(v)` is the wind at segment v's centroid (Eq. 14),
-/// `leaf_wind(j)` at leaf j's blade centre. Returns false if a result is not finite.
+/// `leaf_wind(j, f)` at the blade centre of leaf j (model order), f in the forest's leaf order
+/// less `leaf_offset`. Returns false if a result is not finite.
 pub(super) fn dynamics(
     inp: &DynamicsIn<'_>,
     wind: impl Fn(usize) -> Vec3,
-    leaf_wind: impl Fn(usize) -> Vec3,
+    leaf_wind: impl Fn(usize, usize) -> Vec3,
     out: DynamicsOut<'_>,
 ) -> bool {
     let (lv, leaves) = (inp.levels, inp.leaves);
@@ -172,7 +177,7 @@ pub(super) fn dynamics(
         let v = first + k;
         // Eq. 12: N = F × c; the moment about the fixed end O of a force F at c is c × F.
         let body = &lv.body[v];
-        let c = segment_axis(inp.orient[v]) * body.centroid;
+        let c = segment_axis(inp.orient[lv.order[v] as usize - inp.seg_offset]) * body.centroid;
         // Eq. 14: F_wind = S_f·σ·v at the centroid; and the segment's weight.
         let f = wind(v) * body.wind_gain - Vec3::new(0.0, body.weight_gain, 0.0);
         let mut acc = c.cross(f) - body.weight_rest;
@@ -182,12 +187,12 @@ pub(super) fn dynamics(
             acc += inp.phi[c] * lv.body[c].propagation;
         }
         let (l0, l1) = (lv.leaf_start[v] as usize, lv.leaf_start[v + 1] as usize);
-        let f0 = lv.forest_leaf[v] as usize;
+        let f0 = lv.forest_leaf[v] as usize - inp.leaf_offset;
         for j in l0..l1 {
             let psi = inp.psi[j];
             acc += leaves.body[j].reaction * psi;
-            let orient = inp.leaf_orient[f0 + j - l0];
-            let (p, d) = step_leaf(leaves, j, psi, inp.psi_dot[j], orient, leaf_wind(j), h);
+            let f = f0 + j - l0;
+            let (p, d) = step_leaf(leaves, j, psi, inp.psi_dot[j], inp.leaf_orient[f], leaf_wind(j, f), h);
             finite &= p.is_finite() && d.is_finite();
             out_psi[j - leaf_first] = p;
             out_psi_dot[j - leaf_first] = d;
@@ -204,12 +209,20 @@ pub(super) fn dynamics(
     finite
 }
 
-/// The centroid of every segment in `first..first + out.len()` at the pose `orient`, `base`,
-/// into `out` (where the wind is sampled, Eq. 14).
-pub(super) fn centroids(levels: &Levels, orient: &[Quat], base: &[Vec3], first: usize, out: &mut [Vec3]) {
+/// The centroid of segment `v` (level index) at its pose `orient`, `base` (where the wind is
+/// sampled, Eq. 14).
+#[inline(always)]
+pub(super) fn centroid(levels: &Levels, v: usize, orient: Quat, base: Vec3) -> Vec3 {
+    base + segment_axis(orient) * levels.body[v].centroid
+}
+
+/// The centroid of every segment in `first..first + out.len()` (level indices) at the pose
+/// `orient`, `base` (the forest's order), into `out`.
+pub(super) fn centroids(levels: &Levels, (orient, base): (&[Quat], &[Vec3]), first: usize, out: &mut [Vec3]) {
     for (k, o) in out.iter_mut().enumerate() {
         let v = first + k;
-        *o = base[v] + segment_axis(orient[v]) * levels.body[v].centroid;
+        let f = levels.order[v] as usize;
+        *o = centroid(levels, v, orient[f], base[f]);
     }
 }
 
@@ -238,6 +251,34 @@ pub(super) fn integrate(
             let qp = done_orient[p];
             *o = renormalize(turn * (qp * levels.rest[v]));
             *b = done_base[p] + segment_axis(qp) * levels.length[p];
+        }
+    }
+}
+
+/// Integration phase for the segments `first..first + phi.len()` of one level (their new
+/// deflections `phi`), written straight into the pose (`orient`, `base`: the forest's order,
+/// from forest segment `offset` on, parents included): the same arithmetic as [`integrate`].
+pub(super) fn integrate_into_pose(
+    levels: &Levels,
+    phi: &[Vec3],
+    first: usize,
+    (orient, base): (&mut [Quat], &mut [Vec3]),
+    offset: usize,
+) {
+    for (k, &phi) in phi.iter().enumerate() {
+        let v = first + k;
+        let f = levels.order[v] as usize - offset;
+        let p = levels.parent[v];
+        let turn = rotation(phi);
+        if p == NO_PARENT {
+            orient[f] = renormalize(turn * levels.rest[v]);
+            base[f] = levels.root_base[v];
+        } else {
+            let p = p as usize;
+            let pf = levels.order[p] as usize - offset;
+            let qp = orient[pf];
+            orient[f] = renormalize(turn * (qp * levels.rest[v]));
+            base[f] = base[pf] + segment_axis(qp) * levels.length[p];
         }
     }
 }

@@ -118,15 +118,17 @@ impl Leaves {
 }
 
 /// Where the wind is sampled for the leaves of segment `v`: each blade's centre at the
-/// pose `leaf_pos`, `leaf_orient` (the forest's leaf order), into `out`.
+/// pose `leaf_pos`, `leaf_orient` (the forest's leaf order, from forest leaf `offset` on), into
+/// `out`.
 pub(super) fn centres(
     levels: &Levels,
     leaves: &Leaves,
     (leaf_pos, leaf_orient): (&[Vec3], &[Quat]),
     v: usize,
+    offset: usize,
     out: &mut [Vec3],
 ) {
-    let (first, forest_first) = (levels.leaf_start[v] as usize, levels.forest_leaf[v] as usize);
+    let (first, forest_first) = (levels.leaf_start[v] as usize, levels.forest_leaf[v] as usize - offset);
     for (k, o) in out.iter_mut().enumerate() {
         let f = forest_first + k;
         *o = leaf_pos[f] + segment_axis(leaf_orient[f]) * leaves.half_length[first + k];
@@ -153,8 +155,7 @@ pub(super) fn step_leaf(
 
 /// The pose the renderer reads for the forest's segments `seg_first..seg_first +
 /// base.len()` (copied from the level-ordered pose) and for their leaves, which start at
-/// `leaf_first` and fill `leaf_pos` and `leaf_orient`: each leaf's hinge on its segment and
-/// its rest orientation carried by the segment and turned by ψ about the blade's x axis.
+/// `leaf_first` and fill `leaf_pos` and `leaf_orient` ([`pose_of_leaves`]).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn pose(
     levels: &Levels,
@@ -171,22 +172,50 @@ pub(super) fn pose(
         let (q, b) = (orient[v], base[v]);
         *sb = b;
         *so = q;
-        let axis = segment_axis(q);
-        for j in levels.leaf_start[v] as usize..levels.leaf_start[v + 1] as usize {
-            // rest · (sin(ψ/2)·i + cos(ψ/2)) = cos(ψ/2)·rest + sin(ψ/2)·(rest · i), where
-            // (x, y, z, w) · i = (w, z, -y, -x).
-            let (s, c) = half_turn(psi[j] * psi[j]);
-            let s = s * psi[j];
-            let r = leaves.rest[j];
-            let local = Quat::from_xyzw(
-                c * r.x + s * r.w,
-                c * r.y + s * r.z,
-                c * r.z - s * r.y,
-                c * r.w - s * r.x,
-            );
-            leaf_pos[out] = b + axis * leaves.along[j];
-            leaf_orient[out] = q * local;
-            out += 1;
-        }
+        let count = (levels.leaf_start[v + 1] - levels.leaf_start[v]) as usize;
+        let end = out + count;
+        pose_of_leaves(
+            levels,
+            leaves,
+            v,
+            (q, b),
+            (psi, 0),
+            (&mut leaf_pos[out..end], &mut leaf_orient[out..end]),
+        );
+        out = end;
+    }
+}
+
+/// The pose of the leaves of segment `v` (level index) on their segment at orientation `q` and
+/// base `b`, into `leaf_pos` and `leaf_orient` (as many as it has leaves): each leaf's hinge on
+/// its segment and its rest orientation carried by the segment and turned by ψ about the
+/// blade's x axis. `psi` holds the angles from model leaf `psi_first` on.
+#[inline(always)]
+pub(super) fn pose_of_leaves(
+    levels: &Levels,
+    leaves: &Leaves,
+    v: usize,
+    (q, b): (Quat, Vec3),
+    (psi, psi_first): (&[f32], usize),
+    (leaf_pos, leaf_orient): (&mut [Vec3], &mut [Quat]),
+) {
+    let axis = segment_axis(q);
+    let first = levels.leaf_start[v] as usize;
+    for (k, (pos, ori)) in leaf_pos.iter_mut().zip(leaf_orient.iter_mut()).enumerate() {
+        let j = first + k;
+        let psi = psi[j - psi_first];
+        // rest · (sin(ψ/2)·i + cos(ψ/2)) = cos(ψ/2)·rest + sin(ψ/2)·(rest · i), where
+        // (x, y, z, w) · i = (w, z, -y, -x).
+        let (s, c) = half_turn(psi * psi);
+        let s = s * psi;
+        let r = leaves.rest[j];
+        let local = Quat::from_xyzw(
+            c * r.x + s * r.w,
+            c * r.y + s * r.z,
+            c * r.z - s * r.y,
+            c * r.w - s * r.x,
+        );
+        *pos = b + axis * leaves.along[j];
+        *ori = q * local;
     }
 }

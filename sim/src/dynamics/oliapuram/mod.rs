@@ -32,22 +32,38 @@
 //! reaches it only through its children's restorations (Eq. 18), as the wind does: the model
 //! transmits moments between segments, not forces.
 //!
-//! One step, as two phases over the whole forest (§3.2), plus the renderer's pose:
+//! One step, as two phases (§3.2), plus the renderer's pose:
 //!
 //! | phase       | does |
 //! |-------------|------|
-//! | dynamics    | every segment and leaf at once, in data-split jobs: forces (children's restorations from the step's start, so every body is independent) and Eqs. 20–21 |
-//! | integration | root to tips, one depth level of the whole forest at a time (jobs per level slice): world orientations and bases |
-//! | pose        | the segments' pose in forest order and every leaf's position and orientation |
+//! | dynamics    | every segment and leaf: forces (children's restorations from the step's start, so every body is independent) and Eqs. 20–21 |
+//! | integration | root to tips, one depth level after the other: world orientations and bases |
+//! | pose        | every leaf's position and orientation (and, level by level, the segments' pose in forest order) |
 //!
-//! The model keeps its state in the level order of `levels` (segments) and, for leaves,
-//! segment by segment in that order, so a run of segments owns its leaves; the pose is written
-//! in the forest's order. Every job reads the state of the step's start or of earlier levels
-//! and writes its own slice; no floating-point sum crosses a job boundary. The state is
-//! bit-identical for any number of workers. A step allocates nothing but its jobs (and, once,
-//! the wind sample buffers the first time the wind varies in space).
+//! Two schedules run these phases, with the same arithmetic on the same inputs, so the same
+//! bits:
+//! - by groups of whole trees (`groups`, when there are at least as many groups as threads):
+//!   each job takes whole groups of about an L2 cache of data and runs a group's dynamics, then
+//!   its integration level by level, then its leaves' pose, while its data is in the cache; one
+//!   fork and join per step. Trees do not interact, so inside every tree the order is the
+//!   paper's. The integration writes the pose directly.
+//! - level by level over the whole forest (fewer groups than threads, e.g. one tree on two
+//!   threads): the dynamics phase in data-split jobs over all segments and leaves, the
+//!   integration one depth level of the whole forest at a time (jobs per level slice) into a
+//!   level-ordered copy of the pose, then the pose phase.
+//!
+//! The model keeps its state in the level order of `levels` (segments, the whole forest's) and,
+//! for leaves, segment by segment in that order, so a run of segments owns its leaves; the pose
+//! is in the forest's order, and it is what the next step reads of the segments' and leaves'
+//! orientations and positions. Every job reads the state of the step's start or of earlier
+//! levels and writes its own slices; no floating-point sum crosses a job boundary. The state is
+//! bit-identical for any number of workers and either schedule. A step allocates its jobs and,
+//! by groups, each job's table of its level slices (and, once, the wind sample buffers the
+//! first time the wind varies in space, and the level-ordered pose the first time the level
+//! schedule runs).
 
 mod export;
+mod groups;
 mod interface;
 mod kernels;
 mod leaves;
@@ -71,6 +87,7 @@ use crate::error::SimError;
 use crate::forest::Forest;
 use crate::hash::StateHash;
 use crate::wind::{Calm, WindField};
+use groups::Groups;
 use kernels::{DynamicsIn, DynamicsOut};
 use leaves::Leaves;
 use levels::Levels;
@@ -84,23 +101,42 @@ const POSE: usize = 2;
 /// Fewest segments or leaves worth a job of their own.
 const MIN_JOB: usize = 1024;
 
-/// The dynamic state: deflections and rates (level order), their next values, the pose in
-/// level order, the leaves' angles, and the wind samples.
+/// The dynamic state: deflections and rates (level order), their next values, the leaves'
+/// angles (the model's leaf order), and scratch: the wind samples and the level-ordered pose of
+/// the level-by-level schedule.
 #[derive(Default)]
 struct State {
     phi: Vec<Vec3>,
     omega: Vec<Vec3>,
     phi_next: Vec<Vec3>,
     omega_next: Vec<Vec3>,
-    orient: Vec<Quat>,
-    base: Vec<Vec3>,
     psi: Vec<f32>,
     psi_dot: Vec<f32>,
     psi_next: Vec<f32>,
     psi_dot_next: Vec<f32>,
-    /// The wind at each segment's centroid and each blade's centre (empty in a uniform wind).
+    /// The wind at each segment's centroid and each blade's centre (empty in a uniform wind;
+    /// level order and the model's leaf order in the level schedule, the forest's orders in the
+    /// grouped one).
     seg_wind: Vec<Vec3>,
     leaf_wind: Vec<Vec3>,
+    /// Every segment's world orientation and base in level order, written by the level
+    /// schedule's integration and copied into the pose (empty until that schedule runs). The
+    /// pose is what the next step reads.
+    orient: Vec<Quat>,
+    base: Vec<Vec3>,
+}
+
+/// How a step is laid out over the threads; every schedule gives the same bits. Steps choose
+/// by themselves (`Auto`); the tests force each of the others to compare their bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(test), allow(dead_code))]
+enum Schedule {
+    /// Groups of whole trees when there are at least as many as threads, otherwise levels.
+    Auto,
+    /// Each phase over the whole forest, the integration one level at a time (`levels`).
+    Levels,
+    /// Groups of whole trees, every phase of a group while its data is in the cache (`groups`).
+    Groups,
 }
 
 /// A forest moved by Oliapuram & Kumar's rigid-segment model.
@@ -109,6 +145,8 @@ pub struct OliapuramModel {
     params: OliapuramParams,
     levels: Levels,
     leaves: Leaves,
+    groups: Groups,
+    schedule: Schedule,
     state: State,
     pose: Pose,
     wind: Box<dyn WindField>,
@@ -171,7 +209,7 @@ impl OliapuramModel {
     /// their wind and colliders (held and handed back; this model has no contact). Refuses
     /// what [`new`](Self::new) refuses, handing the parts back.
     pub fn from_parts(parts: ModelParts, params: OliapuramParams) -> Result<OliapuramModel, Box<Refused>> {
-        let (levels, leaves) = match OliapuramModel::prepare(&parts.forest, &params) {
+        let (levels, leaves, groups) = match OliapuramModel::prepare(&parts.forest, &params) {
             Ok(built) => built,
             Err(error) => return Err(Box::new(Refused { error, parts })),
         };
@@ -187,14 +225,14 @@ impl OliapuramModel {
             omega: vec![Vec3::ZERO; n],
             phi_next: vec![Vec3::ZERO; n],
             omega_next: vec![Vec3::ZERO; n],
-            orient: vec![Quat::IDENTITY; n],
-            base: vec![Vec3::ZERO; n],
             psi: vec![0.0; m],
             psi_dot: vec![0.0; m],
             psi_next: vec![0.0; m],
             psi_dot_next: vec![0.0; m],
             seg_wind: Vec::new(),
             leaf_wind: Vec::new(),
+            orient: Vec::new(),
+            base: Vec::new(),
         };
         let pose = Pose {
             base: vec![Vec3::ZERO; n],
@@ -207,6 +245,8 @@ impl OliapuramModel {
             params,
             levels,
             leaves,
+            groups,
+            schedule: Schedule::Auto,
             state,
             pose,
             wind: Box::new(Calm),
@@ -225,20 +265,21 @@ impl OliapuramModel {
     }
 
     /// Checks the settings and the forest and builds the static data the step reads.
-    fn prepare(forest: &Forest, params: &OliapuramParams) -> Result<(Levels, Leaves), SimError> {
+    fn prepare(forest: &Forest, params: &OliapuramParams) -> Result<(Levels, Leaves, Groups), SimError> {
         params.validate()?;
         check_forest(forest)?;
         let levels = Levels::new(forest, params);
         let leaves = Leaves::new(forest, &levels, params)?;
-        Ok((levels, leaves))
+        let groups = Groups::new(forest, &levels);
+        Ok((levels, leaves, groups))
     }
 
     /// Changes the time step \[s\] (folded into the static data, which is rebuilt; the state
     /// stays). Refuses an invalid one, keeping the old.
     pub fn set_time_step(&mut self, dt: f32) -> Result<(), SimError> {
         let params = OliapuramParams { dt, ..self.params };
-        let (levels, leaves) = OliapuramModel::prepare(&self.forest, &params)?;
-        (self.params, self.levels, self.leaves) = (params, levels, leaves);
+        let (levels, leaves, groups) = OliapuramModel::prepare(&self.forest, &params)?;
+        (self.params, self.levels, self.leaves, self.groups) = (params, levels, leaves, groups);
         Ok(())
     }
 
@@ -337,6 +378,7 @@ impl OliapuramModel {
         self.forest.heap_bytes()
             + self.levels.heap_bytes()
             + self.leaves.heap_bytes()
+            + self.groups.heap_bytes()
             + self.pose.heap_bytes()
             + b(&s.phi)
             + b(&s.omega)
@@ -386,16 +428,35 @@ impl OliapuramModel {
     }
 
     fn run_phases(&mut self, jobs: &JobSystem) {
+        let grouped = match self.schedule {
+            Schedule::Auto => self.groups.count() >= jobs.threads(),
+            Schedule::Levels => false,
+            Schedule::Groups => true,
+        };
+        if grouped {
+            let (mut state, mut pose) = (std::mem::take(&mut self.state), std::mem::take(&mut self.pose));
+            if !self.grouped_step(&mut state, &mut pose, &*self.wind, jobs) {
+                self.nonfinite = true;
+            }
+            (self.state, self.pose) = (state, pose);
+            self.swap_next();
+            return;
+        }
         if !self.dynamics_phase(jobs) {
             self.nonfinite = true;
         }
+        self.swap_next();
+        self.integration_phase(jobs);
+        self.pose_phase(jobs);
+    }
+
+    /// Makes the next state the current one.
+    fn swap_next(&mut self) {
         let s = &mut self.state;
         std::mem::swap(&mut s.phi, &mut s.phi_next);
         std::mem::swap(&mut s.omega, &mut s.omega_next);
         std::mem::swap(&mut s.psi, &mut s.psi_next);
         std::mem::swap(&mut s.psi_dot, &mut s.psi_dot_next);
-        self.integration_phase(jobs);
-        self.pose_phase(jobs);
     }
 
     /// Every segment and every leaf at once (§3.2, "Dynamics calculation"), in data-split jobs
@@ -414,17 +475,17 @@ impl OliapuramModel {
             omega,
             phi_next,
             omega_next,
-            orient,
-            base,
             psi,
             psi_dot,
             psi_next,
             psi_dot_next,
             seg_wind,
             leaf_wind,
+            ..
         } = s;
         let (levels, leaves, wind) = (&self.levels, &self.leaves, &*self.wind);
         let leaf_pose = (&*self.pose.leaf_pos, &*self.pose.leaf_orient);
+        let seg_pose = (&*self.pose.orient, &*self.pose.base);
         let ns = &self.phase_ns[DYNAMICS];
         let finite = AtomicBool::new(true);
         let finite = &finite;
@@ -433,14 +494,15 @@ impl OliapuramModel {
             leaves,
             phi,
             omega,
-            orient,
             psi,
             psi_dot,
+            orient: seg_pose.0,
+            seg_offset: 0,
             leaf_orient: leaf_pose.1,
+            leaf_offset: 0,
             dt: self.params.dt,
         };
         let inp = &inp;
-        let (orient, base) = (&**orient, &**base);
         let varying = uniform.is_none();
         jobs.scope(|sc| {
             let mut rest = (
@@ -479,17 +541,17 @@ impl OliapuramModel {
                 };
                 sc.spawn(move |_| {
                     let ok = timed(ns, || match uniform {
-                        Some(u) => kernels::dynamics(inp, |_| u, |_| u, out),
+                        Some(u) => kernels::dynamics(inp, |_| u, |_, _| u, out),
                         None => {
-                            kernels::centroids(levels, orient, base, first, sw);
+                            kernels::centroids(levels, seg_pose, first, sw);
                             for v in first..last {
                                 let r = levels.leaf_start[v] as usize - a..levels.leaf_start[v + 1] as usize - a;
-                                leaves::centres(levels, leaves, leaf_pose, v, &mut lw[r]);
+                                leaves::centres(levels, leaves, leaf_pose, v, 0, &mut lw[r]);
                             }
                             wind.sample_in_place(sw);
                             wind.sample_in_place(lw);
                             let (sw, lw) = (&*sw, &*lw);
-                            kernels::dynamics(inp, |v| sw[v - first], |j| lw[j - a], out)
+                            kernels::dynamics(inp, |v| sw[v - first], |j, _| lw[j - a], out)
                         }
                     });
                     if !ok {
@@ -506,6 +568,9 @@ impl OliapuramModel {
     fn integration_phase(&mut self, jobs: &JobSystem) {
         let levels = &self.levels;
         let State { phi, orient, base, .. } = &mut self.state;
+        // Sized once, the first time this schedule runs.
+        orient.resize(phi.len(), Quat::IDENTITY);
+        base.resize(phi.len(), Vec3::ZERO);
         let phi = &**phi;
         let ns = &self.phase_ns[INTEGRATION];
         for d in 0..levels.count() {
@@ -570,10 +635,29 @@ impl OliapuramModel {
         };
     }
 
-    /// Rebuilds the whole pose from the state on the calling thread.
+    /// Rebuilds the whole pose from the state on the calling thread, group by group.
     fn refresh_pose(&mut self) {
-        let jobs = JobSystem::new(1).expect("a one-thread job system needs no worker");
-        self.integration_phase(&jobs);
-        self.pose_phase(&jobs);
+        let (levels, leaves, groups) = (&self.levels, &self.leaves, &self.groups);
+        let (phi, psi) = (&self.state.phi, &self.state.psi);
+        let pose = &mut self.pose;
+        for g in 0..groups.count() {
+            for d in 0..groups.depth(g) {
+                let r = groups.chunk(g, d);
+                kernels::integrate_into_pose(levels, &phi[r.clone()], r.start, (&mut pose.orient, &mut pose.base), 0);
+            }
+        }
+        for v in 0..phi.len() {
+            let f = levels.order[v] as usize;
+            let l = levels.forest_leaf[v] as usize
+                ..(levels.forest_leaf[v] + levels.leaf_start[v + 1] - levels.leaf_start[v]) as usize;
+            leaves::pose_of_leaves(
+                levels,
+                leaves,
+                v,
+                (pose.orient[f], pose.base[f]),
+                (psi, 0),
+                (&mut pose.leaf_pos[l.clone()], &mut pose.leaf_orient[l]),
+            );
+        }
     }
 }

@@ -6,7 +6,7 @@
 use glam::{Quat, Vec3};
 use sylva_engine::{FrameTimings, JobSystem};
 
-use super::{OliapuramModel, OliapuramParams};
+use super::{OliapuramModel, OliapuramParams, Schedule};
 use crate::error::SimError;
 use crate::forest::{Forest, TreePlacement, NO_PARENT};
 use crate::material::Material;
@@ -443,6 +443,49 @@ fn identical_for_any_number_of_workers() {
         hash_after(1, Box::new(Swirl { time: 0.0, speed: 6.0 })),
         hash_after(1, Box::new(Swirl { time: 0.0, speed: 12.0 }))
     );
+}
+
+/// The state hash after 40 steps in a swirling wind of `trees` trees of `segments` segments,
+/// stepped by `schedule` on `threads` threads.
+fn hash_by(schedule: Schedule, threads: usize, trees: usize, segments: usize) -> u64 {
+    let tf = TestForest::new(5, segments, segments * 2, trees, &Material::default()).unwrap();
+    let mut model = OliapuramModel::new(tf.forest, OliapuramParams::default()).unwrap();
+    model.schedule = schedule;
+    model.set_wind(Box::new(Swirl { time: 0.0, speed: 15.0 }));
+    let (j, t) = (jobs(threads), timings());
+    for _ in 0..40 {
+        model.step(&j, &t);
+    }
+    assert!(model.finite());
+    model.state_hash()
+}
+
+#[test]
+fn groups_of_trees_give_the_bits_of_the_level_by_level_sweep() {
+    // Trees of about an L2 cache each (one per group), and small trees several to a group.
+    for (trees, segments) in [(3, 1597), (30, 150)] {
+        let tf = TestForest::new(5, segments, segments * 2, trees, &Material::default()).unwrap();
+        let model = OliapuramModel::new(tf.forest, OliapuramParams::default()).unwrap();
+        let g = &model.groups;
+        if segments > 1000 {
+            assert_eq!(g.count(), trees, "a tree of {segments} segments is a group of its own");
+        } else {
+            assert!(
+                1 < g.count() && g.count() < trees,
+                "{} groups of {trees} small trees",
+                g.count()
+            );
+        }
+        let levels = hash_by(Schedule::Levels, 1, trees, segments);
+        assert_eq!(hash_by(Schedule::Levels, 2, trees, segments), levels);
+        for threads in [1, 2, 4] {
+            assert_eq!(
+                hash_by(Schedule::Groups, threads, trees, segments),
+                levels,
+                "{trees} trees, {threads} threads"
+            );
+        }
+    }
 }
 
 #[test]
