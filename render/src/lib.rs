@@ -36,7 +36,7 @@ pub mod timestamps;
 pub mod wind;
 
 pub use ash::vk;
-pub use dynamics::GpuOliapuram;
+pub use dynamics::{GpuOliapuram, WindSource as DynamicsWindSource};
 pub use error::{RenderError, Result};
 pub use frame::{Camera, LodSettings, RenderFrame};
 pub use gpu::{Gpu, GpuOptions, WindowHandles};

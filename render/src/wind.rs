@@ -1255,7 +1255,7 @@ pub(crate) fn compute_pipeline(
 }
 
 /// Size of the largest device-local memory heap.
-pub(crate) fn device_local_heap(gpu: &Gpu) -> u64 {
+fn device_local_heap(gpu: &Gpu) -> u64 {
     // SAFETY: plain query on the Gpu's physical device.
     let memory = unsafe { gpu.instance.get_physical_device_memory_properties(gpu.physical) };
     memory.memory_heaps[..memory.memory_heap_count as usize]

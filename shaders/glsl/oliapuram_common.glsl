@@ -30,7 +30,7 @@ layout(push_constant, std430) uniform Push {
     uvec4 counts;  // n segments, m leaves, first level index of the level, its length
     vec4 wind;     // xyz: the uniform wind (mode 0); w: time step Δt
     uvec4 mode;    // x: wind mode (0 uniform, 1 samples, 2 fluid); y, z: float offsets of v and w
-                   // in `fluid`; w: 1 on the root level
+                   // in `fluid`; w: unused
     uvec4 cells;   // fluid cells nx, ny, nz
     vec4 origin;   // fluid domain's minimum corner
     vec4 h;        // fluid cell size
@@ -115,38 +115,23 @@ vec4 renormalize(vec4 q) {
     return q * (1.5 - 0.5 * dot(q, q));
 }
 
-// a + (b − a)·t, as the CPU's `lerp` (GLSL's mix may round differently).
-float lerp(float a, float b, float t) {
-    return a + (b - a) * t;
-}
+#define FLUID_FIELD fluid
+#include "fluid_trilinear.glsl"
 
 // The wind at p on the GPU wind's MAC grid: each component trilinear on its own staggered grid,
-// clamped to the domain, as `FluidGrid::sample` (`sample_component`, `trilinear`).
+// clamped to the domain, as `FluidGrid::sample` (`sample_component`, `trilinear`): the same
+// sampling function as the GPU wind's advection. A point that is not finite reads a clamped
+// cell, never outside the buffer.
 float fluid_component(uint a, vec3 g) {
     vec3 c = g - 0.5;
     c[a] += 0.5;
     ivec3 fd = ivec3(pc.cells.xyz);
     fd[a] += 1;
     uint offset = a == 0u ? 0u : (a == 1u ? pc.mode.y : pc.mode.z);
-    ivec3 i0;
-    vec3 t;
-    for (int b = 0; b < 3; b++) {
-        float x = min(max(c[b], 0.0), float(fd[b] - 1));
-        int fl = min(int(x), fd[b] - 2);
-        i0[b] = fl;
-        t[b] = x - float(fl);
-    }
-    uint sy = uint(fd.x);
-    uint sz = uint(fd.x * fd.y);
-    uint base = offset + uint(i0.x + fd.x * (i0.y + fd.y * i0.z));
-    float c00 = lerp(fluid[base], fluid[base + 1u], t.x);
-    float c10 = lerp(fluid[base + sy], fluid[base + sy + 1u], t.x);
-    float c01 = lerp(fluid[base + sz], fluid[base + sz + 1u], t.x);
-    float c11 = lerp(fluid[base + sz + sy], fluid[base + sz + sy + 1u], t.x);
-    return lerp(lerp(c00, c10, t.y), lerp(c01, c11, t.y), t.z);
+    return fluid_trilinear(offset, fd, c);
 }
 
 vec3 fluid_sample(vec3 p) {
-    vec3 g = (p - pc.origin.xyz) / pc.h.xyz;
+    precise vec3 g = (p - pc.origin.xyz) / pc.h.xyz;
     return vec3(fluid_component(0u, g), fluid_component(1u, g), fluid_component(2u, g));
 }

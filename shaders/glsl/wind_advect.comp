@@ -5,32 +5,14 @@
 // Reads `vel_in` and `centre` (wind_centre.comp), writes `vel_out`.
 #include "wind_common.glsl"
 
+#define FLUID_FIELD vel_in
+#include "fluid_trilinear.glsl"
+
 // Trilinear sample of component a at grid coordinates g (position / h), with the coordinates
-// clamped into the component's staggered grid (`sample_component` on the CPU).
+// clamped into the component's staggered grid (`sample_component` on the CPU's advection).
 float sample_component(int a, vec3 g) {
-    ivec3 fd = face_dims(a);
-    ivec3 i0;
-    vec3 t;
-    for (int b = 0; b < 3; b++) {
-        float off = b == a ? 0.0 : 0.5;
-        float mx = float(fd[b] - 1);
-        float x = clamp(g[b] - off, 0.0, mx);
-        float fl = min(floor(x), mx - 1.0);
-        i0[b] = int(fl);
-        t[b] = x - fl;
-    }
-    uint sy = uint(fd.x);
-    uint sz = uint(fd.x * fd.y);
-    uint base = comp_base(a) + uint(i0.x + fd.x * (i0.y + fd.y * i0.z));
-    // lerp(a, b, t) = a + (b − a) t, as on the CPU.
-    precise float c00 = vel_in[base] + (vel_in[base + 1u] - vel_in[base]) * t.x;
-    precise float c10 = vel_in[base + sy] + (vel_in[base + sy + 1u] - vel_in[base + sy]) * t.x;
-    precise float c01 = vel_in[base + sz] + (vel_in[base + sz + 1u] - vel_in[base + sz]) * t.x;
-    precise float c11 = vel_in[base + sz + sy] + (vel_in[base + sz + sy + 1u] - vel_in[base + sz + sy]) * t.x;
-    precise float c0 = c00 + (c10 - c00) * t.y;
-    precise float c1 = c01 + (c11 - c01) * t.y;
-    precise float r = c0 + (c1 - c0) * t.z;
-    return r;
+    vec3 c = g - vec3(a == 0 ? 0.0 : 0.5, a == 1 ? 0.0 : 0.5, a == 2 ? 0.0 : 0.5);
+    return fluid_trilinear(comp_base(a), face_dims(a), c);
 }
 
 // The new value of face f of component a (`Advect::face` on the CPU).

@@ -17,7 +17,7 @@ use sylva_sim::{GustingWind, Material};
 use std::sync::Arc;
 
 use sylva_render::{Gpu, GpuOliapuram};
-use sylva_sim::dynamics::{ModelParts, OliapuramParams};
+use sylva_sim::dynamics::ModelParts;
 
 use crate::args::{check_validation, count_in, number_in, seed, IntegratorArg, SolverArg};
 use crate::interrupt;
@@ -217,10 +217,8 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
         );
     }
     if a.dynamics_gpu {
-        if let Some(m) = a.model.iter().find(|&&m| m != ModelKind::Oliapuram) {
-            anyhow::bail!(
-                "--dynamics-gpu steps only Oliapuram & Kumar's model on the GPU (got --model {m}; allowed with --dynamics-gpu: --model oliapuram)"
-            );
+        if let Some(&m) = a.model.iter().find(|&&m| m != ModelKind::Oliapuram) {
+            return Err(crate::scene::dynamics_gpu_model_error(m));
         }
     } else if a.gpu.validation || a.gpu.device.is_some() {
         anyhow::bail!("--validation and --device choose the device of --dynamics-gpu, which is not given");
@@ -256,12 +254,9 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
     for (model, inertia) in models {
         let mut sim = match &gpu {
             Some(gpu) => {
-                let params = OliapuramParams {
-                    dt: a.dt as f32,
-                    ..OliapuramParams::for_material(&material)
-                };
+                // Δt is set below, as for every model.
                 let parts = ModelParts::new(scene.forest.clone());
-                let m = GpuOliapuram::from_parts(gpu, parts, params)
+                let m = GpuOliapuram::with_default_params(gpu, parts)
                     .map_err(|r| r.error)
                     .with_context(|| format!("cannot set up the {model} model on {}", gpu.name()))?;
                 Box::new(m) as Box<dyn DynamicsModel>

@@ -137,7 +137,7 @@ pub fn run(a: &FrameBenchArgs) -> Result<()> {
     }
     progress.finish();
     drop(stoppable);
-    if let Some(failure) = driver.wind_failure() {
+    if let Some(failure) = driver.wind_failure().or_else(|| driver.dynamics_failure()) {
         bail!("{failure}");
     }
     // After the publish the frame just filled is the read side; the writer's is the one before.

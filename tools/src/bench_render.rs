@@ -123,6 +123,10 @@ pub fn run(a: &RenderBenchArgs) -> Result<()> {
     // Fill alone: the figure the ≤ 10 ns per instance target is about.
     let mut frame = RenderFrame::default();
     driver.fill(&mut frame, Instant::now(), Duration::ZERO);
+    // The fill reads the pose back: a device error there is reported too.
+    if let Some(failure) = driver.dynamics_failure() {
+        anyhow::bail!("{failure}");
+    }
     let instances = frame.instance_count();
     let reps = (20_000_000 / instances.max(1)).clamp(20, 500);
     let mut best = u64::MAX;

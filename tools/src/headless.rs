@@ -83,11 +83,18 @@ pub fn render_scene(a: &RenderArgs) -> Result<Rgba> {
         progress.finish();
     }
     let sim_s = start.elapsed().as_secs_f64();
+    if let Some(line) = driver.dynamics_device() {
+        eprintln!("{line}");
+    }
     if let Some(failure) = driver.wind_failure().or_else(|| driver.dynamics_failure()) {
         bail!("{failure}");
     }
     let mut frame = RenderFrame::default();
     driver.fill(&mut frame, Instant::now(), Duration::ZERO);
+    // The fill reads the pose back: a device error there is reported too.
+    if let Some(failure) = driver.dynamics_failure() {
+        bail!("{failure}");
+    }
     let options = DrawOptions {
         overlay: a.overlay,
         ..DrawOptions::default()

@@ -15,7 +15,7 @@ use sylva_render::field::slice_arrows;
 use sylva_render::frame::{Camera, FillIndex, LodSettings, RenderFrame, SceneInfo, SimTimings};
 use sylva_render::{Gpu, GpuOliapuram, GpuWind};
 use sylva_sim::dynamics::weber::{SolverKind, WeberModel};
-use sylva_sim::dynamics::{DynamicsModel, ModelKind, ModelParts, OliapuramParams, Refused};
+use sylva_sim::dynamics::{DynamicsModel, ModelKind, ModelParts, Refused};
 use sylva_sim::fluid::{FluidGrid, FluidParams, FluidWind, WindBall, FLUID_PHASES};
 use sylva_sim::scene::{SpeciesForest, MAX_TEST_FOREST_LEAVES, MAX_TEST_FOREST_SEGMENTS};
 use sylva_sim::skeleton::{MAX_LEAVES_PER_TREE, MAX_SEGMENTS_PER_TREE};
@@ -460,10 +460,7 @@ impl Driver {
             bail!("only the fluid wind runs on the GPU (--wind-model fluid)");
         }
         if a.dynamics_gpu && a.model.model != ModelKind::Oliapuram {
-            bail!(
-                "--dynamics-gpu steps only Oliapuram & Kumar's model on the GPU (got --model {}; allowed with --dynamics-gpu: --model oliapuram)",
-                a.model.model
-            );
+            return Err(dynamics_gpu_model_error(a.model.model));
         }
         self.vorticity = a.vorticity as f32;
         self.weber_args = Some(a.model);
@@ -508,12 +505,9 @@ impl Driver {
             time: sim.time(),
         };
         let built = match (&self.dynamics_gpu, kind) {
-            (Some(gpu), ModelKind::Oliapuram) => {
-                let params = OliapuramParams::for_material(&parts.forest.material);
-                GpuOliapuram::from_parts(gpu, parts, params)
-                    .map(|m| Box::new(m) as Box<dyn DynamicsModel>)
-                    .map_err(|r| (anyhow::Error::new(r.error), r.parts))
-            }
+            (Some(gpu), ModelKind::Oliapuram) => GpuOliapuram::with_default_params(gpu, parts)
+                .map(|m| Box::new(m) as Box<dyn DynamicsModel>)
+                .map_err(|r| (anyhow::Error::new(r.error), r.parts)),
             _ => kind.build_from(parts).map_err(|r| {
                 let Refused { error, parts } = *r;
                 (anyhow::Error::new(error), parts)
@@ -566,17 +560,29 @@ impl Driver {
     pub fn use_gpu_dynamics(&mut self, gpu: Arc<Gpu>) -> Result<()> {
         let kind = self.scene.sim.kind();
         if kind != ModelKind::Oliapuram {
-            bail!(
-                "--dynamics-gpu steps only Oliapuram & Kumar's model on the GPU (got --model {kind}; allowed with --dynamics-gpu: --model oliapuram)"
-            );
+            return Err(dynamics_gpu_model_error(kind));
         }
-        self.dynamics_gpu = Some(gpu);
-        self.switch_model(kind)?;
-        self.message = format!(
-            "{kind} model stepped on {}",
-            self.dynamics_gpu.as_ref().map_or(String::new(), |g| g.name())
-        );
+        // The device is kept only when the model could be set up on it.
+        let before = self.dynamics_gpu.replace(gpu);
+        if let Err(e) = self.switch_model(kind) {
+            self.dynamics_gpu = before;
+            return Err(e);
+        }
+        self.message = self.dynamics_device().unwrap_or_default();
+        if self.log {
+            eprintln!("{}", self.message);
+        }
         Ok(())
+    }
+
+    /// Where the trees are stepped and how the wind reaches them, when the model steps on the
+    /// GPU: "dynamics on \<device\>, wind read on the device" (or "wind sampled on the CPU and
+    /// uploaded", "uniform wind passed to the device"): the last step's wind source, the
+    /// current wind's before the first step.
+    pub fn dynamics_device(&self) -> Option<String> {
+        let m = self.scene.sim.as_any().downcast_ref::<GpuOliapuram>()?;
+        let source = m.wind_source().unwrap_or_else(|| m.next_wind_source());
+        Some(format!("dynamics on {}, {}", m.gpu().name(), source.describe()))
     }
 
     /// Why the dynamics model stopped, if it failed (a model on the GPU on a device error).
@@ -910,6 +916,10 @@ impl Driver {
                 &self.lod,
             );
         }
+        // The fill reads the pose (a model on the GPU reads it back): a device error there is
+        // shown in this frame's message line.
+        self.report_dynamics_failure();
+        let sim = &self.scene.sim;
         let field = match (self.field_layer, sim.wind().fluid()) {
             (Some(layer), Some(g)) => slice_arrows(g, layer.min(g.cells()[1] - 1), &mut frame.wind_arrows),
             _ => {
@@ -956,6 +966,13 @@ impl Driver {
             cache_wait_ms: ms(cache_wait),
         };
     }
+}
+
+/// The error for `--dynamics-gpu` with a model the GPU does not step.
+pub fn dynamics_gpu_model_error(model: ModelKind) -> anyhow::Error {
+    anyhow::anyhow!(
+        "--dynamics-gpu steps only Oliapuram & Kumar's model on the GPU (got --model {model}; allowed with --dynamics-gpu: --model oliapuram)"
+    )
 }
 
 /// What the viewer says when the wind field's layer (0-based) is shown.

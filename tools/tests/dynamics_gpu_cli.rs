@@ -91,6 +91,15 @@ fn render_with_the_dynamics_on_the_gpu_matches_the_cpu_model() {
         args.extend_from_slice(extra);
         let r = run(sylva().args(&args).arg("--out").arg(&out));
         assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        // The log says where the trees were stepped and how the wind reached them: the GPU
+        // model read the GPU wind on the device (a render that ignored --dynamics-gpu, or fell
+        // back to sampling the wind on the CPU, fails here).
+        let on_gpu = r.stderr.lines().any(|l| {
+            l.strip_prefix("dynamics on ")
+                .and_then(|l| l.strip_suffix(", wind read on the device"))
+                .is_some_and(|device| !device.trim().is_empty())
+        });
+        assert_eq!(on_gpu, extra.contains(&"--dynamics-gpu"), "{args:?}: {}", r.stderr);
         read_png(&out)
     };
     let cpu = render("cpu.png", &[]);

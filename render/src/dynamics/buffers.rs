@@ -74,18 +74,24 @@ impl Sizes {
     }
 }
 
-/// Packs the segments' static data as the kernels read it.
-pub(super) fn pack_segments(e: &OliapuramExport) -> Vec<OliapuramSeg> {
+/// Packs the segments' static data as the kernels read it. Every root (a segment without a
+/// parent, all at level 0) must have its base in `root_base`; an export that breaks this is
+/// refused (the kernels would place that tree at the origin).
+pub(super) fn pack_segments(e: &OliapuramExport) -> Result<Vec<OliapuramSeg>> {
     let q = |q: Quat| q.to_array();
     (0..e.order.len())
         .map(|v| {
             let s = &e.segments[v];
             let root = if e.parent[v] == sylva_sim::forest::NO_PARENT {
-                e.root_base.get(v).copied().unwrap_or(Vec3::ZERO)
+                *e.root_base.get(v).ok_or_else(|| RenderError::Invalid {
+                    what: "export of the GPU dynamics",
+                    value: format!("root at level index {v} with {} root bases", e.root_base.len()),
+                    allowed: "every root at level 0, with its base in root_base".to_string(),
+                })?
             } else {
                 Vec3::ZERO
             };
-            OliapuramSeg {
+            Ok(OliapuramSeg {
                 a: s.weight_rest.extend(s.centroid).to_array(),
                 b: [s.wind_gain, s.weight_gain, s.damping_gain, s.w2],
                 c: [s.den, s.propagation, e.length[v], 0.0],
@@ -93,7 +99,7 @@ pub(super) fn pack_segments(e: &OliapuramExport) -> Vec<OliapuramSeg> {
                 root: root.extend(0.0).to_array(),
                 topo: [e.parent[v], e.child_start[v], e.child_start[v + 1], e.order[v]],
                 leaves: [e.leaf_start[v], e.leaf_start[v + 1], 0, 0],
-            }
+            })
         })
         .collect()
 }
@@ -200,5 +206,26 @@ impl DeviceBuffers {
         for b in all.into_iter().chain(self.seg_state).chain(self.leaf_state) {
             gpu.destroy_buffer(b);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use sylva_sim::dynamics::{OliapuramModel, OliapuramParams};
+    use sylva_sim::scene::TestForest;
+    use sylva_sim::Material;
+
+    use super::pack_segments;
+
+    /// An export whose roots lack their bases is refused, not packed with trees at the origin.
+    #[test]
+    fn a_root_without_its_base_is_refused() {
+        let forest = TestForest::new(7, 30, 10, 2, &Material::default()).unwrap().forest;
+        let model = OliapuramModel::new(forest, OliapuramParams::default()).unwrap();
+        let mut e = model.export();
+        assert_eq!(pack_segments(&e).unwrap().len(), e.order.len());
+        e.root_base.pop();
+        let err = pack_segments(&e).unwrap_err().to_string();
+        assert!(err.contains("root_base"), "{err}");
     }
 }

@@ -155,7 +155,7 @@ impl Device {
         d.create_submission()?;
         let no_fluid = d.bufs().no_fluid.raw;
         d.bind_fluid(no_fluid)?;
-        d.upload(e)?;
+        d.upload(e, true)?;
         Ok(d)
     }
 
@@ -223,11 +223,20 @@ impl Device {
         Ok(())
     }
 
+    /// Forgets which fluid buffer the sets point at, so the next
+    /// [`bind_fluid`](Self::bind_fluid) writes them (the buffer may be freed, and a new one
+    /// may get its handle).
+    pub fn forget_fluid(&mut self) {
+        self.bound_fluid = vk::Buffer::null();
+    }
+
     /// Uploads the static data and the state of `e` (a forest of this device's size) and
-    /// computes the pose from it; clears the status word. Waits for it.
-    pub fn upload(&mut self, e: &OliapuramExport) -> Result<()> {
+    /// computes the pose from it. Clears the status word when `fresh` (a new or reset state);
+    /// otherwise keeps it, so a state carried over that was not finite is still reported.
+    /// Waits for it.
+    pub fn upload(&mut self, e: &OliapuramExport, fresh: bool) -> Result<()> {
         self.wait()?;
-        let segs = pack_segments(e);
+        let segs = pack_segments(e)?;
         let leaves = pack_leaves(e);
         let (seg_state, leaf_state) = pack_state(e);
         let bytes = |v: &[u8]| v.len() as u64;
@@ -251,7 +260,9 @@ impl Device {
             offsets[k] = at;
             at += bytes(p);
         }
-        self.bufs_mut().status.write(0, &[0u32; 4]);
+        if fresh {
+            self.bufs_mut().status.write(0, &[0u32; 4]);
+        }
         self.parity = 0;
         let b = self.bufs();
         let dsts = [b.segs.raw, b.leaves.raw, b.seg_state[0].raw, b.leaf_state[0].raw];

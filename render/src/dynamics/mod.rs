@@ -21,4 +21,4 @@ mod driver;
 mod model;
 mod pipelines;
 
-pub use model::{GpuOliapuram, GpuRefused};
+pub use model::{GpuOliapuram, GpuRefused, WindSource};

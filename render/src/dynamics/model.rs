@@ -16,6 +16,9 @@
 //! - any other field: the CPU samples it at the points the last step's pose kernel wrote (the
 //!   CPU model's points) and uploads the samples.
 //!
+//! Which of the three a step used is never silent: [`GpuOliapuram::wind_source`] tells, and the
+//! model's settings line (the overlay, the command line's log) says it in words.
+//!
 //! The pose and the state are read back when asked for ([`DynamicsModel::pose`],
 //! [`DynamicsModel::state_hash`], [`DynamicsModel::kinetic_energy`]), once per step at most.
 //! A device error stops the model (the clock goes on, the trees keep their last pose); it is
@@ -57,10 +60,36 @@ impl std::fmt::Debug for GpuRefused {
     }
 }
 
+/// Where the GPU model's kernels take the wind from (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindSource {
+    /// A wind uniform in space, passed to the kernels as a constant.
+    Uniform,
+    /// A field the CPU samples at the points the device wrote, uploaded each step (any wind
+    /// other than the GPU wind on this model's device).
+    HostSamples,
+    /// The GPU wind's velocity buffer, read by the kernels on the device.
+    Device,
+}
+
+impl WindSource {
+    /// How the wind reaches the kernels, in words (the overlay and the command line's log).
+    pub fn describe(self) -> &'static str {
+        match self {
+            WindSource::Uniform => "uniform wind passed to the device",
+            WindSource::HostSamples => "wind sampled on the CPU and uploaded",
+            WindSource::Device => "wind read on the device",
+        }
+    }
+}
+
 /// Oliapuram & Kumar's forest on the GPU. See the module docs.
 pub struct GpuOliapuram {
-    cpu: OliapuramModel,
+    // Invariant: `dev` is declared (so dropped) before `cpu`. `Device`'s Drop waits for every
+    // submission, and the last step may still read the GPU wind's velocity buffer, which `cpu`
+    // owns (its wind field): the wind must outlive that wait.
     dev: Device,
+    cpu: OliapuramModel,
     time: f64,
     /// Inertia of every segment (level order) and leaf (model order), for the kinetic energy.
     inertia: Vec<f32>,
@@ -76,13 +105,24 @@ pub struct GpuOliapuram {
     samples: Vec<[f32; 4]>,
     /// Whether the pose in `pose` is the last step's.
     pose_fresh: AtomicBool,
+    /// Where the last step's kernels took the wind from (`None` before the first step).
+    last_wind: Option<WindSource>,
 }
 
 impl GpuOliapuram {
     /// The model with its default settings for the forest's material on `gpu`.
     pub fn new(gpu: &Arc<Gpu>, forest: Forest) -> Result<GpuOliapuram> {
-        let params = OliapuramParams::for_material(&forest.material);
-        GpuOliapuram::from_parts(gpu, ModelParts::new(forest), params).map_err(|r| r.error)
+        GpuOliapuram::with_default_params(gpu, ModelParts::new(forest)).map_err(|r| r.error)
+    }
+
+    /// [`from_parts`](Self::from_parts) with the default settings for the forest's material
+    /// ([`OliapuramParams::for_material`]), as the CPU model's `ModelKind::build_from`.
+    pub fn with_default_params(
+        gpu: &Arc<Gpu>,
+        parts: ModelParts,
+    ) -> std::result::Result<GpuOliapuram, Box<GpuRefused>> {
+        let params = OliapuramParams::for_material(&parts.forest.material);
+        GpuOliapuram::from_parts(gpu, parts, params)
     }
 
     /// Sets up the model over `parts` (forest, wind, colliders, clock) with `params`, at rest in
@@ -107,19 +147,24 @@ impl GpuOliapuram {
         match Device::new(gpu, &e) {
             Ok(dev) => {
                 let leaf_inertia = e.leaves.iter().map(|l| l.inertia).collect();
+                // The CPU model's pose is the rest pose the device starts from: the pose shown
+                // until the first read-back, and kept if a read-back fails (the renderer
+                // indexes it by segment and leaf, so it is never empty).
+                let rest = cpu.pose().clone();
                 let model = GpuOliapuram {
-                    cpu,
                     dev,
+                    cpu,
                     time,
                     inertia: e.inertia,
                     leaf_inertia,
                     leaf_damping: e.leaf_damping_gain,
                     failure: Mutex::new(None),
                     cache: Mutex::new(None),
-                    pose: RwLock::new(Pose::default()),
+                    pose: RwLock::new(rest),
                     points: Vec::new(),
                     samples: Vec::new(),
                     pose_fresh: AtomicBool::new(false),
+                    last_wind: None,
                 };
                 Ok(model)
             }
@@ -163,22 +208,49 @@ impl GpuOliapuram {
         self.failure.lock().unwrap_or_else(|e| e.into_inner()).is_some()
     }
 
+    /// Where the last step's kernels took the wind from; `None` before the first step and
+    /// after a step whose wind could not be prepared (a device error, reported by
+    /// [`DynamicsModel::failure`]).
+    pub fn wind_source(&self) -> Option<WindSource> {
+        self.last_wind
+    }
+
+    /// Where the next step's kernels will take the current wind from.
+    pub fn next_wind_source(&self) -> WindSource {
+        let wind = self.cpu.wind();
+        if wind.uniform().is_some() {
+            WindSource::Uniform
+        } else if self.device_wind().is_some() {
+            WindSource::Device
+        } else {
+            WindSource::HostSamples
+        }
+    }
+
+    /// The wind as the GPU wind on this model's device, when it is one that has not failed.
+    fn device_wind(&self) -> Option<&GpuWind> {
+        self.cpu
+            .wind()
+            .as_any()
+            .and_then(|a| a.downcast_ref::<GpuWind>())
+            .filter(|w| w.failure().is_none() && Arc::ptr_eq(w.solver().device(), &self.dev.gpu))
+    }
+
     /// The wind's push fields and, for the GPU wind, its timeline value; samples the wind on
-    /// the CPU when it is neither uniform nor on this device.
+    /// the CPU when it is neither uniform nor on this device (the model's settings and
+    /// [`wind_source`](Self::wind_source) say so).
     fn wind_push(&mut self, jobs: &JobSystem, push: &mut OliapuramPush) -> Result<Option<(ash::vk::Semaphore, u64)>> {
+        self.last_wind = None;
         let wind = self.cpu.wind();
         if let Some(u) = wind.uniform() {
             push.wind = u.extend(push.wind[3]).to_array();
             push.mode[0] = 0;
             let no_fluid = self.dev.bufs().no_fluid.raw;
             self.dev.bind_fluid(no_fluid)?;
+            self.last_wind = Some(WindSource::Uniform);
             return Ok(None);
         }
-        let gpu_wind = wind
-            .as_any()
-            .and_then(|a| a.downcast_ref::<GpuWind>())
-            .filter(|w| w.failure().is_none() && Arc::ptr_eq(w.solver().device(), &self.dev.gpu));
-        if let Some(w) = gpu_wind {
+        if let Some(w) = self.device_wind() {
             let fluid = w.solver();
             let field = fluid.field_buffers();
             let (origin, h) = fluid.placement();
@@ -187,7 +259,9 @@ impl GpuOliapuram {
             push.origin = origin.extend(0.0).to_array();
             push.h = h.extend(0.0).to_array();
             let timeline = fluid.timeline();
-            self.dev.bind_fluid(field.velocity)?;
+            let velocity = field.velocity;
+            self.dev.bind_fluid(velocity)?;
+            self.last_wind = Some(WindSource::Device);
             return Ok(Some(timeline));
         }
         push.mode[0] = 1;
@@ -214,6 +288,7 @@ impl GpuOliapuram {
             }
         });
         self.dev.write_samples(&self.samples)?;
+        self.last_wind = Some(WindSource::HostSamples);
         Ok(None)
     }
 
@@ -263,6 +338,17 @@ impl GpuOliapuram {
         self.pose_fresh.store(true, Ordering::Release);
     }
 
+    /// Waits until no submitted step reads the wind's buffers, and forgets the fluid buffer
+    /// the descriptors point at, so the next step binds its wind's again.
+    fn wait_for_wind(&mut self) {
+        if let Err(e) = self.dev.wait() {
+            self.fail(e);
+            // Whatever is pending must not outlive the buffers it reads.
+            let _ = self.dev.gpu.wait_idle();
+        }
+        self.dev.forget_fluid();
+    }
+
     fn stale(&mut self) {
         *self.cache.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
         self.pose_fresh.store(false, Ordering::Release);
@@ -278,9 +364,10 @@ impl DynamicsModel for GpuOliapuram {
     }
     fn settings(&self) -> String {
         format!(
-            "k_c {}, no contact, on the GPU ({})",
+            "k_c {}, no contact, on the GPU ({}), {}",
             self.cpu.params().propagation,
-            self.dev.gpu.name()
+            self.dev.gpu.name(),
+            self.next_wind_source().describe()
         )
     }
     fn forest(&self) -> &Forest {
@@ -298,7 +385,8 @@ impl DynamicsModel for GpuOliapuram {
         if let Some((phi, omega, psi, psi_dot)) = old {
             (e.phi, e.omega, e.psi, e.psi_dot) = (phi, omega, psi, psi_dot);
         }
-        if let Err(err) = self.dev.upload(&e) {
+        // The state carried over keeps its status: a non-finite one stays reported.
+        if let Err(err) = self.dev.upload(&e, false) {
             self.fail(err);
         }
         self.stale();
@@ -348,7 +436,7 @@ impl DynamicsModel for GpuOliapuram {
         e.omega.fill(Vec3::ZERO);
         e.psi.fill(0.0);
         e.psi_dot.fill(0.0);
-        if let Err(err) = self.dev.upload(&e) {
+        if let Err(err) = self.dev.upload(&e, true) {
             self.fail(err);
         }
         self.stale();
@@ -370,6 +458,10 @@ impl DynamicsModel for GpuOliapuram {
             h.add(xyz(n..2 * n));
             h.add(r.leaf_state.iter().step_by(2).copied());
             h.add(r.leaf_state.iter().skip(1).step_by(2).copied());
+        } else {
+            // No state to hash (a device error): a marker, so a failed model's hash is neither
+            // the hash of an empty state nor a real state's.
+            h.add("the GPU dynamics failed".bytes().map(f32::from));
         }
         h.finish()
     }
@@ -409,15 +501,23 @@ impl DynamicsModel for GpuOliapuram {
     fn heap_bytes(&self) -> usize {
         DynamicsModel::heap_bytes(&self.cpu)
             + self.pose.read().map_or(0, |p| p.heap_bytes())
-            + (self.points.capacity() + self.samples.capacity()) * 16
+            + self.points.capacity() * size_of::<Vec3>()
+            + self.samples.capacity() * size_of::<[f32; 4]>()
     }
     fn wind(&self) -> &dyn WindField {
         self.cpu.wind()
     }
     fn wind_mut(&mut self) -> &mut dyn WindField {
+        // The caller may step or rebuild the wind (the GPU wind's buffers): the last step must
+        // be done reading them.
+        self.wait_for_wind();
         self.cpu.wind_mut()
     }
     fn replace_wind(&mut self, wind: Box<dyn WindField>) -> Box<dyn WindField> {
+        // The last step may still read the old wind's velocity buffer on the device: it must be
+        // done before the old wind is handed back (and perhaps dropped), and the descriptors
+        // must not keep pointing at that buffer (a new one may get the same handle).
+        self.wait_for_wind();
         let old = self.cpu.replace_wind(wind);
         self.cpu.wind_mut().advance(self.time);
         old
