@@ -2,77 +2,19 @@
 //! machine's Vulkan device (lavapipe without a GPU) with the validation layer on, in
 //! `sylva render` and `sylva bench sim`, and refused clearly where it cannot run.
 
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::process::Command;
 
-use sylva_render::Rgba;
+use common::{differing, read_png, run, TempDir};
 use sylva_tests::pixels::count;
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(cmd: &mut Command) -> Run {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-fn sylva() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_sylva"))
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("sylva-dyngpu-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn read_png(path: &Path) -> Rgba {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    Rgba::from_png(&bytes).unwrap()
-}
-
-/// Pixels whose colour differs by more than 8 levels in a channel.
-fn differing(a: &Rgba, b: &Rgba) -> usize {
-    assert_eq!((a.width, a.height), (b.width, b.height));
-    let mut n = 0;
-    for y in 0..a.height {
-        for x in 0..a.width {
-            let (p, q) = (a.pixel(x, y), b.pixel(x, y));
-            if (0..3).any(|c| p[c].abs_diff(q[c]) > 8) {
-                n += 1;
-            }
-        }
-    }
-    n
-}
 
 /// With the wind on the GPU, the picture of Oliapuram's model stepped on the GPU is the CPU
 /// model's (at most 20 of 144,000 pixels differ by more than 8 levels: the two poses agree to
 /// micrometres), while a stronger wind visibly changes it (over 1,000 pixels).
 #[test]
 fn render_with_the_dynamics_on_the_gpu_matches_the_cpu_model() {
-    let dir = TempDir::new("render");
+    let dir = TempDir::new("sylva-dyngpu", "render");
     let render = |name: &str, extra: &[&str]| {
         let out = dir.path(name);
         let mut args = vec![
@@ -89,7 +31,7 @@ fn render_with_the_dynamics_on_the_gpu_matches_the_cpu_model() {
             "480x300",
         ];
         args.extend_from_slice(extra);
-        let r = run(sylva().args(&args).arg("--out").arg(&out));
+        let r = run(common::command().args(&args).arg("--out").arg(&out));
         assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
         // The log says where the trees were stepped and how the wind reached them: the GPU
         // model read the GPU wind on the device (a render that ignored --dynamics-gpu, or fell
@@ -122,7 +64,7 @@ fn render_with_the_dynamics_on_the_gpu_matches_the_cpu_model() {
 /// validation layer (which fails the run on any error).
 #[test]
 fn viewer_steps_the_trees_on_the_gpu_beside_the_frames() {
-    let dir = TempDir::new("xvfb");
+    let dir = TempDir::new("sylva-dyngpu", "xvfb");
     let shot = dir.path("shot.png");
     let r = run(Command::new("xvfb-run")
         .args(["-a", "-s", "-screen 0 1280x800x24"])
@@ -170,8 +112,8 @@ fn bench_sim_on_the_gpu_reports_the_promised_fields() {
         "30",
         "--json",
     ];
-    let cpu = run(sylva().args(args));
-    let gpu = run(sylva().args(args).args(["--dynamics-gpu", "--validation"]));
+    let cpu = run(common::command().args(args));
+    let gpu = run(common::command().args(args).args(["--dynamics-gpu", "--validation"]));
     assert_eq!(cpu.code, 0, "{}", cpu.stderr);
     assert_eq!(gpu.code, 0, "{}", gpu.stderr);
     let cpu: serde_json::Value = serde_json::from_str(cpu.stdout.trim()).unwrap();
@@ -228,10 +170,10 @@ fn dynamics_gpu_is_refused_for_other_models_and_where_it_cannot_run() {
         ][..],
         &["bench", "frame", "--model", "oliapuram", "--dynamics-gpu"][..],
     ] {
-        let dir = TempDir::new("refused");
-        let r = run(sylva().args(args).arg("--out").arg(dir.path("x.png")));
+        let dir = TempDir::new("sylva-dyngpu", "refused");
+        let r = run(common::command().args(args).arg("--out").arg(dir.path("x.png")));
         let r = if r.stderr.contains("unexpected argument '--out'") {
-            run(sylva().args(args))
+            run(common::command().args(args))
         } else {
             r
         };
@@ -244,14 +186,14 @@ fn dynamics_gpu_is_refused_for_other_models_and_where_it_cannot_run() {
 
 #[test]
 fn dynamics_gpu_without_a_vulkan_driver_is_a_clear_error() {
-    let dir = TempDir::new("novk");
+    let dir = TempDir::new("sylva-dyngpu", "novk");
     let out = dir.path("x.png");
     let hide = |cmd: &mut Command| {
         // Point the Vulkan loader at a driver list with nothing in it.
         cmd.env("VK_ICD_FILENAMES", dir.path("none.json"))
             .env("VK_DRIVER_FILES", dir.path("none.json"));
     };
-    let mut bench = sylva();
+    let mut bench = common::command();
     hide(&mut bench);
     let r = run(bench.args(["bench", "sim", "--model", "oliapuram", "--dynamics-gpu", "--steps", "1"]));
     assert_eq!(r.code, 1, "{}", r.stderr);
@@ -266,7 +208,7 @@ fn dynamics_gpu_without_a_vulkan_driver_is_a_clear_error() {
         r.stderr
     );
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
-    let mut render = sylva();
+    let mut render = common::command();
     hide(&mut render);
     let r = run(render
         .args([

@@ -2,53 +2,14 @@
 //! a GPU) with the validation layer on. The viewer runs under Xvfb; its screenshot must show
 //! the overlay's text and the trees.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::Command;
 
+use common::{differing, read_png, run, TempDir};
 use sylva_render::Rgba;
 use sylva_tests::pixels::count;
-
-struct Run {
-    code: i32,
-    stderr: String,
-}
-
-fn run(cmd: &mut Command) -> Run {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-fn sylva() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_sylva"))
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("sylva-viewer-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn read_png(path: &Path) -> Rgba {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    Rgba::from_png(&bytes).unwrap()
-}
 
 /// Pixels in a rectangle that are near white (text) and near black (the text's backing box).
 fn text_and_box(image: &Rgba, x1: u32, y1: u32) -> (usize, usize) {
@@ -69,7 +30,7 @@ fn text_and_box(image: &Rgba, x1: u32, y1: u32) -> (usize, usize) {
 
 #[test]
 fn viewer_runs_120_frames_under_xvfb_and_its_screenshot_shows_overlay_and_trees() {
-    let dir = TempDir::new("xvfb");
+    let dir = TempDir::new("sylva-viewer", "xvfb");
     let shot = dir.path("shot.png");
     let r = run(Command::new("xvfb-run")
         .args(["-a", "-s", "-screen 0 1280x800x24"])
@@ -105,9 +66,9 @@ fn viewer_runs_120_frames_under_xvfb_and_its_screenshot_shows_overlay_and_trees(
 
 #[test]
 fn view_without_a_display_renders_headless_and_says_so() {
-    let dir = TempDir::new("nodisplay");
+    let dir = TempDir::new("sylva-viewer", "nodisplay");
     let shot = dir.path("fallback.png");
-    let r = run(sylva()
+    let r = run(common::command()
         .env_remove("DISPLAY")
         .env_remove("WAYLAND_DISPLAY")
         .args([
@@ -135,9 +96,9 @@ fn view_without_a_display_renders_headless_and_says_so() {
 
 #[test]
 fn render_writes_the_last_frame_as_png() {
-    let dir = TempDir::new("render");
+    let dir = TempDir::new("sylva-viewer", "render");
     let out = dir.path("tree.png");
-    let r = run(sylva()
+    let r = run(common::command()
         .args([
             "render",
             "--species",
@@ -156,7 +117,7 @@ fn render_writes_the_last_frame_as_png() {
     let (bark, leaf) = count(&image, 0, 0, 400, 300);
     assert!(leaf > 3000 && bark > 100, "{leaf} leaf and {bark} bark pixels");
     // The file is not replaced without --force, and stays whole.
-    let again = run(sylva()
+    let again = run(common::command()
         .args(["render", "--species", "quaking_aspen", "--frames", "1", "--out"])
         .arg(&out));
     assert_ne!(again.code, 0);
@@ -166,7 +127,7 @@ fn render_writes_the_last_frame_as_png() {
 
 #[test]
 fn render_refuses_bad_input_clearly() {
-    let dir = TempDir::new("bad");
+    let dir = TempDir::new("sylva-viewer", "bad");
     let out = dir.path("x.png");
     let out = out.to_str().unwrap();
     let missing = dir.path("missing.xml");
@@ -195,7 +156,7 @@ fn render_refuses_bad_input_clearly() {
         (vec!["view", "--frames", "0"], "--frames"),
     ];
     for (args, expect) in cases {
-        let r = run(sylva().args(&args));
+        let r = run(common::command().args(&args));
         // 2: refused by the argument parser; 1: refused when checked.
         assert!(r.code == 1 || r.code == 2, "{args:?}: exit {}: {}", r.code, r.stderr);
         assert!(
@@ -213,7 +174,7 @@ fn render_refuses_bad_input_clearly() {
 /// error).
 #[test]
 fn viewer_steps_the_wind_on_the_gpu_beside_the_frames() {
-    let dir = TempDir::new("xvfb-wind-gpu");
+    let dir = TempDir::new("sylva-viewer", "xvfb-wind-gpu");
     let shot = dir.path("shot.png");
     let r = run(Command::new("xvfb-run")
         .args(["-a", "-s", "-screen 0 1280x800x24"])
@@ -244,7 +205,7 @@ fn viewer_steps_the_wind_on_the_gpu_beside_the_frames() {
 /// visibly changes it.
 #[test]
 fn render_with_the_wind_on_the_gpu_matches_the_cpu_wind() {
-    let dir = TempDir::new("wind-gpu");
+    let dir = TempDir::new("sylva-viewer", "wind-gpu");
     let render = |name: &str, extra: &[&str]| {
         let out = dir.path(name);
         let mut args = vec![
@@ -258,21 +219,9 @@ fn render_with_the_wind_on_the_gpu_matches_the_cpu_wind() {
             "--wind-field",
         ];
         args.extend_from_slice(extra);
-        let r = run(sylva().args(&args).arg("--out").arg(&out));
+        let r = run(common::command().args(&args).arg("--out").arg(&out));
         assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
         read_png(&out)
-    };
-    let differing = |a: &Rgba, b: &Rgba| {
-        let mut n = 0;
-        for y in 0..a.height {
-            for x in 0..a.width {
-                let (p, q) = (a.pixel(x, y), b.pixel(x, y));
-                if (0..3).any(|c| p[c].abs_diff(q[c]) > 8) {
-                    n += 1;
-                }
-            }
-        }
-        n
     };
     let cpu = render("cpu.png", &[]);
     let gpu = render("gpu.png", &["--wind-gpu"]);
@@ -293,7 +242,7 @@ fn render_with_the_wind_on_the_gpu_matches_the_cpu_wind() {
 /// scene; without it there are none.
 #[test]
 fn render_draws_the_wind_field_when_asked() {
-    let dir = TempDir::new("field");
+    let dir = TempDir::new("sylva-viewer", "field");
     let arrows = |extra: &[&str]| {
         let out = dir.path("field.png");
         let mut args = vec![
@@ -307,7 +256,7 @@ fn render_draws_the_wind_field_when_asked() {
             "--force",
         ];
         args.extend_from_slice(extra);
-        let r = run(sylva().args(&args).arg("--out").arg(&out));
+        let r = run(common::command().args(&args).arg("--out").arg(&out));
         assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
         let image = read_png(&out);
         let mut n = 0;
@@ -329,10 +278,10 @@ fn render_draws_the_wind_field_when_asked() {
 
 #[test]
 fn no_vulkan_driver_is_a_clear_error() {
-    let dir = TempDir::new("novk");
+    let dir = TempDir::new("sylva-viewer", "novk");
     let out = dir.path("x.png");
     // Point the Vulkan loader at a driver list with nothing in it.
-    let r = run(sylva()
+    let r = run(common::command()
         .env("VK_ICD_FILENAMES", dir.path("none.json"))
         .env("VK_DRIVER_FILES", dir.path("none.json"))
         .args(["render", "--species", "lombardy_poplar", "--frames", "1", "--out"])
@@ -352,7 +301,7 @@ fn no_vulkan_driver_is_a_clear_error() {
 /// wind, solver, model and reset, and a right-button drag that pulls the sphere into the tree.
 #[test]
 fn viewer_answers_keys_and_the_sphere_follows_a_drag() {
-    let dir = TempDir::new("input");
+    let dir = TempDir::new("sylva-viewer", "input");
     let shot = dir.path("input.png");
     let log = dir.path("view.log");
     let script = r#"
