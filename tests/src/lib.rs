@@ -3,6 +3,43 @@
 pub mod arbaro_model;
 pub mod hostile;
 
+/// The Vulkan device the GPU tests share.
+pub mod device {
+    use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+    use sylva_render::{Gpu, GpuOptions};
+
+    /// One device for the whole test binary, validation on (opening lavapipe with validation is
+    /// slow); tests take turns. Panics without a Vulkan device: a GPU test must not pass
+    /// without one.
+    pub fn gpu() -> MutexGuard<'static, Arc<Gpu>> {
+        static G: OnceLock<Mutex<Arc<Gpu>>> = OnceLock::new();
+        G.get_or_init(|| {
+            let gpu = Gpu::new(
+                &GpuOptions {
+                    validation: true,
+                    device_name: None,
+                },
+                None,
+            )
+            .unwrap_or_else(|e| panic!("no Vulkan device for the GPU tests (they must not pass without one): {e}"));
+            Mutex::new(Arc::new(gpu))
+        })
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Fails with the validation layer's messages when it reported any error.
+    pub fn assert_no_validation_errors(gpu: &Gpu) {
+        assert_eq!(
+            gpu.validation_errors(),
+            0,
+            "validation errors: {:#?}",
+            gpu.validation_messages()
+        );
+    }
+}
+
 use glam::Vec3;
 use std::path::{Path, PathBuf};
 use sylva_engine::{FrameTimings, JobSystem};

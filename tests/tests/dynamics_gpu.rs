@@ -16,16 +16,15 @@
 //! leaves' σ 10 % low its leaves turn 1.6·10⁻³ rad from the right ones (the test requires ten
 //! times the tolerance).
 
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-
 use glam::{Quat, Vec3};
 use sylva_engine::{FrameTimings, JobSystem};
-use sylva_render::{DynamicsWindSource, Gpu, GpuOliapuram, GpuOptions, GpuWind};
+use sylva_render::{DynamicsWindSource, GpuOliapuram, GpuWind};
 use sylva_sim::dynamics::{DynamicsModel, ModelKind, ModelParts, OliapuramModel, OliapuramParams};
 use sylva_sim::fluid::{FluidGrid, FluidParams, FluidWind, Pressure, Side, WindBall};
 use sylva_sim::forest::NO_PARENT;
 use sylva_sim::scene::TestForest;
 use sylva_sim::{Forest, Material};
+use sylva_tests::device::{assert_no_validation_errors, gpu};
 
 /// Largest distance between a GPU tip and the CPU's after 100 steps \[m\].
 const TIP_TOLERANCE: f32 = 1e-5;
@@ -34,33 +33,6 @@ const TURN_TOLERANCE: f32 = 1e-5;
 /// Largest distance between a GPU tip and the CPU's over the largest tip displacement.
 const RELATIVE_TOLERANCE: f32 = 1e-3;
 const STEPS: usize = 100;
-
-/// One device for the whole file (opening lavapipe with validation is slow); tests take turns.
-fn gpu() -> MutexGuard<'static, Arc<Gpu>> {
-    static G: OnceLock<Mutex<Arc<Gpu>>> = OnceLock::new();
-    G.get_or_init(|| {
-        let gpu = Gpu::new(
-            &GpuOptions {
-                validation: true,
-                device_name: None,
-            },
-            None,
-        )
-        .unwrap_or_else(|e| panic!("no Vulkan device for the GPU tests (they must not pass without one): {e}"));
-        Mutex::new(Arc::new(gpu))
-    })
-    .lock()
-    .unwrap_or_else(|e| e.into_inner())
-}
-
-fn assert_no_validation_errors(gpu: &Gpu) {
-    assert_eq!(
-        gpu.validation_errors(),
-        0,
-        "validation errors: {:#?}",
-        gpu.validation_messages()
-    );
-}
 
 /// Four small trees (300 segments, 500 leaves each).
 fn forest() -> Forest {

@@ -3,41 +3,14 @@
 //! Khronos validation layer on: every test fails on a validation error, and fails (rather than
 //! passing) when no device can be opened.
 
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
 use glam::Vec3;
 use sylva_engine::JobSystem;
 use sylva_render::wind::WIND_GPU_PASSES;
-use sylva_render::{Gpu, GpuFluid, GpuOptions, RenderError};
+use sylva_render::{GpuFluid, RenderError};
 use sylva_sim::fluid::{FluidGrid, FluidParams, Pressure, Side, StepInputs, WindBall};
-
-/// One device for the whole file (opening lavapipe with validation is slow); tests take turns.
-fn gpu() -> MutexGuard<'static, Arc<Gpu>> {
-    static G: OnceLock<Mutex<Arc<Gpu>>> = OnceLock::new();
-    G.get_or_init(|| {
-        let gpu = Gpu::new(
-            &GpuOptions {
-                validation: true,
-                device_name: None,
-            },
-            None,
-        )
-        .unwrap_or_else(|e| panic!("no Vulkan device for the GPU tests (they must not pass without one): {e}"));
-        Mutex::new(Arc::new(gpu))
-    })
-    .lock()
-    .unwrap_or_else(|e| e.into_inner())
-}
-
-fn assert_no_validation_errors(gpu: &Gpu) {
-    assert_eq!(
-        gpu.validation_errors(),
-        0,
-        "validation errors: {:#?}",
-        gpu.validation_messages()
-    );
-}
+use sylva_tests::device::{assert_no_validation_errors, gpu};
 
 /// A 48×12×40 grid over 48 m × 9 m × 40 m: a west-south-west border wind entering through
 /// x− and z−, leaving through x+ and z+, a solid block in the flow and a jittered wind ball.
