@@ -21,6 +21,7 @@
 #![allow(unsafe_code)]
 
 pub mod cache;
+pub(crate) mod descriptors;
 pub mod dynamics;
 pub mod error;
 pub mod field;

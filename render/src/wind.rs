@@ -51,6 +51,7 @@ use gpu_allocator::MemoryLocation;
 use sylva_shaders::{GpuWindBall, Spirv, WindBallsHeader, WindPush, WIND_LOCAL_SIZE};
 use sylva_sim::fluid::{FluidGrid, Pressure, PressureStats, StepInputs, FLUID_PHASES};
 
+use crate::descriptors::{storage_set_layout, whole, write_storage};
 use crate::error::{vk_err, RenderError, Result};
 use crate::gpu::{Buffer, Gpu};
 use crate::timestamps::TimestampClock;
@@ -369,21 +370,8 @@ impl GpuFluid {
 
     fn create_pipelines(&mut self) -> Result<()> {
         let dev = &self.gpu.device;
-        let binding = |i: u32| {
-            vk::DescriptorSetLayoutBinding::default()
-                .binding(i)
-                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                .descriptor_count(1)
-                .stage_flags(vk::ShaderStageFlags::COMPUTE)
-        };
-        let field: Vec<_> = (0..FIELD_BINDINGS).map(binding).collect();
-        let balls = [binding(0)];
-        for (i, bindings) in [&field[..], &balls[..]].into_iter().enumerate() {
-            let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(bindings);
-            // SAFETY: valid device and create info.
-            self.set_layouts[i] = unsafe { dev.create_descriptor_set_layout(&info, None) }
-                .map_err(vk_err("vkCreateDescriptorSetLayout"))?;
-        }
+        self.set_layouts[0] = storage_set_layout(dev, FIELD_BINDINGS)?;
+        self.set_layouts[1] = storage_set_layout(dev, 1)?;
         let ranges = [vk::PushConstantRange {
             stage_flags: vk::ShaderStageFlags::COMPUTE,
             offset: 0,
@@ -431,13 +419,6 @@ impl GpuFluid {
         self.field_sets.copy_from_slice(&sets[..4]);
         let b = &self.bufs;
         let raw = |o: &Option<Buffer>| o.as_ref().expect("created before the descriptors").raw;
-        let whole = |buffer: vk::Buffer| {
-            [vk::DescriptorBufferInfo {
-                buffer,
-                offset: 0,
-                range: vk::WHOLE_SIZE,
-            }]
-        };
         let mut infos = Vec::new();
         for vp in 0..2 {
             for pp in 0..2 {
@@ -463,18 +444,8 @@ impl GpuFluid {
             slot.balls_set = sets[4 + s];
             infos.push((slot.balls_set, 0, whole(raw(&slot.balls))));
         }
-        let writes: Vec<_> = infos
-            .iter()
-            .map(|(set, binding, info)| {
-                vk::WriteDescriptorSet::default()
-                    .dst_set(*set)
-                    .dst_binding(*binding)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .buffer_info(info)
-            })
-            .collect();
         // SAFETY: every set and buffer is alive and no command buffer uses the sets yet.
-        unsafe { dev.update_descriptor_sets(&writes, &[]) };
+        unsafe { write_storage(dev, &infos) };
         Ok(())
     }
 

@@ -10,6 +10,7 @@ use ash::vk;
 use sylva_shaders::OliapuramPush;
 
 use super::buffers::DeviceBuffers;
+use crate::descriptors::{storage_set_layout, whole, write_storage};
 use crate::error::{vk_err, RenderError, Result};
 use crate::gpu::Gpu;
 use crate::wind::compute_pipeline;
@@ -61,19 +62,7 @@ impl Pipelines {
 
     fn create(&mut self, gpu: &Gpu) -> Result<()> {
         let dev = &gpu.device;
-        let bindings: Vec<_> = (0..BINDINGS)
-            .map(|i| {
-                vk::DescriptorSetLayoutBinding::default()
-                    .binding(i)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .descriptor_count(1)
-                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
-            })
-            .collect();
-        let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
-        // SAFETY: valid device and create info.
-        self.set_layout =
-            unsafe { dev.create_descriptor_set_layout(&info, None) }.map_err(vk_err("vkCreateDescriptorSetLayout"))?;
+        self.set_layout = storage_set_layout(dev, BINDINGS)?;
         let ranges = [vk::PushConstantRange {
             stage_flags: vk::ShaderStageFlags::COMPUTE,
             offset: 0,
@@ -114,13 +103,6 @@ impl Pipelines {
     /// Points both sets at `b`, with `fluid` (the GPU wind's velocities, or `b.no_fluid`) at
     /// binding 10. No submission using the sets may be pending.
     pub fn write(&self, gpu: &Gpu, b: &DeviceBuffers, fluid: vk::Buffer) {
-        let whole = |buffer: vk::Buffer| {
-            [vk::DescriptorBufferInfo {
-                buffer,
-                offset: 0,
-                range: vk::WHOLE_SIZE,
-            }]
-        };
         let mut infos = Vec::with_capacity(2 * BINDINGS as usize);
         for p in 0..2 {
             let order = [
@@ -141,19 +123,9 @@ impl Pipelines {
                 infos.push((self.sets[p], i as u32, whole(buffer)));
             }
         }
-        let writes: Vec<_> = infos
-            .iter()
-            .map(|(set, binding, info)| {
-                vk::WriteDescriptorSet::default()
-                    .dst_set(*set)
-                    .dst_binding(*binding)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .buffer_info(info)
-            })
-            .collect();
         // SAFETY: every set and buffer is alive; no pending submission uses the sets (the
         // caller's guarantee).
-        unsafe { gpu.device.update_descriptor_sets(&writes, &[]) };
+        unsafe { write_storage(&gpu.device, &infos) };
     }
 
     /// Records one dispatch of `kernel` over `count` invocations with set `parity`.

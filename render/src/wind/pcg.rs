@@ -18,6 +18,7 @@ use sylva_shaders::{Spirv, WindMgPush, WindMgScalars};
 use sylva_sim::fluid::{multigrid_levels, MG_COARSEST_SWEEPS, MG_OMEGA, MG_SWEEPS};
 
 use super::{compute_pipeline, groups};
+use crate::descriptors::{storage_set_layout, whole, write_storage};
 use crate::error::{vk_err, RenderError, Result};
 use crate::gpu::{Buffer, Gpu};
 
@@ -402,19 +403,7 @@ impl Pcg {
             MemoryLocation::GpuToCpu,
         )?);
         let dev = &gpu.device;
-        let bindings: Vec<_> = (0..3)
-            .map(|i| {
-                vk::DescriptorSetLayoutBinding::default()
-                    .binding(i)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .descriptor_count(1)
-                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
-            })
-            .collect();
-        let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
-        // SAFETY: valid device and create info.
-        self.set_layout =
-            unsafe { dev.create_descriptor_set_layout(&info, None) }.map_err(vk_err("vkCreateDescriptorSetLayout"))?;
+        self.set_layout = storage_set_layout(dev, 3)?;
         let set_layouts = [field_layout, self.set_layout];
         let ranges = [vk::PushConstantRange {
             stage_flags: vk::ShaderStageFlags::COMPUTE,
@@ -447,26 +436,13 @@ impl Pcg {
         // SAFETY: the pool has room for this set.
         self.set = unsafe { dev.allocate_descriptor_sets(&alloc) }.map_err(vk_err("vkAllocateDescriptorSets"))?[0];
         let raw = |b: &Option<Buffer>| b.as_ref().expect("created above").raw;
-        let infos = [raw(&self.pool), raw(&self.scalars), raw(&self.partials)].map(|buffer| {
-            [vk::DescriptorBufferInfo {
-                buffer,
-                offset: 0,
-                range: vk::WHOLE_SIZE,
-            }]
-        });
-        let writes: Vec<_> = infos
-            .iter()
+        let infos: Vec<_> = [raw(&self.pool), raw(&self.scalars), raw(&self.partials)]
+            .into_iter()
             .enumerate()
-            .map(|(i, info)| {
-                vk::WriteDescriptorSet::default()
-                    .dst_set(self.set)
-                    .dst_binding(i as u32)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .buffer_info(info)
-            })
+            .map(|(i, buffer)| (self.set, i as u32, whole(buffer)))
             .collect();
         // SAFETY: the set and buffers are alive and no command buffer uses the set yet.
-        unsafe { dev.update_descriptor_sets(&writes, &[]) };
+        unsafe { write_storage(dev, &infos) };
         Ok(())
     }
 
