@@ -6,11 +6,12 @@
 //! Invariants: the arrays are the model's own, copied, in the model's orders: segments in level
 //! order (`order[v]` is the forest index of level index `v`), leaves segment by segment in that
 //! order (`leaf_start`); the pose the model hands out is in the forest's orders
-//! (`forest_leaf[v]` is where the leaves of `v` start there). Nothing here changes the model.
+//! (`forest_leaf[v]` is where the leaves of `v` start there; the model keeps its leaves in that
+//! order and copies them out in its leaf order). Nothing here changes the model.
 
 use glam::{Quat, Vec3};
 
-use super::OliapuramModel;
+use super::{leaves, OliapuramModel};
 
 /// One segment's constants, as the dynamics phase reads them (see `levels::SegmentBody`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -127,12 +128,12 @@ impl OliapuramModel {
                     propagation: b.propagation,
                 })
                 .collect(),
-            leaves: (0..lf.body.len())
+            leaves: leaves::model_order(lv)
                 .map(|j| LeafConstants {
-                    reaction: lf.body[j].reaction,
-                    wind_gain: lf.body[j].wind_gain,
-                    w2: lf.body[j].w2,
-                    den: lf.body[j].den,
+                    reaction: lf.reaction[j],
+                    wind_gain: lf.wind_gain[j],
+                    w2: lf.w2[j],
+                    den: lf.den[j],
                     rest: lf.rest[j],
                     along: lf.along[j],
                     half_length: lf.half_length[j],
@@ -142,8 +143,8 @@ impl OliapuramModel {
             leaf_damping_gain: lf.damping_gain,
             phi: s.phi.clone(),
             omega: s.omega.clone(),
-            psi: s.psi.clone(),
-            psi_dot: s.psi_dot.clone(),
+            psi: leaves::model_order(lv).map(|j| s.psi[j]).collect(),
+            psi_dot: leaves::model_order(lv).map(|j| s.psi_dot[j]).collect(),
         }
     }
 }

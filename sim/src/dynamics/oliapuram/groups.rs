@@ -11,15 +11,20 @@
 //! tips, one level after the other. Every body is computed by the same arithmetic
 //! (`kernels`, `leaves`) from the same inputs, whichever group, job or thread it falls in.
 //!
+//! In place. A group's dynamics step its chunks root to tips: a segment reads its children's
+//! deflections (the next chunk) and its leaves' angles before they are stepped, and only then
+//! are its leaves stepped, so every body still reads the state of the step's start, with no
+//! second copy of the state to stream through the cache.
+//!
 //! Invariants:
 //! - Groups tile the trees in tree order: group g holds trees `trees[g]..trees[g + 1]`, so its
 //!   segments and leaves are the contiguous ranges `segments[g]..segments[g + 1]` and
 //!   `leaves[g]..leaves[g + 1]` of the forest's (and the pose's) arrays.
 //! - Inside a depth level the level order sorts segments by tree (level 0 is the roots in tree
 //!   order, and each level is grouped by its parents' order; see `levels`), so group g's
-//!   segments in level d are one contiguous range of level indices, its chunk d, and their
-//!   leaves one contiguous range of the model's leaf order. A tree has a segment at every depth
-//!   up to its deepest, so group g's chunks are levels `0..depth(g)`, none empty.
+//!   segments in level d are one contiguous range of level indices, its chunk d. A tree has a
+//!   segment at every depth up to its deepest, so group g's chunks are levels `0..depth(g)`,
+//!   none empty.
 //! - A group holds whole trees of at most [`GROUP_BYTES`] of data, or one tree when a tree is
 //!   larger than that.
 //! - The model's arrays keep the level order of the whole forest (the per-level view of §3.2);
@@ -31,8 +36,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use glam::{Quat, Vec3};
 use sylva_engine::JobSystem;
 
-use super::kernels::{self, DynamicsIn, DynamicsOut};
-use super::leaves::{self, Leaves};
+use super::kernels;
+use super::leaves::{self, LeafWind, Leaves};
 use super::levels::Levels;
 use super::{timed, OliapuramModel, State, DYNAMICS, INTEGRATION, POSE};
 use crate::dynamics::Pose;
@@ -43,13 +48,12 @@ use crate::wind::WindField;
 /// server cores (1–2 MiB), less room for what else runs.
 pub(super) const GROUP_BYTES: usize = 768 * 1024;
 
-/// Bytes a step touches per segment: its state and next state (48), its pose (28), its static
-/// data (`SegmentBody`, rest orientation, length, parent, order and leaf and child ranges: 84)
-/// and the wind sample (12), rounded up.
+/// Bytes a step touches per segment: its state (24), its pose (28), its static data
+/// (`SegmentBody`, rest orientation, length, parent, order and leaf and child ranges: 84), the
+/// wind sample (12) and the working room of its turn (16), rounded up.
 const SEGMENT_BYTES: usize = 192;
-/// Bytes a step touches per leaf: angle and rate, now and next (16), pose (28), static data
-/// (`LeafBody`, rest orientation, hinge distance, half length: 48) and the wind sample (12),
-/// rounded up.
+/// Bytes a step touches per leaf: angle and rate (8), pose (28), static data (`Leaves`: 52), the
+/// wind sample (12) and the working room of its turn (16), rounded up.
 const LEAF_BYTES: usize = 112;
 
 /// Jobs a step's groups are split into, per thread: enough that the threads end together.
@@ -179,50 +183,41 @@ impl Groups {
     }
 }
 
-/// The next state of a run of segments of one level (level indices `first..`) and of their
-/// leaves (model leaf indices `leaf_first..`).
+/// The state of a run of segments of one level (level indices `first..`), stepped in place.
 #[derive(Default)]
 struct Chunk<'a> {
     first: usize,
-    leaf_first: usize,
     phi: &'a mut [Vec3],
     omega: &'a mut [Vec3],
-    psi: &'a mut [f32],
-    psi_dot: &'a mut [f32],
 }
 
 impl<'a> Chunk<'a> {
-    /// Splits off the first `segments` segments and `leaves` leaves.
-    fn take_front(&mut self, segments: usize, leaves: usize) -> Chunk<'a> {
+    /// Splits off the first `segments` segments.
+    fn take_front(&mut self, segments: usize) -> Chunk<'a> {
         let (phi, phi1) = std::mem::take(&mut self.phi).split_at_mut(segments);
         let (omega, omega1) = std::mem::take(&mut self.omega).split_at_mut(segments);
-        let (psi, psi1) = std::mem::take(&mut self.psi).split_at_mut(leaves);
-        let (psi_dot, psi_dot1) = std::mem::take(&mut self.psi_dot).split_at_mut(leaves);
         let front = Chunk {
             first: self.first,
-            leaf_first: self.leaf_first,
             phi,
             omega,
-            psi,
-            psi_dot,
         };
         *self = Chunk {
             first: self.first + segments,
-            leaf_first: self.leaf_first + leaves,
             phi: phi1,
             omega: omega1,
-            psi: psi1,
-            psi_dot: psi_dot1,
         };
         front
     }
 }
 
-/// One group's share of the pose (the forest's order, from its first segment and leaf on) and
-/// of the wind samples (the same order; empty in a uniform wind).
+/// One group's share of the leaves' state, of the pose and of the wind samples (the forest's
+/// orders, from its first segment and leaf on; no wind samples in a uniform wind).
+#[derive(Default)]
 struct GroupPose<'a> {
     seg_offset: usize,
     leaf_offset: usize,
+    psi: &'a mut [f32],
+    psi_dot: &'a mut [f32],
     base: &'a mut [Vec3],
     orient: &'a mut [Quat],
     leaf_pos: &'a mut [Vec3],
@@ -231,21 +226,10 @@ struct GroupPose<'a> {
     leaf_wind: &'a mut [Vec3],
 }
 
-/// What every group reads: the static data and the state of the step's start.
-struct Shared<'a> {
-    model: &'a OliapuramModel,
-    phi: &'a [Vec3],
-    omega: &'a [Vec3],
-    psi: &'a [f32],
-    psi_dot: &'a [f32],
-    uniform: Option<Vec3>,
-}
-
 impl OliapuramModel {
-    /// One step by groups of trees (see the module documentation): the dynamics phase into the
-    /// next state, then the integration and the leaves' pose from it, group after group in
-    /// data-split jobs of whole groups. Returns false if a result is not finite. The caller
-    /// swaps the next state in.
+    /// One step by groups of trees (see the module documentation), in place: every group's
+    /// dynamics phase, then its integration and its leaves' pose, group after group in
+    /// data-split jobs of whole groups. Returns false if a result is not finite.
     pub(super) fn grouped_step(
         &self,
         state: &mut State,
@@ -263,45 +247,25 @@ impl OliapuramModel {
         let State {
             phi,
             omega,
-            phi_next,
-            omega_next,
             psi,
             psi_dot,
-            psi_next,
-            psi_dot_next,
             seg_wind,
             leaf_wind,
             ..
         } = state;
-        let shared = Shared {
-            model: self,
-            phi,
-            omega,
-            psi,
-            psi_dot,
-            uniform,
-        };
-        let shared = &shared;
-        // What is left of each level's next state once the groups before are handed out.
+        // What is left of each level's state once the groups before are handed out.
         let mut left: Vec<Chunk<'_>> = Vec::with_capacity(levels.count());
         {
-            let mut rest = Chunk {
-                first: 0,
-                leaf_first: 0,
-                phi: phi_next,
-                omega: omega_next,
-                psi: psi_next,
-                psi_dot: psi_dot_next,
-            };
+            let mut rest = Chunk { first: 0, phi, omega };
             for d in 0..levels.count() {
-                let r = levels.level(d);
-                let leaves = (levels.leaf_start[r.end] - levels.leaf_start[r.start]) as usize;
-                left.push(rest.take_front(r.len(), leaves));
+                left.push(rest.take_front(levels.level(d).len()));
             }
         }
         let mut rest_pose = GroupPose {
             seg_offset: 0,
             leaf_offset: 0,
+            psi,
+            psi_dot,
             base: &mut pose.base,
             orient: &mut pose.orient,
             leaf_pos: &mut pose.leaf_pos,
@@ -319,8 +283,7 @@ impl OliapuramModel {
                         .map(|d| {
                             let r = groups.chunk(g, d);
                             debug_assert_eq!(left[d].first, r.start);
-                            let leaves = (levels.leaf_start[r.end] - levels.leaf_start[r.start]) as usize;
-                            left[d].take_front(r.len(), leaves)
+                            left[d].take_front(r.len())
                         })
                         .collect();
                     let segments = (groups.segments[g + 1] - groups.segments[g]) as usize;
@@ -328,8 +291,9 @@ impl OliapuramModel {
                     work.push((chunks, split_pose(&mut rest_pose, segments, leaves, uniform.is_none())));
                 }
                 sc.spawn(move |_| {
+                    let mut scratch = Vec::new();
                     for (mut chunks, mut gp) in work {
-                        if !step_group(shared, wind, &mut chunks, &mut gp) {
+                        if !step_group(self, uniform, wind, &mut chunks, &mut gp, &mut scratch) {
                             finite.store(false, Ordering::Relaxed);
                         }
                     }
@@ -340,28 +304,23 @@ impl OliapuramModel {
     }
 }
 
-/// Splits off the pose (and wind samples, when the wind varies) of the next `segments`
-/// segments and `leaves` leaves.
+/// Splits off the leaves' state, the pose (and wind samples, when the wind varies) of the next
+/// `segments` segments and `leaves` leaves.
 fn split_pose<'a>(rest: &mut GroupPose<'a>, segments: usize, leaves: usize, varying: bool) -> GroupPose<'a> {
-    let (base, base1) = std::mem::take(&mut rest.base).split_at_mut(segments);
-    let (orient, orient1) = std::mem::take(&mut rest.orient).split_at_mut(segments);
-    let (leaf_pos, leaf_pos1) = std::mem::take(&mut rest.leaf_pos).split_at_mut(leaves);
-    let (leaf_orient, leaf_orient1) = std::mem::take(&mut rest.leaf_orient).split_at_mut(leaves);
-    let (seg_wind, seg_wind1) = std::mem::take(&mut rest.seg_wind).split_at_mut(if varying { segments } else { 0 });
-    let (leaf_wind, leaf_wind1) = std::mem::take(&mut rest.leaf_wind).split_at_mut(if varying { leaves } else { 0 });
-    let front = GroupPose {
-        seg_offset: rest.seg_offset,
-        leaf_offset: rest.leaf_offset,
-        base,
-        orient,
-        leaf_pos,
-        leaf_orient,
-        seg_wind,
-        leaf_wind,
-    };
+    let r = std::mem::take(rest);
+    let (psi, psi1) = r.psi.split_at_mut(leaves);
+    let (psi_dot, psi_dot1) = r.psi_dot.split_at_mut(leaves);
+    let (base, base1) = r.base.split_at_mut(segments);
+    let (orient, orient1) = r.orient.split_at_mut(segments);
+    let (leaf_pos, leaf_pos1) = r.leaf_pos.split_at_mut(leaves);
+    let (leaf_orient, leaf_orient1) = r.leaf_orient.split_at_mut(leaves);
+    let (seg_wind, seg_wind1) = r.seg_wind.split_at_mut(if varying { segments } else { 0 });
+    let (leaf_wind, leaf_wind1) = r.leaf_wind.split_at_mut(if varying { leaves } else { 0 });
     *rest = GroupPose {
-        seg_offset: rest.seg_offset + segments,
-        leaf_offset: rest.leaf_offset + leaves,
+        seg_offset: r.seg_offset + segments,
+        leaf_offset: r.leaf_offset + leaves,
+        psi: psi1,
+        psi_dot: psi_dot1,
         base: base1,
         orient: orient1,
         leaf_pos: leaf_pos1,
@@ -369,99 +328,107 @@ fn split_pose<'a>(rest: &mut GroupPose<'a>, segments: usize, leaves: usize, vary
         seg_wind: seg_wind1,
         leaf_wind: leaf_wind1,
     };
-    front
+    GroupPose {
+        seg_offset: r.seg_offset,
+        leaf_offset: r.leaf_offset,
+        psi,
+        psi_dot,
+        base,
+        orient,
+        leaf_pos,
+        leaf_orient,
+        seg_wind,
+        leaf_wind,
+    }
 }
 
-/// One group's step: its dynamics phase, chunk by chunk, from the step's start into `chunks`
-/// (sampling the wind at the group's pose first when it varies in space), then its integration
-/// root to tips and its leaves' pose, into `gp`. Returns false if a result is not finite.
-fn step_group(sh: &Shared<'_>, wind: &dyn WindField, chunks: &mut [Chunk<'_>], gp: &mut GroupPose<'_>) -> bool {
-    let m = sh.model;
+/// One group's step, in place: its dynamics phase chunk by chunk, root to tips (sampling the
+/// wind at the group's pose first when it varies in space), each segment reading its children's
+/// deflections before their chunk is stepped and its leaves' angles before they are, then its
+/// leaves'; then its integration root to tips and its leaves' pose, into `gp`. `scratch` is
+/// working room. Returns false if a result is not finite.
+fn step_group(
+    m: &OliapuramModel,
+    uniform: Option<Vec3>,
+    wind: &dyn WindField,
+    chunks: &mut [Chunk<'_>],
+    gp: &mut GroupPose<'_>,
+    scratch: &mut Vec<[f32; 4]>,
+) -> bool {
     let (levels, leaves): (&Levels, &Leaves) = (&m.levels, &m.leaves);
     let (so, lo) = (gp.seg_offset, gp.leaf_offset);
+    let h = m.params.dt;
     let mut finite = true;
     timed(&m.phase_ns[DYNAMICS], || {
-        // The pose is read (and written) in the level order, which jumps between the trees'
-        // blocks: stream it in first.
+        // The segments' pose is read (and written) in the level order, which jumps between the
+        // trees' blocks: stream it in first.
         touch(gp.orient);
         touch(gp.base);
-        touch(gp.leaf_orient);
-        touch(gp.leaf_pos);
-        if sh.uniform.is_none() {
+        if uniform.is_none() {
             // Where the wind is sampled (Eq. 14, §4), in the forest's order.
             for (k, w) in gp.seg_wind.iter_mut().enumerate() {
                 let v = levels.level_of[so + k] as usize;
                 *w = kernels::centroid(levels, v, gp.orient[k], gp.base[k]);
             }
-            for c in chunks.iter() {
-                for v in c.first..c.first + c.phi.len() {
-                    let a = levels.forest_leaf[v] as usize - lo;
-                    let n = (levels.leaf_start[v + 1] - levels.leaf_start[v]) as usize;
-                    leaves::centres(
-                        levels,
-                        leaves,
-                        (gp.leaf_pos, gp.leaf_orient),
-                        v,
-                        lo,
-                        &mut gp.leaf_wind[a..a + n],
-                    );
-                }
-            }
+            leaves::centres(leaves, (gp.leaf_pos, gp.leaf_orient), lo, gp.leaf_wind);
             wind.sample_in_place(gp.seg_wind);
             wind.sample_in_place(gp.leaf_wind);
         }
-        let inp = DynamicsIn {
-            levels,
-            leaves,
-            phi: sh.phi,
-            omega: sh.omega,
-            psi: sh.psi,
-            psi_dot: sh.psi_dot,
-            orient: gp.orient,
-            seg_offset: so,
-            leaf_orient: gp.leaf_orient,
-            leaf_offset: lo,
-            dt: m.params.dt,
-        };
-        for c in chunks.iter_mut() {
-            let out = DynamicsOut {
-                first: c.first,
-                leaf_first: c.leaf_first,
-                phi: c.phi,
-                omega: c.omega,
-                psi: c.psi,
-                psi_dot: c.psi_dot,
+        // Root to tips: a chunk's children lie in the next chunk, not stepped yet.
+        for d in 0..chunks.len() {
+            let (done, next) = chunks.split_at_mut(d + 1);
+            let c = &mut done[d];
+            let (child_first, child_phi): (usize, &[Vec3]) = match next.first() {
+                Some(n) => (n.first, n.phi),
+                None => (0, &[]),
             };
-            finite &= match sh.uniform {
-                Some(u) => kernels::dynamics(&inp, |_| u, |_, _| u, out),
-                None => {
-                    let (sw, lw) = (&*gp.seg_wind, &*gp.leaf_wind);
-                    kernels::dynamics(&inp, |v| sw[levels.order[v] as usize - so], |_, f| lw[f], out)
-                }
-            };
+            for k in 0..c.phi.len() {
+                let v = c.first + k;
+                let f = levels.order[v] as usize - so;
+                let l = levels.forest_leaf[v] as usize;
+                let l = l..l + (levels.leaf_start[v + 1] - levels.leaf_start[v]) as usize;
+                let w = match uniform {
+                    Some(u) => u,
+                    None => gp.seg_wind[f],
+                };
+                let (phi1, omega1) = kernels::step_segment(
+                    levels,
+                    v,
+                    (gp.orient[f], w),
+                    (c.phi[k], c.omega[k]),
+                    |ci| child_phi[ci - child_first],
+                    (&leaves.reaction[l.clone()], &gp.psi[l.start - lo..l.end - lo]),
+                    h,
+                );
+                finite &= phi1.is_finite() && omega1.is_finite();
+                c.phi[k] = phi1;
+                c.omega[k] = omega1;
+            }
         }
+        let wind = match uniform {
+            Some(u) => LeafWind::Uniform(u),
+            None => LeafWind::Samples(gp.leaf_wind),
+        };
+        finite &= leaves::step_leaves(leaves, lo, (gp.psi, gp.psi_dot), gp.leaf_orient, wind, h);
     });
     timed(&m.phase_ns[INTEGRATION], || {
         for c in chunks.iter() {
-            kernels::integrate_into_pose(levels, c.phi, c.first, (gp.orient, gp.base), so);
+            scratch.resize(c.phi.len().max(scratch.len()), [0.0; 4]);
+            let turns = &mut scratch[..c.phi.len()];
+            kernels::rotations(c.phi, turns);
+            kernels::integrate_into_pose(levels, turns, c.first, (gp.orient, gp.base), so);
         }
     });
     timed(&m.phase_ns[POSE], || {
-        for c in chunks.iter() {
-            for v in c.first..c.first + c.phi.len() {
-                let f = levels.order[v] as usize - so;
-                let a = levels.forest_leaf[v] as usize - lo;
-                let n = (levels.leaf_start[v + 1] - levels.leaf_start[v]) as usize;
-                leaves::pose_of_leaves(
-                    levels,
-                    leaves,
-                    v,
-                    (gp.orient[f], gp.base[f]),
-                    (c.psi, c.leaf_first),
-                    (&mut gp.leaf_pos[a..a + n], &mut gp.leaf_orient[a..a + n]),
-                );
-            }
-        }
+        leaves::pose(
+            &m.forest.seg.leaf_start,
+            leaves,
+            so,
+            (gp.orient, gp.base),
+            gp.psi,
+            (gp.leaf_pos, gp.leaf_orient),
+            scratch,
+        );
     });
     finite
 }

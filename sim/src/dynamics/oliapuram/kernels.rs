@@ -20,7 +20,6 @@
 
 use glam::{Quat, Vec3};
 
-use super::leaves::{step_leaf, Leaves};
 use super::levels::Levels;
 use crate::dynamics::pose::segment_axis;
 use crate::forest::NO_PARENT;
@@ -71,10 +70,9 @@ pub(super) fn axial_damping_1d(omega: f32, mu_i: f32, h: f32) -> f32 {
     omega * -(mu_i * omega.abs()).min(1.0 / h)
 }
 
-/// q · (0, 0, 1), a blade's normal.
+/// q · (0, 0, 1), a blade's normal, for q = (x, y, z, w).
 #[inline(always)]
-pub(super) fn axis_z(q: Quat) -> Vec3 {
-    let (x, y, z, w) = (q.x, q.y, q.z, q.w);
+pub(super) fn axis_z([x, y, z, w]: [f32; 4]) -> Vec3 {
     Vec3::new(
         2.0 * (x * z + w * y),
         2.0 * (y * z - w * x),
@@ -82,15 +80,25 @@ pub(super) fn axis_z(q: Quat) -> Vec3 {
     )
 }
 
+/// θ² up to which [`half_turn`] takes its Taylor polynomials ([`half_turn_poly`]): π².
+pub(super) const HALF_TURN_POLY_MAX: f32 = std::f32::consts::PI * std::f32::consts::PI;
+
 /// sin(a)/a·½ and cos(a) for a = θ/2 from θ² (a rotation by θ is (axis · sin a, cos a)), by
 /// Taylor polynomials in a² (truncation error below 1e-7 for θ ≤ π); beyond π, by the library.
 #[inline(always)]
 pub(super) fn half_turn(theta2: f32) -> (f32, f32) {
-    if theta2 > std::f32::consts::PI * std::f32::consts::PI {
+    if theta2 > HALF_TURN_POLY_MAX {
         let theta = theta2.sqrt();
         let (s, c) = (0.5 * theta).sin_cos();
         return (s / theta, c);
     }
+    half_turn_poly(theta2)
+}
+
+/// [`half_turn`]'s Taylor polynomials alone, for θ² up to [`HALF_TURN_POLY_MAX`]: no branch, so
+/// that loops over many bodies vectorise (and take [`half_turn`] again for the rare body beyond).
+#[inline(always)]
+pub(super) fn half_turn_poly(theta2: f32) -> (f32, f32) {
     let a2 = 0.25 * theta2;
     let sinc = 1.0
         + a2 * (-1.0 / 6.0
@@ -106,8 +114,33 @@ pub(super) fn half_turn(theta2: f32) -> (f32, f32) {
 /// The rotation by |v| about v/|v| (`Quat::from_scaled_axis` without a square root).
 #[inline(always)]
 pub(super) fn rotation(v: Vec3) -> Quat {
-    let (s, c) = half_turn(v.length_squared());
-    Quat::from_xyzw(v.x * s, v.y * s, v.z * s, c)
+    Quat::from_array(rotation_by(v, half_turn(v.length_squared())))
+}
+
+/// The rotation by |v| about v/|v| from `half_turn(|v|²)`, as (x, y, z, w).
+#[inline(always)]
+fn rotation_by(v: Vec3, (s, c): (f32, f32)) -> [f32; 4] {
+    [v.x * s, v.y * s, v.z * s, c]
+}
+
+/// [`rotation`] of every deflection in `phi`, into `out` (x, y, z, w), in a loop the compiler
+/// vectorises.
+pub(super) fn rotations(phi: &[Vec3], out: &mut [[f32; 4]]) {
+    let out = &mut out[..phi.len()];
+    let mut beyond = false;
+    for (o, &v) in out.iter_mut().zip(phi) {
+        let t2 = v.length_squared();
+        beyond |= t2 > HALF_TURN_POLY_MAX;
+        *o = rotation_by(v, half_turn_poly(t2));
+    }
+    // A segment turned beyond π: the library's sine and cosine, as `rotation` takes them.
+    if beyond {
+        for (o, &v) in out.iter_mut().zip(phi) {
+            if v.length_squared() > HALF_TURN_POLY_MAX {
+                *o = rotation(v).to_array();
+            }
+        }
+    }
 }
 
 /// `q` brought back to unit length when it is within a few ulps of it (products of unit
@@ -117,96 +150,41 @@ pub(super) fn renormalize(q: Quat) -> Quat {
     q * (1.5 - 0.5 * q.length_squared())
 }
 
-/// What the dynamics phase reads: whole-forest arrays in level order (segments) and in the
-/// model's leaf order (leaves), and the pose of the step's start (a part of it: the pose from
-/// forest segment `seg_offset` and forest leaf `leaf_offset` on).
-pub(super) struct DynamicsIn<'a> {
-    pub levels: &'a Levels,
-    pub leaves: &'a Leaves,
-    /// Deflection and its rate at the step's start.
-    pub phi: &'a [Vec3],
-    pub omega: &'a [Vec3],
-    /// Every leaf's angle about its hinge and its rate at the step's start.
-    pub psi: &'a [f32],
-    pub psi_dot: &'a [f32],
-    /// World orientation of the segments at the step's start (the pose's, in the forest's
-    /// order, from forest segment `seg_offset` on).
-    pub orient: &'a [Quat],
-    pub seg_offset: usize,
-    /// Every leaf's world orientation at the step's start (the pose's, in the forest's leaf
-    /// order, from forest leaf `leaf_offset` on).
-    pub leaf_orient: &'a [Quat],
-    pub leaf_offset: usize,
-    pub dt: f32,
-}
-
-/// What the dynamics phase writes for a run of segments and their leaves.
-pub(super) struct DynamicsOut<'a> {
-    /// The first segment (level index) and the first leaf (model leaf index) of the run.
-    pub first: usize,
-    pub leaf_first: usize,
-    pub phi: &'a mut [Vec3],
-    pub omega: &'a mut [Vec3],
-    pub psi: &'a mut [f32],
-    pub psi_dot: &'a mut [f32],
-}
-
-/// Dynamics phase for a run of segments (level indices) and their leaves: for each segment,
-/// its leaves' steps (`leaves::step_leaf`), then the moment of every force of Eq. 13 about its
-/// fixed end and Eqs. 20–21. `wind(v)` is the wind at segment v's centroid (Eq. 14),
-/// `leaf_wind(j, f)` at the blade centre of leaf j (model order), f in the forest's leaf order
-/// less `leaf_offset`. Returns false if a result is not finite.
-pub(super) fn dynamics(
-    inp: &DynamicsIn<'_>,
-    wind: impl Fn(usize) -> Vec3,
-    leaf_wind: impl Fn(usize, usize) -> Vec3,
-    out: DynamicsOut<'_>,
-) -> bool {
-    let (lv, leaves) = (inp.levels, inp.leaves);
-    let h = inp.dt;
-    let mut finite = true;
-    let DynamicsOut {
-        first,
-        leaf_first,
-        phi: out_phi,
-        omega: out_omega,
-        psi: out_psi,
-        psi_dot: out_psi_dot,
-    } = out;
-    for (k, (phi_out, omega_out)) in out_phi.iter_mut().zip(out_omega.iter_mut()).enumerate() {
-        let v = first + k;
-        // Eq. 12: N = F × c; the moment about the fixed end O of a force F at c is c × F.
-        let body = &lv.body[v];
-        let c = segment_axis(inp.orient[lv.order[v] as usize - inp.seg_offset]) * body.centroid;
-        // Eq. 14: F_wind = S_f·σ·v at the centroid; and the segment's weight.
-        let f = wind(v) * body.wind_gain - Vec3::new(0.0, body.weight_gain, 0.0);
-        let mut acc = c.cross(f) - body.weight_rest;
-        // Eqs. 18–19: T = -Σ k_i·K_i over the children and leaves, with K_i = k_i·(θ - θ'_i)
-        // (Eq. 15) of the step's start (the previous step's restoration forces, §3.2).
-        for c in lv.child_start[v] as usize..lv.child_start[v + 1] as usize {
-            acc += inp.phi[c] * lv.body[c].propagation;
-        }
-        let (l0, l1) = (lv.leaf_start[v] as usize, lv.leaf_start[v + 1] as usize);
-        let f0 = lv.forest_leaf[v] as usize - inp.leaf_offset;
-        for j in l0..l1 {
-            let psi = inp.psi[j];
-            acc += leaves.body[j].reaction * psi;
-            let f = f0 + j - l0;
-            let (p, d) = step_leaf(leaves, j, psi, inp.psi_dot[j], inp.leaf_orient[f], leaf_wind(j, f), h);
-            finite &= p.is_finite() && d.is_finite();
-            out_psi[j - leaf_first] = p;
-            out_psi_dot[j - leaf_first] = d;
-        }
-        let omega = inp.omega[v];
-        // Eqs. 16–17.
-        acc += axial_damping(omega, body.damping_gain, h);
-        // Eqs. 11, 15, 20, 21: the restoration K = -k·θ' is the spring of `step_body`.
-        let (phi1, omega1) = step_body(inp.phi[v], omega, acc, body.w2, body.den, h);
-        finite &= phi1.is_finite() && omega1.is_finite();
-        *phi_out = phi1;
-        *omega_out = omega1;
+/// Dynamics phase for segment `v` (level index): the moment of every force of Eq. 13 about its
+/// fixed end over its inertia, and Eqs. 20–21. `orient` is its world orientation at the step's
+/// start, `wind` the wind at its centroid (Eq. 14), `phi` and `omega` its deflection and rate,
+/// `child_phi(c)` the deflection of its child c (level index) and `psi` the angles of its leaves
+/// (forest order) with `reaction` theirs (`Leaves::reaction`), all of the step's start. Returns
+/// the deflection and rate at the step's end.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(super) fn step_segment(
+    lv: &Levels,
+    v: usize,
+    (orient, wind): (Quat, Vec3),
+    (phi, omega): (Vec3, Vec3),
+    child_phi: impl Fn(usize) -> Vec3,
+    (reaction, psi): (&[Vec3], &[f32]),
+    h: f32,
+) -> (Vec3, Vec3) {
+    // Eq. 12: N = F × c; the moment about the fixed end O of a force F at c is c × F.
+    let body = &lv.body[v];
+    let c = segment_axis(orient) * body.centroid;
+    // Eq. 14: F_wind = S_f·σ·v at the centroid; and the segment's weight.
+    let f = wind * body.wind_gain - Vec3::new(0.0, body.weight_gain, 0.0);
+    let mut acc = c.cross(f) - body.weight_rest;
+    // Eqs. 18–19: T = -Σ k_i·K_i over the children and leaves, with K_i = k_i·(θ - θ'_i)
+    // (Eq. 15) of the step's start (the previous step's restoration forces, §3.2).
+    for c in lv.child_start[v] as usize..lv.child_start[v + 1] as usize {
+        acc += child_phi(c) * lv.body[c].propagation;
     }
-    finite
+    for (&r, &psi) in reaction.iter().zip(psi) {
+        acc += r * psi;
+    }
+    // Eqs. 16–17.
+    acc += axial_damping(omega, body.damping_gain, h);
+    // Eqs. 11, 15, 20, 21: the restoration K = -k·θ' is the spring of `step_body`.
+    step_body(phi, omega, acc, body.w2, body.den, h)
 }
 
 /// The centroid of segment `v` (level index) at its pose `orient`, `base` (where the wind is
@@ -255,30 +233,38 @@ pub(super) fn integrate(
     }
 }
 
-/// Integration phase for the segments `first..first + phi.len()` of one level (their new
-/// deflections `phi`), written straight into the pose (`orient`, `base`: the forest's order,
-/// from forest segment `offset` on, parents included): the same arithmetic as [`integrate`].
+/// Integration phase for the segments `first..first + turns.len()` of one level (their turns
+/// by their new deflections, [`rotations`]), written straight into the pose (`orient`, `base`:
+/// the forest's order, from forest segment `offset` on, parents included): the same arithmetic
+/// as [`integrate`].
 pub(super) fn integrate_into_pose(
     levels: &Levels,
-    phi: &[Vec3],
+    turns: &[[f32; 4]],
     first: usize,
     (orient, base): (&mut [Quat], &mut [Vec3]),
     offset: usize,
 ) {
-    for (k, &phi) in phi.iter().enumerate() {
-        let v = first + k;
-        let f = levels.order[v] as usize - offset;
-        let p = levels.parent[v];
-        let turn = rotation(phi);
-        if p == NO_PARENT {
-            orient[f] = renormalize(turn * levels.rest[v]);
-            base[f] = levels.root_base[v];
-        } else {
-            let p = p as usize;
-            let pf = levels.order[p] as usize - offset;
-            let qp = orient[pf];
-            orient[f] = renormalize(turn * (qp * levels.rest[v]));
-            base[f] = base[pf] + segment_axis(qp) * levels.length[p];
+    let r = first..first + turns.len();
+    let (order, parent, rest) = (
+        &levels.order[r.clone()],
+        &levels.parent[r.clone()],
+        &levels.rest[r.clone()],
+    );
+    for k in 0..turns.len() {
+        let f = order[k] as usize - offset;
+        let turn = Quat::from_array(turns[k]);
+        match parent[k] {
+            NO_PARENT => {
+                orient[f] = renormalize(turn * rest[k]);
+                base[f] = levels.root_base[first + k];
+            }
+            p => {
+                let p = p as usize;
+                let pf = levels.order[p] as usize - offset;
+                let qp = orient[pf];
+                orient[f] = renormalize(turn * (qp * rest[k]));
+                base[f] = base[pf] + segment_axis(qp) * levels.length[p];
+            }
         }
     }
 }

@@ -13,36 +13,27 @@
 //! hinge, from the step's start like a branch's children (§3.2). Like every moment of the
 //! model it is in world axes (see `kernels`), along the hinge as it lies at rest.
 //!
-//! Invariants: every array is in the model's leaf order (segment by segment in level order,
-//! `Levels::leaf_start`) and as long as the forest's leaves; a leaf's world orientation is
-//! `q_segment · rest · rot_x(ψ)`.
+//! Invariants: every array is in the forest's leaf order (the pose's: segment by segment in the
+//! forest's order, `Forest::leaves_of`) and as long as the forest's leaves, so the leaves of a
+//! run of segments are one contiguous range; a leaf's world orientation is
+//! `q_segment · rest · rot_x(ψ)`. (The model's leaf order of the export, segment by segment in
+//! level order, is `Levels::leaf_start`; `Levels::forest_leaf` maps it here.)
+//!
+//! The kernels run over contiguous ranges of leaves, each leaf alone, element by element in
+//! loops the compiler vectorises; a leaf's arithmetic is the same whichever range, job or lane
+//! it falls in, so the bits do not depend on the split.
 
 use glam::{Quat, Vec3};
 
-use super::kernels::{self, axial_damping_1d, axis_z, half_turn, step_body};
+use super::kernels::{self, axial_damping_1d, axis_z, half_turn, half_turn_poly, step_body, HALF_TURN_POLY_MAX};
 use super::levels::Levels;
 use super::params::OliapuramParams;
 use crate::dynamics::pose::segment_axis;
 use crate::error::SimError;
 use crate::forest::{unpack_quat, Forest};
 
-/// What the dynamics phase reads of one leaf.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct LeafBody {
-    /// k_c · (Th_leaf / Th_segment) · k / I_segment along the hinge at rest, in world axes: the
-    /// segment's back-propagated angular acceleration per radian of the leaf's angle (Eqs. 15,
-    /// 18, 19).
-    pub reaction: Vec3,
-    /// (L/2)·σ·area/I (Eq. 14 and the lever): the angular acceleration per m/s of wind along
-    /// the normal [1/(m·s)].
-    pub wind_gain: f32,
-    /// ω₀² = k/I [1/s²].
-    pub w2: f32,
-    /// 1/(1 + ½·Δt²·ω₀²) (`kernels::step_body`).
-    pub den: f32,
-}
-
-/// Static data of every leaf.
+/// Static data of every leaf, in the forest's leaf order; what the dynamics phase reads of a
+/// leaf in arrays of their own (a leaf's constants side by side in lanes).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Leaves {
     /// Orientation in the segment's frame at rest.
@@ -53,8 +44,17 @@ pub(super) struct Leaves {
     pub half_length: Vec<f32>,
     /// Moment of inertia about the hinge, I = m·L²/3 [kg·m²].
     pub inertia: Vec<f32>,
-    /// What the dynamics phase reads of each leaf, in one record.
-    pub body: Vec<LeafBody>,
+    /// k_c · (Th_leaf / Th_segment) · k / I_segment along the hinge at rest, in world axes: the
+    /// segment's back-propagated angular acceleration per radian of the leaf's angle (Eqs. 15,
+    /// 18, 19).
+    pub reaction: Vec<Vec3>,
+    /// (L/2)·σ·area/I (Eq. 14 and the lever): the angular acceleration per m/s of wind along
+    /// the normal [1/(m·s)].
+    pub wind_gain: Vec<f32>,
+    /// ω₀² = k/I [1/s²].
+    pub w2: Vec<f32>,
+    /// 1/(1 + ½·Δt²·ω₀²) (`kernels::step_body`).
+    pub den: Vec<f32>,
     /// μ/I, the same for every leaf ([`OliapuramParams::leaf_damping`]) [1/rad].
     pub damping_gain: f32,
 }
@@ -81,30 +81,28 @@ impl Leaves {
             damping_gain: params.leaf_damping,
             ..Leaves::default()
         };
-        for (v, &i) in levels.order.iter().enumerate() {
-            let tree = &forest.trees[forest.tree_of(i as usize)];
-            {
-                for j in forest.leaves_of(i as usize) {
-                    let length = forest.leaf.length_m(j);
-                    let area = std::f32::consts::FRAC_PI_4 * length * length * tree.leaf_aspect;
-                    let inertia = material.leaf_mass_per_area * area * length * length / 3.0;
-                    let rest = unpack_quat(forest.leaf.rest[j]);
-                    let (w2, den) = kernels::spring_constants(k, inertia, params.dt);
-                    out.rest.push(rest);
-                    out.along.push(forest.leaf.along_f32(j) * levels.length[v]);
-                    out.half_length.push(0.5 * length);
-                    out.inertia.push(inertia);
-                    let hinge = levels.rest_world[v] * (rest * Vec3::X);
-                    let pull = params.propagation * params.leaf_thickness / levels.thickness[v] * k;
-                    out.body.push(LeafBody {
-                        reaction: hinge * (pull / levels.inertia[v]),
-                        wind_gain: 0.5 * length * params.leaf_sigma * area / inertia,
-                        w2,
-                        den,
-                    });
-                }
+        for i in 0..forest.segment_count() {
+            let v = levels.level_of[i] as usize;
+            let tree = &forest.trees[forest.tree_of(i)];
+            for j in forest.leaves_of(i) {
+                let length = forest.leaf.length_m(j);
+                let area = std::f32::consts::FRAC_PI_4 * length * length * tree.leaf_aspect;
+                let inertia = material.leaf_mass_per_area * area * length * length / 3.0;
+                let rest = unpack_quat(forest.leaf.rest[j]);
+                let (w2, den) = kernels::spring_constants(k, inertia, params.dt);
+                out.rest.push(rest);
+                out.along.push(forest.leaf.along_f32(j) * levels.length[v]);
+                out.half_length.push(0.5 * length);
+                out.inertia.push(inertia);
+                let hinge = levels.rest_world[v] * (rest * Vec3::X);
+                let pull = params.propagation * params.leaf_thickness / levels.thickness[v] * k;
+                out.reaction.push(hinge * (pull / levels.inertia[v]));
+                out.wind_gain.push(0.5 * length * params.leaf_sigma * area / inertia);
+                out.w2.push(w2);
+                out.den.push(den);
             }
         }
+        debug_assert_eq!(out.rest.len(), m);
         Ok(out)
     }
 
@@ -113,109 +111,188 @@ impl Leaves {
         fn b<T>(v: &Vec<T>) -> usize {
             v.capacity() * size_of::<T>()
         }
-        b(&self.rest) + b(&self.along) + b(&self.half_length) + b(&self.inertia) + b(&self.body)
+        b(&self.rest)
+            + b(&self.along)
+            + b(&self.half_length)
+            + b(&self.inertia)
+            + b(&self.reaction)
+            + b(&self.wind_gain)
+            + b(&self.w2)
+            + b(&self.den)
     }
 }
 
-/// Where the wind is sampled for the leaves of segment `v`: each blade's centre at the
-/// pose `leaf_pos`, `leaf_orient` (the forest's leaf order, from forest leaf `offset` on), into
-/// `out`.
-pub(super) fn centres(
-    levels: &Levels,
-    leaves: &Leaves,
-    (leaf_pos, leaf_orient): (&[Vec3], &[Quat]),
-    v: usize,
-    offset: usize,
-    out: &mut [Vec3],
-) {
-    let (first, forest_first) = (levels.leaf_start[v] as usize, levels.forest_leaf[v] as usize - offset);
-    for (k, o) in out.iter_mut().enumerate() {
-        let f = forest_first + k;
-        *o = leaf_pos[f] + segment_axis(leaf_orient[f]) * leaves.half_length[first + k];
+/// The forest's leaf indices in the model's leaf order (segment by segment in level order, the
+/// export's and the state hash's order).
+pub(super) fn model_order(levels: &Levels) -> impl Iterator<Item = usize> + '_ {
+    (0..levels.order.len()).flat_map(move |v| {
+        let f = levels.forest_leaf[v] as usize;
+        f..f + (levels.leaf_start[v + 1] - levels.leaf_start[v]) as usize
+    })
+}
+
+/// Where the wind is sampled for the leaves `first..first + out.len()` (forest order): each
+/// blade's centre at the pose `leaf_pos`, `leaf_orient` (the same leaves), into `out`.
+pub(super) fn centres(leaves: &Leaves, (leaf_pos, leaf_orient): (&[Vec3], &[Quat]), first: usize, out: &mut [Vec3]) {
+    let half = &leaves.half_length[first..first + out.len()];
+    for (((o, &p), &q), &h) in out.iter_mut().zip(leaf_pos).zip(leaf_orient).zip(half) {
+        *o = p + segment_axis(q) * h;
     }
 }
 
-/// Dynamics phase for leaf `j`: the wind's normal component's moment about the hinge (§4,
-/// Eq. 14), Eqs. 16–17 and 20–21 for the angle ψ; `orient` is the leaf's world orientation at
-/// the step's start and `wind` the wind at its blade's centre.
-#[inline(always)]
-pub(super) fn step_leaf(
+/// The wind the leaves of a step feel: one for all (uniform in space), or one sample per leaf.
+#[derive(Clone, Copy)]
+pub(super) enum LeafWind<'a> {
+    Uniform(Vec3),
+    Samples(&'a [Vec3]),
+}
+
+/// Dynamics phase for the leaves `first..first + psi.len()` (forest order), in place: the wind's
+/// normal component's moment about the hinge (§4, Eq. 14), Eqs. 16–17 and 20–21 for each angle
+/// ψ and its rate; `orient` holds the leaves' world orientations at the step's start and `wind`
+/// the wind at their blades' centres. Returns false if a result is not finite.
+pub(super) fn step_leaves(
     leaves: &Leaves,
-    j: usize,
-    psi: f32,
-    rate: f32,
-    orient: Quat,
-    wind: Vec3,
+    first: usize,
+    (psi, rate): (&mut [f32], &mut [f32]),
+    orient: &[Quat],
+    wind: LeafWind<'_>,
     dt: f32,
-) -> (f32, f32) {
-    let body = &leaves.body[j];
-    let acc = body.wind_gain * wind.dot(axis_z(orient)) + axial_damping_1d(rate, leaves.damping_gain, dt);
-    step_body(psi, rate, acc, body.w2, body.den, dt)
-}
-
-/// The pose the renderer reads for the forest's segments `seg_first..seg_first +
-/// base.len()` (copied from the level-ordered pose) and for their leaves, which start at
-/// `leaf_first` and fill `leaf_pos` and `leaf_orient` ([`pose_of_leaves`]).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn pose(
-    levels: &Levels,
-    leaves: &Leaves,
-    psi: &[f32],
-    (orient, base): (&[Quat], &[Vec3]),
-    seg_first: usize,
-    (seg_base, seg_orient): (&mut [Vec3], &mut [Quat]),
-    (leaf_pos, leaf_orient): (&mut [Vec3], &mut [Quat]),
-) {
-    let mut out = 0;
-    for (k, (sb, so)) in seg_base.iter_mut().zip(seg_orient.iter_mut()).enumerate() {
-        let v = levels.level_of[seg_first + k] as usize;
-        let (q, b) = (orient[v], base[v]);
-        *sb = b;
-        *so = q;
-        let count = (levels.leaf_start[v + 1] - levels.leaf_start[v]) as usize;
-        let end = out + count;
-        pose_of_leaves(
-            levels,
-            leaves,
-            v,
-            (q, b),
-            (psi, 0),
-            (&mut leaf_pos[out..end], &mut leaf_orient[out..end]),
-        );
-        out = end;
+) -> bool {
+    match wind {
+        LeafWind::Uniform(u) => step_leaves_in(leaves, first, psi, rate, orient, |_| u, dt),
+        LeafWind::Samples(w) => {
+            let w = &w[..psi.len()];
+            step_leaves_in(leaves, first, psi, rate, orient, |k| w[k], dt)
+        }
     }
 }
 
-/// The pose of the leaves of segment `v` (level index) on their segment at orientation `q` and
-/// base `b`, into `leaf_pos` and `leaf_orient` (as many as it has leaves): each leaf's hinge on
-/// its segment and its rest orientation carried by the segment and turned by ψ about the
-/// blade's x axis. `psi` holds the angles from model leaf `psi_first` on.
+/// [`step_leaves`] with the wind of the k-th leaf `wind(k)`: one loop over the leaves, each
+/// alone, that the compiler vectorises.
 #[inline(always)]
-pub(super) fn pose_of_leaves(
-    levels: &Levels,
+fn step_leaves_in(
     leaves: &Leaves,
-    v: usize,
+    first: usize,
+    psi: &mut [f32],
+    rate: &mut [f32],
+    orient: &[Quat],
+    wind: impl Fn(usize) -> Vec3,
+    dt: f32,
+) -> bool {
+    let n = psi.len();
+    let (rate, orient) = (&mut rate[..n], &orient[..n]);
+    let r = first..first + n;
+    let (gain, w2, den) = (&leaves.wind_gain[r.clone()], &leaves.w2[r.clone()], &leaves.den[r]);
+    let mu = leaves.damping_gain;
+    let mut finite = true;
+    for k in 0..n {
+        // The orientation's four numbers read one by one (`to_array`), so the loop takes four
+        // leaves at a time.
+        let acc = gain[k] * wind(k).dot(axis_z(orient[k].to_array())) + axial_damping_1d(rate[k], mu, dt);
+        let (p, d) = step_body(psi[k], rate[k], acc, w2[k], den[k], dt);
+        finite &= p.is_finite() & d.is_finite();
+        psi[k] = p;
+        rate[k] = d;
+    }
+    finite
+}
+
+/// Each leaf's orientation relative to its segment, its rest orientation turned by ψ about the
+/// blade's x axis, for the leaves `first..first + psi.len()` (forest order) at the angles `psi`,
+/// into `out` (x, y, z, w).
+pub(super) fn turns(leaves: &Leaves, first: usize, psi: &[f32], out: &mut [[f32; 4]]) {
+    let n = psi.len();
+    let (out, rest) = (&mut out[..n], &leaves.rest[first..first + n]);
+    let mut beyond = false;
+    for k in 0..n {
+        let psi = psi[k];
+        let t2 = psi * psi;
+        beyond |= t2 > HALF_TURN_POLY_MAX;
+        out[k] = local(rest[k].to_array(), half_turn_poly(t2), psi);
+    }
+    // A leaf turned beyond π (a ridiculous wind): the library's sine and cosine, as
+    // `half_turn` takes them.
+    if beyond {
+        for k in 0..n {
+            let t2 = psi[k] * psi[k];
+            if t2 > HALF_TURN_POLY_MAX {
+                out[k] = local(rest[k].to_array(), half_turn(t2), psi[k]);
+            }
+        }
+    }
+}
+
+/// rest · (sin(ψ/2)·i + cos(ψ/2)) = cos(ψ/2)·rest + sin(ψ/2)·(rest · i), where
+/// (x, y, z, w) · i = (w, z, -y, -x), from `half_turn(ψ²)`.
+#[inline(always)]
+fn local([x, y, z, w]: [f32; 4], (s, c): (f32, f32), psi: f32) -> [f32; 4] {
+    let s = s * psi;
+    [c * x + s * w, c * y + s * z, c * z - s * y, c * w - s * x]
+}
+
+/// The pose of the leaves `first..first + leaf_pos.len()` (forest order) of one segment at
+/// orientation `q` and base `b`, into `leaf_pos` and `leaf_orient`: each leaf's hinge on its
+/// segment and its orientation relative to the segment (`local`, from [`turns`]) carried by
+/// the segment.
+#[inline(always)]
+pub(super) fn place(
+    leaves: &Leaves,
+    first: usize,
     (q, b): (Quat, Vec3),
-    (psi, psi_first): (&[f32], usize),
+    local: &[[f32; 4]],
     (leaf_pos, leaf_orient): (&mut [Vec3], &mut [Quat]),
 ) {
     let axis = segment_axis(q);
-    let first = levels.leaf_start[v] as usize;
-    for (k, (pos, ori)) in leaf_pos.iter_mut().zip(leaf_orient.iter_mut()).enumerate() {
-        let j = first + k;
-        let psi = psi[j - psi_first];
-        // rest · (sin(ψ/2)·i + cos(ψ/2)) = cos(ψ/2)·rest + sin(ψ/2)·(rest · i), where
-        // (x, y, z, w) · i = (w, z, -y, -x).
-        let (s, c) = half_turn(psi * psi);
-        let s = s * psi;
-        let r = leaves.rest[j];
-        let local = Quat::from_xyzw(
-            c * r.x + s * r.w,
-            c * r.y + s * r.z,
-            c * r.z - s * r.y,
-            c * r.w - s * r.x,
-        );
-        *pos = b + axis * leaves.along[j];
-        *ori = q * local;
+    let along = &leaves.along[first..first + leaf_pos.len()];
+    for (((pos, ori), &a), &l) in leaf_pos.iter_mut().zip(leaf_orient.iter_mut()).zip(along).zip(local) {
+        *pos = b + axis * a;
+        *ori = q * Quat::from_array(l);
+    }
+}
+
+/// Leaves a block of [`pose`] takes at once: their orientations relative to their segments
+/// fit beside the rest in the first-level cache.
+const POSE_BLOCK: usize = 256;
+
+/// The pose the renderer reads of the leaves of the forest's segments `seg_first..`, one
+/// segment at orientation `orient[k]` and base `base[k]` for each k, from their angles `psi`
+/// (forest order, the leaves of these segments, which start at forest leaf `leaf_first`), into
+/// `leaf_pos` and `leaf_orient` (the same leaves). `scratch` is working room (any length).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn pose(
+    forest_leaf_start: &[u32],
+    leaves: &Leaves,
+    seg_first: usize,
+    (orient, base): (&[Quat], &[Vec3]),
+    psi: &[f32],
+    (leaf_pos, leaf_orient): (&mut [Vec3], &mut [Quat]),
+    scratch: &mut Vec<[f32; 4]>,
+) {
+    let n = orient.len();
+    let leaf_first = forest_leaf_start[seg_first] as usize;
+    let at = |k: usize| forest_leaf_start[seg_first + k] as usize - leaf_first;
+    let mut k0 = 0;
+    while k0 < n {
+        // Whole segments, up to a block of leaves (or one segment with more).
+        let mut k1 = k0 + 1;
+        while k1 < n && at(k1 + 1) - at(k0) <= POSE_BLOCK {
+            k1 += 1;
+        }
+        let (a, b) = (at(k0), at(k1));
+        scratch.resize((b - a).max(scratch.len()), [0.0; 4]);
+        let local = &mut scratch[..b - a];
+        turns(leaves, leaf_first + a, &psi[a..b], local);
+        for k in k0..k1 {
+            let r = at(k)..at(k + 1);
+            place(
+                leaves,
+                leaf_first + r.start,
+                (orient[k], base[k]),
+                &local[r.start - a..r.end - a],
+                (&mut leaf_pos[r.clone()], &mut leaf_orient[r]),
+            );
+        }
+        k0 = k1;
     }
 }

@@ -46,21 +46,25 @@
 //!   each job takes whole groups of about an L2 cache of data and runs a group's dynamics, then
 //!   its integration level by level, then its leaves' pose, while its data is in the cache; one
 //!   fork and join per step. Trees do not interact, so inside every tree the order is the
-//!   paper's. The integration writes the pose directly.
+//!   paper's. The dynamics update the state in place (root to tips, so that every segment reads
+//!   its children's deflections and its leaves' angles before they are stepped), and the
+//!   integration writes the pose directly.
 //! - level by level over the whole forest (fewer groups than threads, e.g. one tree on two
-//!   threads): the dynamics phase in data-split jobs over all segments and leaves, the
-//!   integration one depth level of the whole forest at a time (jobs per level slice) into a
-//!   level-ordered copy of the pose, then the pose phase.
+//!   threads): the dynamics phase into the next state in data-split jobs over all segments and
+//!   over all leaves, the integration one depth level of the whole forest at a time (jobs per
+//!   level slice) into a level-ordered copy of the pose, then the pose phase.
 //!
-//! The model keeps its state in the level order of `levels` (segments, the whole forest's) and,
-//! for leaves, segment by segment in that order, so a run of segments owns its leaves; the pose
-//! is in the forest's order, and it is what the next step reads of the segments' and leaves'
+//! The model keeps the segments' state in the level order of `levels` (the whole forest's) and
+//! the leaves' in the forest's leaf order (the pose's, so a group's or a run's leaves are one
+//! contiguous range the leaf kernels sweep in vectorised loops); the state hash and the export
+//! read the leaves in the model's leaf order, segment by segment in level order. The pose is in
+//! the forest's order, and it is what the next step reads of the segments' and leaves'
 //! orientations and positions. Every job reads the state of the step's start or of earlier
 //! levels and writes its own slices; no floating-point sum crosses a job boundary. The state is
 //! bit-identical for any number of workers and either schedule. A step allocates its jobs and,
-//! by groups, each job's table of its level slices (and, once, the wind sample buffers the
-//! first time the wind varies in space, and the level-ordered pose the first time the level
-//! schedule runs).
+//! by groups, each job's table of its level slices and its working room (and, once, the wind
+//! sample buffers the first time the wind varies in space, and the next state and the
+//! level-ordered pose the first time the level schedule runs).
 
 mod export;
 mod groups;
@@ -88,8 +92,7 @@ use crate::forest::Forest;
 use crate::hash::StateHash;
 use crate::wind::{Calm, WindField};
 use groups::Groups;
-use kernels::{DynamicsIn, DynamicsOut};
-use leaves::Leaves;
+use leaves::{LeafWind, Leaves};
 use levels::Levels;
 
 /// Names of the timed phases, as recorded in [`FrameTimings`].
@@ -101,22 +104,23 @@ const POSE: usize = 2;
 /// Fewest segments or leaves worth a job of their own.
 const MIN_JOB: usize = 1024;
 
-/// The dynamic state: deflections and rates (level order), their next values, the leaves'
-/// angles (the model's leaf order), and scratch: the wind samples and the level-ordered pose of
-/// the level-by-level schedule.
+/// The dynamic state: deflections and rates (level order) and the leaves' angles and rates (the
+/// forest's leaf order), and scratch: the next state, the wind samples and the level-ordered
+/// pose of the level-by-level schedule. Steps by groups update the state in place.
 #[derive(Default)]
 struct State {
     phi: Vec<Vec3>,
     omega: Vec<Vec3>,
-    phi_next: Vec<Vec3>,
-    omega_next: Vec<Vec3>,
     psi: Vec<f32>,
     psi_dot: Vec<f32>,
+    /// The next state of the level schedule (empty until that schedule runs).
+    phi_next: Vec<Vec3>,
+    omega_next: Vec<Vec3>,
     psi_next: Vec<f32>,
     psi_dot_next: Vec<f32>,
     /// The wind at each segment's centroid and each blade's centre (empty in a uniform wind;
-    /// level order and the model's leaf order in the level schedule, the forest's orders in the
-    /// grouped one).
+    /// segments in level order in the level schedule and in the forest's order in the grouped
+    /// one, leaves in the forest's order).
     seg_wind: Vec<Vec3>,
     leaf_wind: Vec<Vec3>,
     /// Every segment's world orientation and base in level order, written by the level
@@ -223,12 +227,12 @@ impl OliapuramModel {
         let state = State {
             phi: vec![Vec3::ZERO; n],
             omega: vec![Vec3::ZERO; n],
-            phi_next: vec![Vec3::ZERO; n],
-            omega_next: vec![Vec3::ZERO; n],
             psi: vec![0.0; m],
             psi_dot: vec![0.0; m],
-            psi_next: vec![0.0; m],
-            psi_dot_next: vec![0.0; m],
+            phi_next: Vec::new(),
+            omega_next: Vec::new(),
+            psi_next: Vec::new(),
+            psi_dot_next: Vec::new(),
             seg_wind: Vec::new(),
             leaf_wind: Vec::new(),
             orient: Vec::new(),
@@ -353,18 +357,21 @@ impl OliapuramModel {
         let segments: f64 = (0..s.omega.len())
             .map(|v| 0.5 * lv.inertia[v] as f64 * s.omega[v].length_squared() as f64)
             .sum();
-        let leaves: f64 = (0..s.psi_dot.len())
+        // In the model's leaf order, as the sum has always been taken.
+        let leaves: f64 = leaves::model_order(lv)
             .map(|j| 0.5 * self.leaves.inertia[j] as f64 * (s.psi_dot[j] as f64).powi(2))
             .sum();
         segments + leaves
     }
 
-    /// FNV-1a hash of the bit patterns of every deflection, rate and leaf angle.
+    /// FNV-1a hash of the bit patterns of every deflection, rate and leaf angle (segments in
+    /// level order, leaves in the model's leaf order, as the export has them).
     pub fn state_hash(&self) -> u64 {
         let s = &self.state;
         let mut h = StateHash::new();
         h.add(s.phi.iter().chain(&s.omega).flat_map(|v| v.to_array()));
-        h.add(s.psi.iter().chain(&s.psi_dot).copied());
+        h.add(leaves::model_order(&self.levels).map(|j| s.psi[j]));
+        h.add(leaves::model_order(&self.levels).map(|j| s.psi_dot[j]));
         h.finish()
     }
 
@@ -439,7 +446,6 @@ impl OliapuramModel {
                 self.nonfinite = true;
             }
             (self.state, self.pose) = (state, pose);
-            self.swap_next();
             return;
         }
         if !self.dynamics_phase(jobs) {
@@ -459,14 +465,20 @@ impl OliapuramModel {
         std::mem::swap(&mut s.psi_dot, &mut s.psi_dot_next);
     }
 
-    /// Every segment and every leaf at once (§3.2, "Dynamics calculation"), in data-split jobs
-    /// of runs of segments with their leaves.
+    /// Every segment and every leaf at once (§3.2, "Dynamics calculation"), into the next
+    /// state: data-split jobs of runs of segments (level order) and of runs of leaves (the
+    /// forest's order).
     fn dynamics_phase(&mut self, jobs: &JobSystem) -> bool {
         let uniform = self.wind.uniform();
         let (n, m) = (self.forest.segment_count(), self.forest.leaf_count());
         let s = &mut self.state;
+        // Sized once, the first time this schedule runs (and the first time the wind varies);
+        // later steps reuse them.
+        s.phi_next.resize(n, Vec3::ZERO);
+        s.omega_next.resize(n, Vec3::ZERO);
+        s.psi_next.resize(m, 0.0);
+        s.psi_dot_next.resize(m, 0.0);
         if uniform.is_none() {
-            // Sized once, the first time the wind varies; later steps reuse them.
             s.seg_wind.resize(n, Vec3::ZERO);
             s.leaf_wind.resize(m, Vec3::ZERO);
         }
@@ -483,81 +495,87 @@ impl OliapuramModel {
             leaf_wind,
             ..
         } = s;
+        let (phi, omega, psi, psi_dot) = (&**phi, &**omega, &**psi, &**psi_dot);
         let (levels, leaves, wind) = (&self.levels, &self.leaves, &*self.wind);
         let leaf_pose = (&*self.pose.leaf_pos, &*self.pose.leaf_orient);
         let seg_pose = (&*self.pose.orient, &*self.pose.base);
         let ns = &self.phase_ns[DYNAMICS];
+        let h = self.params.dt;
         let finite = AtomicBool::new(true);
         let finite = &finite;
-        let inp = DynamicsIn {
-            levels,
-            leaves,
-            phi,
-            omega,
-            psi,
-            psi_dot,
-            orient: seg_pose.0,
-            seg_offset: 0,
-            leaf_orient: leaf_pose.1,
-            leaf_offset: 0,
-            dt: self.params.dt,
-        };
-        let inp = &inp;
         let varying = uniform.is_none();
         jobs.scope(|sc| {
-            let mut rest = (
-                &mut phi_next[..],
-                &mut omega_next[..],
-                &mut psi_next[..],
-                &mut psi_dot_next[..],
-                &mut seg_wind[..],
-                &mut leaf_wind[..],
-            );
+            let mut rest = (&mut phi_next[..], &mut omega_next[..], &mut seg_wind[..]);
             for (first, last) in runs(&levels.leaf_start, jobs.threads()) {
-                let (a, b) = (levels.leaf_start[first] as usize, levels.leaf_start[last] as usize);
-                let (p, o, q, d, sw, lw) = std::mem::take(&mut rest);
+                let (p, o, sw) = std::mem::take(&mut rest);
                 let (p, p1) = p.split_at_mut(last - first);
                 let (o, o1) = o.split_at_mut(last - first);
-                let (q, q1) = q.split_at_mut(b - a);
-                let (d, d1) = d.split_at_mut(b - a);
-                let (sw, sw1) = if varying {
-                    sw.split_at_mut(last - first)
-                } else {
-                    (sw, <&mut [Vec3]>::default())
-                };
-                let (lw, lw1) = if varying {
-                    lw.split_at_mut(b - a)
-                } else {
-                    (lw, <&mut [Vec3]>::default())
-                };
-                rest = (p1, o1, q1, d1, sw1, lw1);
-                let out = DynamicsOut {
-                    first,
-                    leaf_first: a,
-                    phi: p,
-                    omega: o,
-                    psi: q,
-                    psi_dot: d,
-                };
+                let (sw, sw1) = sw.split_at_mut(if varying { last - first } else { 0 });
+                rest = (p1, o1, sw1);
                 sc.spawn(move |_| {
-                    let ok = timed(ns, || match uniform {
-                        Some(u) => kernels::dynamics(inp, |_| u, |_, _| u, out),
-                        None => {
+                    let ok = timed(ns, || {
+                        if varying {
                             kernels::centroids(levels, seg_pose, first, sw);
-                            for v in first..last {
-                                let r = levels.leaf_start[v] as usize - a..levels.leaf_start[v + 1] as usize - a;
-                                leaves::centres(levels, leaves, leaf_pose, v, 0, &mut lw[r]);
-                            }
                             wind.sample_in_place(sw);
-                            wind.sample_in_place(lw);
-                            let (sw, lw) = (&*sw, &*lw);
-                            kernels::dynamics(inp, |v| sw[v - first], |j, _| lw[j - a], out)
                         }
+                        let mut ok = true;
+                        for (k, (p, o)) in p.iter_mut().zip(o.iter_mut()).enumerate() {
+                            let v = first + k;
+                            let l = levels.forest_leaf[v] as usize;
+                            let l = l..l + (levels.leaf_start[v + 1] - levels.leaf_start[v]) as usize;
+                            let w = match uniform {
+                                Some(u) => u,
+                                None => sw[k],
+                            };
+                            (*p, *o) = kernels::step_segment(
+                                levels,
+                                v,
+                                (seg_pose.0[levels.order[v] as usize], w),
+                                (phi[v], omega[v]),
+                                |c| phi[c],
+                                (&leaves.reaction[l.clone()], &psi[l]),
+                                h,
+                            );
+                            ok &= p.is_finite() && o.is_finite();
+                        }
+                        ok
                     });
                     if !ok {
                         finite.store(false, Ordering::Relaxed);
                     }
                 });
+            }
+            let size = job_size(m, jobs.threads());
+            let mut rest = (&mut psi_next[..], &mut psi_dot_next[..], &mut leaf_wind[..]);
+            let mut first = 0;
+            while first < m {
+                let len = size.min(m - first);
+                let (q, d, lw) = std::mem::take(&mut rest);
+                let (q, q1) = q.split_at_mut(len);
+                let (d, d1) = d.split_at_mut(len);
+                let (lw, lw1) = lw.split_at_mut(if varying { len } else { 0 });
+                rest = (q1, d1, lw1);
+                let r = first..first + len;
+                sc.spawn(move |_| {
+                    let ok = timed(ns, || {
+                        let wind = match uniform {
+                            Some(u) => LeafWind::Uniform(u),
+                            None => {
+                                let at = (&leaf_pose.0[r.clone()], &leaf_pose.1[r.clone()]);
+                                leaves::centres(leaves, at, r.start, lw);
+                                wind.sample_in_place(lw);
+                                LeafWind::Samples(lw)
+                            }
+                        };
+                        q.copy_from_slice(&psi[r.clone()]);
+                        d.copy_from_slice(&psi_dot[r.clone()]);
+                        leaves::step_leaves(leaves, r.start, (q, d), &leaf_pose.1[r.clone()], wind, h)
+                    });
+                    if !ok {
+                        finite.store(false, Ordering::Relaxed);
+                    }
+                });
+                first += len;
             }
         });
         finite.load(Ordering::Relaxed)
@@ -601,7 +619,7 @@ impl OliapuramModel {
         let (levels, leaves) = (&self.levels, &self.leaves);
         let leaf_start = &*self.forest.seg.leaf_start;
         let s = &self.state;
-        let level_pose = (&*s.orient, &*s.base);
+        let (level_orient, level_base) = (&*s.orient, &*s.base);
         let psi = &*s.psi;
         let Pose {
             base: mut seg_base,
@@ -614,15 +632,21 @@ impl OliapuramModel {
             let (mut sb, mut so) = (&mut seg_base[..], &mut seg_orient[..]);
             let (mut lp, mut lo) = (&mut pos[..], &mut ori[..]);
             for (first, last) in runs(leaf_start, jobs.threads()) {
-                let leaves_here = (leaf_start[last] - leaf_start[first]) as usize;
+                let l = leaf_start[first] as usize..leaf_start[last] as usize;
                 let (sb0, sb1) = std::mem::take(&mut sb).split_at_mut(last - first);
                 let (so0, so1) = std::mem::take(&mut so).split_at_mut(last - first);
-                let (lp0, lp1) = std::mem::take(&mut lp).split_at_mut(leaves_here);
-                let (lo0, lo1) = std::mem::take(&mut lo).split_at_mut(leaves_here);
+                let (lp0, lp1) = std::mem::take(&mut lp).split_at_mut(l.len());
+                let (lo0, lo1) = std::mem::take(&mut lo).split_at_mut(l.len());
                 (sb, so, lp, lo) = (sb1, so1, lp1, lo1);
                 sc.spawn(move |_| {
                     timed(ns, || {
-                        leaves::pose(levels, leaves, psi, level_pose, first, (sb0, so0), (lp0, lo0))
+                        for (k, (b, o)) in sb0.iter_mut().zip(so0.iter_mut()).enumerate() {
+                            let v = levels.level_of[first + k] as usize;
+                            (*b, *o) = (level_base[v], level_orient[v]);
+                        }
+                        let mut scratch = Vec::new();
+                        let seg_pose = (&*so0, &*sb0);
+                        leaves::pose(leaf_start, leaves, first, seg_pose, &psi[l], (lp0, lo0), &mut scratch);
                     })
                 });
             }
@@ -640,24 +664,24 @@ impl OliapuramModel {
         let (levels, leaves, groups) = (&self.levels, &self.leaves, &self.groups);
         let (phi, psi) = (&self.state.phi, &self.state.psi);
         let pose = &mut self.pose;
+        let mut scratch = Vec::new();
         for g in 0..groups.count() {
             for d in 0..groups.depth(g) {
                 let r = groups.chunk(g, d);
-                kernels::integrate_into_pose(levels, &phi[r.clone()], r.start, (&mut pose.orient, &mut pose.base), 0);
+                scratch.resize(r.len().max(scratch.len()), [0.0; 4]);
+                kernels::rotations(&phi[r.clone()], &mut scratch);
+                let turns = &scratch[..r.len()];
+                kernels::integrate_into_pose(levels, turns, r.start, (&mut pose.orient, &mut pose.base), 0);
             }
         }
-        for v in 0..phi.len() {
-            let f = levels.order[v] as usize;
-            let l = levels.forest_leaf[v] as usize
-                ..(levels.forest_leaf[v] + levels.leaf_start[v + 1] - levels.leaf_start[v]) as usize;
-            leaves::pose_of_leaves(
-                levels,
-                leaves,
-                v,
-                (pose.orient[f], pose.base[f]),
-                (psi, 0),
-                (&mut pose.leaf_pos[l.clone()], &mut pose.leaf_orient[l]),
-            );
-        }
+        leaves::pose(
+            &self.forest.seg.leaf_start,
+            leaves,
+            0,
+            (&pose.orient, &pose.base),
+            psi,
+            (&mut pose.leaf_pos, &mut pose.leaf_orient),
+            &mut scratch,
+        );
     }
 }
