@@ -364,6 +364,9 @@ fn step_group(
         // trees' blocks: stream it in first.
         touch(gp.orient);
         touch(gp.base);
+        // So are the leaves' angles and reactions the segments read.
+        touch(gp.psi);
+        touch(&leaves.reaction[lo..lo + gp.psi.len()]);
         if uniform.is_none() {
             // Where the wind is sampled (Eq. 14, §4), in the forest's order.
             for (k, w) in gp.seg_wind.iter_mut().enumerate() {
