@@ -403,10 +403,12 @@ fn step_group(
                     (&leaves.reaction[l.clone()], &gp.psi[l.start - lo..l.end - lo]),
                     h,
                 );
-                finite &= phi1.is_finite() && omega1.is_finite();
                 c.phi[k] = phi1;
                 c.omega[k] = omega1;
             }
+            // Checked once per chunk, in a loop of its own (the same answer, out of the
+            // segments' loop).
+            finite &= all_finite(c.phi) & all_finite(c.omega);
         }
         let wind = match uniform {
             Some(u) => LeafWind::Uniform(u),
@@ -434,6 +436,11 @@ fn step_group(
         );
     });
     finite
+}
+
+/// Whether every number of `v` is finite.
+fn all_finite(v: &[Vec3]) -> bool {
+    v.iter().fold(true, |ok, v| ok & v.x.is_finite() & v.y.is_finite() & v.z.is_finite())
 }
 
 /// Reads one value per cache line of `data`, in order: the lines stream into the cache at the
