@@ -291,7 +291,7 @@ impl OliapuramModel {
                     work.push((chunks, split_pose(&mut rest_pose, segments, leaves, uniform.is_none())));
                 }
                 sc.spawn(move |_| {
-                    let mut scratch = Vec::new();
+                    let mut scratch = (Vec::new(), Vec::new());
                     for (mut chunks, mut gp) in work {
                         if !step_group(self, uniform, wind, &mut chunks, &mut gp, &mut scratch) {
                             finite.store(false, Ordering::Relaxed);
@@ -353,7 +353,7 @@ fn step_group(
     wind: &dyn WindField,
     chunks: &mut [Chunk<'_>],
     gp: &mut GroupPose<'_>,
-    scratch: &mut Vec<[f32; 4]>,
+    (turns, angles): &mut (Vec<[f32; 4]>, Vec<f32>),
 ) -> bool {
     let (levels, leaves): (&Levels, &Leaves) = (&m.levels, &m.leaves);
     let (so, lo) = (gp.seg_offset, gp.leaf_offset);
@@ -418,8 +418,8 @@ fn step_group(
     });
     timed(&m.phase_ns[INTEGRATION], || {
         for c in chunks.iter() {
-            scratch.resize(c.phi.len().max(scratch.len()), [0.0; 4]);
-            let turns = &mut scratch[..c.phi.len()];
+            turns.resize(c.phi.len().max(turns.len()), [0.0; 4]);
+            let turns = &mut turns[..c.phi.len()];
             kernels::rotations(c.phi, turns);
             kernels::integrate_into_pose(levels, turns, c.first, (gp.orient, gp.base), so);
         }
@@ -432,7 +432,7 @@ fn step_group(
             (gp.orient, gp.base),
             gp.psi,
             (gp.leaf_pos, gp.leaf_orient),
-            scratch,
+            angles,
         );
     });
     finite
@@ -440,7 +440,8 @@ fn step_group(
 
 /// Whether every number of `v` is finite.
 fn all_finite(v: &[Vec3]) -> bool {
-    v.iter().fold(true, |ok, v| ok & v.x.is_finite() & v.y.is_finite() & v.z.is_finite())
+    v.iter()
+        .fold(true, |ok, v| ok & v.x.is_finite() & v.y.is_finite() & v.z.is_finite())
 }
 
 /// Reads one value per cache line of `data`, in order: the lines stream into the cache at the

@@ -23,7 +23,7 @@
 //! loops the compiler vectorises; a leaf's arithmetic is the same whichever range, job or lane
 //! it falls in, so the bits do not depend on the split.
 
-use glam::{Quat, Vec3};
+use glam::{Quat, Vec3, Vec4};
 
 use super::kernels::{self, axial_damping_1d, axis_z, half_turn, half_turn_poly, step_body, HALF_TURN_POLY_MAX};
 use super::levels::Levels;
@@ -198,18 +198,17 @@ fn step_leaves_in(
     finite
 }
 
-/// Each leaf's orientation relative to its segment, its rest orientation turned by ψ about the
-/// blade's x axis, for the leaves `first..first + psi.len()` (forest order) at the angles `psi`,
-/// into `out` (x, y, z, w).
-pub(super) fn turns(leaves: &Leaves, first: usize, psi: &[f32], out: &mut [[f32; 4]]) {
+/// sin(ψ/2) and cos(ψ/2) of the leaves' angles `psi` (from `half_turn(ψ²)`), into `sin` and
+/// `cos`, in a loop the compiler vectorises.
+pub(super) fn half_angles(psi: &[f32], (sin, cos): (&mut [f32], &mut [f32])) {
     let n = psi.len();
-    let (out, rest) = (&mut out[..n], &leaves.rest[first..first + n]);
+    let (sin, cos) = (&mut sin[..n], &mut cos[..n]);
     let mut beyond = false;
     for k in 0..n {
-        let psi = psi[k];
-        let t2 = psi * psi;
+        let t2 = psi[k] * psi[k];
         beyond |= t2 > HALF_TURN_POLY_MAX;
-        out[k] = local(rest[k].to_array(), half_turn_poly(t2), psi);
+        let (s, c) = half_turn_poly(t2);
+        (sin[k], cos[k]) = (s * psi[k], c);
     }
     // A leaf turned beyond π (a ridiculous wind): the library's sine and cosine, as
     // `half_turn` takes them.
@@ -217,37 +216,36 @@ pub(super) fn turns(leaves: &Leaves, first: usize, psi: &[f32], out: &mut [[f32;
         for k in 0..n {
             let t2 = psi[k] * psi[k];
             if t2 > HALF_TURN_POLY_MAX {
-                out[k] = local(rest[k].to_array(), half_turn(t2), psi[k]);
+                let (s, c) = half_turn(t2);
+                (sin[k], cos[k]) = (s * psi[k], c);
             }
         }
     }
 }
 
-/// rest · (sin(ψ/2)·i + cos(ψ/2)) = cos(ψ/2)·rest + sin(ψ/2)·(rest · i), where
-/// (x, y, z, w) · i = (w, z, -y, -x), from `half_turn(ψ²)`.
-#[inline(always)]
-fn local([x, y, z, w]: [f32; 4], (s, c): (f32, f32), psi: f32) -> [f32; 4] {
-    let s = s * psi;
-    [c * x + s * w, c * y + s * z, c * z - s * y, c * w - s * x]
-}
-
 /// The pose of the leaves `first..first + leaf_pos.len()` (forest order) of one segment at
 /// orientation `q` and base `b`, into `leaf_pos` and `leaf_orient`: each leaf's hinge on its
-/// segment and its orientation relative to the segment (`local`, from [`turns`]) carried by
-/// the segment.
+/// segment and its rest orientation turned by ψ about the blade's x axis (`sin` and `cos` of
+/// ψ/2, from [`half_angles`]) carried by the segment.
 #[inline(always)]
 pub(super) fn place(
     leaves: &Leaves,
     first: usize,
     (q, b): (Quat, Vec3),
-    local: &[[f32; 4]],
+    (sin, cos): (&[f32], &[f32]),
     (leaf_pos, leaf_orient): (&mut [Vec3], &mut [Quat]),
 ) {
     let axis = segment_axis(q);
-    let along = &leaves.along[first..first + leaf_pos.len()];
-    for (((pos, ori), &a), &l) in leaf_pos.iter_mut().zip(leaf_orient.iter_mut()).zip(along).zip(local) {
-        *pos = b + axis * a;
-        *ori = q * Quat::from_array(l);
+    let n = leaf_pos.len();
+    let (leaf_orient, sin, cos) = (&mut leaf_orient[..n], &sin[..n], &cos[..n]);
+    let (along, rest) = (&leaves.along[first..first + n], &leaves.rest[first..first + n]);
+    for k in 0..n {
+        leaf_pos[k] = b + axis * along[k];
+        // rest · (sin(ψ/2)·i + cos(ψ/2)) = cos(ψ/2)·rest + sin(ψ/2)·(rest · i), where
+        // (x, y, z, w) · i = (w, z, -y, -x): four lanes at once.
+        let r = Vec4::from(rest[k]);
+        let local = r * cos[k] + Vec4::new(r.w, r.z, -r.y, -r.x) * sin[k];
+        leaf_orient[k] = q * Quat::from_vec4(local);
     }
 }
 
@@ -267,7 +265,7 @@ pub(super) fn pose(
     (orient, base): (&[Quat], &[Vec3]),
     psi: &[f32],
     (leaf_pos, leaf_orient): (&mut [Vec3], &mut [Quat]),
-    scratch: &mut Vec<[f32; 4]>,
+    scratch: &mut Vec<f32>,
 ) {
     let n = orient.len();
     let leaf_first = forest_leaf_start[seg_first] as usize;
@@ -280,16 +278,17 @@ pub(super) fn pose(
             k1 += 1;
         }
         let (a, b) = (at(k0), at(k1));
-        scratch.resize((b - a).max(scratch.len()), [0.0; 4]);
-        let local = &mut scratch[..b - a];
-        turns(leaves, leaf_first + a, &psi[a..b], local);
+        scratch.resize((2 * (b - a)).max(scratch.len()), 0.0);
+        let (sin, cos) = scratch[..2 * (b - a)].split_at_mut(b - a);
+        half_angles(&psi[a..b], (sin, cos));
         for k in k0..k1 {
             let r = at(k)..at(k + 1);
+            let rs = r.start - a..r.end - a;
             place(
                 leaves,
                 leaf_first + r.start,
                 (orient[k], base[k]),
-                &local[r.start - a..r.end - a],
+                (&sin[rs.clone()], &cos[rs]),
                 (&mut leaf_pos[r.clone()], &mut leaf_orient[r]),
             );
         }

@@ -681,7 +681,7 @@ impl OliapuramModel {
             (&pose.orient, &pose.base),
             psi,
             (&mut pose.leaf_pos, &mut pose.leaf_orient),
-            &mut scratch,
+            &mut Vec::new(),
         );
     }
 }
