@@ -461,6 +461,46 @@ fn hash_by(schedule: Schedule, threads: usize, trees: usize, segments: usize) ->
 }
 
 #[test]
+fn vectorised_turns_give_the_bits_of_the_scalar_ones_beyond_a_half_turn_too() {
+    use super::{kernels, leaves};
+    // Deflections from 0 to about 1.9π and leaf angles from -2.7π to 2.7π, so that some take
+    // the Taylor polynomials and some (beyond π) the library's sine and cosine.
+    let phi: Vec<Vec3> = (0..48)
+        .map(|k| Vec3::new(0.09, -0.07, 0.05) * k as f32 + Vec3::new(0.0, 0.0, 1e-3))
+        .collect();
+    let psi: Vec<f32> = (0..67).map(|k| -8.5 + 0.25 * k as f32).collect();
+    let pi = std::f32::consts::PI;
+    assert!(phi.iter().any(|v| v.length() > pi) && phi.iter().any(|v| v.length() < pi));
+    assert!(psi.iter().any(|p| p.abs() > pi) && psi.iter().any(|p| p.abs() < pi));
+    let mut turns = vec![[0.0; 4]; phi.len()];
+    kernels::rotations(&phi, &mut turns);
+    for (v, t) in phi.iter().zip(&turns) {
+        assert_eq!(
+            kernels::rotation(*v).to_array().map(f32::to_bits),
+            t.map(f32::to_bits),
+            "{v:?}"
+        );
+        // A rotation by |v| about v: a unit quaternion whose angle is |v| (the polynomials alone
+        // drift far from both beyond π).
+        let q = Quat::from_array(*t);
+        assert!((q.length() - 1.0).abs() < 1e-5, "{v:?}: |q| = {}", q.length());
+        assert!((2.0 * q.w.clamp(-1.0, 1.0).acos() - v.length()).abs() < 1e-3, "{v:?}");
+    }
+    let (mut sin, mut cos) = (vec![0.0; psi.len()], vec![0.0; psi.len()]);
+    leaves::half_angles(&psi, (&mut sin, &mut cos));
+    for k in 0..psi.len() {
+        let (s, c) = kernels::half_turn(psi[k] * psi[k]);
+        assert_eq!(
+            ((s * psi[k]).to_bits(), c.to_bits()),
+            (sin[k].to_bits(), cos[k].to_bits()),
+            "{}",
+            psi[k]
+        );
+        assert!((sin[k] - (0.5 * psi[k]).sin()).abs() < 1e-5 && (cos[k] - (0.5 * psi[k]).cos()).abs() < 1e-5);
+    }
+}
+
+#[test]
 fn groups_of_trees_give_the_bits_of_the_level_by_level_sweep() {
     // Trees of about an L2 cache each (one per group), and small trees several to a group.
     for (trees, segments) in [(3, 1597), (30, 150)] {
