@@ -345,8 +345,8 @@ fn split_pose<'a>(rest: &mut GroupPose<'a>, segments: usize, leaves: usize, vary
 /// One group's step, in place: its dynamics phase chunk by chunk, root to tips (sampling the
 /// wind at the group's pose first when it varies in space), each segment reading its children's
 /// deflections before their chunk is stepped and its leaves' angles before they are, then its
-/// leaves'; then its integration root to tips and its leaves' pose, into `gp`. `scratch` is
-/// working room. Returns false if a result is not finite.
+/// leaves'; then its integration root to tips and its leaves' pose, into `gp`. `turns` and
+/// `angles` are working room. Returns false if a result is not finite.
 fn step_group(
     m: &OliapuramModel,
     uniform: Option<Vec3>,
@@ -364,7 +364,7 @@ fn step_group(
         // trees' blocks: stream it in first.
         touch(gp.orient);
         touch(gp.base);
-        // So are the leaves' angles and reactions the segments read.
+        // So are the leaves' angles and reactions, which the segments read in that order too.
         touch(gp.psi);
         touch(&leaves.reaction[lo..lo + gp.psi.len()]);
         if uniform.is_none() {
