@@ -649,6 +649,21 @@ impl LeafSource {
     }
 }
 
+/// How many segments ahead the fill's segment loop asks for their pose.
+const PREFETCH_AHEAD: usize = 12;
+
+/// Asks for the cache line holding `v` (a hint: nothing is read, nothing can fail).
+#[inline(always)]
+fn prefetch<T>(v: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch only hints the cache; `v` is a valid reference besides.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((v as *const T).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = v;
+}
+
 /// A piece of the fill with its window of the output.
 enum Piece<'a> {
     Segments {
@@ -669,7 +684,13 @@ impl Piece<'_> {
                 let ids = &index.by_radius[range.clone()];
                 let shapes = &index.seg_shape[range.clone()];
                 assert_eq!(ids.len(), out.len(), "a fill piece writes its whole window");
-                for ((o, &i), &[r0, l, r1]) in out.iter_mut().zip(ids).zip(shapes) {
+                for (k, ((o, &i), &[r0, l, r1])) in out.iter_mut().zip(ids).zip(shapes).enumerate() {
+                    // The radius order reads the pose at random: ask for a segment's pose a
+                    // few segments ahead, so its cache misses overlap.
+                    if let Some(&ahead) = ids.get(k + PREFETCH_AHEAD) {
+                        prefetch(&pose.base[ahead as usize]);
+                        prefetch(&pose.orient[ahead as usize]);
+                    }
                     let i = i as usize;
                     let b = pose.base[i];
                     o.write(SegmentInstance {
@@ -684,22 +705,31 @@ impl Piece<'_> {
                 match leaves {
                     LeafSource::All { range, aspect } => {
                         let segments = &index.leaf_segment[range.clone()];
-                        for ((o, j), &i) in out.iter_mut().zip(range.clone()).zip(segments) {
-                            let q: Quat = pose.orient[i as usize];
-                            let p = pose.leaf_pos[j];
-                            let length = forest.leaf.length_m(j);
-                            // The rest orientation is stored unit length to 1/32767; the shader
-                            // normalises the product, so no normalisation here.
-                            let r = forest.leaf.rest[j];
-                            let rest =
-                                Quat::from_xyzw(r[0] as f32, r[1] as f32, r[2] as f32, r[3] as f32) * (1.0 / 32767.0);
-                            // A model that turns leaves gives each its own orientation.
-                            let orient = pose.leaf_orient.get(j).copied().unwrap_or(q * rest);
+                        let positions = &pose.leaf_pos[range.clone()];
+                        let rests = &forest.leaf.rest[range.clone()];
+                        let write = |o: &mut MaybeUninit<LeafInstance>, j: usize, p: Vec3, length: f32, orient: Quat| {
                             o.write(LeafInstance {
                                 pos_length: [p.x, p.y, p.z, length],
                                 orient: pack_snorm4(orient.to_array()),
                                 width_shade: [length * *aspect, leaf_shade(j)],
                             });
+                        };
+                        let leaves = out.iter_mut().zip(range.clone()).zip(positions);
+                        if pose.leaf_orient.is_empty() {
+                            for (((o, j), &p), (&i, r)) in leaves.zip(segments.iter().zip(rests)) {
+                                let q: Quat = pose.orient[i as usize];
+                                // The rest orientation is stored unit length to 1/32767; the
+                                // shader normalises the product, so no normalisation here.
+                                let rest = Quat::from_xyzw(r[0] as f32, r[1] as f32, r[2] as f32, r[3] as f32)
+                                    * (1.0 / 32767.0);
+                                write(o, j, p, forest.leaf.length_m(j), q * rest);
+                            }
+                        } else {
+                            // A model that turns leaves gives each its own orientation.
+                            let turned = &pose.leaf_orient[range.clone()];
+                            for (((o, j), &p), &q) in leaves.zip(turned) {
+                                write(o, j, p, forest.leaf.length_m(j), q);
+                            }
                         }
                     }
                     LeafSource::Strided { range, aspect, grow } => {
