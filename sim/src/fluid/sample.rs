@@ -145,6 +145,19 @@ mod avx2 {
         t: [[[__m256; 3]; 3]; CHUNKS],
     }
 
+    impl Prepared {
+        /// Scratch for one call's blocks (written by `prepare` block after block).
+        #[inline]
+        #[target_feature(enable = "avx2")]
+        fn new() -> Prepared {
+            Prepared {
+                chunks: 0,
+                lane: [[[0; 8]; 3]; CHUNKS],
+                t: [[[_mm256_setzero_ps(); 3]; 3]; CHUNKS],
+            }
+        }
+    }
+
     /// Eight `Vec3` (24 packed floats at `p`) as their x, y and z lanes.
     ///
     /// # Safety
@@ -194,16 +207,12 @@ mod avx2 {
     /// [`BLOCK`]).
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn prepare(k: &Consts<'_>, src: &[Vec3]) -> Prepared {
+    fn prepare(k: &Consts<'_>, src: &[Vec3], out: &mut Prepared) {
         let zero = _mm256_setzero_ps();
         let half = _mm256_set1_ps(0.5);
         let chunks = src.len() / 8;
-        debug_assert!(src.len() % 8 == 0 && chunks <= CHUNKS);
-        let mut out = Prepared {
-            chunks,
-            lane: [[[0; 8]; 3]; CHUNKS],
-            t: [[[zero; 3]; 3]; CHUNKS],
-        };
+        assert!(src.len() % 8 == 0 && chunks <= CHUNKS, "a block of whole chunks");
+        out.chunks = chunks;
         for ch in 0..chunks {
             let pts = &src[8 * ch..8 * ch + 8];
             // SAFETY: eight `Vec3` are 24 packed floats.
@@ -232,7 +241,6 @@ mod avx2 {
                 unsafe { _mm256_storeu_si256(out.lane[ch][a].as_mut_ptr().cast(), base) };
             }
         }
-        out
     }
 
     /// The wind at the points `prepare` was given, into `dst` (as many).
@@ -275,8 +283,9 @@ mod avx2 {
     pub(super) unsafe fn sample_in_place(grid: &FieldRef<'_>, points: &mut [Vec3]) -> usize {
         let k = consts(grid);
         let n = points.len() / 8 * 8;
+        let mut pre = Prepared::new();
         for block in points[..n].chunks_mut(BLOCK) {
-            let pre = prepare(&k, block);
+            prepare(&k, block, &mut pre);
             finish(&k, &pre, block);
         }
         n
@@ -291,8 +300,9 @@ mod avx2 {
     pub(super) unsafe fn sample_into(grid: &FieldRef<'_>, points: &[Vec3], out: &mut [Vec3]) -> usize {
         let k = consts(grid);
         let n = points.len() / 8 * 8;
+        let mut pre = Prepared::new();
         for (src, dst) in points[..n].chunks(BLOCK).zip(out[..n].chunks_mut(BLOCK)) {
-            let pre = prepare(&k, src);
+            prepare(&k, src, &mut pre);
             finish(&k, &pre, dst);
         }
         n
