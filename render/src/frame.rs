@@ -730,13 +730,14 @@ impl Piece<'_> {
                         let segments = &index.leaf_segment[range.clone()];
                         let positions = &pose.leaf_pos[range.clone()];
                         let rests = &forest.leaf.rest[range.clone()];
-                        let write = |o: &mut MaybeUninit<LeafInstance>, j: usize, p: Vec3, length: f32, orient: Quat| {
-                            o.write(LeafInstance {
-                                pos_length: [p.x, p.y, p.z, length],
-                                orient: pack_orient(orient),
-                                width_shade: [length * *aspect, leaf_shade(j)],
-                            });
-                        };
+                        let write =
+                            |o: &mut MaybeUninit<LeafInstance>, j: usize, p: Vec3, length: f32, orient: Quat| {
+                                o.write(LeafInstance {
+                                    pos_length: [p.x, p.y, p.z, length],
+                                    orient: pack_orient(orient),
+                                    width_shade: [length * *aspect, leaf_shade(j)],
+                                });
+                            };
                         let leaves = out.iter_mut().zip(range.clone()).zip(positions);
                         if pose.leaf_orient.is_empty() {
                             for (((o, j), &p), (&i, r)) in leaves.zip(segments.iter().zip(rests)) {
@@ -805,7 +806,16 @@ mod tests {
     #[test]
     fn orientations_pack_as_pack_snorm4_packs_them() {
         let mut values = vec![f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e30, -1e30, 0.0, -0.0];
-        values.extend([1.0, -1.0, 1.00002, -1.00002, 1.0 / 32767.0, -0.5 / 32767.0, 0.99999, 7e-6]);
+        values.extend([
+            1.0,
+            -1.0,
+            1.00002,
+            -1.00002,
+            1.0 / 32767.0,
+            -0.5 / 32767.0,
+            0.99999,
+            7e-6,
+        ]);
         let mut x = 0.123_f32;
         for _ in 0..2000 {
             x = (x * 3.7 + 0.31).fract();

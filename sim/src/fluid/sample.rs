@@ -166,9 +166,17 @@ mod avx2 {
     #[target_feature(enable = "avx2")]
     unsafe fn load_soa(p: *const f32) -> [__m256; 3] {
         // SAFETY: the caller's bound; the reads are unaligned.
-        let m = unsafe { [_mm256_loadu_ps(p), _mm256_loadu_ps(p.add(8)), _mm256_loadu_ps(p.add(16))] };
+        let m = unsafe {
+            [
+                _mm256_loadu_ps(p),
+                _mm256_loadu_ps(p.add(8)),
+                _mm256_loadu_ps(p.add(16)),
+            ]
+        };
         // Lane l of coordinate c is float 3l + c: in register (3l + c) / 8, at (3l + c) % 8.
-        let at = |c: [i32; 8]| m.map(|r| _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7])));
+        let at = |c: [i32; 8]| {
+            m.map(|r| _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7])))
+        };
         let [x0, x1, x2] = at([0, 3, 6, 1, 4, 7, 2, 5]);
         let [y0, y1, y2] = at([1, 4, 7, 2, 5, 0, 3, 6]);
         let [z0, z1, z2] = at([2, 5, 0, 3, 6, 1, 4, 7]);
@@ -188,7 +196,9 @@ mod avx2 {
     #[target_feature(enable = "avx2")]
     unsafe fn store_aos(v: [__m256; 3], p: *mut f32) {
         // Float f = 8m + k of the output (register m, lane k) is lane f / 3 of coordinate f % 3.
-        let at = |l: [i32; 8]| v.map(|r| _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7])));
+        let at = |l: [i32; 8]| {
+            v.map(|r| _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7])))
+        };
         let [x, y, z] = at([0, 0, 0, 1, 1, 1, 2, 2]);
         let m0 = _mm256_blend_ps::<0b0010_0100>(_mm256_blend_ps::<0b1001_0010>(x, y), z);
         let [x, y, z] = at([2, 3, 3, 3, 4, 4, 4, 5]);
