@@ -229,18 +229,32 @@ mod avx2 {
             let p = unsafe { load_soa(pts.as_ptr().cast()) };
             // g = (p − origin) / h, as `sample`.
             let g: [__m256; 3] = std::array::from_fn(|b| _mm256_div_ps(_mm256_sub_ps(p[b], k.org[b]), k.h[b]));
+            // `sample_component`: c = g − ½ along the other components' axes, then + ½ along
+            // the component's own. Along axis b the two components other than b have the same
+            // coordinate and the same face count (n_b + 1 cells' faces are only b's), so they
+            // share the corner and weight found here; b's own are found apart.
+            // `trilinear`: x = c.max(0).min(max) (a NaN becomes 0 as with f32::max, which
+            // `max_ps` gives by returning its second operand), truncated to the corner, at most
+            // fd − 2, and the remainder.
+            let corner = |c: __m256, comp: &Component<'_>, b: usize| {
+                let x = _mm256_min_ps(_mm256_max_ps(c, zero), comp.max_f[b]);
+                let fl = _mm256_min_epi32(_mm256_cvttps_epi32(x), comp.max_i[b]);
+                (fl, _mm256_sub_ps(x, _mm256_cvtepi32_ps(fl)))
+            };
+            let across: [(__m256i, __m256); 3] = std::array::from_fn(|b| {
+                let c = _mm256_sub_ps(g[b], half);
+                corner(c, &k.comp[(b + 1) % 3], b)
+            });
+            let along: [(__m256i, __m256); 3] = std::array::from_fn(|b| {
+                let c = _mm256_add_ps(_mm256_sub_ps(g[b], half), half);
+                corner(c, &k.comp[b], b)
+            });
             for (a, c) in k.comp.iter().enumerate() {
-                // `sample_component`: c = g − ½, then + ½ along the component's own axis.
-                let mut cc = g.map(|x| _mm256_sub_ps(x, half));
-                cc[a] = _mm256_add_ps(cc[a], half);
                 let mut fl = [_mm256_setzero_si256(); 3];
                 for b in 0..3 {
-                    // `trilinear`: x = c.max(0).min(max) (a NaN becomes 0 as with f32::max,
-                    // which `max_ps` gives by returning its second operand), truncated to the
-                    // corner, at most fd − 2, and the remainder.
-                    let x = _mm256_min_ps(_mm256_max_ps(cc[b], zero), c.max_f[b]);
-                    fl[b] = _mm256_min_epi32(_mm256_cvttps_epi32(x), c.max_i[b]);
-                    out.t[ch][a][b] = _mm256_sub_ps(x, _mm256_cvtepi32_ps(fl[b]));
+                    let (f, t) = if a == b { along[b] } else { across[b] };
+                    fl[b] = f;
+                    out.t[ch][a][b] = t;
                 }
                 // i0 + fd0·(i1 + fd1·i2) = i0 + sy·i1 + sz·i2.
                 let base = _mm256_add_epi32(
