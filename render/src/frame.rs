@@ -20,7 +20,7 @@ use std::mem::MaybeUninit;
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 use sylva_engine::JobSystem;
-use sylva_shaders::{pack_snorm4, LeafInstance, SegmentInstance, SphereInstance, WindArrow};
+use sylva_shaders::{LeafInstance, SegmentInstance, SphereInstance, WindArrow};
 use sylva_sim::dynamics::Pose;
 use sylva_sim::forest::Forest;
 
@@ -649,6 +649,44 @@ impl LeafSource {
     }
 }
 
+/// How many segments ahead the fill's segment loop asks for their pose.
+const PREFETCH_AHEAD: usize = 12;
+
+/// Asks for the cache line holding `v` (a hint: nothing is read, nothing can fail).
+#[inline(always)]
+fn prefetch<T>(v: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch only hints the cache; `v` is a valid reference besides.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((v as *const T).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = v;
+}
+
+/// [`pack_snorm4`](sylva_shaders::pack_snorm4) of a quaternion, bit for bit; on x86_64 with SSE2 (part of its baseline)
+/// on the four lanes at once: a NaN becomes 0, the rest is clamped to the i16 range and
+/// truncated, as `as` does lane by lane.
+#[inline(always)]
+fn pack_orient(q: Quat) -> [i16; 4] {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: the intrinsics need SSE2, which this code is compiled for (the cfg above);
+        // none of them reads or writes memory.
+        let packed = unsafe {
+            let v = _mm_mul_ps(__m128::from(q), _mm_set1_ps(32767.0));
+            let v = _mm_and_ps(v, _mm_cmpord_ps(v, v));
+            let v = _mm_min_ps(_mm_max_ps(v, _mm_set1_ps(-32768.0)), _mm_set1_ps(32767.0));
+            let i = _mm_cvttps_epi32(v);
+            _mm_cvtsi128_si64(_mm_packs_epi32(i, i)) as u64
+        };
+        std::array::from_fn(|k| (packed >> (16 * k)) as u16 as i16)
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    sylva_shaders::pack_snorm4(q.to_array())
+}
+
 /// A piece of the fill with its window of the output.
 enum Piece<'a> {
     Segments {
@@ -669,12 +707,18 @@ impl Piece<'_> {
                 let ids = &index.by_radius[range.clone()];
                 let shapes = &index.seg_shape[range.clone()];
                 assert_eq!(ids.len(), out.len(), "a fill piece writes its whole window");
-                for ((o, &i), &[r0, l, r1]) in out.iter_mut().zip(ids).zip(shapes) {
+                for (k, ((o, &i), &[r0, l, r1])) in out.iter_mut().zip(ids).zip(shapes).enumerate() {
+                    // The radius order reads the pose at random: ask for a segment's pose a
+                    // few segments ahead, so its cache misses overlap.
+                    if let Some(&ahead) = ids.get(k + PREFETCH_AHEAD) {
+                        prefetch(&pose.base[ahead as usize]);
+                        prefetch(&pose.orient[ahead as usize]);
+                    }
                     let i = i as usize;
                     let b = pose.base[i];
                     o.write(SegmentInstance {
                         base_radius: [b.x, b.y, b.z, r0],
-                        orient: pack_snorm4(pose.orient[i].to_array()),
+                        orient: pack_orient(pose.orient[i]),
                         length_tip: [l, r1],
                     });
                 }
@@ -684,22 +728,32 @@ impl Piece<'_> {
                 match leaves {
                     LeafSource::All { range, aspect } => {
                         let segments = &index.leaf_segment[range.clone()];
-                        for ((o, j), &i) in out.iter_mut().zip(range.clone()).zip(segments) {
-                            let q: Quat = pose.orient[i as usize];
-                            let p = pose.leaf_pos[j];
-                            let length = forest.leaf.length_m(j);
-                            // The rest orientation is stored unit length to 1/32767; the shader
-                            // normalises the product, so no normalisation here.
-                            let r = forest.leaf.rest[j];
-                            let rest =
-                                Quat::from_xyzw(r[0] as f32, r[1] as f32, r[2] as f32, r[3] as f32) * (1.0 / 32767.0);
+                        let positions = &pose.leaf_pos[range.clone()];
+                        let rests = &forest.leaf.rest[range.clone()];
+                        let write =
+                            |o: &mut MaybeUninit<LeafInstance>, j: usize, p: Vec3, length: f32, orient: Quat| {
+                                o.write(LeafInstance {
+                                    pos_length: [p.x, p.y, p.z, length],
+                                    orient: pack_orient(orient),
+                                    width_shade: [length * *aspect, leaf_shade(j)],
+                                });
+                            };
+                        let leaves = out.iter_mut().zip(range.clone()).zip(positions);
+                        if pose.leaf_orient.is_empty() {
+                            for (((o, j), &p), (&i, r)) in leaves.zip(segments.iter().zip(rests)) {
+                                let q: Quat = pose.orient[i as usize];
+                                // The rest orientation is stored unit length to 1/32767; the
+                                // shader normalises the product, so no normalisation here.
+                                let rest = Quat::from_xyzw(r[0] as f32, r[1] as f32, r[2] as f32, r[3] as f32)
+                                    * (1.0 / 32767.0);
+                                write(o, j, p, forest.leaf.length_m(j), q * rest);
+                            }
+                        } else {
                             // A model that turns leaves gives each its own orientation.
-                            let orient = pose.leaf_orient.get(j).copied().unwrap_or(q * rest);
-                            o.write(LeafInstance {
-                                pos_length: [p.x, p.y, p.z, length],
-                                orient: pack_snorm4(orient.to_array()),
-                                width_shade: [length * *aspect, leaf_shade(j)],
-                            });
+                            let turned = &pose.leaf_orient[range.clone()];
+                            for (((o, j), &p), &q) in leaves.zip(turned) {
+                                write(o, j, p, forest.leaf.length_m(j), q);
+                            }
                         }
                     }
                     LeafSource::Strided { range, aspect, grow } => {
@@ -716,7 +770,7 @@ impl Piece<'_> {
                             let orient = pose.leaf_orient.get(l.leaf as usize).copied().unwrap_or(q * rest);
                             o.write(LeafInstance {
                                 pos_length: [p.x, p.y, p.z, length],
-                                orient: pack_snorm4(orient.to_array()),
+                                orient: pack_orient(orient),
                                 width_shade: [length * *aspect, leaf_shade(l.leaf as usize)],
                             });
                         }
@@ -730,6 +784,7 @@ impl Piece<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sylva_shaders::pack_snorm4;
 
     #[test]
     fn camera_projects_the_target_to_the_image_centre_with_y_down() {
@@ -746,6 +801,30 @@ mod tests {
         assert!((near.z / near.w - 1.0).abs() < 1e-4);
         let far = vp * (cam.eye + (cam.target - cam.eye).normalize() * 1e4).extend(1.0);
         assert!(far.z / far.w < 1e-3);
+    }
+
+    #[test]
+    fn orientations_pack_as_pack_snorm4_packs_them() {
+        let mut values = vec![f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e30, -1e30, 0.0, -0.0];
+        values.extend([
+            1.0,
+            -1.0,
+            1.00002,
+            -1.00002,
+            1.0 / 32767.0,
+            -0.5 / 32767.0,
+            0.99999,
+            7e-6,
+        ]);
+        let mut x = 0.123_f32;
+        for _ in 0..2000 {
+            x = (x * 3.7 + 0.31).fract();
+            values.push(2.2 * x - 1.1);
+        }
+        for w in values.windows(4) {
+            let q = Quat::from_xyzw(w[0], w[1], w[2], w[3]);
+            assert_eq!(pack_orient(q), pack_snorm4(q.to_array()), "{q:?}");
+        }
     }
 
     #[test]

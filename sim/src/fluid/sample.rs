@@ -131,64 +131,170 @@ mod avx2 {
         )
     }
 
-    /// The wind at the eight points of `src`, into `dst` (both of length eight).
+    /// Points per block: the corners and weights of a block's points are all found before
+    /// any is read, so the loads of many points are in flight at once instead of each chunk
+    /// of eight waiting on its own chain of arithmetic, loads and lerps.
+    const BLOCK: usize = 64;
+    const CHUNKS: usize = BLOCK / 8;
+
+    /// A block's corners and weights: per chunk of eight and velocity component, each lane's
+    /// first corner (flat index) and its three weights.
+    struct Prepared {
+        chunks: usize,
+        lane: [[[i32; 8]; 3]; CHUNKS],
+        t: [[[__m256; 3]; 3]; CHUNKS],
+    }
+
+    impl Prepared {
+        /// Scratch for one call's blocks (written by `prepare` block after block).
+        #[inline]
+        #[target_feature(enable = "avx2")]
+        fn new() -> Prepared {
+            Prepared {
+                chunks: 0,
+                lane: [[[0; 8]; 3]; CHUNKS],
+                t: [[[_mm256_setzero_ps(); 3]; 3]; CHUNKS],
+            }
+        }
+    }
+
+    /// Eight `Vec3` (24 packed floats at `p`) as their x, y and z lanes.
+    ///
+    /// # Safety
+    /// `p` must point to 24 readable floats, and the CPU must have AVX2.
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn eight(k: &Consts<'_>, src: &[Vec3], dst: &mut [Vec3]) {
+    unsafe fn load_soa(p: *const f32) -> [__m256; 3] {
+        // SAFETY: the caller's bound; the reads are unaligned.
+        let m = unsafe {
+            [
+                _mm256_loadu_ps(p),
+                _mm256_loadu_ps(p.add(8)),
+                _mm256_loadu_ps(p.add(16)),
+            ]
+        };
+        // Lane l of coordinate c is float 3l + c: in register (3l + c) / 8, at (3l + c) % 8.
+        let at = |c: [i32; 8]| {
+            m.map(|r| _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7])))
+        };
+        let [x0, x1, x2] = at([0, 3, 6, 1, 4, 7, 2, 5]);
+        let [y0, y1, y2] = at([1, 4, 7, 2, 5, 0, 3, 6]);
+        let [z0, z1, z2] = at([2, 5, 0, 3, 6, 1, 4, 7]);
+        [
+            _mm256_blend_ps::<0b1100_0000>(_mm256_blend_ps::<0b0011_1000>(x0, x1), x2),
+            _mm256_blend_ps::<0b1110_0000>(_mm256_blend_ps::<0b0001_1000>(y0, y1), y2),
+            _mm256_blend_ps::<0b1110_0000>(_mm256_blend_ps::<0b0001_1100>(z0, z1), z2),
+        ]
+    }
+
+    /// The x, y and z lanes of eight points as 24 packed floats at `p` (the inverse of
+    /// [`load_soa`]).
+    ///
+    /// # Safety
+    /// `p` must point to 24 writable floats, and the CPU must have AVX2.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn store_aos(v: [__m256; 3], p: *mut f32) {
+        // Float f = 8m + k of the output (register m, lane k) is lane f / 3 of coordinate f % 3.
+        let at = |l: [i32; 8]| {
+            v.map(|r| _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7])))
+        };
+        let [x, y, z] = at([0, 0, 0, 1, 1, 1, 2, 2]);
+        let m0 = _mm256_blend_ps::<0b0010_0100>(_mm256_blend_ps::<0b1001_0010>(x, y), z);
+        let [x, y, z] = at([2, 3, 3, 3, 4, 4, 4, 5]);
+        let m1 = _mm256_blend_ps::<0b0100_1001>(_mm256_blend_ps::<0b0010_0100>(x, y), z);
+        let [x, y, z] = at([5, 5, 6, 6, 6, 7, 7, 7]);
+        let m2 = _mm256_blend_ps::<0b1001_0010>(_mm256_blend_ps::<0b0100_1001>(x, y), z);
+        // SAFETY: the caller's bound; the writes are unaligned.
+        unsafe {
+            _mm256_storeu_ps(p, m0);
+            _mm256_storeu_ps(p.add(8), m1);
+            _mm256_storeu_ps(p.add(16), m2);
+        }
+    }
+
+    /// The corners and weights of the points of `src` (a multiple of eight, at most
+    /// [`BLOCK`]).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn prepare(k: &Consts<'_>, src: &[Vec3], out: &mut Prepared) {
         let zero = _mm256_setzero_ps();
         let half = _mm256_set1_ps(0.5);
-        let mut xyz = [[0f32; 8]; 3];
-        for (l, p) in src.iter().take(8).enumerate() {
-            xyz[0][l] = p.x;
-            xyz[1][l] = p.y;
-            xyz[2][l] = p.z;
-        }
-        // g = (p − origin) / h, as `sample`.
-        let g: [__m256; 3] = std::array::from_fn(|b| {
-            // SAFETY: `xyz[b]` holds eight floats.
-            let v = unsafe { _mm256_loadu_ps(xyz[b].as_ptr()) };
-            _mm256_div_ps(_mm256_sub_ps(v, k.org[b]), k.h[b])
-        });
-        let mut out = [[0f32; 8]; 3];
-        for (a, c) in k.comp.iter().enumerate() {
-            // `sample_component`: c = g − ½, then + ½ along the component's own axis.
-            let mut cc = g.map(|x| _mm256_sub_ps(x, half));
-            cc[a] = _mm256_add_ps(cc[a], half);
-            let mut fl = [_mm256_setzero_si256(); 3];
-            let mut t = [zero; 3];
-            for b in 0..3 {
-                // `trilinear`: x = c.max(0).min(max) (a NaN becomes 0 as with f32::max,
-                // which `max_ps` gives by returning its second operand), truncated to the
-                // corner, at most fd − 2, and the remainder.
-                let x = _mm256_min_ps(_mm256_max_ps(cc[b], zero), c.max_f[b]);
-                fl[b] = _mm256_min_epi32(_mm256_cvttps_epi32(x), c.max_i[b]);
-                t[b] = _mm256_sub_ps(x, _mm256_cvtepi32_ps(fl[b]));
+        let chunks = src.len() / 8;
+        assert!(src.len() % 8 == 0 && chunks <= CHUNKS, "a block of whole chunks");
+        out.chunks = chunks;
+        for ch in 0..chunks {
+            let pts = &src[8 * ch..8 * ch + 8];
+            // SAFETY: eight `Vec3` are 24 packed floats.
+            let p = unsafe { load_soa(pts.as_ptr().cast()) };
+            // g = (p − origin) / h, as `sample`.
+            let g: [__m256; 3] = std::array::from_fn(|b| _mm256_div_ps(_mm256_sub_ps(p[b], k.org[b]), k.h[b]));
+            // `sample_component`: c = g − ½ along the other components' axes, then + ½ along
+            // the component's own. Along axis b the two components other than b have the same
+            // coordinate and the same face count (n_b + 1 cells' faces are only b's), so they
+            // share the corner and weight found here; b's own are found apart.
+            // `trilinear`: x = c.max(0).min(max) (a NaN becomes 0 as with f32::max, which
+            // `max_ps` gives by returning its second operand), truncated to the corner, at most
+            // fd − 2, and the remainder.
+            let corner = |c: __m256, comp: &Component<'_>, b: usize| {
+                let x = _mm256_min_ps(_mm256_max_ps(c, zero), comp.max_f[b]);
+                let fl = _mm256_min_epi32(_mm256_cvttps_epi32(x), comp.max_i[b]);
+                (fl, _mm256_sub_ps(x, _mm256_cvtepi32_ps(fl)))
+            };
+            let across: [(__m256i, __m256); 3] = std::array::from_fn(|b| {
+                let c = _mm256_sub_ps(g[b], half);
+                corner(c, &k.comp[(b + 1) % 3], b)
+            });
+            let along: [(__m256i, __m256); 3] = std::array::from_fn(|b| {
+                let c = _mm256_add_ps(_mm256_sub_ps(g[b], half), half);
+                corner(c, &k.comp[b], b)
+            });
+            for (a, c) in k.comp.iter().enumerate() {
+                let mut fl = [_mm256_setzero_si256(); 3];
+                for b in 0..3 {
+                    let (f, t) = if a == b { along[b] } else { across[b] };
+                    fl[b] = f;
+                    out.t[ch][a][b] = t;
+                }
+                // i0 + fd0·(i1 + fd1·i2) = i0 + sy·i1 + sz·i2.
+                let base = _mm256_add_epi32(
+                    fl[0],
+                    _mm256_add_epi32(_mm256_mullo_epi32(fl[1], c.sy), _mm256_mullo_epi32(fl[2], c.sz)),
+                );
+                // SAFETY: `lane` holds eight i32.
+                unsafe { _mm256_storeu_si256(out.lane[ch][a].as_mut_ptr().cast(), base) };
             }
-            // i0 + fd0·(i1 + fd1·i2) = i0 + sy·i1 + sz·i2.
-            let base = _mm256_add_epi32(
-                fl[0],
-                _mm256_add_epi32(_mm256_mullo_epi32(fl[1], c.sy), _mm256_mullo_epi32(fl[2], c.sz)),
-            );
-            // The two corners along x of each of the four rows are adjacent floats: one 8-byte
-            // load per lane and row, then split into the lower and upper corners (scalar loads
-            // run several per cycle where a gather takes about one element per cycle).
-            let mut lane = [0i32; 8];
-            // SAFETY: `lane` holds eight i32.
-            unsafe { _mm256_storeu_si256(lane.as_mut_ptr().cast(), base) };
-            let mut cx = [zero; 4];
-            for (cx, off) in cx.iter_mut().zip([0, c.row_y, c.row_z, c.row_y + c.row_z]) {
-                // SAFETY: 0 ≤ fl[b] ≤ fd[b] − 2, so for every lane base + off + 1 ≤ base + sz +
-                // sy + 1 ≤ fd[0]·fd[1]·fd[2] − 1 lies in `f` (asserted to have that length).
-                let (lo, hi) = unsafe { pairs(c.f.as_ptr(), &lane, off) };
-                *cx = lerp(lo, hi, t[0]);
-            }
-            let [c00, c10, c01, c11] = cx;
-            let v = lerp(lerp(c00, c10, t[1]), lerp(c01, c11, t[1]), t[2]);
-            // SAFETY: `out[a]` holds eight floats.
-            unsafe { _mm256_storeu_ps(out[a].as_mut_ptr(), v) };
         }
-        for (l, p) in dst.iter_mut().take(8).enumerate() {
-            *p = Vec3::new(out[0][l], out[1][l], out[2][l]);
+    }
+
+    /// The wind at the points `prepare` was given, into `dst` (as many).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn finish(k: &Consts<'_>, pre: &Prepared, dst: &mut [Vec3]) {
+        assert_eq!(dst.len(), 8 * pre.chunks, "one sample per prepared point");
+        for ch in 0..pre.chunks {
+            let mut v = [_mm256_setzero_ps(); 3];
+            for (a, c) in k.comp.iter().enumerate() {
+                let t = &pre.t[ch][a];
+                let lane = &pre.lane[ch][a];
+                // The two corners along x of each of the four rows are adjacent floats: one
+                // 8-byte load per lane and row, then split into the lower and upper corners
+                // (scalar loads run several per cycle where a gather takes about one element
+                // per cycle).
+                let mut cx = [_mm256_setzero_ps(); 4];
+                for (cx, off) in cx.iter_mut().zip([0, c.row_y, c.row_z, c.row_y + c.row_z]) {
+                    // SAFETY: 0 ≤ fl[b] ≤ fd[b] − 2, so for every lane base + off + 1 ≤ base +
+                    // sz + sy + 1 ≤ fd[0]·fd[1]·fd[2] − 1 lies in `f` (asserted to have that
+                    // length).
+                    let (lo, hi) = unsafe { pairs(c.f.as_ptr(), lane, off) };
+                    *cx = lerp(lo, hi, t[0]);
+                }
+                let [c00, c10, c01, c11] = cx;
+                v[a] = lerp(lerp(c00, c10, t[1]), lerp(c01, c11, t[1]), t[2]);
+            }
+            let out = &mut dst[8 * ch..8 * ch + 8];
+            // SAFETY: eight `Vec3` are 24 packed floats.
+            unsafe { store_aos(v, out.as_mut_ptr().cast()) };
         }
     }
 
@@ -201,9 +307,10 @@ mod avx2 {
     pub(super) unsafe fn sample_in_place(grid: &FieldRef<'_>, points: &mut [Vec3]) -> usize {
         let k = consts(grid);
         let n = points.len() / 8 * 8;
-        for chunk in points[..n].chunks_exact_mut(8) {
-            let src: [Vec3; 8] = std::array::from_fn(|l| chunk[l]);
-            eight(&k, &src, chunk);
+        let mut pre = Prepared::new();
+        for block in points[..n].chunks_mut(BLOCK) {
+            prepare(&k, block, &mut pre);
+            finish(&k, &pre, block);
         }
         n
     }
@@ -217,8 +324,10 @@ mod avx2 {
     pub(super) unsafe fn sample_into(grid: &FieldRef<'_>, points: &[Vec3], out: &mut [Vec3]) -> usize {
         let k = consts(grid);
         let n = points.len() / 8 * 8;
-        for (src, dst) in points[..n].chunks_exact(8).zip(out[..n].chunks_exact_mut(8)) {
-            eight(&k, src, dst);
+        let mut pre = Prepared::new();
+        for (src, dst) in points[..n].chunks(BLOCK).zip(out[..n].chunks_mut(BLOCK)) {
+            prepare(&k, src, &mut pre);
+            finish(&k, &pre, dst);
         }
         n
     }
