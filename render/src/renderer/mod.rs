@@ -16,6 +16,8 @@
 //! * `slot`: the frame slots (command buffer, fence, per-frame buffers, queries, release
 //!   list), waiting for them, growing their buffers, the render targets and GPU timestamps;
 //! * `passes`: the frame's uniforms and the recording of its passes;
+//! * `pose_patch`: the compute pass that fills in a frame's instances from a pose on the
+//!   device (the GPU dynamics'), before the passes draw them;
 //! * `hud`: the overlay's text and frame graph;
 //! * `image`: [`Rgba`], the image read back, and PNG.
 //!
@@ -29,6 +31,7 @@ mod hud;
 mod image;
 mod passes;
 mod pipelines;
+mod pose_patch;
 mod resources;
 mod slot;
 
@@ -50,6 +53,7 @@ use crate::wind::FieldBuffers;
 pub use image::Rgba;
 use passes::InstanceLayout;
 use pipelines::Pipelines;
+use pose_patch::PosePatch;
 use resources::GpuMesh;
 use slot::Slot;
 
@@ -181,6 +185,9 @@ pub struct DrawStats {
     pub record_ms: f32,
     /// CPU time of the queue submission (on a software device, the drawing itself) \[ms\].
     pub submit_ms: f32,
+    /// Instances whose pose was filled in on the device from the frame's pose on the device
+    /// (0 when the frame carried a pose on the CPU).
+    pub patched: usize,
 }
 
 const TIMESTAMPS: u32 = GPU_PHASES.len() as u32 + 1;
@@ -204,8 +211,12 @@ pub struct Renderer {
     atlas: FontAtlas,
     /// The cylinder per level of detail, then the card and the sphere.
     meshes: Vec<GpuMesh>,
+    /// The pose patch, made for the first frame that needs it.
+    pose_patch: Option<PosePatch>,
     slots: Vec<Slot>,
     slot: usize,
+    /// The slot and instance bytes of the last frame submitted.
+    last_instances: Option<(usize, u64)>,
     color: Option<Image>,
     depth: Option<Image>,
     readback: Option<Buffer>,
@@ -252,8 +263,10 @@ impl Renderer {
             font: None,
             atlas,
             meshes: Vec::new(),
+            pose_patch: None,
             slots: Vec::new(),
             slot: 0,
+            last_instances: None,
             color: None,
             depth: None,
             readback: None,
@@ -302,6 +315,13 @@ impl Renderer {
             }
             _ => None,
         };
+        let device_pose = frame.device_pose.as_ref().filter(|_| frame.camera.is_some());
+        if let Some(pose) = device_pose {
+            pose.check(&gpu, frame.info.segments, frame.info.leaves)?;
+            if self.pose_patch.is_none() {
+                self.pose_patch = Some(PosePatch::new(&gpu)?);
+            }
+        }
         let si = self.begin_frame()?;
         if let Some((_, _, g)) = field_arrows {
             let info = [vk::DescriptorBufferInfo {
@@ -350,7 +370,8 @@ impl Renderer {
                 &mut slot.instances,
                 &mut slot.release,
                 layout.bytes,
-                vk::BufferUsageFlags::VERTEX_BUFFER,
+                // The pose patch writes the instances as a storage buffer.
+                vk::BufferUsageFlags::VERTEX_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER,
                 "instances",
             )?;
             for (lod, v) in frame.segments.iter().enumerate() {
@@ -385,6 +406,8 @@ impl Renderer {
         }
 
         // Recording.
+        // The slot keeps the pose its frame reads until its fence signals.
+        self.slots[si].pose = device_pose.cloned();
         let slot = &self.slots[si];
         let cmd = slot.cmd;
         // SAFETY: the slot's fence has signalled, so its command buffer is no longer pending.
@@ -397,6 +420,19 @@ impl Renderer {
             )
             .map_err(vk_err("vkBeginCommandBuffer"))?;
         }
+        let patched = match (device_pose, &self.slots[si].instances, &self.pose_patch) {
+            (Some(pose), Some(instances), Some(patch)) => {
+                let segments: u32 = layout.segments.iter().map(|&(_, n)| n).sum();
+                let leaves: u32 = layout.leaves.iter().map(|&(_, n)| n).sum();
+                // SAFETY: `cmd` is recording on the graphics family; the slot's previous frame
+                // finished (`begin_frame`); the instance buffer holds the frame's segment then
+                // leaf instances from offset 0 (`InstanceLayout`); the submission below waits
+                // for the pose's timeline value and the slot keeps the pose until its fence.
+                unsafe { patch.record(&gpu, cmd, si, pose, instances.raw, (segments, leaves)) };
+                (segments + leaves) as usize
+            }
+            _ => 0,
+        };
         let field = field_arrows.map(|(push, n, _)| (push, n));
         let draws = self.record(cmd, si, frame, options, &layout, extent, output, field);
         // SAFETY: the command buffer is recording.
@@ -426,6 +462,15 @@ impl Renderer {
                     .stage_mask(vk::PipelineStageFlags2::VERTEX_SHADER),
             );
         }
+        if let Some(pose) = device_pose.filter(|p| patched > 0 && p.value > 0) {
+            // The patch reads the pose the dynamics' step completes at this value.
+            waits.push(
+                vk::SemaphoreSubmitInfo::default()
+                    .semaphore(pose.timeline.raw())
+                    .value(pose.value)
+                    .stage_mask(vk::PipelineStageFlags2::COMPUTE_SHADER),
+            );
+        }
         let submit = vk::SubmitInfo2::default()
             .command_buffer_infos(&cmds)
             .wait_semaphore_infos(&waits)
@@ -434,6 +479,7 @@ impl Renderer {
         gpu.submit(&[submit], slot.fence)?;
         let submitted = start.elapsed() - recorded;
         self.slots[si].queries_pending = gpu.timestamps.is_some();
+        self.last_instances = Some((si, layout.bytes));
         self.slot = (si + 1) % FRAMES_IN_FLIGHT;
         self.frames += 1;
         debug_assert!(
@@ -447,6 +493,7 @@ impl Renderer {
             upload_bytes: upload,
             record_ms: recorded.as_secs_f32() * 1e3,
             submit_ms: submitted.as_secs_f32() * 1e3,
+            patched,
         };
 
         if !output.readback {
@@ -464,10 +511,31 @@ impl Renderer {
     }
 }
 
+impl Renderer {
+    /// The instance data the last frame drew (segments, leaves, spheres, arrows as laid out for
+    /// it), as the GPU read it: with a pose on the device, after the pose patch. Waits for
+    /// that frame. Empty before the first frame.
+    pub fn drawn_instances(&mut self) -> Result<Vec<u8>> {
+        let Some((si, bytes)) = self.last_instances else {
+            return Ok(Vec::new());
+        };
+        let fence = self.slots[si].fence;
+        // SAFETY: the fence belongs to this device.
+        unsafe { self.gpu.device.wait_for_fences(&[fence], true, u64::MAX) }.map_err(vk_err("vkWaitForFences"))?;
+        Ok(match &self.slots[si].instances {
+            Some(b) if bytes > 0 => b.read()[..bytes as usize].to_vec(),
+            _ => Vec::new(),
+        })
+    }
+}
+
 impl Drop for Renderer {
     fn drop(&mut self) {
         let gpu = self.gpu.clone();
         let _ = gpu.wait_idle();
+        if let Some(mut p) = self.pose_patch.take() {
+            p.destroy(&gpu);
+        }
         let dev = &gpu.device;
         // SAFETY: the device is idle; every handle was created from it by this renderer and is
         // used by nothing else. Null handles (a renderer whose creation failed part way) are

@@ -1,6 +1,6 @@
 //! Frame slots: what each of the [`FRAMES_IN_FLIGHT`] frames owns (command pool and buffer,
 //! fence, uniform, instance and overlay buffers, descriptor sets, timestamp queries, release
-//! list), waiting for a slot, growing its buffers, the render targets, and reading its GPU
+//! list, the pose on the device its frame patched from), waiting for a slot, growing its buffers, the render targets, and reading its GPU
 //! timestamps.
 //!
 //! Invariants: a slot is reused only after its fence has signalled; a buffer or target
@@ -14,6 +14,7 @@ use gpu_allocator::MemoryLocation;
 use sylva_shaders::FrameUniforms;
 
 use super::{Renderer, COLOR_FORMAT, DEPTH_FORMAT, FRAMES_IN_FLIGHT, TIMESTAMPS};
+use crate::device_pose::DevicePose;
 use crate::error::{vk_err, Result};
 use crate::gpu::{Buffer, Gpu, ReleaseList};
 
@@ -31,6 +32,9 @@ pub(super) struct Slot {
     /// The queries hold results of a submitted frame not yet read.
     pub(super) queries_pending: bool,
     pub(super) release: ReleaseList,
+    /// The pose on the device the slot's frame read (its buffer and semaphore kept alive and
+    /// unwritten until the frame's fence signals).
+    pub(super) pose: Option<DevicePose>,
 }
 
 impl Renderer {
@@ -55,6 +59,7 @@ impl Renderer {
             queries: vk::QueryPool::null(),
             queries_pending: false,
             release: ReleaseList::default(),
+            pose: None,
         };
         let made = (|| {
             // SAFETY: valid device and create infos; the handles go into `slot`, which the
@@ -172,6 +177,8 @@ impl Renderer {
         self.collect_timestamps(si)?;
         let gpu = self.gpu.clone();
         self.slots[si].release.free(&gpu);
+        // The frame that read this pose is done: the dynamics may write it again.
+        self.slots[si].pose = None;
         Ok(si)
     }
 
