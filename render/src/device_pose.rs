@@ -40,9 +40,10 @@ impl DevicePose {
         2 * (segments as u64 + leaves as u64) * VEC4
     }
 
-    /// Refuses a pose a reader on `gpu` cannot use: one on another device, one whose buffer is
-    /// smaller than its counts say, or one of another forest's size.
-    pub fn check(&self, gpu: &Arc<Gpu>, segments: usize, leaves: usize) -> Result<()> {
+    /// Refuses a pose a reader on `gpu` cannot use: one on another device, or one whose buffer
+    /// is smaller than its counts say. (That the counts are the forest's is the fill's check,
+    /// [`RenderFrame::fill_device_with_jobs`](crate::frame::RenderFrame::fill_device_with_jobs).)
+    pub fn check(&self, gpu: &Arc<Gpu>) -> Result<()> {
         if !Arc::ptr_eq(self.buffer.gpu(), gpu) || !Arc::ptr_eq(self.timeline.gpu(), gpu) {
             return Err(RenderError::Invalid {
                 what: "pose on the device",
@@ -51,7 +52,7 @@ impl DevicePose {
             });
         }
         let need = DevicePose::bytes(self.segments, self.leaves);
-        if self.buffer.size() < need || self.segments as usize != segments || self.leaves as usize != leaves {
+        if self.buffer.size() < need {
             return Err(RenderError::Invalid {
                 what: "pose on the device",
                 value: format!(
@@ -60,7 +61,7 @@ impl DevicePose {
                     self.leaves,
                     self.buffer.size()
                 ),
-                allowed: format!("the forest's {segments} segments and {leaves} leaves in at least {need} bytes"),
+                allowed: format!("at least {need} bytes for them"),
             });
         }
         Ok(())

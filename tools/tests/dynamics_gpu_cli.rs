@@ -11,7 +11,10 @@ use sylva_tests::pixels::count;
 
 /// With the wind on the GPU, the picture of Oliapuram's model stepped on the GPU is the CPU
 /// model's (at most 20 of 144,000 pixels differ by more than 8 levels: the two poses agree to
-/// micrometres), while a stronger wind visibly changes it (over 1,000 pixels).
+/// micrometres), while a stronger wind visibly changes it (over 1,000 pixels). The GPU model's
+/// picture is drawn from the pose on the device: over the 60 frames nothing of the pose nor of
+/// the wind grid was read back (the log's count), where the CPU model had the wind grid
+/// downloaded after every step.
 #[test]
 fn render_with_the_dynamics_on_the_gpu_matches_the_cpu_model() {
     let dir = TempDir::new("sylva-dyngpu", "render");
@@ -42,6 +45,23 @@ fn render_with_the_dynamics_on_the_gpu_matches_the_cpu_model() {
                 .is_some_and(|device| !device.trim().is_empty())
         });
         assert_eq!(on_gpu, extra.contains(&"--dynamics-gpu"), "{args:?}: {}", r.stderr);
+        let downloads = r
+            .stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("read back from the device: "))
+            .unwrap_or_else(|| panic!("{args:?}: no read-back count: {}", r.stderr));
+        if on_gpu {
+            assert_eq!(
+                downloads, "the pose 0 times (0 bytes), the wind grid 0 times (0 bytes)",
+                "{args:?}"
+            );
+        } else {
+            // The CPU model samples the wind grid, downloaded once per step.
+            assert!(
+                downloads.starts_with("the wind grid 60 times ("),
+                "{args:?}: {downloads}"
+            );
+        }
         read_png(&out)
     };
     let cpu = render("cpu.png", &[]);
@@ -85,6 +105,13 @@ fn viewer_steps_the_trees_on_the_gpu_beside_the_frames() {
     assert_eq!(r.code, 0, "sylva view --dynamics-gpu under Xvfb failed:\n{}", r.stderr);
     assert!(r.stderr.contains("60 frames"), "{}", r.stderr);
     assert!(!r.stderr.contains("GPU dynamics failed"), "{}", r.stderr);
+    // The frames were drawn from the pose on the device: nothing read back.
+    assert!(
+        r.stderr
+            .contains("read back from the device: the pose 0 times (0 bytes), the wind grid 0 times (0 bytes)"),
+        "{}",
+        r.stderr
+    );
     let image = read_png(&shot);
     let (bark, leaf) = count(&image, 0, 100, 1280, 660);
     assert!(

@@ -41,7 +41,7 @@ use std::time::Instant;
 use ash::vk;
 use glam::Vec3;
 use sylva_engine::FrameTimings;
-use sylva_shaders::{FrameUniforms, OverlayVertex};
+use sylva_shaders::{FrameUniforms, LeafInstance, OverlayVertex, SegmentInstance};
 
 use crate::error::{vk_err, RenderError, Result};
 use crate::field::gpu_arrows;
@@ -215,8 +215,8 @@ pub struct Renderer {
     pose_patch: Option<PosePatch>,
     slots: Vec<Slot>,
     slot: usize,
-    /// The slot and instance bytes of the last frame submitted.
-    last_instances: Option<(usize, u64)>,
+    /// The slot and instance layout of the last frame submitted.
+    last_instances: Option<(usize, InstanceLayout)>,
     color: Option<Image>,
     depth: Option<Image>,
     readback: Option<Buffer>,
@@ -317,7 +317,7 @@ impl Renderer {
         };
         let device_pose = frame.device_pose.as_ref().filter(|_| frame.camera.is_some());
         if let Some(pose) = device_pose {
-            pose.check(&gpu, frame.info.segments, frame.info.leaves)?;
+            pose.check(&gpu)?;
             if self.pose_patch.is_none() {
                 self.pose_patch = Some(PosePatch::new(&gpu)?);
             }
@@ -479,7 +479,7 @@ impl Renderer {
         gpu.submit(&[submit], slot.fence)?;
         let submitted = start.elapsed() - recorded;
         self.slots[si].queries_pending = gpu.timestamps.is_some();
-        self.last_instances = Some((si, layout.bytes));
+        self.last_instances = Some((si, layout));
         self.slot = (si + 1) % FRAMES_IN_FLIGHT;
         self.frames += 1;
         debug_assert!(
@@ -512,20 +512,34 @@ impl Renderer {
 }
 
 impl Renderer {
-    /// The instance data the last frame drew (segments, leaves, spheres, arrows as laid out for
-    /// it), as the GPU read it: with a pose on the device, after the pose patch. Waits for
-    /// that frame. Empty before the first frame.
-    pub fn drawn_instances(&mut self) -> Result<Vec<u8>> {
-        let Some((si, bytes)) = self.last_instances else {
-            return Ok(Vec::new());
+    /// The segment and leaf instances the last frame drew, per list of the frame, as the GPU
+    /// read them: with a pose on the device, after the pose patch. Waits for that frame.
+    /// Empty before the first frame.
+    #[allow(clippy::type_complexity)]
+    pub fn drawn_instances(&mut self) -> Result<([Vec<SegmentInstance>; LODS], [Vec<LeafInstance>; LODS])> {
+        let mut out: ([Vec<SegmentInstance>; LODS], [Vec<LeafInstance>; LODS]) = Default::default();
+        let Some((si, layout)) = self.last_instances else {
+            return Ok(out);
         };
         let fence = self.slots[si].fence;
         // SAFETY: the fence belongs to this device.
         unsafe { self.gpu.device.wait_for_fences(&[fence], true, u64::MAX) }.map_err(vk_err("vkWaitForFences"))?;
-        Ok(match &self.slots[si].instances {
-            Some(b) if bytes > 0 => b.read()[..bytes as usize].to_vec(),
-            _ => Vec::new(),
-        })
+        let Some(b) = self.slots[si].instances.as_ref().filter(|_| layout.bytes > 0) else {
+            return Ok(out);
+        };
+        let bytes = b.read();
+        fn take<T: bytemuck::Pod>(bytes: &[u8], (at, n): (u64, u32)) -> Vec<T> {
+            let size = size_of::<T>();
+            bytes[at as usize..at as usize + n as usize * size]
+                .chunks_exact(size)
+                .map(bytemuck::pod_read_unaligned)
+                .collect()
+        }
+        for lod in 0..LODS {
+            out.0[lod] = take(bytes, layout.segments[lod]);
+            out.1[lod] = take(bytes, layout.leaves[lod]);
+        }
+        Ok(out)
     }
 }
 
