@@ -256,3 +256,51 @@ fn dynamics_gpu_without_a_vulkan_driver_is_a_clear_error() {
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     assert!(!out.exists());
 }
+
+/// The wind arrows are drawn from the CPU copy of the grid: shown over the GPU dynamics, they
+/// have the GPU wind download its grid after every fluid step (30 frames: the wind is brought
+/// to each tree step's start, 0 s first, so 29 fluid steps and 29 downloads) while the
+/// trees still read the wind and are drawn on the device (no pose read back), and the arrows
+/// are there (the arrow-coloured pixels of the viewer's test).
+#[test]
+fn wind_arrows_over_the_gpu_dynamics_have_the_grid_downloaded_for_them() {
+    let dir = TempDir::new("sylva-dyngpu", "arrows");
+    let out = dir.path("arrows.png");
+    let r = run(common::command()
+        .args([
+            "render",
+            "--species",
+            "lombardy_poplar",
+            "--model",
+            "oliapuram",
+            "--wind-gpu",
+            "--dynamics-gpu",
+            "--wind-field",
+            "--validation",
+            "--frames",
+            "30",
+            "--size",
+            "480x300",
+            "--out",
+        ])
+        .arg(&out));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let downloads = r
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("read back from the device: "))
+        .unwrap_or_else(|| panic!("no read-back count: {}", r.stderr));
+    assert!(
+        downloads.starts_with("the pose 0 times (0 bytes), the wind grid 29 times ("),
+        "{downloads}"
+    );
+    let image = read_png(&out);
+    let arrows = (0..image.height)
+        .flat_map(|y| (0..image.width).map(move |x| (x, y)))
+        .filter(|&(x, y)| {
+            let p = image.pixel(x, y);
+            p[0] > 200 && p[1] < 200 && p[2] < 110 && p[0] as u32 > p[1] as u32 + 60
+        })
+        .count();
+    assert!(arrows > 2000, "only {arrows} arrow-coloured pixels with --wind-field");
+}
