@@ -14,7 +14,9 @@ use crate::gpu::{DownloadCounter, Downloads, Gpu};
 /// A wind grid stepped by [`GpuFluid`] and read back for the trees, as
 /// `sylva_sim::fluid::FluidWind` steps one on the CPU: as many fluid steps as keep the fluid's
 /// time caught up with the trees' (at most `max_substeps`), then one download of the field,
-/// which the trees sample.
+/// which the trees sample. As on the CPU, the steps run beside the trees' step
+/// ([`WindField::detach`]): the trees sample a copy of the field at their time while the device
+/// steps the grid to the next step's time, so the device works while the trees do.
 ///
 /// The download is for a reader on the CPU. A model that reads the field on the device
 /// (`GpuOliapuram` on the same device) steps it with [`prepare_on_device`], which leaves the
@@ -26,9 +28,7 @@ use crate::gpu::{DownloadCounter, Downloads, Gpu};
 ///
 /// [`prepare_on_device`]: GpuWind::prepare_on_device
 /// [`set_host_copy`]: GpuWind::set_host_copy
-/// [`downloads`]: GpuWind::downloads As on the CPU, the steps run beside the trees' step
-/// ([`WindField::detach`]): the trees sample a copy of the field at their time while the device
-/// steps the grid to the next step's time, so the device works while the trees do.
+/// [`downloads`]: GpuWind::downloads
 ///
 /// The CPU grid it is made from stays the field's front: its wind balls, border wind,
 /// vorticity confinement and pressure solver drive the GPU steps (through
