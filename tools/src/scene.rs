@@ -69,14 +69,15 @@ pub struct SceneArgs {
     #[arg(long, default_value = "0", allow_hyphen_values = true, value_parser = |s: &str| crate::args::number_in(s, 0.0, sylva_sim::fluid::FluidGrid::MAX_VORTICITY as f64))]
     pub vorticity: f64,
     /// Step the fluid wind as Vulkan compute shaders on the rendering device (the dedicated
-    /// compute queue when it has one) instead of on the CPU; the trees read the field back
-    /// after each frame's wind steps.
+    /// compute queue when it has one) instead of on the CPU; trees stepped on the CPU read the
+    /// field back after each frame's wind steps (with `--dynamics-gpu` the trees read it on the
+    /// device: it is downloaded only while the wind arrows are shown).
     #[arg(long)]
     pub wind_gpu: bool,
     /// Step Oliapuram & Kumar's model (`--model oliapuram`) as Vulkan compute shaders on the
     /// rendering device (the dedicated compute queue when it has one) instead of on the CPU.
-    /// With `--wind-gpu` too, the dynamics read the wind's field on the device. The pose is
-    /// read back once per drawn frame.
+    /// With `--wind-gpu` too, the dynamics read the wind's field on the device. The frames are
+    /// drawn from the pose on the device: nothing of it is read back.
     #[arg(long)]
     pub dynamics_gpu: bool,
     #[command(flatten)]
@@ -970,8 +971,8 @@ impl Driver {
                 );
             }
         }
-        // A model on the CPU's pose read back from the device may have failed: a device error
-        // there is shown in this frame's message line.
+        // A failed GPU model's pose is read back (which may fail too): a device error is shown
+        // in this frame's message line.
         self.report_dynamics_failure();
         let sim = &self.scene.sim;
         let field = match (self.field_layer, sim.wind().fluid()) {

@@ -304,3 +304,63 @@ fn wind_arrows_over_the_gpu_dynamics_have_the_grid_downloaded_for_them() {
         .count();
     assert!(arrows > 2000, "only {arrows} arrow-coloured pixels with --wind-field");
 }
+
+/// `bench sim --wind-model fluid` with the wind and the dynamics each on the CPU or the GPU:
+/// `wind_source` says how the wind reached the model, and the counts say what the device
+/// copied back during the steps: the GPU wind's grid once per step for a model on the CPU,
+/// nothing at all when both run on the GPU (the dynamics read the grid on the device). The
+/// GPU wind without the fluid wind is refused.
+#[test]
+fn bench_sim_in_the_fluid_wind_says_how_the_wind_reaches_the_model() {
+    let base = [
+        "bench",
+        "sim",
+        "--model",
+        "oliapuram",
+        "--segments",
+        "200",
+        "--leaves",
+        "300",
+        "--trees",
+        "2",
+        "--steps",
+        "10",
+        "--wind-model",
+        "fluid",
+        "--wind-grid",
+        "32x32x8",
+        "--json",
+    ];
+    let cases: [(&[&str], &str, u64); 4] = [
+        (&[], "fluid grid on the CPU", 0),
+        (
+            &["--wind-gpu", "--validation"],
+            "fluid grid on the GPU, downloaded for the CPU",
+            10,
+        ),
+        (
+            &["--dynamics-gpu", "--validation"],
+            "wind sampled on the CPU and uploaded",
+            0,
+        ),
+        (
+            &["--dynamics-gpu", "--wind-gpu", "--validation"],
+            "wind read on the device",
+            0,
+        ),
+    ];
+    for (extra, source, grid_downloads) in cases {
+        let r = run(common::command().args(base).args(extra));
+        assert_eq!(r.code, 0, "{extra:?}: {}", r.stderr);
+        let v: serde_json::Value = serde_json::from_str(r.stdout.trim()).unwrap();
+        assert_eq!(v["wind_model"], "fluid", "{extra:?}");
+        assert_eq!(v["wind_source"], source, "{extra:?}");
+        assert_eq!(v["wind_grid_downloads"], grid_downloads, "{extra:?}");
+        assert_eq!(v["pose_downloads"], 0, "{extra:?}");
+        assert_eq!(v["finite"], true, "{extra:?}");
+    }
+    let r = run(common::command().args(["bench", "sim", "--model", "oliapuram", "--wind-gpu", "--steps", "1"]));
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("--wind-model fluid"), "{}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+}
