@@ -271,3 +271,65 @@ fn the_gpu_wind_downloads_its_grid_only_for_readers_on_the_cpu() {
     drop((on_device, on_cpu));
     assert_no_validation_errors(&gpu);
 }
+
+/// A frame holds the pose it was filled with: the model steps on (writing other pose buffers)
+/// before the frame is drawn, and the frame still shows the pose of its own step, not the
+/// newest one (which lies well away from it).
+#[test]
+fn a_frame_draws_the_pose_it_was_filled_with_while_the_model_steps_on() {
+    let gpu = gpu();
+    let f = forest();
+    let mut parts = ModelParts::new(f.clone());
+    parts.wind = Box::new(GpuWind::new(&gpu, grid(&f)).unwrap());
+    let mut m = GpuOliapuram::from_parts(&gpu, parts, OliapuramParams::for_material(&f.material)).unwrap();
+    let mut renderer = Renderer::new(gpu.clone(), &RendererOptions::default()).unwrap();
+    let jobs = JobSystem::new(1).unwrap();
+    let timings = FrameTimings::new(m.phases());
+    let index = FillIndex::new(&f);
+    let camera = camera(&f, 0.8, 1500.0);
+    for _ in 0..3 {
+        m.step(&jobs, &timings);
+    }
+    let mut frame = RenderFrame::default();
+    frame.fill_device_with_jobs(
+        &jobs,
+        m.forest(),
+        &index,
+        m.device_pose(),
+        [],
+        &camera,
+        &LodSettings::default(),
+    );
+    let then = m.pose().clone();
+    for _ in 0..5 {
+        m.step(&jobs, &timings);
+    }
+    let now = m.pose().clone();
+    let output = Output {
+        extent: vk::Extent2D {
+            width: 300,
+            height: 200,
+        },
+        present: None,
+        readback: false,
+    };
+    renderer.draw(&frame, &DrawOptions::default(), &output).unwrap();
+    let (segs, leaves) = renderer.drawn_instances().unwrap();
+    let (segs, leaves) = (segs.concat(), leaves.concat());
+    let flat = |r: &RenderFrame| (r.segments.concat(), r.leaves.concat());
+    let (ts, tl) = flat(&cpu_fill(&f, &index, &then, &camera));
+    let (pos, turn) = difference((&segs, &leaves), (&ts, &tl));
+    assert!(
+        pos <= POSITION_TOLERANCE && turn <= 1,
+        "the frame's own pose: {pos} m, {turn} steps"
+    );
+    let (ns, nl) = flat(&cpu_fill(&f, &index, &now, &camera));
+    let (newest, _) = difference((&segs, &leaves), (&ns, &nl));
+    assert!(
+        newest > 10.0 * POSITION_TOLERANCE,
+        "the newest pose lies only {newest} m away"
+    );
+    assert!(m.pose_buffers() >= 2, "the steps wrote another buffer than the frame's");
+    drop((renderer, frame, m));
+    assert_no_validation_errors(&gpu);
+}

@@ -315,9 +315,23 @@ impl Renderer {
             }
             _ => None,
         };
-        let device_pose = frame.device_pose.as_ref().filter(|_| frame.camera.is_some());
+        let device_pose = frame.device_pose.as_ref();
         if let Some(pose) = device_pose {
             pose.check(&gpu)?;
+            let instances =
+                frame.segments.iter().map(Vec::len).sum::<usize>() + frame.leaves.iter().map(Vec::len).sum::<usize>();
+            let bytes = instances as u64 * size_of::<SegmentInstance>() as u64;
+            let limit = gpu.properties.limits.max_storage_buffer_range as u64;
+            if bytes > limit {
+                return Err(RenderError::Invalid {
+                    what: "frame drawn from a pose on the device",
+                    value: format!("{instances} segment and leaf instances ({bytes} bytes)"),
+                    allowed: format!(
+                        "at most {limit} bytes of them on {} (maxStorageBufferRange): fewer trees or coarser levels of detail",
+                        gpu.name()
+                    ),
+                });
+            }
             if self.pose_patch.is_none() {
                 self.pose_patch = Some(PosePatch::new(&gpu)?);
             }

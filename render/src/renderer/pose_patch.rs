@@ -24,6 +24,13 @@ use crate::error::{vk_err, Result};
 use crate::gpu::Gpu;
 use crate::wind::compute_pipeline;
 
+/// Bytes of one segment or leaf instance (`SegmentInstance`, `LeafInstance`).
+const INSTANCE_BYTES: u64 = 32;
+const _: () = assert!(
+    size_of::<sylva_shaders::SegmentInstance>() as u64 == INSTANCE_BYTES
+        && size_of::<sylva_shaders::LeafInstance>() as u64 == INSTANCE_BYTES
+);
+
 /// The patch's pipeline and descriptor sets.
 pub(super) struct PosePatch {
     set_layout: vk::DescriptorSetLayout,
@@ -108,7 +115,13 @@ impl PosePatch {
         }
         let dev = &gpu.device;
         let set = self.sets[slot];
-        let infos = [(set, 0, whole(pose.buffer.raw())), (set, 1, whole(instances))];
+        // The instances patched only (the buffer may be larger than a storage binding can be).
+        let patched = [vk::DescriptorBufferInfo {
+            buffer: instances,
+            offset: 0,
+            range: count as u64 * INSTANCE_BYTES,
+        }];
+        let infos = [(set, 0, whole(pose.buffer.raw())), (set, 1, patched)];
         let push = PosePatchPush {
             counts: [pose.segments, pose.leaves, segments, leaves],
         };
