@@ -1,8 +1,9 @@
 #version 450
 // Fills in the pose of a frame's instances from a pose that lives on the device
 // (render/src/device_pose.rs), one invocation per instance: the frame was filled with the
-// segment and leaf indices where the pose goes (render/src/frame.rs, "instances to patch"),
-// and this writes what `RenderFrame::fill` writes from a pose on the CPU.
+// segment and leaf indices where the pose goes (render/src/frame.rs), kept on the device as
+// templates, and this writes the instances drawn: what `RenderFrame::fill` writes from a pose
+// on the CPU.
 //
 // Instances (sylva_shaders::SegmentInstance, LeafInstance, 32 bytes each, read as words):
 //   segment: a = (index i, -, -, base radius)             -> a.xyz = base of i
@@ -26,7 +27,8 @@ struct Instance {
 };
 
 layout(set = 0, binding = 0, std430) readonly buffer Pose { vec4 pose[]; };
-layout(set = 0, binding = 1, std430) buffer Instances { Instance inst[]; };
+layout(set = 0, binding = 1, std430) readonly buffer Templates { Instance templ[]; };
+layout(set = 0, binding = 2, std430) writeonly buffer Drawn { Instance drawn[]; };
 
 // Rotates v by the unit quaternion q (xyzw), in the arithmetic of glam's `Quat * Vec3`.
 vec3 rotate(vec4 q, vec3 v) {
@@ -51,7 +53,8 @@ void main() {
     if (k >= segments + pc.counts.w) {
         return;
     }
-    uvec4 a = inst[k].a;
+    uvec4 a = templ[k].a;
+    uvec4 b = templ[k].b;
     vec3 p;
     vec4 q;
     if (k < segments) {
@@ -68,6 +71,5 @@ void main() {
         }
         q = pose[2u * n + m + j];
     }
-    inst[k].a.xyz = floatBitsToUint(p);
-    inst[k].b.xy = pack_orient(q);
+    drawn[k] = Instance(uvec4(floatBitsToUint(p), a.w), uvec4(pack_orient(q), b.zw));
 }

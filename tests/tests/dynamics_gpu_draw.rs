@@ -106,7 +106,8 @@ fn cpu_fill(forest: &Forest, index: &FillIndex, pose: &Pose, camera: &Camera) ->
 
 /// Frames of the GPU model in the GPU wind are drawn from the pose on the device: over
 /// several frames (near and far cameras, so leaves drawn at their own position and strided
-/// leaves moved along their segments) nothing of the pose or the wind grid is read back, the
+/// leaves moved along their segments) nothing of the pose or the wind grid is read back,
+/// nothing of the segments and leaves is uploaded while the camera stays still, the
 /// instances the GPU drew are the CPU fill's from the pose read back afterwards, and they are
 /// the last step's pose, not the one before; the frame's own instances (indices, before the
 /// patch) are far from it, so the agreement comes from the patch reading the pose buffer.
@@ -141,11 +142,16 @@ fn frames_are_drawn_from_the_pose_on_the_device_without_read_backs() {
     let (mut all, mut strided) = (false, false);
     for k in 0..8 {
         m.step(&jobs, &timings);
-        let camera = &cameras[k % 2];
+        // Four frames from each camera: the first uploads the instances to patch, the others
+        // (a still camera, a moving forest) upload no segment or leaf data.
+        let camera = &cameras[k / 4];
         let patched = draw(&mut renderer, &m, &mut frame, camera);
         let drawn =
             frame.segments.iter().map(Vec::len).sum::<usize>() + frame.leaves.iter().map(Vec::len).sum::<usize>();
         assert_eq!(patched, drawn, "frame {k}: every segment and leaf instance is patched");
+        let uploaded = renderer.stats().tree_upload_bytes;
+        let expected = if k % 4 == 0 { 32 * drawn } else { 0 };
+        assert_eq!(uploaded, expected, "frame {k}: segment and leaf bytes uploaded");
         all |= !frame.leaves[0].is_empty();
         strided |= frame.leaves[1..].iter().any(|l| !l.is_empty());
     }

@@ -25,6 +25,8 @@ pub(super) struct Slot {
     pub(super) uniforms: Buffer,
     pub(super) instances: Option<Buffer>,
     pub(super) overlay: Option<Buffer>,
+    /// The segment and leaf instances the pose patch wrote for the slot's frame (device-local).
+    pub(super) drawn: Option<Buffer>,
     pub(super) set: vk::DescriptorSet,
     /// The GPU wind field's velocity buffer, for `arrow_field.vert` (set 1).
     pub(super) field_set: vk::DescriptorSet,
@@ -54,6 +56,7 @@ impl Renderer {
             uniforms,
             instances: None,
             overlay: None,
+            drawn: None,
             set: vk::DescriptorSet::null(),
             field_set: vk::DescriptorSet::null(),
             queries: vk::QueryPool::null(),
