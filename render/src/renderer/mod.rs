@@ -526,6 +526,13 @@ impl Renderer {
             .signal_semaphore_infos(&signals);
         let recorded = start.elapsed();
         gpu.submit(&[submit], self.slots[si].fence)?;
+        if let Some(patch) = self
+            .pose_patch
+            .as_mut()
+            .filter(|_| device_pose.is_some() && upload_trees)
+        {
+            patch.confirm(frame);
+        }
         let submitted = start.elapsed() - recorded;
         self.slots[si].queries_pending = gpu.timestamps.is_some();
         self.last_instances = Some((si, layout, trees.is_some()));

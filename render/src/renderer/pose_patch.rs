@@ -142,14 +142,11 @@ impl PosePatch {
         staging: vk::Buffer,
         release: &mut ReleaseList,
     ) -> Result<()> {
+        // Unknown until the frame is submitted ([`confirm`](Self::confirm)): a frame that
+        // fails to submit leaves the next one to upload again.
         self.uploaded.clear();
-        for v in &frame.segments {
-            self.uploaded.extend_from_slice(bytemuck::cast_slice(v));
-        }
-        for v in &frame.leaves {
-            self.uploaded.extend_from_slice(bytemuck::cast_slice(v));
-        }
-        let bytes = self.uploaded.len() as u64;
+        let bytes = (frame.segments.iter().map(Vec::len).sum::<usize>() * INSTANCE_BYTES as usize
+            + frame.leaves.iter().map(Vec::len).sum::<usize>() * INSTANCE_BYTES as usize) as u64;
         if bytes == 0 {
             return Ok(());
         }
@@ -180,6 +177,18 @@ impl PosePatch {
             dev.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().memory_barriers(&after));
         }
         Ok(())
+    }
+
+    /// Notes `frame`'s templates as those on the device, once the frame that uploads them
+    /// ([`record_upload`](Self::record_upload)) is submitted.
+    pub(super) fn confirm(&mut self, frame: &RenderFrame) {
+        self.uploaded.clear();
+        for v in &frame.segments {
+            self.uploaded.extend_from_slice(bytemuck::cast_slice(v));
+        }
+        for v in &frame.leaves {
+            self.uploaded.extend_from_slice(bytemuck::cast_slice(v));
+        }
     }
 
     /// Records the patch of `segments` segment instances, then `leaves` leaf instances, from
