@@ -8,19 +8,28 @@
 //! the simulation's arrays. Its vectors keep their capacity, so a steady scene fills without
 //! allocating.
 //!
+//! With the pose on the device ([`RenderFrame::fill_device_with_jobs`], the GPU dynamics), the
+//! fill is the same, culling and levels of detail included (a tree's bounding sphere comes from
+//! its root and reach, not its pose), but each instance is written with the index of its
+//! segment or leaf where the pose goes, and the frame carries the [`DevicePose`]: the renderer
+//! fills in the pose on the device before drawing (`shaders/glsl/pose_patch.comp` says what
+//! each instance holds until then). Nothing of the pose is read back or uploaded.
+//!
 //! The fill is planned first (cheap: per tree its level, and how many segments each cylinder
 //! and how many leaves each level gets, found by binary search in the segments sorted by
 //! radius), which gives every instance its slot; then pieces of at most [`FILL_PIECE`]
 //! instances are written, as jobs when a job system is given. The instances and their order
 //! are the same either way.
 
+use crate::device_pose::DevicePose;
 use crate::field::FieldSlice;
 use glam::camera::rh::{proj::vulkan, view::look_at_mat4};
 use std::mem::MaybeUninit;
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 use sylva_engine::JobSystem;
-use sylva_shaders::{LeafInstance, SegmentInstance, SphereInstance, WindArrow};
+use sylva_shaders::{SphereInstance, WindArrow};
+pub use sylva_shaders::{LeafInstance, SegmentInstance};
 use sylva_sim::dynamics::Pose;
 use sylva_sim::forest::Forest;
 
@@ -337,6 +346,22 @@ pub struct RenderFrame {
     pub timings: SimTimings,
     /// Nanoseconds [`fill`](Self::fill) took.
     pub fill_ns: u64,
+    /// The pose on the device the renderer fills the instances in from, when the frame was
+    /// filled with one ([`fill_device_with_jobs`](Self::fill_device_with_jobs)); the segment
+    /// and leaf instances then hold indices until the renderer patches them.
+    pub device_pose: Option<DevicePose>,
+}
+
+/// Marks a leaf instance to patch whose position is the pose's leaf position (not its segment's
+/// base moved along the axis).
+pub const PATCH_LEAF_POSITION: u32 = u32::MAX;
+
+/// Where the fill takes the pose from.
+#[derive(Clone, Copy)]
+enum PoseIn<'a> {
+    Host(&'a Pose),
+    /// On the device: the instances carry indices (see the module docs).
+    Device,
 }
 
 /// A tree's bounding sphere: its reach around the middle of the root-to-reach span.
@@ -392,7 +417,8 @@ impl RenderFrame {
         camera: &Camera,
         lod: &LodSettings,
     ) {
-        self.fill_on(None, forest, index, pose, spheres, camera, lod);
+        self.fill_on(None, forest, index, PoseIn::Host(pose), spheres, camera, lod);
+        self.device_pose = None;
     }
 
     /// [`fill`](Self::fill) with its pieces run as jobs of `jobs`: the same instances in the
@@ -408,7 +434,39 @@ impl RenderFrame {
         camera: &Camera,
         lod: &LodSettings,
     ) {
-        self.fill_on(Some(jobs), forest, index, pose, spheres, camera, lod);
+        self.fill_on(Some(jobs), forest, index, PoseIn::Host(pose), spheres, camera, lod);
+        self.device_pose = None;
+    }
+
+    /// [`fill_with_jobs`](Self::fill_with_jobs) for a pose on the device: the same trees,
+    /// levels of detail and instances in the same order, each holding its segment's or leaf's
+    /// index where the pose goes, which the renderer fills in from `pose` (see the module
+    /// docs).
+    ///
+    /// # Panics
+    ///
+    /// If `index` was built for another forest, or `pose` is of another forest's size.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fill_device_with_jobs(
+        &mut self,
+        jobs: &JobSystem,
+        forest: &Forest,
+        index: &FillIndex,
+        pose: DevicePose,
+        spheres: impl IntoIterator<Item = (Vec3, f32)>,
+        camera: &Camera,
+        lod: &LodSettings,
+    ) {
+        assert!(
+            pose.segments as usize == forest.segment_count() && pose.leaves as usize == forest.leaf_count(),
+            "RenderFrame::fill_device_with_jobs: a pose of {} segments and {} leaves for a forest of {} and {}",
+            pose.segments,
+            pose.leaves,
+            forest.segment_count(),
+            forest.leaf_count()
+        );
+        self.fill_on(Some(jobs), forest, index, PoseIn::Device, spheres, camera, lod);
+        self.device_pose = Some(pose);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -417,7 +475,7 @@ impl RenderFrame {
         jobs: Option<&JobSystem>,
         forest: &Forest,
         index: &FillIndex,
-        pose: &Pose,
+        pose: PoseIn<'_>,
         spheres: impl IntoIterator<Item = (Vec3, f32)>,
         camera: &Camera,
         lod: &LodSettings,
@@ -427,12 +485,14 @@ impl RenderFrame {
             index.fits(forest),
             "RenderFrame::fill: the FillIndex belongs to another forest"
         );
-        assert!(
-            pose.leaf_orient.is_empty() || pose.leaf_orient.len() == forest.leaf_count(),
-            "RenderFrame::fill: the pose turns {} leaves, the forest has {}",
-            pose.leaf_orient.len(),
-            forest.leaf_count()
-        );
+        if let PoseIn::Host(pose) = pose {
+            assert!(
+                pose.leaf_orient.is_empty() || pose.leaf_orient.len() == forest.leaf_count(),
+                "RenderFrame::fill: the pose turns {} leaves, the forest has {}",
+                pose.leaf_orient.len(),
+                forest.leaf_count()
+            );
+        }
         for v in &mut self.segments {
             v.clear();
         }
@@ -701,7 +761,11 @@ enum Piece<'a> {
 
 impl Piece<'_> {
     /// Writes every slot of the window.
-    fn write(&mut self, forest: &Forest, index: &FillIndex, pose: &Pose) {
+    fn write(&mut self, forest: &Forest, index: &FillIndex, pose: PoseIn<'_>) {
+        let pose = match pose {
+            PoseIn::Host(pose) => pose,
+            PoseIn::Device => return self.write_indices(forest, index),
+        };
         match self {
             Piece::Segments { range, out } => {
                 let ids = &index.by_radius[range.clone()];
@@ -771,6 +835,56 @@ impl Piece<'_> {
                             o.write(LeafInstance {
                                 pos_length: [p.x, p.y, p.z, length],
                                 orient: pack_orient(orient),
+                                width_shade: [length * *aspect, leaf_shade(l.leaf as usize)],
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Piece<'_> {
+    /// Writes every slot of the window for a pose on the device: the instance as
+    /// [`write`](Self::write) makes it, its pose replaced by the indices
+    /// `shaders/glsl/pose_patch.comp` reads (a segment's index; a leaf's index and, for a
+    /// strided leaf, its segment's and the distance along it, else [`PATCH_LEAF_POSITION`]),
+    /// its orientation zero.
+    fn write_indices(&mut self, forest: &Forest, index: &FillIndex) {
+        let bits = f32::from_bits;
+        match self {
+            Piece::Segments { range, out } => {
+                let ids = &index.by_radius[range.clone()];
+                let shapes = &index.seg_shape[range.clone()];
+                assert_eq!(ids.len(), out.len(), "a fill piece writes its whole window");
+                for ((o, &i), &[r0, l, r1]) in out.iter_mut().zip(ids).zip(shapes) {
+                    o.write(SegmentInstance {
+                        base_radius: [bits(i), 0.0, 0.0, r0],
+                        orient: [0; 4],
+                        length_tip: [l, r1],
+                    });
+                }
+            }
+            Piece::Leaves { leaves, out } => {
+                assert_eq!(leaves.len(), out.len(), "a fill piece writes its whole window");
+                match leaves {
+                    LeafSource::All { range, aspect } => {
+                        for (o, j) in out.iter_mut().zip(range.clone()) {
+                            let length = forest.leaf.length_m(j);
+                            o.write(LeafInstance {
+                                pos_length: [bits(j as u32), bits(PATCH_LEAF_POSITION), 0.0, length],
+                                orient: [0; 4],
+                                width_shade: [length * *aspect, leaf_shade(j)],
+                            });
+                        }
+                    }
+                    LeafSource::Strided { range, aspect, grow } => {
+                        for (o, l) in out.iter_mut().zip(&index.leaves[range.clone()]) {
+                            let length = l.length * *grow;
+                            o.write(LeafInstance {
+                                pos_length: [bits(l.leaf), bits(l.segment), l.along, length],
+                                orient: [0; 4],
                                 width_shade: [length * *aspect, leaf_shade(l.leaf as usize)],
                             });
                         }

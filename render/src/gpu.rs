@@ -183,6 +183,37 @@ impl ReleaseList {
     }
 }
 
+/// What a device object copied back to the CPU: how many read-backs, and their bytes in all
+/// (the GPU dynamics' pose and state, the GPU wind's grid).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Downloads {
+    pub count: u64,
+    pub bytes: u64,
+}
+
+/// A [`Downloads`] counted through `&self` (a read-back on demand).
+#[derive(Debug, Default)]
+pub struct DownloadCounter {
+    count: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl DownloadCounter {
+    /// Counts one read-back of `bytes` bytes.
+    pub fn add(&self, bytes: u64) {
+        self.count.fetch_add(1, Ordering::Relaxed);
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// The read-backs counted so far.
+    pub fn get(&self) -> Downloads {
+        Downloads {
+            count: self.count.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
+        }
+    }
+}
+
 /// The device and what comes with it.
 pub struct Gpu {
     pub entry: ash::Entry,

@@ -8,6 +8,8 @@
 //! * [`cache`]: the double-buffered render command cache between the simulation and render
 //!   threads.
 //! * [`swapchain`]: presenting to a window.
+//! * [`device_pose`], [`shared_buffer`], [`timeline`]: a pose the GPU dynamics leave on the
+//!   device for the renderer to draw, with the buffer and timeline semaphore the two share.
 //! * [`timestamps`]: reading GPU timestamps into pass timings, for the renderer and the wind
 //!   solver alike.
 //! * [`wind`]: the wind grid's stable-fluids solver as compute shaders, the twin of
@@ -22,6 +24,7 @@
 
 pub mod cache;
 pub(crate) mod descriptors;
+pub mod device_pose;
 pub mod dynamics;
 pub mod error;
 pub mod field;
@@ -32,14 +35,17 @@ pub mod overlay;
 pub mod pipeline;
 pub mod queues;
 pub mod renderer;
+pub mod shared_buffer;
 pub mod swapchain;
+pub mod timeline;
 pub mod timestamps;
 pub mod wind;
 
 pub use ash::vk;
+pub use device_pose::DevicePose;
 pub use dynamics::{GpuOliapuram, WindSource as DynamicsWindSource};
 pub use error::{RenderError, Result};
 pub use frame::{Camera, LodSettings, RenderFrame};
-pub use gpu::{Gpu, GpuOptions, WindowHandles};
+pub use gpu::{Downloads, Gpu, GpuOptions, WindowHandles};
 pub use renderer::{DrawOptions, Output, Renderer, RendererOptions, Rgba};
 pub use wind::{FieldBuffers, GpuFluid, GpuWind};

@@ -1076,6 +1076,12 @@ impl GpuFluid {
         self.steps
     }
 
+    /// Bytes one [`download`](Self::download) copies back (velocities and pressure).
+    pub fn download_bytes(&self) -> u64 {
+        let size = |b: &Option<Buffer>| b.as_ref().map_or(0, |b| b.size);
+        size(&self.bufs.vel[0]) + size(&self.bufs.p[0])
+    }
+
     /// Copies the current velocities and pressure back into `grid` (which must have the same
     /// cell counts). Waits for every submitted step.
     pub fn download(&mut self, grid: &mut FluidGrid) -> Result<()> {

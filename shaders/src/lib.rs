@@ -60,6 +60,7 @@ spirv!(WIND_MG_SCALAR_COMP, "wind_mg_scalar.comp");
 spirv!(OLIAPURAM_DYNAMICS_COMP, "oliapuram_dynamics.comp");
 spirv!(OLIAPURAM_INTEGRATE_COMP, "oliapuram_integrate.comp");
 spirv!(OLIAPURAM_POSE_COMP, "oliapuram_pose.comp");
+spirv!(POSE_PATCH_COMP, "pose_patch.comp");
 
 /// Every stage, for tools that check them all.
 pub const ALL: &[Spirv] = &[
@@ -101,6 +102,7 @@ pub const ALL: &[Spirv] = &[
     OLIAPURAM_DYNAMICS_COMP,
     OLIAPURAM_INTEGRATE_COMP,
     OLIAPURAM_POSE_COMP,
+    POSE_PATCH_COMP,
 ];
 
 /// Local workgroup size of the wind kernels (`glsl/wind_common.glsl`): the paper's 16×8×4
@@ -130,6 +132,17 @@ pub struct OliapuramPush {
     pub h: [f32; 4],
     /// x: every leaf's μ/I.
     pub leaf: [f32; 4],
+}
+
+/// Local workgroup size of `glsl/pose_patch.comp`.
+pub const POSE_PATCH_LOCAL_SIZE: u32 = 64;
+
+/// Push constants of `glsl/pose_patch.comp`: segments n, leaves m, then the frame's segment
+/// and leaf instances to patch.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct PosePatchPush {
+    pub counts: [u32; 4],
 }
 
 /// One segment's static data (`Seg` in `glsl/oliapuram_common.glsl`), level order.
@@ -398,6 +411,7 @@ const _: () = {
     assert!(offset_of!(WindPush, border) == 80);
     assert!(offset_of!(WindPush, sides) == 96);
     assert!(size_of::<WindBallsHeader>() == 32);
+    assert!(size_of::<PosePatchPush>() == 16);
     assert!(size_of::<OliapuramPush>() == 112);
     assert!(offset_of!(OliapuramPush, mode) == 32);
     assert!(offset_of!(OliapuramPush, leaf) == 96);

@@ -53,6 +53,12 @@ pub trait WindField: Send + Sync {
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         None
     }
+    /// The field as `Any` to change it, for a field that lives on a device (a model stepped
+    /// on the same device steps it without copying it back, `sylva_render`'s GPU wind). By
+    /// default, `None`.
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
+    }
     /// Wind velocity at a world position.
     fn sample(&self, position: Vec3) -> Vec3;
     /// Replaces each point by the wind velocity there: [`sample`] at each, bit for bit, in one

@@ -16,8 +16,13 @@ use sylva_sim::{GustingWind, Material};
 
 use std::sync::Arc;
 
-use sylva_render::{Gpu, GpuOliapuram};
+use glam::Vec3;
+use sylva_render::{Gpu, GpuOliapuram, GpuWind};
 use sylva_sim::dynamics::ModelParts;
+use sylva_sim::fluid::{FluidGrid, FluidParams, FluidWind};
+use sylva_sim::wind::WindField;
+
+use crate::scene::WindModel;
 
 use crate::args::{check_validation, count_in, number_in, seed, IntegratorArg, SolverArg};
 use crate::interrupt;
@@ -78,9 +83,22 @@ pub struct SimArgs {
     /// `orbit`: a sphere orbiting closely around each trunk (Weber's Table 2).
     #[arg(long, value_enum, default_value = "none")]
     collider: ColliderArg,
-    /// Mean wind speed [m/s], gusting ±50 %.
+    /// Mean wind speed [m/s]: gusting ±50 % (`--wind-model uniform`), or the fluid grid's
+    /// border wind (`--wind-model fluid`).
     #[arg(long, default_value = "10", allow_hyphen_values = true, value_parser = |s: &str| number_in(s, 0.0, 200.0))]
     wind: f64,
+    /// The wind: `uniform`, gusting and the same everywhere; `fluid`, a stable-fluids grid over
+    /// the forest (paper 004 §2) entering at its border, the trunks solid, as in the viewer.
+    #[arg(long, value_enum, default_value = "uniform")]
+    wind_model: WindModel,
+    /// Cells of the fluid wind grid, east × north × up (`--wind-model fluid`).
+    #[arg(long, default_value = "96x96x16", allow_hyphen_values = true, value_parser = crate::args::parse_cells)]
+    wind_grid: [usize; 3],
+    /// Step the fluid wind as Vulkan compute shaders on the device (`--wind-model fluid`).
+    /// With `--dynamics-gpu`, the dynamics read it there and nothing is downloaded; a model on
+    /// the CPU samples it downloaded after each step.
+    #[arg(long)]
+    wind_gpu: bool,
     /// Time step (s).
     #[arg(long, default_value = "0.0166666667", allow_hyphen_values = true, value_parser = |s: &str| number_in(s, 1e-6, 1.0))]
     dt: f64,
@@ -92,7 +110,8 @@ pub struct SimArgs {
     json: bool,
     /// Step the model as Vulkan compute shaders on the device (`--model oliapuram` only: the
     /// GPU path exists for Oliapuram & Kumar's model), on its dedicated compute queue when it
-    /// has one. The wind (gusting, uniform in space) is passed to the kernels each step.
+    /// has one. A uniform wind is passed to the kernels each step; the fluid wind is read on
+    /// the device with `--wind-gpu`, else sampled on the CPU and uploaded (`wind_source`).
     #[arg(long)]
     dynamics_gpu: bool,
     #[command(flatten)]
@@ -119,6 +138,14 @@ struct SimReport {
     wind: f64,
     dt: f64,
     seed: u64,
+    /// `uniform` or `fluid` (`--wind-model`).
+    wind_model: &'static str,
+    /// How the wind reached the model's last step, in words.
+    wind_source: String,
+    /// Read-backs of the GPU model's pose and state during the steps (0 on the CPU).
+    pose_downloads: u64,
+    /// Downloads of the GPU wind's grid during the steps (0 without `--wind-gpu`).
+    wind_grid_downloads: u64,
     /// Work time per phase of the model (summed over threads; Weber's: populate, solve, and
     /// kinematics including the contact response; with `--dynamics-gpu`, the device's time of
     /// each phase from its timestamps) and wall time per step (`total`), per segment \[ns\].
@@ -159,6 +186,9 @@ struct Run {
     sim: Box<dyn DynamicsModel>,
     timings: FrameTimings,
     wall: Duration,
+    /// Read-backs of the GPU model's pose and of the GPU wind's grid before the steps (the
+    /// setup's).
+    pose_downloads_before: (u64, u64),
 }
 
 /// Steps every run `steps` times, in alternating blocks of steps so that runs share the
@@ -220,16 +250,23 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
         if let Some(&m) = a.model.iter().find(|&&m| m != ModelKind::Oliapuram) {
             return Err(crate::scene::dynamics_gpu_model_error(m));
         }
-    } else if a.gpu.validation || a.gpu.device.is_some() {
-        anyhow::bail!("--validation and --device choose the device of --dynamics-gpu, which is not given");
+    } else if !a.wind_gpu && (a.gpu.validation || a.gpu.device.is_some()) {
+        anyhow::bail!(
+            "--validation and --device choose the device of --dynamics-gpu or --wind-gpu, neither of which is given"
+        );
     }
-    let gpu = if a.dynamics_gpu {
+    if a.wind_gpu && a.wind_model != WindModel::Fluid {
+        anyhow::bail!("only the fluid wind runs on the GPU (--wind-gpu needs --wind-model fluid)");
+    }
+    let device = if a.dynamics_gpu || a.wind_gpu {
+        let flag = if a.dynamics_gpu { "--dynamics-gpu" } else { "--wind-gpu" };
         Some(Arc::new(
-            Gpu::new(&a.gpu.options(), None).context("cannot open a Vulkan device for --dynamics-gpu")?,
+            Gpu::new(&a.gpu.options(), None).with_context(|| format!("cannot open a Vulkan device for {flag}"))?,
         ))
     } else {
         None
     };
+    let gpu = device.as_ref().filter(|_| a.dynamics_gpu);
     let scene = TestForest::new(
         a.seed,
         a.segments as usize,
@@ -252,7 +289,7 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
     });
     let mut runs = Vec::new();
     for (model, inertia) in models {
-        let mut sim = match &gpu {
+        let mut sim = match gpu {
             Some(gpu) => {
                 // Δt is set below, as for every model.
                 let parts = ModelParts::new(scene.forest.clone());
@@ -271,16 +308,33 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
             w.set_inertia(inertia);
             w.set_integrator(integrator);
         }
-        sim.set_wind(Box::new(GustingWind::new(a.wind as f32, 0.0, 0.5, a.seed)?));
+        let wind: Box<dyn WindField> = match (a.wind_model, &device) {
+            (WindModel::Uniform, _) => Box::new(GustingWind::new(a.wind as f32, 0.0, 0.5, a.seed)?),
+            (WindModel::Fluid, Some(d)) if a.wind_gpu => {
+                Box::new(GpuWind::new(d, fluid_grid(a, &*sim)?).context("cannot set up the wind grid on the GPU")?)
+            }
+            (WindModel::Fluid, _) => Box::new(FluidWind::new(fluid_grid(a, &*sim)?)),
+        };
+        sim.set_wind(wind);
         if a.collider == ColliderArg::Orbit {
             for (skel, pos) in scene.skeletons.iter().zip(&scene.positions) {
                 sim.add_collider(orbit_collider(skel, *pos)?);
             }
         }
+        let before = (
+            sim.as_any()
+                .downcast_ref::<GpuOliapuram>()
+                .map_or(0, |g| g.downloads().count),
+            sim.wind()
+                .as_any()
+                .and_then(|w| w.downcast_ref::<GpuWind>())
+                .map_or(0, |w| w.downloads().count),
+        );
         runs.push(Run {
             timings: FrameTimings::new(sim.phases()),
             sim,
             wall: Duration::ZERO,
+            pose_downloads_before: before,
         });
     }
     drop(scene);
@@ -309,11 +363,57 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
         }
         print_side_by_side(&reports, &phases);
     }
-    if let Some(gpu) = &gpu {
+    if let Some(device) = &device {
         drop(runs);
-        check_validation(gpu)?;
+        check_validation(device)?;
     }
     Ok(())
+}
+
+/// The fluid wind of `--wind-model fluid` over `sim`'s forest, as the viewer makes it: a grid
+/// 1.3 reaches plus 4 m around the trees and 1.6 times their height, filled with the border
+/// wind (`--wind` along +x, the gusting wind's heading), the trunks and branches at rest solid.
+fn fluid_grid(a: &SimArgs, sim: &dyn DynamicsModel) -> Result<FluidGrid> {
+    let forest = sim.forest();
+    let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
+    for t in &forest.trees {
+        lo = lo.min(t.root - Vec3::new(1.3 * t.reach + 4.0, 0.0, 1.3 * t.reach + 4.0));
+        hi = hi.max(t.root + Vec3::new(1.3 * t.reach + 4.0, 1.6 * 1.5 * t.reach, 1.3 * t.reach + 4.0));
+    }
+    let mut p = FluidParams::over(Vec3::new(lo.x, 0.0, lo.z), Vec3::new(hi.x, hi.y.max(8.0), hi.z));
+    p.cells = a.wind_grid;
+    p.border = Vec3::new(a.wind as f32, 0.0, 0.0);
+    p.seed = a.seed;
+    let mut grid = FluidGrid::new(p).context("--wind-grid")?;
+    for k in 0..3 {
+        let w = grid.params().border[k];
+        grid.velocity_mut(k).iter_mut().for_each(|v| *v = w);
+    }
+    // The rest pose (a model on the GPU reads it back once, before the steps are counted).
+    let pose = sim.pose();
+    let seg = &forest.seg;
+    grid.voxelize_segments(
+        (0..seg.parent.len()).map(|i| (pose.base[i], pose.tip(i, seg.length[i]), seg.radius_base[i])),
+    );
+    Ok(grid)
+}
+
+/// How the wind reaches `sim`'s steps, in words (the report's `wind_source`).
+fn wind_source(sim: &dyn DynamicsModel) -> String {
+    if let Some(g) = sim.as_any().downcast_ref::<GpuOliapuram>() {
+        let source = g.wind_source().unwrap_or_else(|| g.next_wind_source());
+        return source.describe().to_string();
+    }
+    let wind = sim.wind();
+    if wind.uniform().is_some() {
+        "uniform wind on the CPU".to_string()
+    } else if wind.as_any().is_some_and(|w| w.is::<GpuWind>()) {
+        "fluid grid on the GPU, downloaded for the CPU".to_string()
+    } else if wind.fluid().is_some() {
+        "fluid grid on the CPU".to_string()
+    } else {
+        "wind field on the CPU".to_string()
+    }
 }
 
 fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
@@ -330,6 +430,17 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
     ns_per_segment_step.insert("total".to_string(), per(run.wall).into());
     let weber = sim.as_any().downcast_ref::<WeberModel>();
     let (stats, params) = (weber.map(|w| w.stats()), weber.map(|w| *w.params()));
+    // Counted before the state hash below reads the GPU model's state back.
+    let downloads = run.pose_downloads_before;
+    let pose_downloads = sim
+        .as_any()
+        .downcast_ref::<GpuOliapuram>()
+        .map_or(0, |g| g.downloads().count - downloads.0);
+    let wind_grid_downloads = sim
+        .wind()
+        .as_any()
+        .and_then(|w| w.downcast_ref::<GpuWind>())
+        .map_or(0, |w| w.downloads().count - downloads.1);
     SimReport {
         model: sim.name(),
         segments: sim.forest().segment_count() as u64,
@@ -348,6 +459,13 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
         wind: a.wind,
         dt: a.dt,
         seed: a.seed,
+        wind_model: match a.wind_model {
+            WindModel::Uniform => "uniform",
+            WindModel::Fluid => "fluid",
+        },
+        wind_source: wind_source(&**sim),
+        pose_downloads,
+        wind_grid_downloads,
         ns_per_segment_step,
         wall_ms_per_step: run.wall.as_secs_f64() * 1e3 / a.steps as f64,
         ns_per_component_step: run.wall.as_nanos() as f64 / (components * a.steps as f64),

@@ -123,7 +123,7 @@ pub fn run(a: &RenderBenchArgs) -> Result<()> {
     // Fill alone: the figure the ≤ 10 ns per instance target is about.
     let mut frame = RenderFrame::default();
     driver.fill(&mut frame, Instant::now(), Duration::ZERO);
-    // The fill reads the pose back: a device error there is reported too.
+    // A fill that read a GPU model's pose back may have met a device error: reported too.
     if let Some(failure) = driver.dynamics_failure() {
         anyhow::bail!("{failure}");
     }

@@ -91,7 +91,7 @@ pub fn render_scene(a: &RenderArgs) -> Result<Rgba> {
     }
     let mut frame = RenderFrame::default();
     driver.fill(&mut frame, Instant::now(), Duration::ZERO);
-    // The fill reads the pose back: a device error there is reported too.
+    // A fill that read the pose back may have met a device error: it is reported too.
     if let Some(failure) = driver.dynamics_failure() {
         bail!("{failure}");
     }
@@ -118,9 +118,27 @@ pub fn render_scene(a: &RenderArgs) -> Result<Rgba> {
         renderer.stats().draws,
         t0.elapsed().as_secs_f64() * 1e3
     );
+    if let Some(line) = downloads_line(&driver) {
+        eprintln!("{line}");
+    }
     drop(renderer);
     check_validation(&gpu)?;
     Ok(image)
+}
+
+/// "read back from the device: the pose 0 times (0 bytes), the wind grid 0 times (0 bytes)":
+/// what the GPU dynamics and the GPU wind copied back to the CPU, for whichever of the two
+/// runs on the GPU; `None` when neither does.
+pub fn downloads_line(driver: &Driver) -> Option<String> {
+    let (pose, wind) = driver.downloads();
+    let part = |what: &str, d: Option<sylva_render::Downloads>| {
+        d.map(|d| format!("the {what} {} times ({} bytes)", d.count, d.bytes))
+    };
+    let parts: Vec<String> = [part("pose", pose), part("wind grid", wind)]
+        .into_iter()
+        .flatten()
+        .collect();
+    (!parts.is_empty()).then(|| format!("read back from the device: {}", parts.join(", ")))
 }
 
 pub fn ash_extent(w: u32, h: u32) -> sylva_render::vk::Extent2D {

@@ -13,7 +13,7 @@ use sylva_engine::{FrameTimings, JobSystem};
 use sylva_render::cache::CacheWriter;
 use sylva_render::field::slice_arrows;
 use sylva_render::frame::{Camera, FillIndex, LodSettings, RenderFrame, SceneInfo, SimTimings};
-use sylva_render::{Gpu, GpuOliapuram, GpuWind};
+use sylva_render::{Downloads, Gpu, GpuOliapuram, GpuWind};
 use sylva_sim::dynamics::weber::{SolverKind, WeberModel};
 use sylva_sim::dynamics::{DynamicsModel, ModelKind, ModelParts, Refused};
 use sylva_sim::fluid::{FluidGrid, FluidParams, FluidWind, WindBall, FLUID_PHASES};
@@ -69,14 +69,15 @@ pub struct SceneArgs {
     #[arg(long, default_value = "0", allow_hyphen_values = true, value_parser = |s: &str| crate::args::number_in(s, 0.0, sylva_sim::fluid::FluidGrid::MAX_VORTICITY as f64))]
     pub vorticity: f64,
     /// Step the fluid wind as Vulkan compute shaders on the rendering device (the dedicated
-    /// compute queue when it has one) instead of on the CPU; the trees read the field back
-    /// after each frame's wind steps.
+    /// compute queue when it has one) instead of on the CPU; trees stepped on the CPU read the
+    /// field back after each frame's wind steps (with `--dynamics-gpu` the trees read it on the
+    /// device: it is downloaded only while the wind arrows are shown).
     #[arg(long)]
     pub wind_gpu: bool,
     /// Step Oliapuram & Kumar's model (`--model oliapuram`) as Vulkan compute shaders on the
     /// rendering device (the dedicated compute queue when it has one) instead of on the CPU.
-    /// With `--wind-gpu` too, the dynamics read the wind's field on the device. The pose is
-    /// read back once per drawn frame.
+    /// With `--wind-gpu` too, the dynamics read the wind's field on the device. The frames are
+    /// drawn from the pose on the device: nothing of it is read back.
     #[arg(long)]
     pub dynamics_gpu: bool,
     #[command(flatten)]
@@ -531,6 +532,7 @@ impl Driver {
     pub fn show_field(&mut self, show: bool) -> Result<String> {
         if !show {
             self.field_layer = None;
+            self.keep_wind_copy();
             return Ok("wind field hidden".to_string());
         }
         let Some(g) = self.scene.sim.wind().fluid() else {
@@ -542,7 +544,41 @@ impl Driver {
         // layers: a rounding error must not pick the layer below.
         let layer = (((0.5 * self.scene.height - g.origin().y) / h + 1e-3).floor().max(0.0) as usize).min(top);
         self.field_layer = Some(layer);
+        self.keep_wind_copy();
         Ok(field_message(layer, top + 1))
+    }
+
+    /// Has the GPU wind download its grid after every step while the arrows, drawn from the CPU
+    /// copy, are shown; otherwise only what samples it on the CPU has it downloaded (not the
+    /// GPU dynamics, which read it on the device).
+    fn keep_wind_copy(&mut self) {
+        let shown = self.field_layer.is_some();
+        // Only a GPU wind has a copy to keep: the trees' model is left alone (asking it for
+        // the wind to change waits for its last step) otherwise.
+        if self.scene.sim.wind().as_any().is_some_and(|a| a.is::<GpuWind>()) {
+            if let Some(w) = self
+                .scene
+                .sim
+                .wind_mut()
+                .as_any_mut()
+                .and_then(|a| a.downcast_mut::<GpuWind>())
+            {
+                w.set_host_copy(shown);
+            }
+        }
+    }
+
+    /// What the device copied back to the CPU so far: the GPU dynamics' pose and state, and
+    /// the GPU wind's grid (each `None` when not on the GPU).
+    pub fn downloads(&self) -> (Option<Downloads>, Option<Downloads>) {
+        let sim = &self.scene.sim;
+        let pose = sim.as_any().downcast_ref::<GpuOliapuram>().map(|m| m.downloads());
+        let wind = sim
+            .wind()
+            .as_any()
+            .and_then(|a| a.downcast_ref::<GpuWind>())
+            .map(|w| w.downloads());
+        (pose, wind)
     }
 
     /// Steps the fluid wind on `gpu` from now on (every fluid wind made after this, too).
@@ -669,7 +705,8 @@ impl Driver {
                 }
                 match &self.wind_gpu {
                     Some(gpu) => {
-                        let wind = GpuWind::new(gpu, grid).context("cannot set up the wind grid on the GPU")?;
+                        let mut wind = GpuWind::new(gpu, grid).context("cannot set up the wind grid on the GPU")?;
+                        wind.set_host_copy(self.field_layer.is_some());
                         self.scene.sim.set_wind(Box::new(wind));
                     }
                     None => self.scene.sim.set_wind(Box::new(FluidWind::new(grid))),
@@ -904,20 +941,38 @@ impl Driver {
         let t0 = Instant::now();
         let sim = &self.scene.sim;
         let spheres: Vec<(Vec3, f32)> = sim.colliders().iter().map(|c| (c.center, c.radius)).collect();
-        {
-            let pose = sim.pose();
-            frame.fill_with_jobs(
+        // A model on the GPU leaves its pose on the device, where the renderer draws it from:
+        // nothing is read back (unless the model failed: then its last pose read back).
+        let on_device = sim
+            .as_any()
+            .downcast_ref::<GpuOliapuram>()
+            .filter(|m| m.failure().is_none())
+            .map(GpuOliapuram::device_pose);
+        match on_device {
+            Some(pose) => frame.fill_device_with_jobs(
                 &self.jobs,
                 sim.forest(),
                 &self.index,
-                &pose,
+                pose,
                 spheres,
                 &self.camera,
                 &self.lod,
-            );
+            ),
+            None => {
+                let pose = sim.pose();
+                frame.fill_with_jobs(
+                    &self.jobs,
+                    sim.forest(),
+                    &self.index,
+                    &pose,
+                    spheres,
+                    &self.camera,
+                    &self.lod,
+                );
+            }
         }
-        // The fill reads the pose (a model on the GPU reads it back): a device error there is
-        // shown in this frame's message line.
+        // A failed GPU model's pose is read back (which may fail too): a device error is shown
+        // in this frame's message line.
         self.report_dynamics_failure();
         let sim = &self.scene.sim;
         let field = match (self.field_layer, sim.wind().fluid()) {
@@ -980,6 +1035,13 @@ fn field_message(layer: usize, layers: usize) -> String {
     format!("wind field on layer {} of {}", layer + 1, layers)
 }
 
+/// When logging, says what the device copied back to the CPU while the viewer ran.
+fn log_downloads(driver: &Driver) {
+    if let Some(line) = crate::headless::downloads_line(driver).filter(|_| driver.log) {
+        eprintln!("sylva view: {line}");
+    }
+}
+
 /// The simulation thread: applies commands, steps in real time, fills and publishes frames.
 pub fn simulate(mut driver: Driver, mut writer: CacheWriter<RenderFrame>, commands: Receiver<SimCommand>) {
     let mut last = Instant::now();
@@ -990,11 +1052,11 @@ pub fn simulate(mut driver: Driver, mut writer: CacheWriter<RenderFrame>, comman
             match commands.try_recv() {
                 Ok(cmd) => driver.handle(cmd),
                 Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => return,
+                Err(TryRecvError::Disconnected) => return log_downloads(&driver),
             }
         }
         if driver.quit {
-            return;
+            return log_downloads(&driver);
         }
         let now = Instant::now();
         driver.advance(now - last);

@@ -11,7 +11,10 @@ use sylva_tests::pixels::count;
 
 /// With the wind on the GPU, the picture of Oliapuram's model stepped on the GPU is the CPU
 /// model's (at most 20 of 144,000 pixels differ by more than 8 levels: the two poses agree to
-/// micrometres), while a stronger wind visibly changes it (over 1,000 pixels).
+/// micrometres), while a stronger wind visibly changes it (over 1,000 pixels). The GPU model's
+/// picture is drawn from the pose on the device: over the 60 frames nothing of the pose nor of
+/// the wind grid was read back (the log's count), where the CPU model had the wind grid
+/// downloaded after every step.
 #[test]
 fn render_with_the_dynamics_on_the_gpu_matches_the_cpu_model() {
     let dir = TempDir::new("sylva-dyngpu", "render");
@@ -42,6 +45,23 @@ fn render_with_the_dynamics_on_the_gpu_matches_the_cpu_model() {
                 .is_some_and(|device| !device.trim().is_empty())
         });
         assert_eq!(on_gpu, extra.contains(&"--dynamics-gpu"), "{args:?}: {}", r.stderr);
+        let downloads = r
+            .stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("read back from the device: "))
+            .unwrap_or_else(|| panic!("{args:?}: no read-back count: {}", r.stderr));
+        if on_gpu {
+            assert_eq!(
+                downloads, "the pose 0 times (0 bytes), the wind grid 0 times (0 bytes)",
+                "{args:?}"
+            );
+        } else {
+            // The CPU model samples the wind grid, downloaded once per step.
+            assert!(
+                downloads.starts_with("the wind grid 60 times ("),
+                "{args:?}: {downloads}"
+            );
+        }
         read_png(&out)
     };
     let cpu = render("cpu.png", &[]);
@@ -85,6 +105,13 @@ fn viewer_steps_the_trees_on_the_gpu_beside_the_frames() {
     assert_eq!(r.code, 0, "sylva view --dynamics-gpu under Xvfb failed:\n{}", r.stderr);
     assert!(r.stderr.contains("60 frames"), "{}", r.stderr);
     assert!(!r.stderr.contains("GPU dynamics failed"), "{}", r.stderr);
+    // The frames were drawn from the pose on the device: nothing read back.
+    assert!(
+        r.stderr
+            .contains("read back from the device: the pose 0 times (0 bytes), the wind grid 0 times (0 bytes)"),
+        "{}",
+        r.stderr
+    );
     let image = read_png(&shot);
     let (bark, leaf) = count(&image, 0, 100, 1280, 660);
     assert!(
@@ -228,4 +255,112 @@ fn dynamics_gpu_without_a_vulkan_driver_is_a_clear_error() {
     assert!(r.stderr.contains("mesa-vulkan-drivers"), "{}", r.stderr);
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     assert!(!out.exists());
+}
+
+/// The wind arrows are drawn from the CPU copy of the grid: shown over the GPU dynamics, they
+/// have the GPU wind download its grid after every fluid step (30 frames: the wind is brought
+/// to each tree step's start, 0 s first, so 29 fluid steps and 29 downloads) while the
+/// trees still read the wind and are drawn on the device (no pose read back), and the arrows
+/// are there (the arrow-coloured pixels of the viewer's test).
+#[test]
+fn wind_arrows_over_the_gpu_dynamics_have_the_grid_downloaded_for_them() {
+    let dir = TempDir::new("sylva-dyngpu", "arrows");
+    let out = dir.path("arrows.png");
+    let r = run(common::command()
+        .args([
+            "render",
+            "--species",
+            "lombardy_poplar",
+            "--model",
+            "oliapuram",
+            "--wind-gpu",
+            "--dynamics-gpu",
+            "--wind-field",
+            "--validation",
+            "--frames",
+            "30",
+            "--size",
+            "480x300",
+            "--out",
+        ])
+        .arg(&out));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let downloads = r
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("read back from the device: "))
+        .unwrap_or_else(|| panic!("no read-back count: {}", r.stderr));
+    assert!(
+        downloads.starts_with("the pose 0 times (0 bytes), the wind grid 29 times ("),
+        "{downloads}"
+    );
+    let image = read_png(&out);
+    let arrows = (0..image.height)
+        .flat_map(|y| (0..image.width).map(move |x| (x, y)))
+        .filter(|&(x, y)| {
+            let p = image.pixel(x, y);
+            p[0] > 200 && p[1] < 200 && p[2] < 110 && p[0] as u32 > p[1] as u32 + 60
+        })
+        .count();
+    assert!(arrows > 2000, "only {arrows} arrow-coloured pixels with --wind-field");
+}
+
+/// `bench sim --wind-model fluid` with the wind and the dynamics each on the CPU or the GPU:
+/// `wind_source` says how the wind reached the model, and the counts say what the device
+/// copied back during the steps: the GPU wind's grid once per step for a model on the CPU,
+/// nothing at all when both run on the GPU (the dynamics read the grid on the device). The
+/// GPU wind without the fluid wind is refused.
+#[test]
+fn bench_sim_in_the_fluid_wind_says_how_the_wind_reaches_the_model() {
+    let base = [
+        "bench",
+        "sim",
+        "--model",
+        "oliapuram",
+        "--segments",
+        "200",
+        "--leaves",
+        "300",
+        "--trees",
+        "2",
+        "--steps",
+        "10",
+        "--wind-model",
+        "fluid",
+        "--wind-grid",
+        "32x32x8",
+        "--json",
+    ];
+    let cases: [(&[&str], &str, u64); 4] = [
+        (&[], "fluid grid on the CPU", 0),
+        (
+            &["--wind-gpu", "--validation"],
+            "fluid grid on the GPU, downloaded for the CPU",
+            10,
+        ),
+        (
+            &["--dynamics-gpu", "--validation"],
+            "wind sampled on the CPU and uploaded",
+            0,
+        ),
+        (
+            &["--dynamics-gpu", "--wind-gpu", "--validation"],
+            "wind read on the device",
+            0,
+        ),
+    ];
+    for (extra, source, grid_downloads) in cases {
+        let r = run(common::command().args(base).args(extra));
+        assert_eq!(r.code, 0, "{extra:?}: {}", r.stderr);
+        let v: serde_json::Value = serde_json::from_str(r.stdout.trim()).unwrap();
+        assert_eq!(v["wind_model"], "fluid", "{extra:?}");
+        assert_eq!(v["wind_source"], source, "{extra:?}");
+        assert_eq!(v["wind_grid_downloads"], grid_downloads, "{extra:?}");
+        assert_eq!(v["pose_downloads"], 0, "{extra:?}");
+        assert_eq!(v["finite"], true, "{extra:?}");
+    }
+    let r = run(common::command().args(["bench", "sim", "--model", "oliapuram", "--wind-gpu", "--steps", "1"]));
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("--wind-model fluid"), "{}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
 }

@@ -1,7 +1,7 @@
 //! The device buffers of [`GpuOliapuram`](super::GpuOliapuram): the model's static data packed
 //! as the kernels read it (`OliapuramSeg`, `OliapuramLeaf` in `sylva_shaders`), the state in two
 //! copies (the dynamics phase reads one and writes the other), the level-ordered pose, the
-//! renderer's pose, and the host-visible buffers the CPU writes (wind samples) or reads (sample
+//! renderer's pose (several buffers, `pose_ring.rs`), and the host-visible buffers the CPU writes (wind samples) or reads (sample
 //! points, status, the read-back copy).
 //!
 //! Invariants: every buffer holds at least one element (a forest may have no leaves); the
@@ -14,6 +14,7 @@ use gpu_allocator::MemoryLocation;
 use sylva_shaders::{OliapuramLeaf, OliapuramSeg};
 use sylva_sim::dynamics::oliapuram::OliapuramExport;
 
+use super::pose_ring::PoseRing;
 use crate::error::{RenderError, Result};
 use crate::gpu::{Buffer, Gpu};
 
@@ -32,8 +33,8 @@ pub(super) struct DeviceBuffers {
     pub leaf_state: [Buffer; 2],
     /// Orientation and base in level order.
     pub level: Buffer,
-    /// The renderer's pose (forest orders).
-    pub pose: Buffer,
+    /// The renderer's pose (forest orders): the buffer written now, and those frames still read.
+    pub poses: PoseRing,
     /// Host-visible: the wind sampled on the CPU.
     pub samples: Buffer,
     /// Host-visible: where the CPU samples the wind.
@@ -139,7 +140,7 @@ pub(super) fn pack_state(e: &OliapuramExport) -> (Vec<[f32; 4]>, Vec<[f32; 2]>) 
 impl DeviceBuffers {
     /// Makes every buffer for `n` segments and `m` leaves (contents undefined). Refuses a
     /// forest whose buffers exceed the device's storage buffer range.
-    pub fn new(gpu: &Gpu, n: usize, m: usize) -> Result<DeviceBuffers> {
+    pub fn new(gpu: &std::sync::Arc<Gpu>, n: usize, m: usize) -> Result<DeviceBuffers> {
         let s = Sizes {
             n: n as u64,
             m: m as u64,
@@ -181,7 +182,7 @@ impl DeviceBuffers {
                 device("oliapuram leaf state B", s.leaf_state())?,
             ],
             level: device("oliapuram level pose", s.level())?,
-            pose: device("oliapuram pose", s.pose())?,
+            poses: PoseRing::new(gpu, s.pose())?,
             samples: host("oliapuram wind samples", s.samples(), MemoryLocation::CpuToGpu)?,
             points: host("oliapuram wind points", s.samples(), MemoryLocation::GpuToCpu)?,
             no_fluid: device("oliapuram no fluid", VEC4)?,
@@ -190,13 +191,14 @@ impl DeviceBuffers {
         })
     }
 
-    /// Hands every buffer back to the device's allocator (nothing may use them any more).
+    /// Hands every buffer back to the device's allocator (nothing of the model may use them
+    /// any more; a pose buffer a frame still holds goes when the frame lets it go).
     pub fn destroy(self, gpu: &Gpu) {
+        drop(self.poses);
         let all = [
             self.segs,
             self.leaves,
             self.level,
-            self.pose,
             self.samples,
             self.points,
             self.no_fluid,

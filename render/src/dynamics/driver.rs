@@ -14,7 +14,7 @@
 //! of its own (behind a mutex, so the pose can be read through `&self`) that waits for the
 //! last step on the device, and waits for it with a fence.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ash::vk;
@@ -24,8 +24,10 @@ use sylva_sim::dynamics::oliapuram::OliapuramExport;
 
 use super::buffers::{pack_leaves, pack_segments, pack_state, DeviceBuffers, Sizes};
 use super::pipelines::{Kernel, Pipelines};
+use crate::device_pose::DevicePose;
 use crate::error::{vk_err, RenderError, Result};
 use crate::gpu::Gpu;
+use crate::timeline::Timeline;
 use crate::timestamps::TimestampClock;
 
 /// Timestamps per step: before the dynamics, after it, after the integration, after the pose.
@@ -47,12 +49,13 @@ pub(super) struct ReadBack {
 
 /// Everything the GPU model owns on the device.
 pub(super) struct Device {
-    pub gpu: std::sync::Arc<Gpu>,
+    pub gpu: Arc<Gpu>,
     pub bufs: Option<DeviceBuffers>,
     pub pipes: Pipelines,
     pool: vk::CommandPool,
     cmd: vk::CommandBuffer,
-    semaphore: vk::Semaphore,
+    /// The timeline every submission signals (shared with the frames that draw the pose).
+    timeline: Arc<Timeline>,
     /// Last timeline value submitted.
     value: u64,
     readback: Mutex<Readback>,
@@ -106,7 +109,7 @@ const COMPUTE: vk::PipelineStageFlags2 = vk::PipelineStageFlags2::COMPUTE_SHADER
 impl Device {
     /// Creates the buffers, pipelines and submission objects, uploads the model's static data
     /// and state and computes its pose.
-    pub fn new(gpu: &std::sync::Arc<Gpu>, e: &OliapuramExport) -> Result<Device> {
+    pub fn new(gpu: &Arc<Gpu>, e: &OliapuramExport) -> Result<Device> {
         let (n, m) = (e.order.len(), e.leaves.len());
         let groups = (n + m).div_ceil(sylva_shaders::OLIAPURAM_LOCAL_SIZE as usize) as u64;
         let limit = gpu.properties.limits.max_compute_work_group_count[0] as u64;
@@ -121,6 +124,8 @@ impl Device {
                 ),
             });
         }
+        // Made first: if a later step fails, dropping it is all there is to undo.
+        let timeline = Timeline::new(gpu)?;
         let pipes = Pipelines::new(gpu)?;
         let mut d = Device {
             gpu: gpu.clone(),
@@ -128,7 +133,7 @@ impl Device {
             pipes,
             pool: vk::CommandPool::null(),
             cmd: vk::CommandBuffer::null(),
-            semaphore: vk::Semaphore::null(),
+            timeline,
             value: 0,
             readback: Mutex::new(Readback {
                 pool: vk::CommandPool::null(),
@@ -197,10 +202,6 @@ impl Device {
             rb.fence =
                 unsafe { dev.create_fence(&vk::FenceCreateInfo::default(), None) }.map_err(vk_err("vkCreateFence"))?;
         }
-        let mut timeline = vk::SemaphoreTypeCreateInfo::default()
-            .semaphore_type(vk::SemaphoreType::TIMELINE)
-            .initial_value(0);
-        let info = vk::SemaphoreCreateInfo::default().push_next(&mut timeline);
         if self.clock.is_some() {
             let info = vk::QueryPoolCreateInfo::default()
                 .query_type(vk::QueryType::TIMESTAMP)
@@ -208,8 +209,6 @@ impl Device {
             // SAFETY: valid device and create info.
             self.queries = unsafe { dev.create_query_pool(&info, None) }.map_err(vk_err("vkCreateQueryPool"))?;
         }
-        // SAFETY: valid device; timeline semaphores are enabled on every Gpu.
-        self.semaphore = unsafe { dev.create_semaphore(&info, None) }.map_err(vk_err("vkCreateSemaphore"))?;
         Ok(())
     }
 
@@ -221,6 +220,37 @@ impl Device {
             self.bound_fluid = fluid;
         }
         Ok(())
+    }
+
+    /// Makes the pose buffer the next submission writes one no frame holds (see
+    /// `pose_ring.rs`), pointing the sets at it when it changes. Waits for the last
+    /// submission.
+    fn writable_pose(&mut self) -> Result<()> {
+        self.wait()?;
+        let gpu = self.gpu.clone();
+        if self.bufs_mut().poses.make_writable(&gpu)? {
+            let pose = self.bufs().poses.current().raw();
+            self.pipes.write_pose(&gpu, pose);
+        }
+        Ok(())
+    }
+
+    /// The pose after the last submission, for a reader on the device: the current pose
+    /// buffer (not written again while the returned value holds it) and the timeline value
+    /// that completes it.
+    pub fn device_pose(&self) -> DevicePose {
+        DevicePose {
+            buffer: self.bufs().poses.current().clone(),
+            timeline: self.timeline.clone(),
+            value: self.value,
+            segments: self.n,
+            leaves: self.m,
+        }
+    }
+
+    /// Pose buffers made so far (see `pose_ring.rs`).
+    pub fn pose_buffers(&self) -> usize {
+        self.bufs().poses.len()
     }
 
     /// Forgets which fluid buffer the sets point at, so the next
@@ -235,7 +265,7 @@ impl Device {
     /// otherwise keeps it, so a state carried over that was not finite is still reported.
     /// Waits for it.
     pub fn upload(&mut self, e: &OliapuramExport, fresh: bool) -> Result<()> {
-        self.wait()?;
+        self.writable_pose()?;
         let segs = pack_segments(e)?;
         let leaves = pack_leaves(e);
         let (seg_state, leaf_state) = pack_state(e);
@@ -367,6 +397,7 @@ impl Device {
         let mut push = *push;
         push.counts[0] = self.n;
         push.counts[1] = self.m;
+        self.writable_pose()?;
         self.submit(
             |d, cmd| {
                 d.stamp(cmd, 0);
@@ -411,7 +442,7 @@ impl Device {
         if self.value > 0 {
             waits.push(
                 vk::SemaphoreSubmitInfo::default()
-                    .semaphore(self.semaphore)
+                    .semaphore(self.timeline.raw())
                     .value(self.value)
                     .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS),
             );
@@ -427,7 +458,7 @@ impl Device {
             }
         }
         let signals = [vk::SemaphoreSubmitInfo::default()
-            .semaphore(self.semaphore)
+            .semaphore(self.timeline.raw())
             .value(next)
             .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)];
         let cmds = [vk::CommandBufferSubmitInfo::default().command_buffer(cmd)];
@@ -442,20 +473,13 @@ impl Device {
 
     /// Blocks until the last submission has finished.
     pub fn wait(&self) -> Result<()> {
-        if self.value == 0 {
-            return Ok(());
-        }
-        let semaphores = [self.semaphore];
-        let values = [self.value];
-        let info = vk::SemaphoreWaitInfo::default().semaphores(&semaphores).values(&values);
-        // SAFETY: a timeline semaphore of this device; the value was submitted to be signalled.
-        unsafe { self.gpu.device.wait_semaphores(&info, u64::MAX) }.map_err(vk_err("vkWaitSemaphores"))
+        self.timeline.wait(self.value)
     }
 
     /// The timeline semaphore and the value the last submitted step signals (a reader of the
     /// pose buffer on the device waits for it).
     pub fn timeline(&self) -> (vk::Semaphore, u64) {
-        (self.semaphore, self.value)
+        (self.timeline.raw(), self.value)
     }
 
     /// The kernels' status word (waits for the last submission).
@@ -500,7 +524,7 @@ impl Device {
             dev.begin_command_buffer(cmd, &begin)
                 .map_err(vk_err("vkBeginCommandBuffer"))?;
             let copies = [
-                (b.pose.raw, 0, s.pose()),
+                (b.poses.current().raw(), 0, s.pose()),
                 (b.seg_state[self.parity].raw, s.pose(), s.seg_state()),
                 (b.leaf_state[self.parity].raw, s.pose() + s.seg_state(), s.leaf_state()),
             ];
@@ -521,7 +545,7 @@ impl Device {
             dev.end_command_buffer(cmd).map_err(vk_err("vkEndCommandBuffer"))?;
         }
         let waits = [vk::SemaphoreSubmitInfo::default()
-            .semaphore(self.semaphore)
+            .semaphore(self.timeline.raw())
             .value(self.value)
             .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)];
         let waits: &[vk::SemaphoreSubmitInfo<'_>] = if self.value > 0 { &waits } else { &[] };
@@ -558,12 +582,12 @@ impl Drop for Device {
         self.pipes.destroy(&gpu);
         let rb = self.readback.get_mut().unwrap_or_else(|e| e.into_inner());
         // SAFETY: nothing is pending (waited above; a read-back waits for its fence before
-        // returning); null handles are skipped.
+        // returning); null handles are skipped. The timeline goes with the last frame that
+        // waits for it (see `timeline.rs`).
         unsafe {
             gpu.device.destroy_fence(rb.fence, None);
             gpu.device.destroy_command_pool(rb.pool, None);
             gpu.device.destroy_command_pool(self.pool, None);
-            gpu.device.destroy_semaphore(self.semaphore, None);
             gpu.device.destroy_query_pool(self.queries, None);
         }
         if let Some(b) = self.bufs.take() {

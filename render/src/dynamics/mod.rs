@@ -6,6 +6,7 @@
 //! | file          | holds |
 //! |---------------|-------|
 //! | `buffers.rs`  | the device buffers and how the CPU model's arrays are packed into them |
+//! | `pose_ring.rs`| the pose buffers: the one written now, and those frames still draw |
 //! | `pipelines.rs`| the set layout, the three pipelines, the two descriptor sets |
 //! | `driver.rs`   | recording, submission on the compute queue, timeline, read-back |
 //! | `model.rs`    | [`GpuOliapuram`]: the wind, the clock, the trait |
@@ -14,11 +15,14 @@
 //! ([`OliapuramModel::export`](sylva_sim::dynamics::OliapuramModel::export)) and uploaded; the
 //! kernels do the CPU kernels' arithmetic in f32 in the same order (a GPU may fuse or reorder
 //! multiply-adds, so the two agree to rounding, not bit for bit); a step is one submission on
-//! the compute queue, ordered after the previous one by a timeline semaphore.
+//! the compute queue, ordered after the previous one by a timeline semaphore. The renderer draws
+//! the pose where the kernels leave it ([`GpuOliapuram::device_pose`]), waiting for the step's
+//! timeline value; nothing is read back unless the CPU asks for the pose or the state.
 
 mod buffers;
 mod driver;
 mod model;
 mod pipelines;
+mod pose_ring;
 
 pub use model::{GpuOliapuram, GpuRefused, WindSource};

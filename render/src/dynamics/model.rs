@@ -20,7 +20,11 @@
 //! model's settings line (the overlay, the command line's log) says it in words.
 //!
 //! The pose and the state are read back when asked for ([`DynamicsModel::pose`],
-//! [`DynamicsModel::state_hash`], [`DynamicsModel::kinetic_energy`]), once per step at most.
+//! [`DynamicsModel::state_hash`], [`DynamicsModel::kinetic_energy`]), once per step at most,
+//! and counted ([`GpuOliapuram::downloads`]). The renderer needs none of it: it draws the
+//! pose from the device buffer ([`GpuOliapuram::device_pose`]). With the GPU wind on this
+//! model's device, the wind's steps skip their download of the grid too
+//! ([`GpuWind::prepare_on_device`]): nothing on the CPU samples it for the trees.
 //! A device error stops the model (the clock goes on, the trees keep their last pose); it is
 //! reported by [`DynamicsModel::failure`] and [`DynamicsModel::finite`] turns false.
 
@@ -39,8 +43,9 @@ use sylva_sim::hash::StateHash;
 use sylva_sim::wind::WindField;
 
 use super::driver::{Device, ReadBack};
+use crate::device_pose::DevicePose;
 use crate::error::{RenderError, Result};
-use crate::gpu::Gpu;
+use crate::gpu::{DownloadCounter, Downloads, Gpu};
 use crate::wind::GpuWind;
 
 /// Points the CPU samples per job.
@@ -107,6 +112,8 @@ pub struct GpuOliapuram {
     pose_fresh: AtomicBool,
     /// Where the last step's kernels took the wind from (`None` before the first step).
     last_wind: Option<WindSource>,
+    /// Read-backs of the pose and state.
+    downloads: DownloadCounter,
 }
 
 impl GpuOliapuram {
@@ -165,6 +172,7 @@ impl GpuOliapuram {
                     samples: Vec::new(),
                     pose_fresh: AtomicBool::new(false),
                     last_wind: None,
+                    downloads: DownloadCounter::default(),
                 };
                 Ok(model)
             }
@@ -194,7 +202,28 @@ impl GpuOliapuram {
     /// `[2n, 2n + m)` and orientations `[2n + m, 2n + 2m)` in the forest's leaf order; and the
     /// timeline semaphore value a reader on the device waits for.
     pub fn pose_buffer(&self) -> (ash::vk::Buffer, (ash::vk::Semaphore, u64)) {
-        (self.dev.bufs().pose.raw, self.dev.timeline())
+        (self.dev.bufs().poses.current().raw(), self.dev.timeline())
+    }
+
+    /// The pose after the last submitted step where the kernels left it, for the renderer to
+    /// draw without reading it back ([`RenderFrame::fill_device_with_jobs`]): the buffer (in
+    /// [`pose_buffer`](Self::pose_buffer)'s layout), not overwritten while the returned value
+    /// or a clone of it exists, and the timeline value that completes it.
+    ///
+    /// [`RenderFrame::fill_device_with_jobs`]: crate::frame::RenderFrame::fill_device_with_jobs
+    pub fn device_pose(&self) -> DevicePose {
+        self.dev.device_pose()
+    }
+
+    /// Pose buffers made so far: one, plus one for each frame that held the pose while a step
+    /// was due (see `pose_ring.rs`).
+    pub fn pose_buffers(&self) -> usize {
+        self.dev.pose_buffers()
+    }
+
+    /// The read-backs of the pose and the state so far (each copies both).
+    pub fn downloads(&self) -> Downloads {
+        self.downloads.get()
     }
 
     fn fail(&self, e: RenderError) {
@@ -307,7 +336,11 @@ impl GpuOliapuram {
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if cache.is_none() {
             match self.dev.read_back() {
-                Ok(r) => *cache = Some(r),
+                Ok(r) => {
+                    let floats = r.pose.len() + r.seg_state.len() + r.leaf_state.len();
+                    self.downloads.add(4 * floats as u64);
+                    *cache = Some(r);
+                }
                 Err(e) => {
                     self.fail(e);
                     return None;
@@ -403,7 +436,18 @@ impl DynamicsModel for GpuOliapuram {
         if let Err(e) = self.dev.wait() {
             self.fail(e);
         }
-        self.cpu.wind_mut().prepare(self.time, jobs, timings);
+        // The GPU wind on this device is read there: its steps need not download the grid.
+        let gpu = &self.dev.gpu;
+        match self
+            .cpu
+            .wind_mut()
+            .as_any_mut()
+            .and_then(|a| a.downcast_mut::<GpuWind>())
+            .filter(|w| Arc::ptr_eq(w.solver().device(), gpu))
+        {
+            Some(w) => w.prepare_on_device(self.time, timings),
+            None => self.cpu.wind_mut().prepare(self.time, jobs, timings),
+        }
         if !self.failed() {
             if let Err(e) = self.try_step(jobs) {
                 self.fail(e);

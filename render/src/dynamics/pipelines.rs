@@ -113,7 +113,7 @@ impl Pipelines {
                 b.leaf_state[p].raw,
                 b.leaf_state[1 - p].raw,
                 b.level.raw,
-                b.pose.raw,
+                b.poses.current().raw(),
                 b.samples.raw,
                 b.points.raw,
                 fluid,
@@ -124,6 +124,15 @@ impl Pipelines {
             }
         }
         // SAFETY: every set and buffer is alive; no pending submission uses the sets (the
+        // caller's guarantee).
+        unsafe { write_storage(&gpu.device, &infos) };
+    }
+
+    /// Points binding 7 (the renderer's pose) of both sets at `pose`. No submission using the
+    /// sets may be pending.
+    pub fn write_pose(&self, gpu: &Gpu, pose: vk::Buffer) {
+        let infos = [(self.sets[0], 7, whole(pose)), (self.sets[1], 7, whole(pose))];
+        // SAFETY: the sets and the buffer are alive; no pending submission uses the sets (the
         // caller's guarantee).
         unsafe { write_storage(&gpu.device, &infos) };
     }

@@ -16,6 +16,9 @@
 //! * `slot`: the frame slots (command buffer, fence, per-frame buffers, queries, release
 //!   list), waiting for them, growing their buffers, the render targets and GPU timestamps;
 //! * `passes`: the frame's uniforms and the recording of its passes;
+//! * `pose_patch`: the compute pass that fills in a frame's instances from a pose on the
+//!   device (the GPU dynamics'), before the passes draw them (the instances to patch kept on
+//!   the device, uploaded when the camera changes them);
 //! * `hud`: the overlay's text and frame graph;
 //! * `image`: [`Rgba`], the image read back, and PNG.
 //!
@@ -29,6 +32,7 @@ mod hud;
 mod image;
 mod passes;
 mod pipelines;
+mod pose_patch;
 mod resources;
 mod slot;
 
@@ -38,7 +42,7 @@ use std::time::Instant;
 use ash::vk;
 use glam::Vec3;
 use sylva_engine::FrameTimings;
-use sylva_shaders::{FrameUniforms, OverlayVertex};
+use sylva_shaders::{FrameUniforms, LeafInstance, OverlayVertex, SegmentInstance};
 
 use crate::error::{vk_err, RenderError, Result};
 use crate::field::gpu_arrows;
@@ -50,6 +54,7 @@ use crate::wind::FieldBuffers;
 pub use image::Rgba;
 use passes::InstanceLayout;
 use pipelines::Pipelines;
+use pose_patch::PosePatch;
 use resources::GpuMesh;
 use slot::Slot;
 
@@ -181,6 +186,13 @@ pub struct DrawStats {
     pub record_ms: f32,
     /// CPU time of the queue submission (on a software device, the drawing itself) \[ms\].
     pub submit_ms: f32,
+    /// Instances whose pose was filled in on the device from the frame's pose on the device
+    /// (0 when the frame carried a pose on the CPU).
+    pub patched: usize,
+    /// Of `upload_bytes`, the segment and leaf instances: all of them with a pose on the CPU;
+    /// with a pose on the device, 0 when the instances to patch are those already on the
+    /// device (a still camera), else the instances to patch.
+    pub tree_upload_bytes: usize,
 }
 
 const TIMESTAMPS: u32 = GPU_PHASES.len() as u32 + 1;
@@ -204,8 +216,13 @@ pub struct Renderer {
     atlas: FontAtlas,
     /// The cylinder per level of detail, then the card and the sphere.
     meshes: Vec<GpuMesh>,
+    /// The pose patch, made for the first frame that needs it.
+    pose_patch: Option<PosePatch>,
     slots: Vec<Slot>,
     slot: usize,
+    /// The slot and instance layout of the last frame submitted, and whether its trees were
+    /// drawn from the slot's buffer of patched instances.
+    last_instances: Option<(usize, InstanceLayout, bool)>,
     color: Option<Image>,
     depth: Option<Image>,
     readback: Option<Buffer>,
@@ -252,8 +269,10 @@ impl Renderer {
             font: None,
             atlas,
             meshes: Vec::new(),
+            pose_patch: None,
             slots: Vec::new(),
             slot: 0,
+            last_instances: None,
             color: None,
             depth: None,
             readback: None,
@@ -302,6 +321,27 @@ impl Renderer {
             }
             _ => None,
         };
+        let device_pose = frame.device_pose.as_ref();
+        if let Some(pose) = device_pose {
+            pose.check(&gpu)?;
+            let instances =
+                frame.segments.iter().map(Vec::len).sum::<usize>() + frame.leaves.iter().map(Vec::len).sum::<usize>();
+            let bytes = instances as u64 * size_of::<SegmentInstance>() as u64;
+            let limit = gpu.properties.limits.max_storage_buffer_range as u64;
+            if bytes > limit {
+                return Err(RenderError::Invalid {
+                    what: "frame drawn from a pose on the device",
+                    value: format!("{instances} segment and leaf instances ({bytes} bytes)"),
+                    allowed: format!(
+                        "at most {limit} bytes of them on {} (maxStorageBufferRange): fewer trees or coarser levels of detail",
+                        gpu.name()
+                    ),
+                });
+            }
+            if self.pose_patch.is_none() {
+                self.pose_patch = Some(PosePatch::new(&gpu)?);
+            }
+        }
         let si = self.begin_frame()?;
         if let Some((_, _, g)) = field_arrows {
             let info = [vk::DescriptorBufferInfo {
@@ -343,6 +383,14 @@ impl Renderer {
         let mut upload = size_of::<FrameUniforms>();
         let uniforms = self.uniforms(frame, extent);
         self.slots[si].uniforms.write(0, &[uniforms]);
+        // Segment and leaf instances: bytes, and whether they are uploaded (always, but for a
+        // frame drawn from a pose on the device whose instances to patch are those already on
+        // the device, `pose_patch.rs`).
+        let tree_bytes = layout.spheres.0;
+        let upload_trees = match (device_pose, &self.pose_patch) {
+            (Some(_), Some(patch)) => !patch.unchanged(frame),
+            _ => true,
+        };
         if layout.bytes > 0 {
             let slot = &mut self.slots[si];
             let buffer = Self::grow(
@@ -350,18 +398,22 @@ impl Renderer {
                 &mut slot.instances,
                 &mut slot.release,
                 layout.bytes,
-                vk::BufferUsageFlags::VERTEX_BUFFER,
+                // The source of the pose patch's templates too.
+                vk::BufferUsageFlags::VERTEX_BUFFER | vk::BufferUsageFlags::TRANSFER_SRC,
                 "instances",
             )?;
-            for (lod, v) in frame.segments.iter().enumerate() {
-                buffer.write(layout.segments[lod].0 as usize, v);
-            }
-            for (lod, v) in frame.leaves.iter().enumerate() {
-                buffer.write(layout.leaves[lod].0 as usize, v);
+            if upload_trees {
+                for (lod, v) in frame.segments.iter().enumerate() {
+                    buffer.write(layout.segments[lod].0 as usize, v);
+                }
+                for (lod, v) in frame.leaves.iter().enumerate() {
+                    buffer.write(layout.leaves[lod].0 as usize, v);
+                }
+                upload += tree_bytes as usize;
             }
             buffer.write(layout.spheres.0 as usize, &frame.spheres);
             buffer.write(layout.arrows.0 as usize, &frame.wind_arrows);
-            upload += layout.bytes as usize;
+            upload += (layout.bytes - tree_bytes) as usize;
         }
         self.overlay_vertices.clear();
         self.stats.draws = layout.draws(options.shadows, frame.camera.is_some(), options.overlay)
@@ -385,6 +437,8 @@ impl Renderer {
         }
 
         // Recording.
+        // The slot keeps the pose its frame reads until its fence signals.
+        self.slots[si].pose = device_pose.cloned();
         let slot = &self.slots[si];
         let cmd = slot.cmd;
         // SAFETY: the slot's fence has signalled, so its command buffer is no longer pending.
@@ -397,12 +451,43 @@ impl Renderer {
             )
             .map_err(vk_err("vkBeginCommandBuffer"))?;
         }
+        let mut trees = None;
+        let mut patched = 0;
+        if let (Some(pose), Some(patch)) = (device_pose, self.pose_patch.as_mut()) {
+            let segments: u32 = layout.segments.iter().map(|&(_, n)| n).sum();
+            let leaves: u32 = layout.leaves.iter().map(|&(_, n)| n).sum();
+            let slot = &mut self.slots[si];
+            if let Some(staging) = slot.instances.as_ref().filter(|_| upload_trees) {
+                // SAFETY: `cmd` is recording on the graphics family; the slot's instance buffer
+                // holds the frame's segment then leaf instances from offset 0 (written above,
+                // `InstanceLayout`) and lives until the slot's fence signals.
+                unsafe { patch.record_upload(&gpu, cmd, frame, staging.raw, &mut slot.release)? };
+            }
+            // SAFETY: `cmd` is recording on the graphics family; the slot's previous frame
+            // finished (`begin_frame`); the templates are this frame's (uploaded above, or
+            // unchanged since an earlier frame); the submission below waits for the pose's
+            // timeline value and the slot keeps the pose until its fence.
+            trees = unsafe {
+                patch.record(
+                    &gpu,
+                    cmd,
+                    si,
+                    pose,
+                    &mut slot.drawn,
+                    &mut slot.release,
+                    (segments, leaves),
+                )?
+            };
+            if trees.is_some() {
+                patched = (segments + leaves) as usize;
+            }
+        }
         let field = field_arrows.map(|(push, n, _)| (push, n));
-        let draws = self.record(cmd, si, frame, options, &layout, extent, output, field);
+        let draws = self.record(cmd, si, frame, options, &layout, extent, output, field, trees);
         // SAFETY: the command buffer is recording.
         unsafe { dev.end_command_buffer(cmd) }.map_err(vk_err("vkEndCommandBuffer"))?;
         // SAFETY: the fence is signalled and unused by pending work (waited above).
-        unsafe { dev.reset_fences(&[slot.fence]) }.map_err(vk_err("vkResetFences"))?;
+        unsafe { dev.reset_fences(&[self.slots[si].fence]) }.map_err(vk_err("vkResetFences"))?;
         let cmds = [vk::CommandBufferSubmitInfo::default().command_buffer(cmd)];
         let mut waits = Vec::new();
         let mut signals = Vec::new();
@@ -426,14 +511,31 @@ impl Renderer {
                     .stage_mask(vk::PipelineStageFlags2::VERTEX_SHADER),
             );
         }
+        if let Some(pose) = device_pose.filter(|p| patched > 0 && p.value > 0) {
+            // The patch reads the pose the dynamics' step completes at this value.
+            waits.push(
+                vk::SemaphoreSubmitInfo::default()
+                    .semaphore(pose.timeline.raw())
+                    .value(pose.value)
+                    .stage_mask(vk::PipelineStageFlags2::COMPUTE_SHADER),
+            );
+        }
         let submit = vk::SubmitInfo2::default()
             .command_buffer_infos(&cmds)
             .wait_semaphore_infos(&waits)
             .signal_semaphore_infos(&signals);
         let recorded = start.elapsed();
-        gpu.submit(&[submit], slot.fence)?;
+        gpu.submit(&[submit], self.slots[si].fence)?;
+        if let Some(patch) = self
+            .pose_patch
+            .as_mut()
+            .filter(|_| device_pose.is_some() && upload_trees)
+        {
+            patch.confirm(frame);
+        }
         let submitted = start.elapsed() - recorded;
         self.slots[si].queries_pending = gpu.timestamps.is_some();
+        self.last_instances = Some((si, layout, trees.is_some()));
         self.slot = (si + 1) % FRAMES_IN_FLIGHT;
         self.frames += 1;
         debug_assert!(
@@ -447,6 +549,8 @@ impl Renderer {
             upload_bytes: upload,
             record_ms: recorded.as_secs_f32() * 1e3,
             submit_ms: submitted.as_secs_f32() * 1e3,
+            patched,
+            tree_upload_bytes: if upload_trees { tree_bytes as usize } else { 0 },
         };
 
         if !output.readback {
@@ -464,10 +568,72 @@ impl Renderer {
     }
 }
 
+impl Renderer {
+    /// The segment and leaf instances the last frame drew, per list of the frame, as the GPU
+    /// read them: with a pose on the device, after the pose patch (copied back from the
+    /// device). Waits for that frame. Empty before the first frame.
+    #[allow(clippy::type_complexity)]
+    pub fn drawn_instances(&mut self) -> Result<([Vec<SegmentInstance>; LODS], [Vec<LeafInstance>; LODS])> {
+        let mut out: ([Vec<SegmentInstance>; LODS], [Vec<LeafInstance>; LODS]) = Default::default();
+        let Some((si, layout, patched)) = self.last_instances else {
+            return Ok(out);
+        };
+        let fence = self.slots[si].fence;
+        // SAFETY: the fence belongs to this device.
+        unsafe { self.gpu.device.wait_for_fences(&[fence], true, u64::MAX) }.map_err(vk_err("vkWaitForFences"))?;
+        let trees = layout.spheres.0;
+        if trees == 0 {
+            return Ok(out);
+        }
+        let copied;
+        let bytes: &[u8] = match (&self.slots[si].drawn, &self.slots[si].instances) {
+            (Some(drawn), _) if patched => {
+                let gpu = &self.gpu;
+                let staging = gpu.create_buffer(
+                    "drawn instances",
+                    trees,
+                    vk::BufferUsageFlags::TRANSFER_DST,
+                    gpu_allocator::MemoryLocation::GpuToCpu,
+                )?;
+                let region = [vk::BufferCopy {
+                    src_offset: 0,
+                    dst_offset: 0,
+                    size: trees,
+                }];
+                // SAFETY: both buffers are alive and large enough; the frame that wrote `drawn`
+                // has finished (its fence waited above); `run_once` waits for the copy.
+                let done =
+                    gpu.run_once(|cmd| unsafe { gpu.device.cmd_copy_buffer(cmd, drawn.raw, staging.raw, &region) });
+                copied = staging.read()[..trees as usize].to_vec();
+                gpu.destroy_buffer(staging);
+                done?;
+                &copied
+            }
+            (_, Some(b)) => b.read(),
+            _ => return Ok(out),
+        };
+        fn take<T: bytemuck::Pod>(bytes: &[u8], (at, n): (u64, u32)) -> Vec<T> {
+            let size = size_of::<T>();
+            bytes[at as usize..at as usize + n as usize * size]
+                .chunks_exact(size)
+                .map(bytemuck::pod_read_unaligned)
+                .collect()
+        }
+        for lod in 0..LODS {
+            out.0[lod] = take(bytes, layout.segments[lod]);
+            out.1[lod] = take(bytes, layout.leaves[lod]);
+        }
+        Ok(out)
+    }
+}
+
 impl Drop for Renderer {
     fn drop(&mut self) {
         let gpu = self.gpu.clone();
         let _ = gpu.wait_idle();
+        if let Some(mut p) = self.pose_patch.take() {
+            p.destroy(&gpu);
+        }
         let dev = &gpu.device;
         // SAFETY: the device is idle; every handle was created from it by this renderer and is
         // used by nothing else. Null handles (a renderer whose creation failed part way) are
@@ -491,7 +657,10 @@ impl Drop for Renderer {
         }
         for mut s in self.slots.drain(..) {
             gpu.destroy_buffer(s.uniforms);
-            for b in [s.instances.take(), s.overlay.take()].into_iter().flatten() {
+            for b in [s.instances.take(), s.overlay.take(), s.drawn.take()]
+                .into_iter()
+                .flatten()
+            {
                 gpu.destroy_buffer(b);
             }
             s.release.free(&gpu);

@@ -125,6 +125,7 @@ impl Renderer {
         extent: vk::Extent2D,
         output: &Output,
         field_arrows: Option<(ArrowFieldPush, u32)>,
+        patched: Option<vk::Buffer>,
     ) -> u32 {
         let dev = &self.gpu.device;
         let slot = &self.slots[si];
@@ -148,6 +149,9 @@ impl Renderer {
             stamp(0, vk::PipelineStageFlags2::TOP_OF_PIPE);
             dev.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, self.layout, 0, &[slot.set], &[]);
             let instances = slot.instances.as_ref().map(|b| b.raw);
+            // Segments and leaves: patched on the device (a pose on the device), or uploaded
+            // with the rest; at the same offsets either way.
+            let trees = patched.or(instances);
 
             // Shadow pass: depth only, from the sun.
             let s = self.shadow_size;
@@ -186,7 +190,7 @@ impl Renderer {
             dev.cmd_begin_rendering(cmd, &shadow_info);
             set_viewport(dev, cmd, s, s);
             if options.shadows {
-                if let Some(inst) = instances {
+                if let Some(inst) = trees {
                     dev.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, self.pipelines.bark_shadow);
                     // A shadow needs no round branches: segments cast with the coarsest
                     // cylinder, and the thinnest ones (under a pixel on screen) not at all.
@@ -283,15 +287,15 @@ impl Renderer {
             dev.cmd_begin_rendering(cmd, &main_info);
             set_viewport(dev, cmd, extent.width, extent.height);
             // Trees first, then sky and ground only where no tree was drawn.
-            if let Some(inst) = instances.filter(|_| frame.camera.is_some()) {
+            if let (Some(inst), Some(tree)) = (instances.filter(|_| frame.camera.is_some()), trees) {
                 dev.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, self.pipelines.bark);
                 for lod in 0..LODS {
-                    draws += self.draw_mesh(cmd, &self.meshes[lod], inst, layout.segments[lod]);
+                    draws += self.draw_mesh(cmd, &self.meshes[lod], tree, layout.segments[lod]);
                 }
                 stamp(2, vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT);
                 dev.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, self.pipelines.leaf);
                 for lod in 0..LODS {
-                    draws += self.draw_mesh(cmd, &self.meshes[CARD], inst, layout.leaves[lod]);
+                    draws += self.draw_mesh(cmd, &self.meshes[CARD], tree, layout.leaves[lod]);
                 }
                 if layout.arrows.1 > 0 {
                     // Before the sky and ground, which fill only what is still empty.

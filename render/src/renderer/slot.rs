@@ -1,6 +1,6 @@
 //! Frame slots: what each of the [`FRAMES_IN_FLIGHT`] frames owns (command pool and buffer,
 //! fence, uniform, instance and overlay buffers, descriptor sets, timestamp queries, release
-//! list), waiting for a slot, growing its buffers, the render targets, and reading its GPU
+//! list, the pose on the device its frame patched from), waiting for a slot, growing its buffers, the render targets, and reading its GPU
 //! timestamps.
 //!
 //! Invariants: a slot is reused only after its fence has signalled; a buffer or target
@@ -14,6 +14,7 @@ use gpu_allocator::MemoryLocation;
 use sylva_shaders::FrameUniforms;
 
 use super::{Renderer, COLOR_FORMAT, DEPTH_FORMAT, FRAMES_IN_FLIGHT, TIMESTAMPS};
+use crate::device_pose::DevicePose;
 use crate::error::{vk_err, Result};
 use crate::gpu::{Buffer, Gpu, ReleaseList};
 
@@ -24,6 +25,8 @@ pub(super) struct Slot {
     pub(super) uniforms: Buffer,
     pub(super) instances: Option<Buffer>,
     pub(super) overlay: Option<Buffer>,
+    /// The segment and leaf instances the pose patch wrote for the slot's frame (device-local).
+    pub(super) drawn: Option<Buffer>,
     pub(super) set: vk::DescriptorSet,
     /// The GPU wind field's velocity buffer, for `arrow_field.vert` (set 1).
     pub(super) field_set: vk::DescriptorSet,
@@ -31,6 +34,9 @@ pub(super) struct Slot {
     /// The queries hold results of a submitted frame not yet read.
     pub(super) queries_pending: bool,
     pub(super) release: ReleaseList,
+    /// The pose on the device the slot's frame read (its buffer and semaphore kept alive and
+    /// unwritten until the frame's fence signals).
+    pub(super) pose: Option<DevicePose>,
 }
 
 impl Renderer {
@@ -50,11 +56,13 @@ impl Renderer {
             uniforms,
             instances: None,
             overlay: None,
+            drawn: None,
             set: vk::DescriptorSet::null(),
             field_set: vk::DescriptorSet::null(),
             queries: vk::QueryPool::null(),
             queries_pending: false,
             release: ReleaseList::default(),
+            pose: None,
         };
         let made = (|| {
             // SAFETY: valid device and create infos; the handles go into `slot`, which the
@@ -172,6 +180,8 @@ impl Renderer {
         self.collect_timestamps(si)?;
         let gpu = self.gpu.clone();
         self.slots[si].release.free(&gpu);
+        // The frame that read this pose is done: the dynamics may write it again.
+        self.slots[si].pose = None;
         Ok(si)
     }
 
