@@ -1,0 +1,391 @@
+//! Checks of Manavi's model against what mechanics gives outside the code: free fall, a
+//! pendulum's period, how well the relaxation keeps lengths and how that tightens with passes,
+//! a tree settling near its generated shape with its anchors still, root constraints that cut,
+//! contacts, determinism over workers, a ridiculous wind, and bad settings refused.
+
+use glam::Vec3;
+use sylva_engine::{FrameTimings, JobSystem};
+
+use super::solve::{self, Shared};
+use super::structure::{Structure, TreeLayout};
+use super::{VerletModel, VerletParams};
+use crate::collider::{Motion, SphereCollider};
+use crate::forest::{Forest, TreePlacement};
+use crate::material::Material;
+use crate::scene::TestForest;
+use crate::testtree::test_tree;
+use crate::wind::{Calm, GustingWind, WindField};
+
+fn jobs(threads: usize) -> JobSystem {
+    JobSystem::new(threads).unwrap()
+}
+
+fn timings() -> FrameTimings {
+    FrameTimings::new(super::PHASES)
+}
+
+/// A wind that varies in space and time.
+struct Swirl {
+    time: f32,
+    speed: f32,
+}
+
+impl WindField for Swirl {
+    fn advance(&mut self, time: f64) {
+        self.time = time as f32;
+    }
+    fn sample(&self, p: Vec3) -> Vec3 {
+        let t = self.time;
+        Vec3::new(
+            1.0 + 0.5 * (0.7 * p.y + 1.3 * t).sin(),
+            0.2 * (0.9 * p.x - 0.4 * t).sin(),
+            0.6 * (0.5 * p.z + 0.8 * p.x + 2.1 * t).cos(),
+        ) * self.speed
+    }
+}
+
+fn tree_at(seed: u64, segments: usize, leaves: usize, at: Vec3) -> Forest {
+    let skel = test_tree(seed, segments, leaves).unwrap();
+    Forest::build(
+        &[TreePlacement {
+            skeleton: &skel,
+            position: at,
+        }],
+        &Material::default(),
+    )
+    .unwrap()
+}
+
+/// The largest relative error of any skeletal constraint's length (a segment's length).
+fn worst_length_error(m: &VerletModel) -> f32 {
+    let st = &m.st;
+    let mut worst = 0.0f32;
+    for t in &st.trees {
+        let p = &m.pos[t.particles.clone()];
+        let skeletal = t.skeletal as u32;
+        for c in t
+            .constraints
+            .clone()
+            .filter(|&c| st.ca[c] < skeletal && st.cb[c] < skeletal)
+        {
+            let l = (p[st.cb[c] as usize] - p[st.ca[c] as usize]).length();
+            worst = worst.max((l - st.length[c]).abs() / st.length[c]);
+        }
+    }
+    worst
+}
+
+/// A tree whose roots are cut and which starts falling from rest, with the Verlet start of
+/// the thesis's Eq. 3 (r(t−Δt) = r − v·Δt + ½·a·Δt², v = 0), falls as one body: every
+/// particle drops ½·g·t² (its constraints are at their rest lengths throughout).
+#[test]
+fn a_released_tree_falls_half_g_t_squared() {
+    let params = VerletParams {
+        damping: 0.0,
+        ..VerletParams::default()
+    };
+    let mut m = VerletModel::new(tree_at(3, 40, 20, Vec3::new(0.0, 100.0, 0.0)), params).unwrap();
+    m.root_cut.fill(true);
+    // In a vacuum.
+    m.keep_wind.fill(1.0);
+    let (dt, g) = (params.dt, params.gravity);
+    let h = params.substep();
+    let anchors: Vec<usize> = m.anchors().collect();
+    for (j, (p, q)) in m.pos.iter().zip(&mut m.prev).enumerate() {
+        if !anchors.contains(&j) {
+            *q = *p - Vec3::new(0.0, 0.5 * g * h * h, 0.0);
+        }
+    }
+    let start = m.pos.clone();
+    let steps = (2.0 / dt).round() as usize;
+    let (jobs, timings) = (jobs(1), timings());
+    for _ in 0..steps {
+        m.step(&jobs, &timings);
+    }
+    let t = steps as f32 * dt;
+    let want = 0.5 * g * t * t;
+    let (range, skeletal) = m.tree_particles(0);
+    for j in range.start..range.start + skeletal {
+        let fell = start[j].y - m.pos[j].y;
+        assert!(
+            (fell - want).abs() < 0.005 * want,
+            "particle {j}: fell {fell} m, ½gt² = {want} m"
+        );
+        assert!((m.pos[j].x - start[j].x).abs() < 1e-3, "no sideways drift");
+    }
+    for j in anchors {
+        assert_eq!(m.pos[j], start[j], "anchors never move");
+    }
+}
+
+/// One free particle on one constraint to a static one (the root constraint's rule: the whole
+/// correction to the free end): at small amplitude it swings with period 2π·sqrt(L/g).
+#[test]
+fn a_particle_pendulum_swings_with_the_pendulum_period() {
+    for l in [0.5f32, 2.0] {
+        let params = VerletParams {
+            damping: 0.0,
+            dt: 1.0 / 240.0,
+            substeps: 1,
+            ..VerletParams::default()
+        };
+        let angle = 0.05f32;
+        let pivot = Vec3::new(0.0, 10.0, 0.0);
+        let bob = pivot + Vec3::new(angle.sin(), -angle.cos(), 0.0) * l;
+        let st = Structure {
+            trees: vec![TreeLayout {
+                particles: 0..2,
+                skeletal: 1,
+                contact: 1,
+                constraints: 0..0,
+                passes: Vec::new(),
+                roots: 0..1,
+                branches: 0..0,
+                ground: 0.0,
+                origin: Vec3::ZERO,
+            }],
+            rest: vec![bob, pivot],
+            mass: vec![1.0, 0.0],
+            drag: vec![0.0, 0.0],
+            radius: vec![0.0, 0.0],
+            root_anchor: vec![1],
+            root_plane: vec![0],
+            root_length: vec![l],
+            root_max: vec![1e6],
+            ..Default::default()
+        };
+        let forest = Forest::default();
+        let sh = Shared {
+            st: &st,
+            forest: &forest,
+            params: &params,
+            keep_wind: &[1.0, 1.0],
+            wind: &Calm,
+            uniform: Some(Vec3::ZERO),
+            colliders: &[],
+        };
+        let (mut pos, mut prev, mut cut) = (st.rest.clone(), st.rest.clone(), vec![false]);
+        let mut scratch = Vec::new();
+        let mut crossings = Vec::new();
+        let mut last = pos[0].x;
+        for n in 1..=(20.0 / params.dt) as usize {
+            solve::forces_and_verlet(&sh, &st.trees[0], &mut pos, &mut prev, &mut scratch);
+            solve::relax(&sh, &st.trees[0], &mut pos);
+            solve::roots(&sh, &st.trees[0], &mut pos, &mut cut);
+            let x = pos[0].x;
+            if last > 0.0 && x <= 0.0 {
+                // Linear interpolation of the downward zero crossing.
+                crossings.push((n as f32 - x / (x - last)) * params.dt);
+            }
+            last = x;
+        }
+        let periods = crossings.len() - 1;
+        let period = (crossings[periods] - crossings[0]) / periods as f32;
+        let want = std::f32::consts::TAU * (l / params.gravity).sqrt();
+        assert!(
+            (period - want).abs() < 0.02 * want,
+            "L = {l}: period {period} s, 2π·sqrt(L/g) = {want} s"
+        );
+        assert!(
+            ((pos[0] - pivot).length() - l).abs() < 1e-4 * l,
+            "the rod keeps its length"
+        );
+    }
+}
+
+/// In a strong wind the constraints stay within 1 % of their lengths with the default passes,
+/// and more passes keep them closer.
+#[test]
+fn relaxation_keeps_lengths_and_tightens_with_passes() {
+    let run = |iterations: u32| {
+        let params = VerletParams {
+            iterations,
+            root_iterations: iterations,
+            min_iterations: 2.min(iterations),
+            ..VerletParams::default()
+        };
+        let mut m = VerletModel::new(tree_at(5, 300, 400, Vec3::ZERO), params).unwrap();
+        m.set_wind(Box::new(Swirl { time: 0.0, speed: 20.0 }));
+        let (jobs, timings) = (jobs(1), timings());
+        let mut worst = 0.0f32;
+        for _ in 0..240 {
+            m.step(&jobs, &timings);
+            worst = worst.max(worst_length_error(&m));
+        }
+        assert!(m.finite());
+        worst
+    };
+    let default = run(VerletParams::default().iterations);
+    let more = run(4 * VerletParams::default().iterations);
+    assert!(default < 0.05, "default passes: worst length error {default}");
+    assert!(more < 0.7 * default, "4× the passes: {more} against {default}");
+}
+
+/// Released at rest without wind, a tree sags under its weight and settles close to its
+/// generated shape, its kinetic energy dying away, and its anchors never move.
+#[test]
+fn a_tree_without_wind_settles_near_its_skeleton_with_anchors_still() {
+    let mut m = VerletModel::new(tree_at(7, 300, 400, Vec3::ZERO), VerletParams::default()).unwrap();
+    let anchors: Vec<(usize, Vec3)> = m.anchors().map(|j| (j, m.pos[j])).collect();
+    let (jobs, timings) = (jobs(1), timings());
+    let height = m.st.rest.iter().map(|p| p.y).fold(0.0f32, f32::max);
+    let mut energy = Vec::new();
+    for _ in 0..(20.0 / m.params.dt) as usize {
+        m.step(&jobs, &timings);
+        energy.push(m.kinetic_energy());
+        for &(j, p) in &anchors {
+            assert_eq!(m.pos[j], p, "anchor {j} moved");
+        }
+    }
+    let peak = energy.iter().cloned().fold(0.0, f64::max);
+    let last = *energy.last().unwrap();
+    assert!(last < 1e-3 * peak, "kinetic energy {last} J at the end, peak {peak} J");
+    let (range, skeletal) = m.tree_particles(0);
+    let sag = (range.start..range.start + skeletal)
+        .map(|j| (m.pos[j] - m.st.rest[j]).length())
+        .fold(0.0f32, f32::max);
+    assert!(sag < 0.08 * height, "largest sag {sag} m of a {height} m tree");
+    assert_eq!(m.roots_cut(), 0, "its own weight does not uproot it");
+}
+
+/// A root constraint stretched past its maximum is cut, and stays cut until a reset.
+#[test]
+fn an_overstretched_root_is_cut_and_reset_mends_it() {
+    let params = VerletParams::default();
+    let mut m = VerletModel::new(tree_at(3, 60, 40, Vec3::ZERO), params).unwrap();
+    let (jobs, timings) = (jobs(1), timings());
+    let stretch = |m: &VerletModel| {
+        let st = &m.st;
+        let t = &st.trees[0];
+        let p = &m.pos[t.particles.clone()];
+        t.roots
+            .clone()
+            .map(|r| (p[st.root_plane[r] as usize] - p[st.root_anchor[r] as usize]).length() / st.root_length[r] - 1.0)
+            .fold(f32::MIN, f32::max)
+    };
+    let mut most = 0.0f32;
+    for _ in 0..120 {
+        m.step(&jobs, &timings);
+        most = most.max(stretch(&m));
+    }
+    assert!(
+        most < 0.5 * m.params.root_stretch,
+        "settling stretched a root by {most}"
+    );
+    assert_eq!(m.roots_cut(), 0, "its own weight does not cut a root");
+    // Pull the whole tree up and sideways, far past 10 % of the roots' length.
+    let (range, skeletal) = m.tree_particles(0);
+    for j in range.start..range.end - 4 {
+        m.pos[j] += Vec3::new(0.3, 0.5, 0.0);
+        m.prev[j] += Vec3::new(0.3, 0.5, 0.0);
+    }
+    m.step(&jobs, &timings);
+    assert!(m.roots_cut() > 0, "no root constraint was cut");
+    let _ = skeletal;
+    m.reset();
+    assert_eq!(m.roots_cut(), 0);
+    assert!(m.root_cut.iter().all(|c| !c));
+}
+
+/// A sphere in the way: no particle ends a step inside it (with the wood's radius), nor below
+/// the ground.
+#[test]
+fn particles_stay_out_of_spheres_and_the_ground() {
+    let mut m = VerletModel::new(tree_at(11, 300, 200, Vec3::ZERO), VerletParams::default()).unwrap();
+    let (range, skeletal) = m.tree_particles(0);
+    let top = m.st.rest[range.clone()].iter().map(|p| p.y).fold(0.0f32, f32::max);
+    m.colliders
+        .push(SphereCollider::new(Vec3::new(1.0, 0.6 * top, 0.0), 0.3 * top, Motion::Static).unwrap());
+    m.set_wind(Box::new(GustingWind::new(25.0, 0.0, 0.3, 4).unwrap()));
+    let (jobs, timings) = (jobs(1), timings());
+    for _ in 0..300 {
+        m.step(&jobs, &timings);
+        let c = m.colliders[0];
+        for j in range.start..range.start + skeletal {
+            let p = m.pos[j];
+            assert!(p.y >= m.st.trees[0].ground, "particle {j} below the ground");
+            let inside = c.radius + m.st.radius[j] - (p - c.center).length();
+            assert!(inside < 1e-4, "particle {j} {inside} m inside the sphere");
+        }
+    }
+}
+
+/// The same forest in a wind that varies in space gives the same bits on 1, 2 and 4 workers.
+#[test]
+fn identical_for_any_number_of_workers() {
+    let f = TestForest::new(21, 400, 300, 6, &Material::default()).unwrap().forest;
+    let hashes: Vec<u64> = [1, 2, 4]
+        .into_iter()
+        .map(|threads| {
+            let mut m = VerletModel::new(f.clone(), VerletParams::default()).unwrap();
+            m.set_wind(Box::new(Swirl { time: 0.0, speed: 15.0 }));
+            let (jobs, timings) = (jobs(threads), timings());
+            for _ in 0..60 {
+                m.step(&jobs, &timings);
+            }
+            m.state_hash()
+        })
+        .collect();
+    assert_eq!(hashes[0], hashes[1]);
+    assert_eq!(hashes[0], hashes[2]);
+    assert_ne!(
+        hashes[0],
+        VerletModel::new(f, VerletParams::default()).unwrap().state_hash(),
+        "the wind moved the trees"
+    );
+}
+
+/// 60 m/s for 10,000 steps: every particle stays finite and within the tree's reach of its
+/// root (the tree may be torn from its roots, but nothing flies off).
+#[test]
+fn ridiculous_wind_stays_finite_and_bounded() {
+    let mut m = VerletModel::new(tree_at(13, 200, 300, Vec3::ZERO), VerletParams::default()).unwrap();
+    m.set_wind(Box::new(GustingWind::new(60.0, 0.3, 0.5, 9).unwrap()));
+    let (jobs, timings) = (jobs(1), timings());
+    let reach = m.forest.trees[0].reach;
+    for _ in 0..10_000 {
+        m.step(&jobs, &timings);
+    }
+    assert!(m.finite());
+    let far = m.pos.iter().map(|p| p.length()).fold(0.0f32, f32::max);
+    assert!(far < 4.0 * reach + 100.0, "a particle {far} m away (reach {reach} m)");
+}
+
+#[test]
+fn bad_settings_are_refused_naming_the_setting() {
+    let f = tree_at(3, 20, 10, Vec3::ZERO);
+    let d = VerletParams::default();
+    for (p, name) in [
+        (VerletParams { iterations: 0, ..d }, "iterations"),
+        (
+            VerletParams {
+                root_iterations: 0,
+                ..d
+            },
+            "root iterations",
+        ),
+        (VerletParams { iterations: 1000, ..d }, "iterations"),
+        (
+            VerletParams {
+                min_iterations: 20,
+                iterations: 10,
+                ..d
+            },
+            "min iterations",
+        ),
+        (VerletParams { dt: f32::NAN, ..d }, "dt"),
+        (VerletParams { plane_scale: -1.0, ..d }, "plane scale"),
+        (VerletParams { root_stretch: 0.0, ..d }, "root stretch"),
+        (VerletParams { elasticity: 1.5, ..d }, "elasticity"),
+        (
+            VerletParams {
+                damping: f32::INFINITY,
+                ..d
+            },
+            "damping",
+        ),
+    ] {
+        let e = VerletModel::new(f.clone(), p).err().expect(name).to_string();
+        assert!(e.contains(name), "{e}");
+    }
+}
