@@ -11,6 +11,7 @@ use glam::{Quat, Vec3};
 use super::params::VerletParams;
 use super::structure::{Structure, TreeLayout};
 use crate::collider::SphereCollider;
+use crate::dynamics::pose::segment_axis;
 use crate::forest::Forest;
 use crate::wind::WindField;
 
@@ -60,9 +61,10 @@ pub(super) fn step_tree(sh: &Shared<'_>, t: usize, s: TreeState<'_>, scratch: &m
     sample_wind(sh, tree, s.pos, scratch);
     lap(0, &mut report);
     for _ in 0..sh.params.substeps {
-        forces_and_verlet(sh, tree, s.pos, s.prev, scratch);
+        let anchored = anchored(s.root_cut);
+        forces_and_verlet(sh, tree, s.pos, s.prev, scratch, anchored);
         lap(0, &mut report);
-        relax(sh, tree, s.pos);
+        relax(sh, tree, s.pos, anchored);
         lap(1, &mut report);
         report.roots_cut += roots(sh, tree, s.pos, s.root_cut);
         lap(2, &mut report);
@@ -71,6 +73,11 @@ pub(super) fn step_tree(sh: &Shared<'_>, t: usize, s: TreeState<'_>, scratch: &m
     lap(3, &mut report);
     report.finite = s.pos.iter().all(|p| p.is_finite());
     report
+}
+
+/// A tree stands on its roots while any of its root constraints holds.
+pub(super) fn anchored(root_cut: &[bool]) -> bool {
+    root_cut.iter().any(|&c| !c)
 }
 
 /// The wind at every skeletal particle where the step starts (the others feel none), for
@@ -95,6 +102,7 @@ pub(super) fn forces_and_verlet(
     pos: &mut [Vec3],
     prev: &mut [Vec3],
     scratch: &mut Vec<Vec3>,
+    anchored: bool,
 ) {
     let p = sh.params;
     let dt = p.substep();
@@ -103,7 +111,9 @@ pub(super) fn forces_and_verlet(
     let p0 = tree.particles.start;
     let moving = pos.len() - tree.roots.len();
     let k = tree.skeletal;
-    for j in 0..moving {
+    // An anchored tree's base is held where it grew (see `relax`).
+    let first = usize::from(anchored);
+    for j in first..moving {
         let r = pos[j];
         let mut v = (r - prev[j]) * (1.0 / dt);
         if j < k {
@@ -120,15 +130,18 @@ pub(super) fn forces_and_verlet(
 
 /// The branch and plane constraints, pass after pass (a constraint takes part in as many
 /// passes as its segment's iterations), each pass followed by the contacts of every moving
-/// particle. One constraint (the thesis's seven steps, with Jakobsen's normalised error):
+/// particle. While any of its root constraints holds, a tree's base (its first skeletal
+/// particle) is the pivot the root plate turns about: it is put back after every pass, and
+/// the root constraints alone hold the plate's turn. One constraint (the thesis's seven steps, with Jakobsen's normalised error):
 /// Δ = (|AB| − L)/|AB| · AB · elasticity, shared between the ends by their inverse masses
 /// (the thesis moves each end half; Jakobsen's weighting, which the thesis cites, lets the
 /// heavy wood near the root carry the light twigs instead of being pulled as far as they
 /// are, so a tall tree stands under its weight with few passes).
-pub(super) fn relax(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3]) {
+pub(super) fn relax(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3], anchored: bool) {
     let st = sh.st;
     let c0 = tree.constraints.start;
     let e = sh.params.elasticity;
+    let base = st.rest[tree.particles.start];
     let one = |pos: &mut [Vec3], a: u32, b: u32, l: f32, share: f32| {
         let (a, b) = (a as usize, b as usize);
         let d = pos[b] - pos[a];
@@ -150,6 +163,9 @@ pub(super) fn relax(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3]) {
         // Root to tips: a pass carries the tips' load down to the heavy root plate.
         it.for_each(|(((&a, &b), &l), &w)| one(pos, a, b, l, w));
         collide(sh, tree, &mut pos[..tree.contact]);
+        if anchored {
+            pos[0] = base;
+        }
     }
 }
 
@@ -213,8 +229,10 @@ pub(super) fn roots(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3], cut: &
     newly
 }
 
-/// The pose of tree `t`'s segments and leaves. A segment's base is its base particle, its axis
-/// points at its tip particle, and its twist follows its branch's plane: the plane's rotation
+/// The pose of tree `t`'s segments and leaves. A segment's axis points from its base particle
+/// at its tip particle, its base is its parent's drawn tip (the root's, the tree's base
+/// particle), so segments stay joined and keep their lengths however the constraints
+/// stretch, and its twist follows its branch's plane: the plane's rotation
 /// from rest (from its four structural particles) carries the segment's rest orientation, and
 /// the shortest arc turns that onto the particles' axis. Leaves sit on the axis where they were
 /// grown, rigid on their segment.
@@ -252,19 +270,20 @@ pub(super) fn pose(
     for i in tree.segments.start as usize..tree.segments.end as usize {
         let k = i - s0;
         let parent = f.seg.parent[i];
-        let nb = if parent == crate::forest::NO_PARENT {
-            0
+        let (nb, world) = if parent == crate::forest::NO_PARENT {
+            (0, pos[0] + layout.origin)
         } else {
-            1 + parent as usize - s0
+            let p = parent as usize - s0;
+            (1 + p, base[p] + segment_axis(orient[p]) * f.seg.length[parent as usize])
         };
         let (b, e) = (pos[nb], pos[1 + k]);
-        let world = b + layout.origin;
         let carried = turn[st.branch_of[i] as usize - b0] * st.rest_orient[i];
         let along = carried * Vec3::Y;
         let axis = (e - b).try_normalize().unwrap_or(along);
         let q = (Quat::from_rotation_arc(along, axis) * carried).normalize();
         base[k] = world;
         orient[k] = q;
+        let axis = segment_axis(q);
         let step = axis * (f.seg.length[i] * (1.0 / 65535.0));
         let leaves = f.leaves_of(i);
         for j in leaves {

@@ -56,10 +56,12 @@ fn tree_at(seed: u64, segments: usize, leaves: usize, at: Vec3) -> Forest {
     .unwrap()
 }
 
-/// The largest relative error of any skeletal constraint's length (a segment's length).
-fn worst_length_error(m: &VerletModel) -> f32 {
+/// The largest relative error of any skeletal constraint's length (a segment's length), and
+/// the root mean square of all.
+fn length_errors(m: &VerletModel) -> (f32, f32) {
     let st = &m.st;
     let mut worst = 0.0f32;
+    let (mut sum, mut n) = (0.0f64, 0usize);
     for t in &st.trees {
         let p = &m.pos[t.particles.clone()];
         let skeletal = t.skeletal as u32;
@@ -69,10 +71,13 @@ fn worst_length_error(m: &VerletModel) -> f32 {
             .filter(|&c| st.ca[c] < skeletal && st.cb[c] < skeletal)
         {
             let l = (p[st.cb[c] as usize] - p[st.ca[c] as usize]).length();
-            worst = worst.max((l - st.length[c]).abs() / st.length[c]);
+            let e = (l - st.length[c]).abs() / st.length[c];
+            worst = worst.max(e);
+            sum += (e as f64).powi(2);
+            n += 1;
         }
     }
-    worst
+    (worst, (sum / n as f64).sqrt() as f32)
 }
 
 /// A tree whose roots are cut and which starts falling from rest, with the Verlet start of
@@ -169,8 +174,8 @@ fn a_particle_pendulum_swings_with_the_pendulum_period() {
         let mut crossings = Vec::new();
         let mut last = pos[0].x;
         for n in 1..=(20.0 / params.dt) as usize {
-            solve::forces_and_verlet(&sh, &st.trees[0], &mut pos, &mut prev, &mut scratch);
-            solve::relax(&sh, &st.trees[0], &mut pos);
+            solve::forces_and_verlet(&sh, &st.trees[0], &mut pos, &mut prev, &mut scratch, false);
+            solve::relax(&sh, &st.trees[0], &mut pos, false);
             solve::roots(&sh, &st.trees[0], &mut pos, &mut cut);
             let x = pos[0].x;
             if last > 0.0 && x <= 0.0 {
@@ -193,32 +198,39 @@ fn a_particle_pendulum_swings_with_the_pendulum_period() {
     }
 }
 
-/// In a strong wind the constraints stay within 1 % of their lengths with the default passes,
-/// and more passes keep them closer.
+/// In a strong wind the segments stay within 5 % of their lengths with the default passes
+/// (every segment given the trunk's), and more passes keep them closer.
 #[test]
 fn relaxation_keeps_lengths_and_tightens_with_passes() {
     let run = |iterations: u32| {
         let params = VerletParams {
             iterations,
             root_iterations: iterations,
-            min_iterations: 2.min(iterations),
+            min_iterations: iterations,
             ..VerletParams::default()
         };
         let mut m = VerletModel::new(tree_at(5, 300, 400, Vec3::ZERO), params).unwrap();
         m.set_wind(Box::new(Swirl { time: 0.0, speed: 20.0 }));
         let (jobs, timings) = (jobs(1), timings());
-        let mut worst = 0.0f32;
+        let (mut worst, mut rms) = (0.0f32, 0.0f32);
         for _ in 0..240 {
             m.step(&jobs, &timings);
-            worst = worst.max(worst_length_error(&m));
+            let (w, r) = length_errors(&m);
+            (worst, rms) = (worst.max(w), rms.max(r));
         }
         assert!(m.finite());
-        worst
+        eprintln!("{iterations} passes: worst {worst}, rms {rms}");
+        (worst, rms)
     };
     let default = run(VerletParams::default().iterations);
     let more = run(4 * VerletParams::default().iterations);
-    assert!(default < 0.05, "default passes: worst length error {default}");
-    assert!(more < 0.7 * default, "4× the passes: {more} against {default}");
+    assert!(default.0 < 0.05, "default passes: worst length error {}", default.0);
+    assert!(
+        more.1 < 0.5 * default.1,
+        "4× the passes: rms {} against {}",
+        more.1,
+        default.1
+    );
 }
 
 /// Released at rest without wind, a tree sags under its weight and settles close to its
