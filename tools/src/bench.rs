@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 use sylva_engine::{FrameTimings, JobSystem};
 use sylva_sim::dynamics::weber::{InertiaKind, IntegratorKind, SolverKind, WeberModel};
-use sylva_sim::dynamics::{DynamicsModel, ModelKind};
+use sylva_sim::dynamics::{DynamicsModel, ModelKind, VerletModel};
 use sylva_sim::scene::{orbit_collider, TestForest, MAX_TEST_FOREST_SEGMENTS};
 use sylva_sim::skeleton::MAX_LEAVES_PER_TREE;
 use sylva_sim::{GustingWind, Material};
@@ -139,6 +139,16 @@ struct SimReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     cg_iterations_per_solve: Option<f64>,
     setup_ms: f64,
+    /// Manavi's particles, constraints (branch and plane, then root) and the most relaxation
+    /// passes a constraint gets per step, substeps included (absent for other models).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    particles: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    constraints: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    root_constraints: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    iterations: Option<u64>,
     /// The device the model steps on (`--dynamics-gpu`; absent on the CPU).
     #[serde(skip_serializing_if = "Option::is_none")]
     device: Option<String>,
@@ -330,6 +340,8 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
     ns_per_segment_step.insert("total".to_string(), per(run.wall).into());
     let weber = sim.as_any().downcast_ref::<WeberModel>();
     let (stats, params) = (weber.map(|w| w.stats()), weber.map(|w| *w.params()));
+    let verlet = sim.as_any().downcast_ref::<VerletModel>();
+    let counts = verlet.map(|v| v.counts());
     SimReport {
         model: sim.name(),
         segments: sim.forest().segment_count() as u64,
@@ -365,6 +377,10 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
             }
         }),
         setup_ms,
+        particles: counts.map(|c| c.0 as u64),
+        constraints: counts.map(|c| c.1 as u64),
+        root_constraints: counts.map(|c| c.2 as u64),
+        iterations: verlet.map(|v| (v.most_passes() * v.params().substeps as usize) as u64),
         device: sim.as_any().downcast_ref::<GpuOliapuram>().map(|g| g.gpu().name()),
     }
 }

@@ -31,6 +31,7 @@
 //! root constraint; anchors never move; a step reads and writes only its own tree's slices, so
 //! the state is bit-identical for any number of workers.
 
+mod breakage;
 mod interface;
 mod params;
 mod solve;
@@ -52,7 +53,7 @@ use crate::error::SimError;
 use crate::forest::Forest;
 use crate::hash::StateHash;
 use crate::wind::{Calm, WindField};
-use solve::{Shared, TreeReport, TreeState};
+use solve::{Links, Shared, TreeReport, TreeState};
 use structure::Structure;
 
 /// Names of the timed phases, as recorded in [`FrameTimings`].
@@ -71,13 +72,20 @@ pub struct VerletModel {
     pos: Vec<Vec3>,
     prev: Vec<Vec3>,
     root_cut: Vec<bool>,
+    /// The constraints as they are now (breaking rewires them; see `breakage`).
+    ca: Vec<u32>,
+    cb: Vec<u32>,
+    share: Vec<f32>,
+    /// One flag per branch: broken off.
+    broken: Vec<bool>,
     pose: Pose,
     wind: Box<dyn WindField>,
     colliders: Vec<SphereCollider>,
     time: f64,
     nonfinite: bool,
-    /// Root constraints cut since the last reset.
+    /// Root constraints cut and branches broken off since the last reset.
     roots_cut: usize,
+    branches_broken: usize,
     /// Per job, the wind samples of its trees (kept between steps).
     scratch: Vec<Vec<Vec3>>,
 }
@@ -114,6 +122,10 @@ impl VerletModel {
             pos: st.rest.clone(),
             prev: st.rest.clone(),
             root_cut: vec![false; st.root_anchor.len()],
+            ca: st.ca.clone(),
+            cb: st.cb.clone(),
+            share: st.share.clone(),
+            broken: vec![false; st.branches.len()],
             keep_wind: Vec::new(),
             pose: Pose {
                 base: vec![Vec3::ZERO; n],
@@ -129,6 +141,7 @@ impl VerletModel {
             time,
             nonfinite: false,
             roots_cut: 0,
+            branches_broken: 0,
             scratch: Vec::new(),
         };
         model.keep_wind = model.drag_decay(params.substep());
@@ -197,6 +210,18 @@ impl VerletModel {
     pub fn roots_cut(&self) -> usize {
         self.roots_cut
     }
+    /// Branches broken off since the last reset.
+    pub fn branches_broken(&self) -> usize {
+        self.branches_broken
+    }
+    /// Trees whose every root constraint is cut.
+    pub fn uprooted(&self) -> usize {
+        self.st
+            .trees
+            .iter()
+            .filter(|t| !solve::anchored(&self.root_cut[t.roots.clone()]))
+            .count()
+    }
     /// Every particle's position \[m\], relative to its tree's root (each tree's: skeletal,
     /// structural, anchors).
     pub fn positions(&self) -> &[Vec3] {
@@ -236,7 +261,12 @@ impl VerletModel {
         self.pos.copy_from_slice(&self.st.rest);
         self.prev.copy_from_slice(&self.st.rest);
         self.root_cut.fill(false);
+        self.ca.copy_from_slice(&self.st.ca);
+        self.cb.copy_from_slice(&self.st.cb);
+        self.share.copy_from_slice(&self.st.share);
+        self.broken.fill(false);
         self.roots_cut = 0;
+        self.branches_broken = 0;
         self.nonfinite = false;
         self.refresh_pose();
     }
@@ -253,11 +283,14 @@ impl VerletModel {
             .sum()
     }
 
-    /// FNV-1a hash of the bit patterns of every position, previous position and root flag.
+    /// FNV-1a hash of the bit patterns of every position, previous position, root and branch
+    /// flag and constraint end.
     pub fn state_hash(&self) -> u64 {
         let mut h = StateHash::new();
         h.add(self.pos.iter().chain(&self.prev).flat_map(|v| v.to_array()));
-        h.add(self.root_cut.iter().map(|&c| if c { 1.0 } else { 0.0 }));
+        let flag = |&c: &bool| if c { 1.0 } else { 0.0 };
+        h.add(self.root_cut.iter().chain(&self.broken).map(flag));
+        h.add(self.ca.iter().chain(&self.cb).map(|&e| f32::from_bits(e)));
         h.finish()
     }
 
@@ -272,6 +305,12 @@ impl VerletModel {
             + b(&self.pos)
             + b(&self.prev)
             + b(&self.root_cut)
+            + b(&self.ca)
+            + b(&self.cb)
+            + b(&self.share)
+            + b(&self.broken)
+            + b(&st.owner)
+            + b(&st.particle_branch)
             + b(&self.keep_wind)
             + b(&st.rest)
             + b(&st.mass)
@@ -319,6 +358,7 @@ impl VerletModel {
             }
             self.nonfinite |= !r.finite;
             self.roots_cut += r.roots_cut as usize;
+            self.branches_broken += r.broken as usize;
         }
         for (k, name) in PHASES.iter().enumerate() {
             if let Some(id) = timings.phase_id(name) {
@@ -349,6 +389,11 @@ impl VerletModel {
         let mut pos = split(&mut self.pos, self.st.trees.iter().map(|t| t.particles.len()));
         let mut prev = split(&mut self.prev, self.st.trees.iter().map(|t| t.particles.len()));
         let mut cut = split(&mut self.root_cut, self.st.trees.iter().map(|t| t.roots.len()));
+        let sizes = || self.st.trees.iter().map(|t| t.constraints.len());
+        let mut ca = split(&mut self.ca, sizes());
+        let mut cb = split(&mut self.cb, sizes());
+        let mut share = split(&mut self.share, sizes());
+        let mut broken = split(&mut self.broken, self.st.trees.iter().map(|t| t.branches.len()));
         let mut base = split(&mut self.pose.base, f.trees.iter().map(|t| t.segments.len()));
         let mut orient = split(&mut self.pose.orient, f.trees.iter().map(|t| t.segments.len()));
         let mut leaf = split(&mut self.pose.leaf_pos, f.trees.iter().map(|t| t.leaves.len()));
@@ -360,6 +405,12 @@ impl VerletModel {
                     pos: pos.pop().expect("one slice per tree"),
                     prev: prev.pop().expect("one slice per tree"),
                     root_cut: cut.pop().expect("one slice per tree"),
+                    links: Links {
+                        ca: ca.pop().expect("one slice per tree"),
+                        cb: cb.pop().expect("one slice per tree"),
+                        share: share.pop().expect("one slice per tree"),
+                    },
+                    broken: broken.pop().expect("one slice per tree"),
                     base: base.pop().expect("one slice per tree"),
                     orient: orient.pop().expect("one slice per tree"),
                     leaf_pos: leaf.pop().expect("one slice per tree"),
@@ -406,13 +457,17 @@ impl VerletModel {
         };
         for t in 0..self.forest.trees.len() {
             let tree = &self.forest.trees[t];
-            let p = self.st.trees[t].particles.clone();
+            let layout = &self.st.trees[t];
+            let p = layout.particles.clone();
             let s = tree.segments.start as usize..tree.segments.end as usize;
             let l = tree.leaves.start as usize..tree.leaves.end as usize;
+            let turn = solve::turns(&sh, layout, &self.pos[p.clone()]);
             solve::pose(
                 &sh,
                 t,
                 &self.pos[p],
+                &turn,
+                &self.broken[layout.branches.clone()],
                 &mut self.pose.base[s.clone()],
                 &mut self.pose.orient[s],
                 &mut self.pose.leaf_pos[l],

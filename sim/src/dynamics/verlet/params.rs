@@ -57,6 +57,12 @@ pub struct VerletParams {
     pub damping: f32,
     /// Gravity \[m/s²\], along −y.
     pub gravity: f32,
+    /// The thesis's breaking cone, as the strain green wood takes before it breaks (the
+    /// modulus of rupture over Young's modulus): a branch of base radius r whose first
+    /// segment has length l breaks off when that segment turns more than
+    /// `break_strain`·l/r \[rad\] from its rest direction in its parent's frame (a beam's
+    /// bend over l at its rupture moment, κ = σ/(E·r)), at most π. 0 disables breaking.
+    pub break_strain: f32,
 }
 
 impl VerletParams {
@@ -83,6 +89,7 @@ impl VerletParams {
             elasticity: 1.0,
             damping: (2.0 * ratio * std::f32::consts::TAU).min(20.0),
             gravity: 9.81,
+            break_strain: 0.0,
         }
     }
 
@@ -115,7 +122,17 @@ impl VerletParams {
         check_positive("elasticity", self.elasticity, 1.0)?;
         check_range("damping", self.damping, 0.0, 1.0 / self.dt)?;
         check_range("gravity", self.gravity, 0.0, 100.0)?;
+        check_range("break strain", self.break_strain, 0.0, 1.0)?;
         Ok(())
+    }
+
+    /// The breaking cone's half-angle \[rad\] of a branch of base radius `r` whose first
+    /// segment is `l` long (π: it never breaks).
+    pub fn cone_for(&self, r: f32, l: f32) -> f32 {
+        if self.break_strain == 0.0 {
+            return std::f32::consts::PI;
+        }
+        (self.break_strain * l / r).min(std::f32::consts::PI)
     }
 
     /// The time step of one substep \[s\].

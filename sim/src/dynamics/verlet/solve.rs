@@ -28,12 +28,24 @@ pub(super) struct Shared<'a> {
     pub colliders: &'a [SphereCollider],
 }
 
+/// One tree's constraints as they are now: ends (tree-local particles) and the share of the
+/// correction end `a` takes. Breaking a branch off rewires them; a dropped constraint has both
+/// ends on one particle and does nothing.
+pub(super) struct Links<'a> {
+    pub ca: &'a mut [u32],
+    pub cb: &'a mut [u32],
+    pub share: &'a mut [f32],
+}
+
 /// One tree's share of the state and the pose.
 pub(super) struct TreeState<'a> {
     pub pos: &'a mut [Vec3],
     pub prev: &'a mut [Vec3],
     /// One flag per root constraint: cut.
     pub root_cut: &'a mut [bool],
+    pub links: Links<'a>,
+    /// One flag per branch: broken off.
+    pub broken: &'a mut [bool],
     pub base: &'a mut [Vec3],
     pub orient: &'a mut [Quat],
     pub leaf_pos: &'a mut [Vec3],
@@ -45,6 +57,7 @@ pub(super) struct TreeReport {
     pub ns: [u64; 4],
     pub finite: bool,
     pub roots_cut: u32,
+    pub broken: u32,
 }
 
 /// Steps tree `t`; `scratch` holds its wind samples between calls.
@@ -58,20 +71,32 @@ pub(super) fn step_tree(sh: &Shared<'_>, t: usize, s: TreeState<'_>, scratch: &m
         clock = now;
     };
 
-    sample_wind(sh, tree, s.pos, scratch);
+    let TreeState {
+        pos,
+        prev,
+        root_cut,
+        mut links,
+        broken,
+        base,
+        orient,
+        leaf_pos,
+    } = s;
+    sample_wind(sh, tree, pos, scratch);
     lap(0, &mut report);
     for _ in 0..sh.params.substeps {
-        let anchored = anchored(s.root_cut);
-        forces_and_verlet(sh, tree, s.pos, s.prev, scratch, anchored);
+        let anchored = anchored(root_cut);
+        forces_and_verlet(sh, tree, pos, prev, scratch, anchored, broken);
         lap(0, &mut report);
-        relax(sh, tree, s.pos, anchored);
+        relax(sh, tree, pos, &links, anchored);
         lap(1, &mut report);
-        report.roots_cut += roots(sh, tree, s.pos, s.root_cut);
+        report.roots_cut += roots(sh, tree, pos, root_cut);
         lap(2, &mut report);
     }
-    pose(sh, t, s.pos, s.base, s.orient, s.leaf_pos);
+    let turn = turns(sh, tree, pos);
+    pose(sh, t, pos, &turn, broken, base, orient, leaf_pos);
+    report.broken = super::breakage::break_off(sh, t, pos, prev, &turn, &mut links, broken);
     lap(3, &mut report);
-    report.finite = s.pos.iter().all(|p| p.is_finite());
+    report.finite = pos.iter().all(|p| p.is_finite());
     report
 }
 
@@ -103,6 +128,7 @@ pub(super) fn forces_and_verlet(
     prev: &mut [Vec3],
     scratch: &mut Vec<Vec3>,
     anchored: bool,
+    broken: &[bool],
 ) {
     let p = sh.params;
     let dt = p.substep();
@@ -113,7 +139,13 @@ pub(super) fn forces_and_verlet(
     let k = tree.skeletal;
     // An anchored tree's base is held where it grew (see `relax`).
     let first = usize::from(anchored);
+    // Twins step only once their branch has broken off (branch k's twin is particle
+    // skeletal + k − 1).
+    let twins = k..k + tree.twins;
     for j in first..moving {
+        if twins.contains(&j) && !broken[j + 1 - k] {
+            continue;
+        }
         let r = pos[j];
         let mut v = (r - prev[j]) * (1.0 / dt);
         if j < k {
@@ -137,9 +169,8 @@ pub(super) fn forces_and_verlet(
 /// (the thesis moves each end half; Jakobsen's weighting, which the thesis cites, lets the
 /// heavy wood near the root carry the light twigs instead of being pulled as far as they
 /// are, so a tall tree stands under its weight with few passes).
-pub(super) fn relax(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3], anchored: bool) {
+pub(super) fn relax(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3], links: &Links<'_>, anchored: bool) {
     let st = sh.st;
-    let c0 = tree.constraints.start;
     let e = sh.params.elasticity;
     let base = st.rest[tree.particles.start];
     let one = |pos: &mut [Vec3], a: u32, b: u32, l: f32, share: f32| {
@@ -154,12 +185,13 @@ pub(super) fn relax(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3], anchor
         }
     };
     for &count in &tree.passes {
-        let r = c0..c0 + count as usize;
-        let it = st.ca[r.clone()]
+        let n = count as usize;
+        let lengths = &st.length[tree.constraints.start..tree.constraints.start + n];
+        let it = links.ca[..n]
             .iter()
-            .zip(&st.cb[r.clone()])
-            .zip(&st.length[r.clone()])
-            .zip(&st.share[r]);
+            .zip(&links.cb[..n])
+            .zip(lengths)
+            .zip(&links.share[..n]);
         // Root to tips: a pass carries the tips' load down to the heavy root plate.
         it.for_each(|(((&a, &b), &l), &w)| one(pos, a, b, l, w));
         collide(sh, tree, &mut pos[..tree.contact]);
@@ -229,29 +261,10 @@ pub(super) fn roots(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3], cut: &
     newly
 }
 
-/// The pose of tree `t`'s segments and leaves. A segment's axis points from its base particle
-/// at its tip particle, its base is its parent's drawn tip (the root's, the tree's base
-/// particle), so segments stay joined and keep their lengths however the constraints
-/// stretch, and its twist follows its branch's plane: the plane's rotation
-/// from rest (from its four structural particles) carries the segment's rest orientation, and
-/// the shortest arc turns that onto the particles' axis. Leaves sit on the axis where they were
-/// grown, rigid on their segment.
-pub(super) fn pose(
-    sh: &Shared<'_>,
-    t: usize,
-    pos: &[Vec3],
-    base: &mut [Vec3],
-    orient: &mut [Quat],
-    leaf_pos: &mut [Vec3],
-) {
+/// Each branch's rotation from rest, from its plane's four structural particles.
+pub(super) fn turns(sh: &Shared<'_>, layout: &TreeLayout, pos: &[Vec3]) -> Vec<Quat> {
     let st = sh.st;
-    let f = sh.forest;
-    let tree = &f.trees[t];
-    let layout = &st.trees[t];
-    let s0 = tree.segments.start as usize;
-    let l0 = tree.leaves.start as usize;
-    // Each branch's rotation from rest.
-    let turn: Vec<Quat> = st.branches[layout.branches.clone()]
+    st.branches[layout.branches.clone()]
         .iter()
         .map(|b| {
             let [a, c, e, g] = b.plane.map(|k| pos[k as usize]);
@@ -265,19 +278,50 @@ pub(super) fn pose(
             };
             (frame * st.rest_orient[b.first as usize].inverse()).normalize()
         })
-        .collect();
+        .collect()
+}
+
+/// The pose of tree `t`'s segments and leaves. A segment's axis points from its base particle
+/// at its tip particle, its base is its parent's drawn tip (the root's, the tree's base
+/// particle), so segments stay joined and keep their lengths however the constraints
+/// stretch, and its twist follows its branch's plane: the plane's rotation
+/// from rest (from its four structural particles) carries the segment's rest orientation, and
+/// the shortest arc turns that onto the particles' axis. Leaves sit on the axis where they were
+/// grown, rigid on their segment.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn pose(
+    sh: &Shared<'_>,
+    t: usize,
+    pos: &[Vec3],
+    turn: &[Quat],
+    broken: &[bool],
+    base: &mut [Vec3],
+    orient: &mut [Quat],
+    leaf_pos: &mut [Vec3],
+) {
+    let st = sh.st;
+    let f = sh.forest;
+    let tree = &f.trees[t];
+    let layout = &st.trees[t];
+    let s0 = tree.segments.start as usize;
+    let l0 = tree.leaves.start as usize;
     let b0 = layout.branches.start;
     for i in tree.segments.start as usize..tree.segments.end as usize {
         let k = i - s0;
         let parent = f.seg.parent[i];
+        let bi = st.branch_of[i] as usize - b0;
+        let own = &st.branches[b0 + bi];
         let (nb, world) = if parent == crate::forest::NO_PARENT {
             (0, pos[0] + layout.origin)
+        } else if broken[bi] && own.first as usize == i {
+            // A broken branch's first segment starts at its twin.
+            (own.twin as usize, pos[own.twin as usize] + layout.origin)
         } else {
             let p = parent as usize - s0;
             (1 + p, base[p] + segment_axis(orient[p]) * f.seg.length[parent as usize])
         };
         let (b, e) = (pos[nb], pos[1 + k]);
-        let carried = turn[st.branch_of[i] as usize - b0] * st.rest_orient[i];
+        let carried = turn[bi] * st.rest_orient[i];
         let along = carried * Vec3::Y;
         let axis = (e - b).try_normalize().unwrap_or(along);
         let q = (Quat::from_rotation_arc(along, axis) * carried).normalize();

@@ -23,6 +23,10 @@
 //!   constrained to both. Where the parent's chain has only one neighbour of the centre, the
 //!   parent plane's first two structural particles stand in for the missing one, so the plane
 //!   cannot spin about its parent.
+//! - *Breaking off* (the thesis's "Breaking Branches"): every branch but a trunk has a *twin*
+//!   particle, unused until the branch breaks; then the twin takes the shared centre's place
+//!   in every constraint of the branch and of the branches beyond it, and the constraints that
+//!   tie them to the rest of the tree are dropped.
 //! - *Root structure*: four static anchor particles, each splayed outward and down at 45° from
 //!   one of the trunk plane's structural particles at `root_length`·r, with one root
 //!   constraint each that is cut once it stretches past `root_stretch` of its length.
@@ -32,9 +36,11 @@
 //! the thesis's geometric helpers: gravity moves them, the wind does not).
 //!
 //! Invariants: positions are relative to each tree's root (`TreeLayout::origin`); a tree's
-//! particles are contiguous, in the order: its skeletal particles (root
-//! first, then one per segment in the forest's order, so segment `i`'s tip is particle
-//! `1 + i − first segment`), then its structural particles, then its four anchors. Constraint
+//! particles are contiguous, in the order: its skeletal particles (root first, then one per
+//! segment in the forest's order, so segment `i`'s tip is particle `1 + i − first segment`),
+//! then one twin per branch after the trunk (in branch order), then its structural particles
+//! (the trunk's plane first), then its four anchors. A tree's branches are in the order of
+//! their first segments, so a parent comes before its children. Constraint
 //! and root ends are indices inside the tree's particles. A tree's constraints are sorted by
 //! their number of relaxation passes, most first (stably, so each class keeps the build
 //! order: branches root to tips), so pass `k` relaxes a prefix of them.
@@ -58,8 +64,10 @@ pub(super) struct TreeLayout {
     pub particles: Range<usize>,
     /// How many of them are skeletal (they come first).
     pub skeletal: usize,
-    /// How many of them (the first) meet the ground and the colliders: the skeletal ones and
-    /// the trunk's plane (the root plate).
+    /// How many twins follow the skeletal particles (one per branch but the trunk).
+    pub twins: usize,
+    /// How many of them (the first) meet the ground and the colliders: the skeletal ones, the
+    /// twins and the trunk's plane (the root plate).
     pub contact: usize,
     /// Its constraints (global indices).
     pub constraints: Range<usize>,
@@ -87,7 +95,20 @@ pub(super) struct Branch {
     /// Its plane's structural particles (tree-local): +tangent, +bitangent, −tangent,
     /// −bitangent.
     pub plane: [u32; 4],
+    /// The branch its plane hangs from (global index), [`NO_BRANCH`] for a trunk.
+    pub parent: u32,
+    /// Its plane's centre, the skeletal particle it shares with its parent (tree-local).
+    pub centre: u32,
+    /// The particle that takes the centre's place in this branch once it breaks off
+    /// (tree-local; unused, and not stepped, until then; [`NO_BRANCH`] for a trunk).
+    pub twin: u32,
+    /// Its cone: it breaks off when its first segment leaves the cone of this half-angle
+    /// \[rad\] around its rest direction in its parent's frame.
+    pub cone: f32,
 }
+
+/// `Branch::parent` and `Branch::twin` of a trunk.
+pub(super) const NO_BRANCH: u32 = u32::MAX;
 
 /// The static structure of every tree.
 #[derive(Debug, Default)]
@@ -110,6 +131,13 @@ pub(super) struct Structure {
     pub share: Vec<f32>,
     /// Relaxation passes each constraint gets per step.
     pub iterations: Vec<u8>,
+    /// The branch each constraint belongs to (global index): a plane's constraints and its
+    /// ties to the parent belong to the plane's branch, a segment's skeletal and structural
+    /// constraints to the segment's branch.
+    pub owner: Vec<u32>,
+    /// The branch each particle belongs to (global index; the root, the trunk's plane and the
+    /// anchors to the trunk).
+    pub particle_branch: Vec<u32>,
     /// Root constraints: anchor, plane particle (tree-local), rest length, length at which it
     /// is cut.
     pub root_anchor: Vec<u32>,
@@ -220,19 +248,44 @@ impl Structure {
             }
         }
         let skeletal = 1 + segs.len();
+        // Which segments start a branch, and each branch's twin, right after the skeletal
+        // particles.
+        let mut depth = vec![0u32; segs.len()];
+        let mut starts = vec![false; segs.len()];
+        for i in segs.clone() {
+            let parent = s.parent[i];
+            starts[i - first_seg] = parent == NO_PARENT
+                || continuation[parent as usize] != i as u32
+                || depth[parent as usize - first_seg] >= params.branch_segments;
+            depth[i - first_seg] = if starts[i - first_seg] {
+                1
+            } else {
+                depth[parent as usize - first_seg] + 1
+            };
+        }
+        let mut twin_of = vec![NO_BRANCH; segs.len()];
+        for i in segs
+            .clone()
+            .filter(|&i| starts[i - first_seg] && s.parent[i] != NO_PARENT)
+        {
+            let at = self.rest[p0 + node_of_base(i) as usize];
+            twin_of[i - first_seg] = push(self, at, 0.25 * s.mass[i], 0.5 * s.drag[i], s.radius_base[i]);
+        }
+        let twins = self.rest.len() - p0 - skeletal;
 
         // Each branch's chain of skeletal particles, base first, to find a child's neighbours.
         let mut chain_of: Vec<Vec<u32>> = Vec::new();
         let mut branch_local = vec![0u32; segs.len()];
-        let mut constraints: Vec<(u32, u32, f32, u8)> = Vec::new();
+        let mut constraints: Vec<(u32, u32, f32, u8, u32)> = Vec::new();
         let mut anchors_at: Vec<Vec3> = Vec::with_capacity(4);
+        // Each branch's skeletal particle below its plane on its parent (when it has one).
+        let mut below_of: Vec<(u32, u32)> = Vec::new();
         let dist = |st: &Structure, a: u32, b: u32| (st.rest[p0 + a as usize] - st.rest[p0 + b as usize]).length();
         for i in segs.clone() {
             let parent = s.parent[i];
-            let new_branch = parent == NO_PARENT
-                || continuation[parent as usize] != i as u32
-                || chain_of[branch_local[parent as usize - first_seg] as usize].len() > params.branch_segments as usize;
+            let new_branch = starts[i - first_seg];
             let it = iters(i);
+            let bl_new = chain_of.len() as u32;
             if new_branch {
                 let q = self.rest_orient[i];
                 let d = (params.plane_scale * s.radius_base[i]).max(params.plane_min * s.length[i]);
@@ -245,12 +298,13 @@ impl Structure {
                 self.mass[p0 + centre as usize] -= collar;
                 let plane = dirs.map(|u| push(self, c + u * d, 0.25 * collar, 0.0, 0.0));
                 // Plane constraints: centre to each, the rim, the diagonals.
+                let own = b0 as u32 + bl_new;
                 for k in 0..4 {
-                    constraints.push((centre, plane[k], 0.0, it));
-                    constraints.push((plane[k], plane[(k + 1) % 4], 0.0, it));
+                    constraints.push((centre, plane[k], 0.0, it, own));
+                    constraints.push((plane[k], plane[(k + 1) % 4], 0.0, it, own));
                 }
-                constraints.push((plane[0], plane[2], 0.0, it));
-                constraints.push((plane[1], plane[3], 0.0, it));
+                constraints.push((plane[0], plane[2], 0.0, it, own));
+                constraints.push((plane[1], plane[3], 0.0, it, own));
                 if parent != NO_PARENT {
                     // The parent's skeletal particles beside the centre, or its plane.
                     let pb = branch_local[parent as usize - first_seg] as usize;
@@ -262,6 +316,7 @@ impl Structure {
                     let mut refs: Vec<u32> = Vec::with_capacity(2);
                     if at > 0 {
                         refs.push(chain[at - 1]);
+                        below_of.push((bl_new, chain[at - 1]));
                     }
                     if at + 1 < chain.len() {
                         refs.push(chain[at + 1]);
@@ -272,7 +327,7 @@ impl Structure {
                     }
                     for &r in &refs {
                         for &k in &plane {
-                            constraints.push((r, k, 0.0, it));
+                            constraints.push((r, k, 0.0, it, own));
                         }
                     }
                 } else {
@@ -296,7 +351,20 @@ impl Structure {
                         self.root_max.push(l * (1.0 + params.root_stretch));
                     }
                 }
-                self.branches.push(Branch { first: i as u32, plane });
+                let (parent_branch, cone) = if parent == NO_PARENT {
+                    (NO_BRANCH, std::f32::consts::PI)
+                } else {
+                    let pb = b0 as u32 + branch_local[parent as usize - first_seg];
+                    (pb, params.cone_for(s.radius_base[i], s.length[i]))
+                };
+                self.branches.push(Branch {
+                    first: i as u32,
+                    plane,
+                    parent: parent_branch,
+                    centre,
+                    twin: twin_of[i - first_seg],
+                    cone,
+                });
                 chain_of.push(vec![centre]);
                 branch_local[i - first_seg] = (chain_of.len() - 1) as u32;
             } else {
@@ -306,9 +374,23 @@ impl Structure {
             let tip = node_of_tip(i);
             chain_of[bl].push(tip);
             self.branch_of[i] = (b0 + bl) as u32;
-            constraints.push((node_of_base(i), tip, 0.0, it));
+            let own = (b0 + bl) as u32;
+            constraints.push((node_of_base(i), tip, 0.0, it, own));
+            // The skeletal particle two back along the chain (across the plane into the
+            // parent for a branch's first segment): the plane's particles all lie in one
+            // plane, so the tip's constraints to them alone would hold it equally well on
+            // either side; this one holds it on its own side, and carries bending.
+            let chain = &chain_of[bl];
+            let partner = if chain.len() >= 3 {
+                Some(chain[chain.len() - 3])
+            } else {
+                below_of.iter().find(|&&(b, _)| b as usize == bl).map(|&(_, r)| r)
+            };
+            if let Some(r) = partner {
+                constraints.push((r, tip, 0.0, it, own));
+            }
             for &k in &self.branches[b0 + bl].plane {
-                constraints.push((tip, k, 0.0, it));
+                constraints.push((tip, k, 0.0, it, own));
             }
         }
         // The ground: y = 0, or the lowest skeletal particle if the tree reaches below it. Then the
@@ -328,14 +410,32 @@ impl Structure {
         let passes = (0..most)
             .map(|k| constraints.iter().take_while(|c| c.3 as usize > k).count() as u32)
             .collect();
-        for (a, b, l, it) in constraints {
+        for (a, b, l, it, own) in constraints {
             let (ma, mb) = (self.mass[p0 + a as usize], self.mass[p0 + b as usize]);
             self.share.push(mb / (ma + mb));
+            self.owner.push(own);
             self.ca.push(a);
             self.cb.push(b);
             self.length.push(l);
             self.iterations.push(it);
         }
+        // The branch of every particle: skeletal tips their segment's, twins and planes their
+        // branch's, the rest (root, anchors) the trunk's.
+        let trunk = b0 as u32;
+        let mut of = vec![trunk; self.rest.len() - p0];
+        for i in segs.clone() {
+            of[node_of_tip(i) as usize] = self.branch_of[i];
+        }
+        for b in &self.branches[b0..] {
+            let own = self.branch_of[b.first as usize];
+            for &k in &b.plane {
+                of[k as usize] = own;
+            }
+            if b.twin != NO_BRANCH {
+                of[b.twin as usize] = own;
+            }
+        }
+        self.particle_branch.extend(of);
         // Every position relative to the tree's root.
         for p in &mut self.rest[p0..] {
             *p -= tree.root;
@@ -343,7 +443,8 @@ impl Structure {
         self.trees.push(TreeLayout {
             particles: p0..self.rest.len(),
             skeletal,
-            contact: skeletal + 4,
+            twins,
+            contact: skeletal + twins + 4,
             constraints: c0..self.ca.len(),
             passes,
             roots: roots0..self.root_anchor.len(),
