@@ -13,8 +13,8 @@
 //! - *Skeletal constraints*: one per segment, base to tip.
 //! - *Branching plane*: at a branch's base, its centre (the shared skeletal particle) and four
 //!   *structural particles* at ± `plane_scale`·r along the plane's tangent and bitangent (the
-//!   branch's rest frame's x and z; its normal, y, is the branch's direction). Ten *plane
-//!   constraints* keep it rigid: centre to each, around the rim, and the two diagonals.
+//!   branch's rest frame's x and z; its normal, y, is the branch's direction). Eight *plane
+//!   constraints* keep it rigid in its plane: centre to each, and around the rim.
 //! - *Structural constraints*: from every skeletal particle of a branch to each of its plane's
 //!   four structural particles; they carry the bending.
 //! - *Connecting branches*: a child's plane is tied to its parent's skeletal particles just
@@ -297,14 +297,12 @@ impl Structure {
                 let collar = 0.25 * s.mass[i];
                 self.mass[p0 + centre as usize] -= collar;
                 let plane = dirs.map(|u| push(self, c + u * d, 0.25 * collar, 0.0, 0.0));
-                // Plane constraints: centre to each, the rim, the diagonals.
+                // Plane constraints: centre to each, and the rim.
                 let own = b0 as u32 + bl_new;
                 for k in 0..4 {
                     constraints.push((centre, plane[k], 0.0, it, own));
                     constraints.push((plane[k], plane[(k + 1) % 4], 0.0, it, own));
                 }
-                constraints.push((plane[0], plane[2], 0.0, it, own));
-                constraints.push((plane[1], plane[3], 0.0, it, own));
                 if parent != NO_PARENT {
                     // The parent's skeletal particles beside the centre, or its plane.
                     let pb = branch_local[parent as usize - first_seg] as usize;
