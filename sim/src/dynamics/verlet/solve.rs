@@ -177,12 +177,14 @@ pub(super) fn relax(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3], links:
         let (a, b) = (a as usize, b as usize);
         let d = pos[b] - pos[a];
         let len2 = d.length_squared();
-        if len2 > 0.0 {
-            let len = len2.sqrt();
-            let corr = d * ((len - l) / len * e);
-            pos[a] += corr * share;
-            pos[b] -= corr * (1.0 - share);
-        }
+        // Jakobsen's square-root-free form of (|d| − L)/|d|: (|d|² − L²)/(|d|² + L²), equal
+        // to first order in the error and converging to the same lengths. Every L is
+        // positive, so it is finite; a dropped constraint (both ends on one particle) has
+        // d = 0 and moves nothing.
+        let l2 = l * l;
+        let corr = d * ((len2 - l2) / (len2 + l2) * e);
+        pos[a] += corr * share;
+        pos[b] -= corr * (1.0 - share);
     };
     for &count in &tree.passes {
         let n = count as usize;

@@ -404,6 +404,7 @@ impl Structure {
             c.2 = dist(self, c.0, c.1);
         }
         constraints.sort_by_key(|c| std::cmp::Reverse(c.3));
+        interleave(&mut constraints, |c| c.3);
         let most = constraints.first().map_or(0, |c| c.3) as usize;
         let passes = (0..most)
             .map(|k| constraints.iter().take_while(|c| c.3 as usize > k).count() as u32)
@@ -450,5 +451,29 @@ impl Structure {
             ground: lowest - tree.root.y,
             origin: tree.root,
         });
+    }
+}
+
+/// How many runs of a class of constraints [`interleave`] deals out.
+const LANES: usize = 8;
+
+/// Deals each run of equal `key` out of `LANES` consecutive stretches, one constraint of each
+/// in turn (the first of every stretch, then the second, ...). Constraints next to each other
+/// then mostly join different particles, so a pass's corrections do not wait on each other
+/// (a Gauss–Seidel pass in another fixed order; the order is the same on every run).
+fn interleave<T: Copy, K: PartialEq>(items: &mut [T], key: impl Fn(&T) -> K) {
+    let mut start = 0;
+    while start < items.len() {
+        let k = key(&items[start]);
+        let end = start + items[start..].iter().take_while(|c| key(c) == k).count();
+        let run = &mut items[start..end];
+        let stretch = run.len().div_ceil(LANES);
+        let dealt: Vec<T> = (0..stretch)
+            .flat_map(|i| (0..LANES).map(move |l| l * stretch + i))
+            .filter(|&j| j < run.len())
+            .map(|j| run[j])
+            .collect();
+        run.copy_from_slice(&dealt);
+        start = end;
     }
 }

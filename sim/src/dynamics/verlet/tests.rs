@@ -116,7 +116,8 @@ fn a_released_tree_falls_half_g_t_squared() {
             (fell - want).abs() < 0.005 * want,
             "particle {j}: fell {fell} m, ½gt² = {want} m"
         );
-        assert!((m.pos[j].x - start[j].x).abs() < 1e-3, "no sideways drift");
+        let drift = (m.pos[j].x - start[j].x).abs().max((m.pos[j].z - start[j].z).abs());
+        assert!(drift < 1e-3 * want, "particle {j}: drifted {drift} m sideways");
     }
     for j in anchors {
         assert_eq!(m.pos[j], start[j], "anchors never move");
@@ -527,15 +528,15 @@ fn a_branch_breaks_just_outside_its_cone_and_falls_on_its_own() {
     assert!(m.broken[k]);
     // Nothing dangles: every constraint in use joins two particles of the piece or two of the
     // tree; the ones dropped are the piece's ties to the trunk: its four plane particles to
-    // two of the trunk's (the shared particle's one neighbour on the trunk's one-segment
-    // branch, and one of that branch's plane particles), and its first tip to that neighbour.
+    // three of the trunk's (the shared particle's one neighbour on the trunk's one-segment
+    // branch, and two of that branch's plane particles), and its first tip to that neighbour.
     let in_piece = |p: u32| piece.contains(&(p as usize));
     for (c, (&a, &b)) in m.ca.iter().zip(&m.cb).enumerate() {
         if a != b {
             assert_eq!(in_piece(a), in_piece(b), "constraint {c} joins the piece and the tree");
         }
     }
-    assert_eq!(before - used(&m), 9, "only the ties to the trunk are dropped");
+    assert_eq!(before - used(&m), 13, "only the ties to the trunk are dropped");
     let twin = m.st.branches[k].twin as usize;
     assert!(piece.contains(&twin), "the twin belongs to the piece");
     assert!(
@@ -575,114 +576,4 @@ fn a_branch_breaks_just_outside_its_cone_and_falls_on_its_own() {
         .fold(0.0f32, f32::max);
     assert!(tree_moved < 0.05 * want, "the trunk moved {tree_moved} m");
     assert_eq!(m.branches_broken(), 0, "counted by steps, not by this test's own call");
-}
-
-#[test]
-#[ignore]
-fn explore_break() {
-    use crate::scene::TestForest;
-    for (wind, exp, min) in [(5.0f32, 0.0f32, 1u32), (5.0, 0.5, 2), (36.0, 0.0, 1), (5.0, 0.5, 3)] {
-        let params = VerletParams {
-            iteration_exponent: exp,
-            min_iterations: min,
-            ..VerletParams::default()
-        };
-        println!("exp {exp} min {min}");
-        let f = TestForest::new(1, 1597, 3603, 1, &Material::default()).unwrap().forest;
-        let mut m = VerletModel::new(f, params).unwrap();
-        m.set_wind(Box::new(GustingWind::new(wind, 0.0, 0.3, 4).unwrap()));
-        let (jobs, timings) = (jobs(1), timings());
-        let nb = m.st.branches.len();
-        let mut most = vec![0.0f32; nb];
-        for _ in 0..1200 {
-            m.step(&jobs, &timings);
-            let sh = Shared {
-                st: &m.st,
-                forest: &m.forest,
-                params: &m.params,
-                keep_wind: &m.keep_wind,
-                wind: &Calm,
-                uniform: Some(Vec3::ZERO),
-                colliders: &[],
-            };
-            let turn = solve::turns(&sh, &m.st.trees[0], &m.pos);
-            for (k, b) in m.st.branches.iter().enumerate() {
-                if b.parent == super::structure::NO_BRANCH {
-                    continue;
-                }
-                let first = b.first as usize;
-                let expected = turn[b.parent as usize] * (m.st.rest_orient[first] * Vec3::Y);
-                let axis = (m.pos[1 + first] - m.pos[b.centre as usize]).normalize_or_zero();
-                most[k] = most[k].max(axis.dot(expected).clamp(-1.0, 1.0).acos());
-            }
-        }
-        // by l/r class: ratio of angle to (l/r)
-        let mut strain: Vec<(f32, f32, f32)> =
-            m.st.branches
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| b.parent != super::structure::NO_BRANCH)
-                .map(|(k, b)| {
-                    let i = b.first as usize;
-                    let lr = m.forest.seg.length[i] / m.forest.seg.radius_base[i];
-                    (most[k] / lr, most[k], m.forest.seg.radius_base[i])
-                })
-                .collect();
-        strain.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap());
-        let n = strain.len();
-        println!(
-            "wind {wind}: max angle/(l/r) p50 {:?} p90 {:?} p99 {:?} max {:?}",
-            strain[n / 2],
-            strain[n * 9 / 10],
-            strain[n * 99 / 100],
-            strain[n - 1]
-        );
-        let mut ang: Vec<f32> = most.clone();
-        ang.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        println!(
-            "   angles p50 {} p90 {} p99 {} max {}",
-            ang[nb / 2],
-            ang[nb * 9 / 10],
-            ang[nb * 99 / 100],
-            ang[nb - 1]
-        );
-    }
-}
-
-#[test]
-#[ignore]
-fn explore_settle() {
-    for (sub, it, bs, pm) in [
-        (4u32, 4u32, 1u32, 1.0f32),
-        (4, 4, 2, 1.0),
-        (4, 4, 4, 0.5),
-        (4, 4, 4, 1.0),
-        (2, 4, 1, 1.0),
-        (4, 2, 1, 1.0),
-        (2, 6, 2, 1.0),
-    ] {
-        let params = VerletParams {
-            substeps: sub,
-            iterations: it,
-            root_iterations: it,
-            branch_segments: bs,
-            plane_min: pm,
-            ..VerletParams::default()
-        };
-        let mut m = VerletModel::new(tree_at(7, 300, 400, Vec3::ZERO), params).unwrap();
-        let (jobs, timings) = (jobs(1), timings());
-        let height = m.st.rest.iter().map(|p| p.y).fold(0.0f32, f32::max);
-        for _ in 0..(10.0 / m.params.dt) as usize {
-            m.step(&jobs, &timings);
-        }
-        let (range, skeletal) = m.tree_particles(0);
-        let sag = (range.start..range.start + skeletal)
-            .map(|j| (m.pos[j] - m.st.rest[j]).length())
-            .fold(0.0f32, f32::max);
-        let mean = (range.start..range.start + skeletal)
-            .map(|j| (m.pos[j] - m.st.rest[j]).length())
-            .sum::<f32>()
-            / skeletal as f32;
-        println!("sub {sub} it {it} bs {bs} pm {pm}: max sag {sag:.3} mean {mean:.3} of {height:.2} m, ke {:.2e}, constraints {} err {:?}", m.kinetic_energy(), m.counts().1, length_errors(&m));
-    }
 }
