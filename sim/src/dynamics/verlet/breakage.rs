@@ -94,8 +94,8 @@ pub(super) fn detach(
             let a = if a == centre { twin } else { a };
             let b = if b == centre { twin } else { b };
             if in_piece(a) && in_piece(b) {
-                let (ma, mb) = (st.mass[p0 + a as usize], st.mass[p0 + b as usize]);
-                (links.ca[n], links.cb[n], links.share[n]) = (a, b, mb / (ma + mb));
+                let (wa, wb) = (st.weight[p0 + a as usize], st.weight[p0 + b as usize]);
+                (links.ca[n], links.cb[n], links.share[n]) = (a, b, wb / (wa + wb));
             } else {
                 (links.ca[n], links.cb[n]) = (twin, twin);
             }

@@ -24,8 +24,15 @@
 //! | roots       | the root constraints: cut when stretched past their maximum, else relaxed |
 //! | pose        | segments' bases and orientations, leaves' positions |
 //!
-//! Gravity acts: the generated shape is the rest length of every constraint, and the tree
-//! sags under its own weight as far as its passes let it (the thesis's trees do too).
+//! Gravity. The generated shape gives every constraint its rest length, so the shape the
+//! constraints hold is the grown one; with enough passes they hold it rigidly, and gravity
+//! then moves nothing of a tree on its roots: whatever a tree sags under its weight here is
+//! the relaxation's shortfall, which keeps creeping with time. Where the material takes the
+//! generated shape as grown under the tree's weight (`Material::compensate_gravity`, on by
+//! default, as Weber's and Oliapuram's models do), Sylva applies gravity only to what hangs
+//! free: a branch broken off and everything beyond it, and a tree whose root constraints are
+//! all cut. Without it, gravity acts on every particle, as in the thesis, and the tree sags
+//! as far as its passes let it.
 //!
 //! Invariants: the state is each particle's position and previous position, and a flag per
 //! root constraint; anchors never move; a step reads and writes only its own tree's slices, so
@@ -315,6 +322,7 @@ impl VerletModel {
             + b(&st.rest)
             + b(&st.mass)
             + b(&st.drag)
+            + b(&st.weight)
             + b(&st.radius)
             + b(&st.ca)
             + b(&st.cb)

@@ -33,8 +33,8 @@ pub struct VerletParams {
     /// branch.
     pub plane_scale: f32,
     /// Smallest distance of the structural particles from the plane's centre, as a fraction
-    /// of the length of the branch's first segment (thin, long twigs would otherwise have a
-    /// plane too small to hold their direction).
+    /// of the branch's length (thin, long branches would otherwise have a plane too small to
+    /// hold their direction: its structural constraints would run almost along the branch).
     pub plane_min: f32,
     /// Most segments in one of the thesis's branches: a longer stem of the generator is cut
     /// into branches of at most this many segments, each starting with its own plane tied to
@@ -76,13 +76,13 @@ impl VerletParams {
         };
         VerletParams {
             dt: 1.0 / 60.0,
-            substeps: 4,
-            iterations: 4,
-            iteration_exponent: 0.5,
+            substeps: 2,
+            iterations: 2,
+            iteration_exponent: 1.0,
             min_iterations: 1,
             plane_scale: 1.0,
-            plane_min: 1.0,
-            branch_segments: 1,
+            plane_min: 0.5,
+            branch_segments: 4,
             root_length: 4.0,
             root_iterations: 4,
             root_stretch: 0.1,

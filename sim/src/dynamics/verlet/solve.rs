@@ -9,7 +9,7 @@
 use glam::{Quat, Vec3};
 
 use super::params::VerletParams;
-use super::structure::{Structure, TreeLayout};
+use super::structure::{Structure, TreeLayout, NO_BRANCH};
 use crate::collider::SphereCollider;
 use crate::dynamics::pose::segment_axis;
 use crate::forest::Forest;
@@ -87,7 +87,7 @@ pub(super) fn step_tree(sh: &Shared<'_>, t: usize, s: TreeState<'_>, scratch: &m
         let anchored = anchored(root_cut);
         forces_and_verlet(sh, tree, pos, prev, scratch, anchored, broken);
         lap(0, &mut report);
-        relax(sh, tree, pos, &links, anchored);
+        report.roots_cut += relax(sh, tree, pos, &links, anchored, root_cut);
         lap(1, &mut report);
         report.roots_cut += roots(sh, tree, pos, root_cut);
         lap(2, &mut report);
@@ -134,7 +134,19 @@ pub(super) fn forces_and_verlet(
     let dt = p.substep();
     let keep = 1.0 - p.damping * dt;
     let fall = Vec3::new(0.0, -p.gravity * dt * dt, 0.0);
+    // Gravity and the generated shape (see the module's documentation): where the material
+    // takes the shape as grown under its weight, only what hangs free (broken pieces, a tree
+    // off its roots) falls.
+    let b0 = tree.branches.start;
     let p0 = tree.particles.start;
+    let pb = &sh.st.particle_branch[p0..p0 + pos.len()];
+    let weighed = !sh.forest.material.compensate_gravity || !anchored;
+    let mut free = vec![false; tree.branches.len()];
+    for (k, b) in sh.st.branches[tree.branches.clone()].iter().enumerate() {
+        free[k] = weighed
+            || broken.get(k).copied().unwrap_or(false)
+            || (b.parent != NO_BRANCH && free[b.parent as usize - b0]);
+    }
     let moving = pos.len() - tree.roots.len();
     let k = tree.skeletal;
     // An anchored tree's base is held where it grew (see `relax`).
@@ -156,7 +168,12 @@ pub(super) fn forces_and_verlet(
             v = w + (v - w) * sh.keep_wind[p0 + j];
         }
         prev[j] = r;
-        pos[j] = r + v * (keep * dt) + fall;
+        let g = if weighed || free[pb[j] as usize - b0] {
+            fall
+        } else {
+            Vec3::ZERO
+        };
+        pos[j] = r + v * (keep * dt) + g;
     }
 }
 
@@ -169,10 +186,18 @@ pub(super) fn forces_and_verlet(
 /// (the thesis moves each end half; Jakobsen's weighting, which the thesis cites, lets the
 /// heavy wood near the root carry the light twigs instead of being pulled as far as they
 /// are, so a tall tree stands under its weight with few passes).
-pub(super) fn relax(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3], links: &Links<'_>, anchored: bool) {
+pub(super) fn relax(
+    sh: &Shared<'_>,
+    tree: &TreeLayout,
+    pos: &mut [Vec3],
+    links: &Links<'_>,
+    anchored: bool,
+    root_cut: &mut [bool],
+) -> u32 {
     let st = sh.st;
     let e = sh.params.elasticity;
     let base = st.rest[tree.particles.start];
+    let mut cut = 0;
     let one = |pos: &mut [Vec3], a: u32, b: u32, l: f32, share: f32| {
         let (a, b) = (a as usize, b as usize);
         let d = pos[b] - pos[a];
@@ -196,11 +221,15 @@ pub(super) fn relax(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3], links:
             .zip(&links.share[..n]);
         // Root to tips: a pass carries the tips' load down to the heavy root plate.
         it.for_each(|(((&a, &b), &l), &w)| one(pos, a, b, l, w));
+        // The roots hold the plate in every pass, so the tree cannot lean its plate over
+        // between the roots' own passes.
+        cut += root_pass(sh, tree, pos, root_cut);
         collide(sh, tree, &mut pos[..tree.contact]);
         if anchored {
             pos[0] = base;
         }
     }
+    cut
 }
 
 /// Keeps every skeletal particle of a tree and its trunk's plane (the root plate) above its
@@ -234,32 +263,36 @@ fn collide(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3]) {
 /// the whole correction going to the plane's particle (the anchor is static). Returns how many
 /// were cut now.
 pub(super) fn roots(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3], cut: &mut [bool]) -> u32 {
-    let st = sh.st;
-    let r0 = tree.roots.start;
     let mut newly = 0;
-    for (k, c) in cut.iter_mut().enumerate() {
-        let (a, b) = (st.root_anchor[r0 + k] as usize, st.root_plane[r0 + k] as usize);
-        if !*c && (pos[b] - pos[a]).length() > st.root_max[r0 + k] {
-            *c = true;
-            newly += 1;
-        }
-    }
-    let e = sh.params.elasticity;
     for _ in 0..sh.params.root_iterations {
-        for (k, &c) in cut.iter().enumerate() {
-            if c {
-                continue;
-            }
-            let (a, b) = (st.root_anchor[r0 + k] as usize, st.root_plane[r0 + k] as usize);
-            let d = pos[b] - pos[a];
-            let len2 = d.length_squared();
-            if len2 > 0.0 {
-                let len = len2.sqrt();
-                pos[b] -= d * ((len - st.root_length[r0 + k]) / len * e);
-            }
-        }
+        newly += root_pass(sh, tree, pos, cut);
     }
     collide(sh, tree, &mut pos[..tree.contact]);
+    newly
+}
+
+/// One pass over a tree's root constraints, the whole correction to the plate's particle. A
+/// constraint found stretched past its maximum length is cut instead (the thesis: the longest
+/// it "will still be able to solve"); returns how many were cut.
+fn root_pass(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3], cut: &mut [bool]) -> u32 {
+    let st = sh.st;
+    let r0 = tree.roots.start;
+    let e = sh.params.elasticity;
+    let mut newly = 0;
+    for (k, c) in cut.iter_mut().enumerate() {
+        if *c {
+            continue;
+        }
+        let (a, b) = (st.root_anchor[r0 + k] as usize, st.root_plane[r0 + k] as usize);
+        let d = pos[b] - pos[a];
+        let len = d.length();
+        if len > st.root_max[r0 + k] {
+            *c = true;
+            newly += 1;
+        } else if len > 0.0 {
+            pos[b] -= d * ((len - st.root_length[r0 + k]) / len * e);
+        }
+    }
     newly
 }
 

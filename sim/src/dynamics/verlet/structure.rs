@@ -20,9 +20,9 @@
 //! - *Connecting branches*: a child's plane is tied to its parent's skeletal particles just
 //!   below and just above its centre (the thesis's three shared particles: the centre and
 //!   these two, whose constraint between them the parent keeps), each structural particle
-//!   constrained to both. Where the parent's chain has only one neighbour of the centre, the
-//!   parent plane's first two structural particles stand in for the missing one, so the plane
-//!   cannot spin about its parent.
+//!   constrained to both, and to the parent plane's first structural particle (its first two
+//!   where the parent's chain has only one neighbour of the centre), so the plane cannot spin
+//!   about its parent's axis.
 //! - *Breaking off* (the thesis's "Breaking Branches"): every branch but a trunk has a *twin*
 //!   particle, unused until the branch breaks; then the twin takes the shared centre's place
 //!   in every constraint of the branch and of the branches beyond it, and the constraints that
@@ -77,8 +77,8 @@ pub(super) struct TreeLayout {
     pub roots: Range<usize>,
     /// Its branches (global indices).
     pub branches: Range<usize>,
-    /// Height of the ground under it in its own coordinates \[m\]: the world's y = 0, or its
-    /// lowest skeletal particle at rest if lower.
+    /// Height of the ground under it in its own coordinates \[m\]: the world's y = 0, or the
+    /// lowest of its particles that meet the ground, at rest, if lower.
     pub ground: f32,
     /// Where its particles' coordinates start: its root's world position. Positions are kept
     /// relative to it, so that a step's small moves keep their bits in a forest that spans
@@ -120,6 +120,12 @@ pub(super) struct Structure {
     pub mass: Vec<f32>,
     /// Linear drag of every particle [N·s/m].
     pub drag: Vec<f32>,
+    /// The weight each particle's end of a constraint carries in the relaxation: the mass it
+    /// holds up (its own and everything beyond it), so that a pass moves twigs onto their
+    /// wood rather than wood after its twigs and the load reaches the roots in few passes
+    /// (Guendelman et al. 2003's shock propagation, for constraints). The converged shape is
+    /// the same with any weights.
+    pub weight: Vec<f32>,
     /// Radius of the wood at every particle \[m\], for contacts (0 for anchors).
     pub radius: Vec<f32>,
     /// Constraint ends (tree-local particle indices) and rest lengths \[m\].
@@ -263,6 +269,18 @@ impl Structure {
                 depth[parent as usize - first_seg] + 1
             };
         }
+        // Each branch's length: the sum of its segments', on the segment that starts it.
+        let mut head = vec![0usize; segs.len()];
+        let mut span = vec![0.0f32; segs.len()];
+        for i in segs.clone() {
+            let k = i - first_seg;
+            head[k] = if starts[k] {
+                k
+            } else {
+                head[s.parent[i] as usize - first_seg]
+            };
+            span[head[k]] += s.length[i];
+        }
         let mut twin_of = vec![NO_BRANCH; segs.len()];
         for i in segs
             .clone()
@@ -288,7 +306,7 @@ impl Structure {
             let bl_new = chain_of.len() as u32;
             if new_branch {
                 let q = self.rest_orient[i];
-                let d = (params.plane_scale * s.radius_base[i]).max(params.plane_min * s.length[i]);
+                let d = (params.plane_scale * s.radius_base[i]).max(params.plane_min * span[i - first_seg]);
                 let centre = node_of_base(i);
                 let c = self.rest[p0 + centre as usize];
                 let dirs = [q * Vec3::X, q * Vec3::Z, -(q * Vec3::X), -(q * Vec3::Z)];
@@ -319,10 +337,13 @@ impl Structure {
                     if at + 1 < chain.len() {
                         refs.push(chain[at + 1]);
                     }
-                    if refs.len() < 2 {
-                        let pp = self.branches[b0 + pb].plane;
-                        refs.extend_from_slice(&pp[..2]);
-                    }
+                    // The neighbours lie on the parent's axis with the centre, so they alone
+                    // would let the plane spin about that axis: the parent's plane (off the
+                    // axis) holds it, one particle of it, or two where the centre has one
+                    // neighbour.
+                    let pp = self.branches[b0 + pb].plane;
+                    let extra = if refs.len() < 2 { 2 } else { 1 };
+                    refs.extend_from_slice(&pp[..extra]);
                     for &r in &refs {
                         for &k in &plane {
                             constraints.push((r, k, 0.0, it, own));
@@ -391,14 +412,46 @@ impl Structure {
                 constraints.push((tip, k, 0.0, it, own));
             }
         }
-        // The ground: y = 0, or the lowest skeletal particle if the tree reaches below it. Then the
+        // The ground: y = 0, or the lowest particle that meets it (skeletal, twins, the trunk's
+        // plane, which tilts with a leaning trunk) if the tree reaches below it. Then the
         // anchors, last (they lie below the ground and are static).
-        let lowest = self.rest[p0..p0 + skeletal].iter().map(|p| p.y).fold(0.0f32, f32::min);
+        let trunk_plane = self.branches[b0].plane.map(|k| self.rest[p0 + k as usize].y);
+        let lowest = self.rest[p0..p0 + skeletal + twins]
+            .iter()
+            .map(|p| p.y)
+            .chain(trunk_plane)
+            .fold(0.0f32, f32::min);
         let roots0 = self.root_anchor.len();
         for at in anchors_at {
             let a = push(self, at, 0.0, 0.0, 0.0);
             self.root_anchor.push(a);
         }
+        // Weights: what each particle holds up.
+        let mut held = vec![0.0f32; segs.len()];
+        for i in segs.clone().rev() {
+            held[i - first_seg] += s.mass[i];
+            let p = s.parent[i];
+            if p != NO_PARENT {
+                held[p as usize - first_seg] += held[i - first_seg];
+            }
+        }
+        let mut weight = self.mass[p0..].to_vec();
+        for i in segs.clone() {
+            let p = s.parent[i];
+            if p != NO_PARENT {
+                weight[node_of_tip(p as usize) as usize] += held[i - first_seg];
+            }
+        }
+        for b in &self.branches[b0..] {
+            let h = held[b.first as usize - first_seg];
+            for &k in &b.plane {
+                weight[k as usize] = weight[k as usize].max(h);
+            }
+            if b.twin != NO_BRANCH {
+                weight[b.twin as usize] = weight[b.twin as usize].max(h);
+            }
+        }
+        self.weight.extend_from_slice(&weight);
         // Rest lengths from the rest positions, then most passes first (stable).
         for c in &mut constraints {
             c.2 = dist(self, c.0, c.1);
@@ -410,8 +463,8 @@ impl Structure {
             .map(|k| constraints.iter().take_while(|c| c.3 as usize > k).count() as u32)
             .collect();
         for (a, b, l, it, own) in constraints {
-            let (ma, mb) = (self.mass[p0 + a as usize], self.mass[p0 + b as usize]);
-            self.share.push(mb / (ma + mb));
+            let (wa, wb) = (weight[a as usize], weight[b as usize]);
+            self.share.push(wb / (wa + wb));
             self.owner.push(own);
             self.ca.push(a);
             self.cb.push(b);

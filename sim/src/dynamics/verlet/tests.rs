@@ -153,6 +153,8 @@ fn a_particle_pendulum_swings_with_the_pendulum_period() {
             }],
             rest: vec![bob, pivot],
             mass: vec![1.0, 0.0],
+            weight: vec![1.0, 0.0],
+            particle_branch: vec![0, 0],
             drag: vec![0.0, 0.0],
             radius: vec![0.0, 0.0],
             root_anchor: vec![1],
@@ -182,7 +184,7 @@ fn a_particle_pendulum_swings_with_the_pendulum_period() {
                 cb: &mut [],
                 share: &mut [],
             };
-            solve::relax(&sh, &st.trees[0], &mut pos, &links, false);
+            solve::relax(&sh, &st.trees[0], &mut pos, &links, false, &mut cut);
             solve::roots(&sh, &st.trees[0], &mut pos, &mut cut);
             let x = pos[0].x;
             if last > 0.0 && x <= 0.0 {
@@ -205,8 +207,9 @@ fn a_particle_pendulum_swings_with_the_pendulum_period() {
     }
 }
 
-/// In a strong wind the segments stay within 5 % of their lengths with the default passes
-/// (every segment given the trunk's), and more passes keep them closer.
+/// In a strong wind the segments keep their lengths within 1 % (root mean square; the worst,
+/// a twig's, within 20 %) with the default passes given to every segment, and more passes
+/// keep them closer.
 #[test]
 fn relaxation_keeps_lengths_and_tightens_with_passes() {
     let run = |iterations: u32| {
@@ -231,7 +234,8 @@ fn relaxation_keeps_lengths_and_tightens_with_passes() {
     };
     let default = run(VerletParams::default().iterations);
     let more = run(4 * VerletParams::default().iterations);
-    assert!(default.0 < 0.05, "default passes: worst length error {}", default.0);
+    assert!(default.0 < 0.2, "default passes: worst length error {}", default.0);
+    assert!(default.1 < 0.01, "default passes: rms length error {}", default.1);
     assert!(
         more.1 < 0.5 * default.1,
         "4× the passes: rms {} against {}",
@@ -240,14 +244,30 @@ fn relaxation_keeps_lengths_and_tightens_with_passes() {
     );
 }
 
-/// Released at rest without wind, a tree sags under its weight and settles close to its
-/// generated shape, its kinetic energy dying away, and its anchors never move.
+/// Bent by a wind and released, a tree swings back and settles close to its generated shape,
+/// its kinetic energy dying away; its anchors never move.
 #[test]
-fn a_tree_without_wind_settles_near_its_skeleton_with_anchors_still() {
+fn a_tree_released_from_the_wind_settles_near_its_skeleton_with_anchors_still() {
     let mut m = VerletModel::new(tree_at(7, 300, 400, Vec3::ZERO), VerletParams::default()).unwrap();
     let anchors: Vec<(usize, Vec3)> = m.anchors().map(|j| (j, m.pos[j])).collect();
     let (jobs, timings) = (jobs(1), timings());
     let height = m.st.rest.iter().map(|p| p.y).fold(0.0f32, f32::max);
+    let (range, skeletal) = m.tree_particles(0);
+    let moved = |m: &VerletModel| -> (f32, f32) {
+        let d: Vec<f32> = (range.start..range.start + skeletal)
+            .map(|j| (m.pos[j] - m.st.rest[j]).length())
+            .collect();
+        (
+            d.iter().sum::<f32>() / d.len() as f32,
+            d.iter().cloned().fold(0.0f32, f32::max),
+        )
+    };
+    m.set_wind(Box::new(GustingWind::new(15.0, 0.0, 0.3, 2).unwrap()));
+    for _ in 0..300 {
+        m.step(&jobs, &timings);
+    }
+    let bent = moved(&m);
+    m.set_wind(Box::new(Calm));
     let mut energy = Vec::new();
     for _ in 0..(20.0 / m.params.dt) as usize {
         m.step(&jobs, &timings);
@@ -258,13 +278,63 @@ fn a_tree_without_wind_settles_near_its_skeleton_with_anchors_still() {
     }
     let peak = energy.iter().cloned().fold(0.0, f64::max);
     let last = *energy.last().unwrap();
-    assert!(last < 1e-3 * peak, "kinetic energy {last} J at the end, peak {peak} J");
-    let (range, skeletal) = m.tree_particles(0);
-    let sag = (range.start..range.start + skeletal)
-        .map(|j| (m.pos[j] - m.st.rest[j]).length())
-        .fold(0.0f32, f32::max);
-    assert!(sag < 0.08 * height, "largest sag {sag} m of a {height} m tree");
-    assert_eq!(m.roots_cut(), 0, "its own weight does not uproot it");
+    assert!(last < 1e-2 * peak, "kinetic energy {last} J at the end, peak {peak} J");
+    let (mean, most) = moved(&m);
+    eprintln!(
+        "bent by 15 m/s: {:.3} m mean, {:.3} m most; settled: {mean:.4} m mean, {most:.4} m most, of a {height:.2} m tree",
+        bent.0, bent.1
+    );
+    assert!(bent.0 > 0.001 * height, "the wind bent the tree ({} m)", bent.0);
+    assert!(
+        mean < 0.05 * bent.0,
+        "settled {mean} m from its shape on average, bent {} m",
+        bent.0
+    );
+    assert_eq!(m.roots_cut(), 0, "the wind did not uproot it");
+}
+
+/// Without the material's gravity compensation every particle weighs: the tree sags as far as
+/// its passes let it, and never through its anchors.
+#[test]
+fn without_compensation_a_tree_sags_under_its_weight() {
+    let material = Material {
+        compensate_gravity: false,
+        ..Material::default()
+    };
+    let skel = test_tree(7, 300, 400).unwrap();
+    let f = Forest::build(
+        &[TreePlacement {
+            skeleton: &skel,
+            position: Vec3::ZERO,
+        }],
+        &material,
+    )
+    .unwrap();
+    let mut sagging = VerletModel::new(f, VerletParams::default()).unwrap();
+    let mut held = VerletModel::new(tree_at(7, 300, 400, Vec3::ZERO), VerletParams::default()).unwrap();
+    let (jobs, timings) = (jobs(1), timings());
+    for _ in 0..300 {
+        sagging.step(&jobs, &timings);
+        held.step(&jobs, &timings);
+    }
+    let (range, skeletal) = sagging.tree_particles(0);
+    let fall = |m: &VerletModel| -> f32 {
+        (range.start..range.start + skeletal)
+            .map(|j| m.st.rest[j].y - m.pos[j].y)
+            .sum::<f32>()
+            / skeletal as f32
+    };
+    eprintln!(
+        "mean fall in 5 s: {} m without compensation, {} m with",
+        fall(&sagging),
+        fall(&held)
+    );
+    assert!(fall(&sagging) > 0.005, "a weighed tree sags ({} m)", fall(&sagging));
+    assert!(
+        fall(&held).abs() < 0.1 * fall(&sagging),
+        "a compensated tree holds its shape ({} m)",
+        fall(&held)
+    );
 }
 
 /// A root constraint stretched past its maximum is cut, and stays cut until a reset.
@@ -524,19 +594,27 @@ fn a_branch_breaks_just_outside_its_cone_and_falls_on_its_own() {
     bend_side_branch(&mut m, 1.02 * cone);
     let used = |m: &VerletModel| m.ca.iter().zip(&m.cb).filter(|(a, b)| a != b).count();
     let before = used(&m);
+    let in_piece = |p: u32| piece.contains(&(p as usize));
+    // The piece hangs from the trunk by its constraints to the shared particle (which go over
+    // to the twin) and its ties to the trunk's other particles (which are dropped).
+    let centre = m.st.branches[k].centre;
+    let ties =
+        m.ca.iter()
+            .zip(&m.cb)
+            .filter(|&(&a, &b)| a != b && in_piece(a) != in_piece(b) && a != centre && b != centre)
+            .count();
+    assert!(ties > 4, "the piece hangs from the trunk by {ties} constraints");
     assert_eq!(check(&mut m), 1, "1.02 of the cone breaks");
     assert!(m.broken[k]);
     // Nothing dangles: every constraint in use joins two particles of the piece or two of the
-    // tree; the ones dropped are the piece's ties to the trunk: its four plane particles to
-    // three of the trunk's (the shared particle's one neighbour on the trunk's one-segment
-    // branch, and two of that branch's plane particles), and its first tip to that neighbour.
-    let in_piece = |p: u32| piece.contains(&(p as usize));
+    // tree; the ones dropped are exactly the piece's ties to the trunk (its plane to the
+    // trunk's particles beside the shared one, its first tip to the one below).
     for (c, (&a, &b)) in m.ca.iter().zip(&m.cb).enumerate() {
         if a != b {
             assert_eq!(in_piece(a), in_piece(b), "constraint {c} joins the piece and the tree");
         }
     }
-    assert_eq!(before - used(&m), 13, "only the ties to the trunk are dropped");
+    assert_eq!(before - used(&m), ties, "only the ties to the trunk are dropped");
     let twin = m.st.branches[k].twin as usize;
     assert!(piece.contains(&twin), "the twin belongs to the piece");
     assert!(
@@ -576,4 +654,128 @@ fn a_branch_breaks_just_outside_its_cone_and_falls_on_its_own() {
         .fold(0.0f32, f32::max);
     assert!(tree_moved < 0.05 * want, "the trunk moved {tree_moved} m");
     assert_eq!(m.branches_broken(), 0, "counted by steps, not by this test's own call");
+}
+
+#[test]
+#[ignore]
+fn explore_species() {
+    use crate::scene::SpeciesForest;
+    let specs = vec![
+        crate::species::builtin("quaking_aspen").unwrap(),
+        crate::species::builtin("lombardy_poplar").unwrap(),
+    ];
+    let sf = SpeciesForest::new(&specs, 2, 1, &Material::default(), 1).unwrap();
+    let test = test_tree(7, 300, 400).unwrap();
+    let mut placements: Vec<TreePlacement<'_>> = sf
+        .skeletons
+        .iter()
+        .zip(&sf.positions)
+        .map(|(s, &p)| TreePlacement {
+            skeleton: s,
+            position: p,
+        })
+        .collect();
+    placements.push(TreePlacement {
+        skeleton: &test,
+        position: Vec3::new(40.0, 0.0, 0.0),
+    });
+    let f = Forest::build(&placements, &Material::default()).unwrap();
+    for (bs, pm, sub, it, exp) in [
+        (4u32, 0.5f32, 4u32, 4u32, 0.25f32),
+        (4, 1.0, 4, 4, 0.25),
+        (8, 1.0, 4, 4, 0.25),
+        (4, 1.0, 4, 6, 0.25),
+    ] {
+        let min = 1;
+        let params = VerletParams {
+            substeps: sub,
+            iterations: it,
+            root_iterations: it,
+            iteration_exponent: exp,
+            min_iterations: min,
+            branch_segments: bs,
+            plane_min: pm,
+            ..VerletParams::default()
+        };
+        let mut m = VerletModel::new(f.clone(), params).unwrap();
+        let (jobs, timings) = (jobs(1), timings());
+        let t0 = std::time::Instant::now();
+        for _ in 0..1200 {
+            m.step(&jobs, &timings);
+        }
+        let ms = t0.elapsed().as_secs_f64() * 1e3 / 1200.0;
+        let mut out = Vec::new();
+        for t in 0..3 {
+            let (range, skeletal) = m.tree_particles(t);
+            let height = m.st.rest[range.clone()].iter().map(|p| p.y).fold(0.0f32, f32::max);
+            let sag = (range.start..range.start + skeletal)
+                .map(|j| (m.pos[j] - m.st.rest[j]).length())
+                .fold(0.0f32, f32::max);
+            let mean = (range.start..range.start + skeletal)
+                .map(|j| (m.pos[j] - m.st.rest[j]).length())
+                .sum::<f32>()
+                / skeletal as f32;
+            let trunk: Vec<String> = [1usize, 2, 3, 5, 8]
+                .iter()
+                .map(|&k| format!("{:.3}", (m.pos[range.start + k] - m.st.rest[range.start + k]).length()))
+                .collect();
+            out.push(format!(
+                "tree {t} h {height:.1}: max {sag:.2} mean {mean:.3} cut {} trunk {trunk:?}",
+                m.roots_cut()
+            ));
+        }
+        println!(
+            "bs {bs} pm {pm} sub {sub} it {it}: {} ({ms:.2} ms/step, {} segs, {} constraints)",
+            out.join("; "),
+            m.forest.segment_count(),
+            m.counts().1
+        );
+    }
+}
+
+#[test]
+#[ignore]
+fn explore_sway() {
+    use crate::dynamics::{DynamicsModel, ModelKind};
+    let f = tree_at(7, 300, 400, Vec3::ZERO);
+    let sway = |m: &mut dyn DynamicsModel| -> (f32, f32) {
+        let rest = m.pose().base.clone();
+        m.set_wind(Box::new(GustingWind::new(15.0, 0.0, 0.3, 2).unwrap()));
+        let jobs = jobs(1);
+        let timings = FrameTimings::new(m.phases());
+        let (mut mean_sum, mut most) = (0.0f32, 0.0f32);
+        for s in 0..600 {
+            m.step(&jobs, &timings);
+            if s >= 300 {
+                let d: Vec<f32> = m
+                    .pose()
+                    .base
+                    .iter()
+                    .zip(&rest)
+                    .map(|(a, b)| (*a - *b).length())
+                    .collect();
+                mean_sum += d.iter().sum::<f32>() / d.len() as f32;
+                most = most.max(d.iter().cloned().fold(0.0, f32::max));
+            }
+        }
+        (mean_sum / 300.0, most)
+    };
+    for kind in [ModelKind::Weber, ModelKind::Oliapuram] {
+        let mut m = kind.build(f.clone()).unwrap();
+        println!("{kind}: {:?}", sway(&mut *m));
+    }
+    for (sub, it, exp) in [(2u32, 1u32, 0.25f32), (2, 2, 1.0), (2, 2, 0.5), (3, 1, 0.25)] {
+        let mut m = VerletModel::new(
+            f.clone(),
+            VerletParams {
+                substeps: sub,
+                iterations: it,
+                root_iterations: it,
+                iteration_exponent: exp,
+                ..VerletParams::default()
+            },
+        )
+        .unwrap();
+        println!("verlet sub {sub} it {it} exp {exp}: {:?}", sway(&mut m));
+    }
 }
