@@ -149,6 +149,14 @@ struct SimReport {
     root_constraints: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     iterations: Option<u64>,
+    /// Branches broken off, trees uprooted and broken pieces still simulated (for models whose
+    /// trees break; absent for the others).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    broken: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    uprooted: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    debris: Option<u64>,
     /// The device the model steps on (`--dynamics-gpu`; absent on the CPU).
     #[serde(skip_serializing_if = "Option::is_none")]
     device: Option<String>,
@@ -381,6 +389,9 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
         constraints: counts.map(|c| c.1 as u64),
         root_constraints: counts.map(|c| c.2 as u64),
         iterations: verlet.map(|v| (v.most_passes() * v.params().substeps as usize) as u64),
+        broken: sim.breakage().map(|b| b.broken as u64),
+        uprooted: sim.breakage().map(|b| b.uprooted as u64),
+        debris: sim.breakage().map(|b| b.debris as u64),
         device: sim.as_any().downcast_ref::<GpuOliapuram>().map(|g| g.gpu().name()),
     }
 }

@@ -149,6 +149,16 @@ pub trait DynamicsModel: Send {
     }
     /// Bytes of simulation state in memory (forest, model state, scratch; capacities).
     fn heap_bytes(&self) -> usize;
+    /// What the wind has broken, for a model whose trees can break (`None` for one whose
+    /// trees cannot).
+    fn breakage(&self) -> Option<Breakage> {
+        None
+    }
+    /// Whether segment `i` still hangs from its parent (a tree's root: stands on its roots).
+    /// False for the first segment of a piece broken off; by default, true.
+    fn attached(&self, _i: usize) -> bool {
+        true
+    }
     /// The wind field.
     fn wind(&self) -> &dyn WindField;
     /// The wind field, to change it.
@@ -177,6 +187,17 @@ pub trait DynamicsModel: Send {
     fn as_any(&self) -> &dyn Any;
     /// The model as `Any`, to change one model's own extras.
     fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+/// What the wind has broken since the last reset.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Breakage {
+    /// Branches broken off.
+    pub broken: usize,
+    /// Trees torn from their roots.
+    pub uprooted: usize,
+    /// Broken pieces still simulated.
+    pub debris: usize,
 }
 
 /// The dynamics models Sylva has.

@@ -6,7 +6,7 @@ use sylva_engine::{FrameTimings, JobSystem};
 
 use super::{VerletModel, PHASES};
 use crate::collider::SphereCollider;
-use crate::dynamics::{DynamicsModel, ModelKind, ModelParts, PoseView};
+use crate::dynamics::{Breakage, DynamicsModel, ModelKind, ModelParts, PoseView};
 use crate::error::SimError;
 use crate::forest::Forest;
 use crate::wind::WindField;
@@ -55,6 +55,16 @@ impl DynamicsModel for VerletModel {
     }
     fn finite(&self) -> bool {
         VerletModel::finite(self)
+    }
+    fn breakage(&self) -> Option<Breakage> {
+        Some(Breakage {
+            broken: self.branches_broken(),
+            uprooted: self.uprooted(),
+            debris: self.branches_broken(),
+        })
+    }
+    fn attached(&self, i: usize) -> bool {
+        VerletModel::attached(self, i)
     }
     fn heap_bytes(&self) -> usize {
         VerletModel::heap_bytes(self)

@@ -221,6 +221,12 @@ impl VerletModel {
     pub fn branches_broken(&self) -> usize {
         self.branches_broken
     }
+    /// Whether segment `i` still hangs from its parent: false for the first segment of a
+    /// branch broken off.
+    pub fn attached(&self, i: usize) -> bool {
+        let b = self.st.branch_of[i] as usize;
+        !(self.broken[b] && self.st.branches[b].first as usize == i)
+    }
     /// Trees whose every root constraint is cut.
     pub fn uprooted(&self) -> usize {
         self.st

@@ -57,11 +57,15 @@ pub struct VerletParams {
     pub damping: f32,
     /// Gravity \[m/s²\], along −y.
     pub gravity: f32,
-    /// The thesis's breaking cone, as the strain green wood takes before it breaks (the
-    /// modulus of rupture over Young's modulus): a branch of base radius r whose first
-    /// segment has length l breaks off when that segment turns more than
-    /// `break_strain`·l/r \[rad\] from its rest direction in its parent's frame (a beam's
-    /// bend over l at its rupture moment, κ = σ/(E·r)), at most π. 0 disables breaking.
+    /// The thesis's breaking cone, set per branch: a branch of base radius r whose first
+    /// segment has length l breaks off when that segment turns more than `break_strain`·l/r
+    /// \[rad\] from its rest direction in its parent's frame, at most π (0 never breaks).
+    /// The form is a beam's bend over l at a surface strain ε, κ = ε/r, so thin long twigs
+    /// bend far before they break and short thick wood little. The relaxation bends joints
+    /// more than beam theory would (its flexibility is the passes'), so ε is set on the
+    /// model's own response, not green wood's (σ_rupture/E ≈ 0.005): with the default 0.08,
+    /// no branch of the 1,597-segment test tree reaches its cone in 5 m/s gusts (the largest
+    /// reach 0.052·l/r), about one in a hundred does in 36 m/s (Manavi's ~80 mph).
     pub break_strain: f32,
 }
 
@@ -89,7 +93,7 @@ impl VerletParams {
             elasticity: 1.0,
             damping: (2.0 * ratio * std::f32::consts::TAU).min(20.0),
             gravity: 9.81,
-            break_strain: 0.0,
+            break_strain: 0.08,
         }
     }
 

@@ -126,7 +126,7 @@ pub(super) fn forces_and_verlet(
     tree: &TreeLayout,
     pos: &mut [Vec3],
     prev: &mut [Vec3],
-    scratch: &mut Vec<Vec3>,
+    scratch: &[Vec3],
     anchored: bool,
     broken: &[bool],
 ) {
