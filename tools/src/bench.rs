@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 use sylva_engine::{FrameTimings, JobSystem};
 use sylva_sim::dynamics::weber::{InertiaKind, IntegratorKind, SolverKind, WeberModel};
-use sylva_sim::dynamics::{DynamicsModel, ModelKind};
+use sylva_sim::dynamics::{DynamicsModel, ModelKind, VerletModel};
 use sylva_sim::scene::{orbit_collider, TestForest, MAX_TEST_FOREST_SEGMENTS};
 use sylva_sim::skeleton::MAX_LEAVES_PER_TREE;
 use sylva_sim::{GustingWind, Material};
@@ -166,6 +166,24 @@ struct SimReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     cg_iterations_per_solve: Option<f64>,
     setup_ms: f64,
+    /// Manavi's particles, constraints (branch and plane, then root) and the most relaxation
+    /// passes a constraint gets per step, substeps included (absent for other models).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    particles: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    constraints: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    root_constraints: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    iterations: Option<u64>,
+    /// Branches broken off, trees uprooted and broken pieces still simulated (for models whose
+    /// trees break; absent for the others).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    broken: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    uprooted: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    debris: Option<u64>,
     /// The device the model steps on (`--dynamics-gpu`; absent on the CPU).
     #[serde(skip_serializing_if = "Option::is_none")]
     device: Option<String>,
@@ -441,6 +459,8 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
         .as_any()
         .and_then(|w| w.downcast_ref::<GpuWind>())
         .map_or(0, |w| w.downloads().count - downloads.1);
+    let verlet = sim.as_any().downcast_ref::<VerletModel>();
+    let counts = verlet.map(|v| v.counts());
     SimReport {
         model: sim.name(),
         segments: sim.forest().segment_count() as u64,
@@ -483,6 +503,13 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
             }
         }),
         setup_ms,
+        particles: counts.map(|c| c.0 as u64),
+        constraints: counts.map(|c| c.1 as u64),
+        root_constraints: counts.map(|c| c.2 as u64),
+        iterations: verlet.map(|v| (v.most_passes() * v.params().substeps as usize) as u64),
+        broken: sim.breakage().map(|b| b.broken as u64),
+        uprooted: sim.breakage().map(|b| b.uprooted as u64),
+        debris: sim.breakage().map(|b| b.debris as u64),
         device: sim.as_any().downcast_ref::<GpuOliapuram>().map(|g| g.gpu().name()),
     }
 }

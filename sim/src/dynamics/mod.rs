@@ -28,6 +28,7 @@
 
 pub mod oliapuram;
 pub mod pose;
+pub mod verlet;
 pub mod weber;
 
 use std::any::Any;
@@ -43,6 +44,7 @@ use crate::wind::{Calm, WindField};
 
 pub use oliapuram::{OliapuramModel, OliapuramParams};
 pub use pose::Pose;
+pub use verlet::{VerletModel, VerletParams};
 
 /// A model's pose, as [`DynamicsModel::pose`] lends it: borrowed, or read through the lock its
 /// step writes it behind (released when this is dropped).
@@ -147,6 +149,16 @@ pub trait DynamicsModel: Send {
     }
     /// Bytes of simulation state in memory (forest, model state, scratch; capacities).
     fn heap_bytes(&self) -> usize;
+    /// What the wind has broken, for a model whose trees can break (`None` for one whose
+    /// trees cannot).
+    fn breakage(&self) -> Option<Breakage> {
+        None
+    }
+    /// Whether segment `i` still hangs from its parent (a tree's root: stands on its roots).
+    /// False for the first segment of a piece broken off; by default, true.
+    fn attached(&self, _i: usize) -> bool {
+        true
+    }
     /// The wind field.
     fn wind(&self) -> &dyn WindField;
     /// The wind field, to change it.
@@ -177,6 +189,17 @@ pub trait DynamicsModel: Send {
     fn as_any_mut(&mut self) -> &mut dyn Any;
 }
 
+/// What the wind has broken since the last reset.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Breakage {
+    /// Branches broken off.
+    pub broken: usize,
+    /// Trees torn from their roots.
+    pub uprooted: usize,
+    /// Broken pieces still simulated.
+    pub debris: usize,
+}
+
 /// The dynamics models Sylva has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ModelKind {
@@ -186,17 +209,21 @@ pub enum ModelKind {
     /// Oliapuram & Kumar 2010: rigid segments about their parents' tips, stepped as a whole
     /// forest, level by level, leaves as one-degree-of-freedom pseudo-branches (`oliapuram`).
     Oliapuram,
+    /// Manavi 2007: particles and distance constraints moved by position Verlet, the
+    /// constraints relaxed pass after pass (`verlet`).
+    Verlet,
 }
 
 impl ModelKind {
     /// Every model, in the order the viewer's model key cycles them.
-    pub const ALL: [ModelKind; 2] = [ModelKind::Weber, ModelKind::Oliapuram];
+    pub const ALL: [ModelKind; 3] = [ModelKind::Weber, ModelKind::Oliapuram, ModelKind::Verlet];
 
     /// The model's name on the command line and in reports.
     pub fn name(self) -> &'static str {
         match self {
             ModelKind::Weber => "weber",
             ModelKind::Oliapuram => "oliapuram",
+            ModelKind::Verlet => "verlet",
         }
     }
 
@@ -211,6 +238,7 @@ impl ModelKind {
         match self {
             ModelKind::Weber => &weber::PHASES,
             ModelKind::Oliapuram => oliapuram::PHASES,
+            ModelKind::Verlet => verlet::PHASES,
         }
     }
 
@@ -236,6 +264,10 @@ impl ModelKind {
             ModelKind::Oliapuram => {
                 let params = OliapuramParams::for_material(&parts.forest.material);
                 Ok(Box::new(OliapuramModel::from_parts(parts, params)?))
+            }
+            ModelKind::Verlet => {
+                let params = VerletParams::for_material(&parts.forest.material);
+                Ok(Box::new(VerletModel::from_parts(parts, params)?))
             }
         }
     }
@@ -307,8 +339,11 @@ mod tests {
                 assert_eq!(cycle[..ModelKind::ALL.len()].iter().filter(|&&c| c == k).count(), 1);
             }
         }
-        let e = "verlet".parse::<ModelKind>().unwrap_err().to_string();
-        assert!(e.contains("verlet") && e.contains("weber"), "{e}");
+        let e = "cloth".parse::<ModelKind>().unwrap_err().to_string();
+        assert!(
+            e.contains("cloth") && e.contains("weber") && e.contains("verlet"),
+            "{e}"
+        );
     }
 
     /// A model handed back and rebuilt keeps its forest, wind, colliders and clock, and the

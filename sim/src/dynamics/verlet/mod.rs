@@ -1,0 +1,502 @@
+//! Manavi 2007, "Real-Time Tree Simulation Using Verlet Integration": a tree as particles and
+//! distance constraints, like cloth, moved by position Verlet and kept in shape by relaxing the
+//! constraints pass after pass.
+//!
+//! The model (the thesis's sections):
+//! - "Verlet Integration": every particle by r(t+Δt) = 2r(t) − r(t−Δt) + a(t)·Δt² (Eq. 5);
+//!   the forces are gravity and the wind's drag at the particle (see `solve`).
+//! - "Iterative Constraints": each constraint moves its two ends half of its error each, one
+//!   constraint after the other (Gauss–Seidel); more passes make the wood stiffer, so each
+//!   segment's constraints get passes by its radius (`VerletParams::iterations_for`), the
+//!   thesis's iterations per skeletal particle.
+//! - "Tree Structure and Algorithms" (Figure 1): branches of skeletal particles with a
+//!   branching plane of five particles at their base, children tied to their parents by three
+//!   shared particles, and a root structure of static anchors (`structure`).
+//! - Contacts: every moving particle is kept above the ground and outside the sphere colliders
+//!   after every pass.
+//!
+//! One step, per tree (trees share nothing, so whole trees are jobs):
+//!
+//! | phase       | does |
+//! |-------------|------|
+//! | verlet      | the wind at every skeletal particle, forces, Eq. 5 |
+//! | constraints | the branch and plane constraints, pass after pass, contacts after each |
+//! | roots       | the root constraints: cut when stretched past their maximum, else relaxed |
+//! | pose        | segments' bases and orientations, leaves' positions |
+//!
+//! Gravity. The generated shape gives every constraint its rest length, so the shape the
+//! constraints hold is the grown one; with enough passes they hold it rigidly, and gravity
+//! then moves nothing of a tree on its roots: whatever a tree sags under its weight here is
+//! the relaxation's shortfall, which keeps creeping with time. Where the material takes the
+//! generated shape as grown under the tree's weight (`Material::compensate_gravity`, on by
+//! default, as Weber's and Oliapuram's models do), Sylva applies gravity only to what hangs
+//! free: a branch broken off and everything beyond it, and a tree whose root constraints are
+//! all cut. Without it, gravity acts on every particle, as in the thesis, and the tree sags
+//! as far as its passes let it.
+//!
+//! Invariants: the state is each particle's position and previous position, and a flag per
+//! root constraint; anchors never move; a step reads and writes only its own tree's slices, so
+//! the state is bit-identical for any number of workers.
+
+mod breakage;
+mod interface;
+mod params;
+mod solve;
+mod structure;
+#[cfg(test)]
+mod tests;
+
+pub use params::{VerletParams, MAX_ITERATIONS};
+pub use structure::MAX_PARTICLES;
+
+use std::time::Duration;
+
+use glam::{Quat, Vec3};
+use sylva_engine::{FrameTimings, JobSystem};
+
+use crate::collider::SphereCollider;
+use crate::dynamics::{check_forest, ModelParts, Pose, Refused};
+use crate::error::SimError;
+use crate::forest::Forest;
+use crate::hash::StateHash;
+use crate::wind::{Calm, WindField};
+use solve::{Links, Shared, TreeReport, TreeState};
+use structure::Structure;
+
+/// Names of the timed phases, as recorded in [`FrameTimings`].
+pub const PHASES: &[&str] = &["verlet", "constraints", "roots", "pose"];
+
+/// Particles worth a job of their own.
+const MIN_JOB: usize = 4096;
+
+/// Manavi's Verlet model over a forest.
+pub struct VerletModel {
+    forest: Forest,
+    params: VerletParams,
+    st: Structure,
+    /// Per particle, exp(−drag/mass·dt) (see `solve`).
+    keep_wind: Vec<f32>,
+    pos: Vec<Vec3>,
+    prev: Vec<Vec3>,
+    root_cut: Vec<bool>,
+    /// The constraints as they are now (breaking rewires them; see `breakage`).
+    ca: Vec<u32>,
+    cb: Vec<u32>,
+    share: Vec<f32>,
+    /// One flag per branch: broken off.
+    broken: Vec<bool>,
+    pose: Pose,
+    wind: Box<dyn WindField>,
+    colliders: Vec<SphereCollider>,
+    time: f64,
+    nonfinite: bool,
+    /// Root constraints cut and branches broken off since the last reset.
+    roots_cut: usize,
+    branches_broken: usize,
+    /// Per job, the wind samples of its trees (kept between steps).
+    scratch: Vec<Vec<Vec3>>,
+}
+
+impl VerletModel {
+    /// The model's name on the command line and in reports.
+    pub const NAME: &'static str = "verlet";
+
+    /// Sets up the model at the forest's generated shape, at rest. Refuses invalid settings and
+    /// a forest without segments, naming what is wrong.
+    pub fn new(forest: Forest, params: VerletParams) -> Result<VerletModel, SimError> {
+        VerletModel::from_parts(ModelParts::new(forest), params).map_err(|r| r.error)
+    }
+
+    /// As [`new`](Self::new), at the parts' time, with their wind and colliders; on refusal
+    /// the parts come back.
+    pub fn from_parts(parts: ModelParts, params: VerletParams) -> Result<VerletModel, Box<Refused>> {
+        let built = params
+            .validate()
+            .and_then(|()| check_forest(&parts.forest))
+            .and_then(|()| Structure::build(&parts.forest, &params));
+        let st = match built {
+            Ok(st) => st,
+            Err(error) => return Err(Box::new(Refused { error, parts })),
+        };
+        let ModelParts {
+            forest,
+            wind,
+            colliders,
+            time,
+        } = parts;
+        let (n, m) = (forest.segment_count(), forest.leaf_count());
+        let mut model = VerletModel {
+            pos: st.rest.clone(),
+            prev: st.rest.clone(),
+            root_cut: vec![false; st.root_anchor.len()],
+            ca: st.ca.clone(),
+            cb: st.cb.clone(),
+            share: st.share.clone(),
+            broken: vec![false; st.branches.len()],
+            keep_wind: Vec::new(),
+            pose: Pose {
+                base: vec![Vec3::ZERO; n],
+                orient: vec![Quat::IDENTITY; n],
+                leaf_pos: vec![Vec3::ZERO; m],
+                leaf_orient: Vec::new(),
+            },
+            st,
+            forest,
+            params,
+            wind: Box::new(Calm),
+            colliders: Vec::new(),
+            time,
+            nonfinite: false,
+            roots_cut: 0,
+            branches_broken: 0,
+            scratch: Vec::new(),
+        };
+        model.keep_wind = model.drag_decay(params.substep());
+        model.set_wind(wind);
+        for mut c in colliders {
+            c.move_to(time);
+            model.colliders.push(c);
+        }
+        model.refresh_pose();
+        Ok(model)
+    }
+
+    fn drag_decay(&self, dt: f32) -> Vec<f32> {
+        self.st
+            .mass
+            .iter()
+            .zip(&self.st.drag)
+            .map(|(&m, &c)| if m > 0.0 && c > 0.0 { (-c / m * dt).exp() } else { 1.0 })
+            .collect()
+    }
+
+    /// Changes the time step \[s\], keeping every particle's velocity (the previous positions
+    /// are rescaled). Refuses an invalid one, keeping the old.
+    pub fn set_time_step(&mut self, dt: f32) -> Result<(), SimError> {
+        let params = VerletParams { dt, ..self.params };
+        params.validate()?;
+        let ratio = params.substep() / self.params.substep();
+        for (p, q) in self.pos.iter().zip(&mut self.prev) {
+            *q = *p - (*p - *q) * ratio;
+        }
+        self.params = params;
+        self.keep_wind = self.drag_decay(params.substep());
+        Ok(())
+    }
+
+    /// The model's settings.
+    pub fn params(&self) -> &VerletParams {
+        &self.params
+    }
+    /// The trees.
+    pub fn forest(&self) -> &Forest {
+        &self.forest
+    }
+    /// Simulated time \[s\].
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+    /// The pose after the last step (leaves rigid on their segments).
+    pub fn pose(&self) -> &Pose {
+        &self.pose
+    }
+    /// False once any particle stopped being finite.
+    pub fn finite(&self) -> bool {
+        !self.nonfinite
+    }
+    /// How many particles, constraints (branch and plane) and root constraints the trees
+    /// have.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        (self.pos.len(), self.st.ca.len(), self.st.root_anchor.len())
+    }
+    /// The most relaxation passes any constraint gets per step.
+    pub fn most_passes(&self) -> usize {
+        self.st.trees.iter().map(|t| t.passes.len()).max().unwrap_or(0)
+    }
+    /// Root constraints cut since the last reset.
+    pub fn roots_cut(&self) -> usize {
+        self.roots_cut
+    }
+    /// Branches broken off since the last reset.
+    pub fn branches_broken(&self) -> usize {
+        self.branches_broken
+    }
+    /// Whether segment `i` still hangs from its parent: false for the first segment of a
+    /// branch broken off.
+    pub fn attached(&self, i: usize) -> bool {
+        let b = self.st.branch_of[i] as usize;
+        !(self.broken[b] && self.st.branches[b].first as usize == i)
+    }
+    /// Trees whose every root constraint is cut.
+    pub fn uprooted(&self) -> usize {
+        self.st
+            .trees
+            .iter()
+            .filter(|t| !solve::anchored(&self.root_cut[t.roots.clone()]))
+            .count()
+    }
+    /// Every particle's position \[m\], relative to its tree's root (each tree's: skeletal,
+    /// structural, anchors).
+    pub fn positions(&self) -> &[Vec3] {
+        &self.pos
+    }
+    /// Every particle's rest position \[m\], relative to its tree's root.
+    pub fn rest_positions(&self) -> &[Vec3] {
+        &self.st.rest
+    }
+    /// The particles of tree `t`, how many of them (the first) are skeletal, and the world
+    /// position their coordinates are relative to (the tree's root).
+    pub fn tree_particles(&self, t: usize) -> (std::ops::Range<usize>, usize) {
+        let l = &self.st.trees[t];
+        (l.particles.clone(), l.skeletal)
+    }
+    /// Each tree's anchors (global particle indices).
+    pub fn anchors(&self) -> impl Iterator<Item = usize> + '_ {
+        self.st.trees.iter().flat_map(move |t| {
+            t.roots
+                .clone()
+                .map(move |r| t.particles.start + self.st.root_anchor[r] as usize)
+        })
+    }
+
+    /// Replaces the wind field (moved to the model's time) and returns the one it had.
+    pub fn replace_wind(&mut self, mut wind: Box<dyn WindField>) -> Box<dyn WindField> {
+        wind.advance(self.time);
+        std::mem::replace(&mut self.wind, wind)
+    }
+    /// Replaces the wind field (moved to the model's time).
+    pub fn set_wind(&mut self, wind: Box<dyn WindField>) {
+        drop(self.replace_wind(wind));
+    }
+
+    /// Every particle back at rest in the generated shape, every root constraint whole.
+    pub fn reset(&mut self) {
+        self.pos.copy_from_slice(&self.st.rest);
+        self.prev.copy_from_slice(&self.st.rest);
+        self.root_cut.fill(false);
+        self.ca.copy_from_slice(&self.st.ca);
+        self.cb.copy_from_slice(&self.st.cb);
+        self.share.copy_from_slice(&self.st.share);
+        self.broken.fill(false);
+        self.roots_cut = 0;
+        self.branches_broken = 0;
+        self.nonfinite = false;
+        self.refresh_pose();
+    }
+
+    /// Kinetic energy of the particles that carry mass, ½·Σ m·|v|² with v the Verlet velocity
+    /// (r(t) − r(t−Δt))/Δt \[J\].
+    pub fn kinetic_energy(&self) -> f64 {
+        let dt = self.params.substep() as f64;
+        (0..self.pos.len())
+            .map(|j| {
+                let v = (self.pos[j] - self.prev[j]).as_dvec3() / dt;
+                0.5 * self.st.mass[j] as f64 * v.length_squared()
+            })
+            .sum()
+    }
+
+    /// FNV-1a hash of the bit patterns of every position, previous position, root and branch
+    /// flag and constraint end.
+    pub fn state_hash(&self) -> u64 {
+        let mut h = StateHash::new();
+        h.add(self.pos.iter().chain(&self.prev).flat_map(|v| v.to_array()));
+        let flag = |&c: &bool| if c { 1.0 } else { 0.0 };
+        h.add(self.root_cut.iter().chain(&self.broken).map(flag));
+        h.add(self.ca.iter().chain(&self.cb).map(|&e| f32::from_bits(e)));
+        h.finish()
+    }
+
+    /// Bytes held: the forest, the structure, the state and the pose (capacities).
+    pub fn heap_bytes(&self) -> usize {
+        fn b<T>(v: &Vec<T>) -> usize {
+            v.capacity() * size_of::<T>()
+        }
+        let st = &self.st;
+        self.forest.heap_bytes()
+            + self.pose.heap_bytes()
+            + b(&self.pos)
+            + b(&self.prev)
+            + b(&self.root_cut)
+            + b(&self.ca)
+            + b(&self.cb)
+            + b(&self.share)
+            + b(&self.broken)
+            + b(&st.owner)
+            + b(&st.particle_branch)
+            + b(&self.keep_wind)
+            + b(&st.rest)
+            + b(&st.mass)
+            + b(&st.drag)
+            + b(&st.weight)
+            + b(&st.radius)
+            + b(&st.ca)
+            + b(&st.cb)
+            + b(&st.length)
+            + b(&st.iterations)
+            + b(&st.root_anchor)
+            + b(&st.root_plane)
+            + b(&st.root_length)
+            + b(&st.root_max)
+            + b(&st.branches)
+            + b(&st.branch_of)
+            + b(&st.rest_orient)
+            + st.trees.iter().map(|t| b(&t.passes)).sum::<usize>()
+            + b(&st.trees)
+            + self.scratch.iter().map(b).sum::<usize>()
+    }
+
+    /// Advances one time step: the wind and colliders to the step's time, then every tree as
+    /// jobs of whole trees. Phase times (summed over threads) go to the phases of `timings`
+    /// named in [`PHASES`].
+    pub fn step(&mut self, jobs: &JobSystem, timings: &FrameTimings) {
+        let h = self.params.dt as f64;
+        self.wind.prepare(self.time, jobs, timings);
+        let reports = match self.wind.detach(self.time + h) {
+            Some(frozen) => {
+                let mut wind = std::mem::replace(&mut self.wind, frozen);
+                let reports = jobs.scope(|s| {
+                    s.spawn(|_| wind.step_detached(jobs, timings));
+                    self.step_trees(jobs)
+                });
+                let frozen = std::mem::replace(&mut self.wind, wind);
+                self.wind.attach(frozen);
+                reports
+            }
+            None => self.step_trees(jobs),
+        };
+        let mut ns = [0u64; 4];
+        for r in &reports {
+            for k in 0..4 {
+                ns[k] += r.ns[k];
+            }
+            self.nonfinite |= !r.finite;
+            self.roots_cut += r.roots_cut as usize;
+            self.branches_broken += r.broken as usize;
+        }
+        for (k, name) in PHASES.iter().enumerate() {
+            if let Some(id) = timings.phase_id(name) {
+                timings.add(id, Duration::from_nanos(ns[k]));
+            }
+        }
+        self.time += h;
+        for c in &mut self.colliders {
+            c.move_to(self.time);
+        }
+    }
+
+    /// Every tree's step, in jobs of whole trees of at least [`MIN_JOB`] particles; one report
+    /// per tree.
+    fn step_trees(&mut self, jobs: &JobSystem) -> Vec<TreeReport> {
+        let sh = Shared {
+            st: &self.st,
+            forest: &self.forest,
+            params: &self.params,
+            keep_wind: &self.keep_wind,
+            wind: &*self.wind,
+            uniform: self.wind.uniform(),
+            colliders: &self.colliders,
+        };
+        let f = &self.forest;
+        let trees = f.trees.len();
+        // Each tree's slices.
+        let mut pos = split(&mut self.pos, self.st.trees.iter().map(|t| t.particles.len()));
+        let mut prev = split(&mut self.prev, self.st.trees.iter().map(|t| t.particles.len()));
+        let mut cut = split(&mut self.root_cut, self.st.trees.iter().map(|t| t.roots.len()));
+        let sizes = || self.st.trees.iter().map(|t| t.constraints.len());
+        let mut ca = split(&mut self.ca, sizes());
+        let mut cb = split(&mut self.cb, sizes());
+        let mut share = split(&mut self.share, sizes());
+        let mut broken = split(&mut self.broken, self.st.trees.iter().map(|t| t.branches.len()));
+        let mut base = split(&mut self.pose.base, f.trees.iter().map(|t| t.segments.len()));
+        let mut orient = split(&mut self.pose.orient, f.trees.iter().map(|t| t.segments.len()));
+        let mut leaf = split(&mut self.pose.leaf_pos, f.trees.iter().map(|t| t.leaves.len()));
+        let mut states: Vec<(usize, TreeState<'_>)> = Vec::with_capacity(trees);
+        for t in (0..trees).rev() {
+            states.push((
+                t,
+                TreeState {
+                    pos: pos.pop().expect("one slice per tree"),
+                    prev: prev.pop().expect("one slice per tree"),
+                    root_cut: cut.pop().expect("one slice per tree"),
+                    links: Links {
+                        ca: ca.pop().expect("one slice per tree"),
+                        cb: cb.pop().expect("one slice per tree"),
+                        share: share.pop().expect("one slice per tree"),
+                    },
+                    broken: broken.pop().expect("one slice per tree"),
+                    base: base.pop().expect("one slice per tree"),
+                    orient: orient.pop().expect("one slice per tree"),
+                    leaf_pos: leaf.pop().expect("one slice per tree"),
+                },
+            ));
+        }
+        states.reverse();
+        // Jobs of whole trees.
+        let mut groups: Vec<Vec<(usize, TreeState<'_>)>> = Vec::new();
+        let mut size = usize::MAX;
+        for (t, s) in states {
+            if size >= MIN_JOB {
+                groups.push(Vec::new());
+                size = 0;
+            }
+            size += s.pos.len();
+            groups.last_mut().expect("a group was opened").push((t, s));
+        }
+        self.scratch.resize_with(groups.len(), Vec::new);
+        let mut out: Vec<Vec<TreeReport>> = vec![Vec::new(); groups.len()];
+        let sh = &sh;
+        jobs.scope(|s| {
+            for ((group, scratch), out) in groups.into_iter().zip(self.scratch.iter_mut()).zip(out.iter_mut()) {
+                s.spawn(move |_| {
+                    for (t, state) in group {
+                        out.push(solve::step_tree(sh, t, state, scratch));
+                    }
+                });
+            }
+        });
+        out.into_iter().flatten().collect()
+    }
+
+    /// The pose of the state as it is (after a reset or a build).
+    fn refresh_pose(&mut self) {
+        let sh = Shared {
+            st: &self.st,
+            forest: &self.forest,
+            params: &self.params,
+            keep_wind: &self.keep_wind,
+            wind: &Calm,
+            uniform: Some(Vec3::ZERO),
+            colliders: &[],
+        };
+        for t in 0..self.forest.trees.len() {
+            let tree = &self.forest.trees[t];
+            let layout = &self.st.trees[t];
+            let p = layout.particles.clone();
+            let s = tree.segments.start as usize..tree.segments.end as usize;
+            let l = tree.leaves.start as usize..tree.leaves.end as usize;
+            let turn = solve::turns(&sh, layout, &self.pos[p.clone()]);
+            solve::pose(
+                &sh,
+                t,
+                &self.pos[p],
+                &turn,
+                &self.broken[layout.branches.clone()],
+                &mut self.pose.base[s.clone()],
+                &mut self.pose.orient[s],
+                &mut self.pose.leaf_pos[l],
+            );
+        }
+    }
+}
+
+/// Splits `s` into consecutive slices of the given lengths.
+fn split<T>(mut s: &mut [T], lengths: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
+    let mut out = Vec::new();
+    for n in lengths {
+        let (a, rest) = std::mem::take(&mut s).split_at_mut(n);
+        out.push(a);
+        s = rest;
+    }
+    out
+}

@@ -1,0 +1,688 @@
+//! Checks of Manavi's model against what mechanics gives outside the code: free fall, a
+//! pendulum's period, how well the relaxation keeps lengths and how that tightens with passes,
+//! a tree settling near its generated shape with its anchors still, root constraints that cut,
+//! contacts, determinism over workers, a ridiculous wind, and bad settings refused.
+
+use glam::Vec3;
+use sylva_engine::{FrameTimings, JobSystem};
+
+use super::solve::{self, Links, Shared};
+use super::structure::{Structure, TreeLayout};
+use super::{VerletModel, VerletParams};
+use crate::collider::{Motion, SphereCollider};
+use crate::forest::{Forest, TreePlacement};
+use crate::material::Material;
+use crate::scene::TestForest;
+use crate::testtree::test_tree;
+use crate::wind::{Calm, GustingWind, WindField};
+
+fn jobs(threads: usize) -> JobSystem {
+    JobSystem::new(threads).unwrap()
+}
+
+fn timings() -> FrameTimings {
+    FrameTimings::new(super::PHASES)
+}
+
+/// A wind that varies in space and time.
+struct Swirl {
+    time: f32,
+    speed: f32,
+}
+
+impl WindField for Swirl {
+    fn advance(&mut self, time: f64) {
+        self.time = time as f32;
+    }
+    fn sample(&self, p: Vec3) -> Vec3 {
+        let t = self.time;
+        Vec3::new(
+            1.0 + 0.5 * (0.7 * p.y + 1.3 * t).sin(),
+            0.2 * (0.9 * p.x - 0.4 * t).sin(),
+            0.6 * (0.5 * p.z + 0.8 * p.x + 2.1 * t).cos(),
+        ) * self.speed
+    }
+}
+
+fn tree_at(seed: u64, segments: usize, leaves: usize, at: Vec3) -> Forest {
+    let skel = test_tree(seed, segments, leaves).unwrap();
+    Forest::build(
+        &[TreePlacement {
+            skeleton: &skel,
+            position: at,
+        }],
+        &Material::default(),
+    )
+    .unwrap()
+}
+
+/// The largest relative error of any skeletal constraint's length (a segment's length), and
+/// the root mean square of all.
+fn length_errors(m: &VerletModel) -> (f32, f32) {
+    let st = &m.st;
+    let mut worst = 0.0f32;
+    let (mut sum, mut n) = (0.0f64, 0usize);
+    for t in &st.trees {
+        let p = &m.pos[t.particles.clone()];
+        let skeletal = t.skeletal as u32;
+        for c in t
+            .constraints
+            .clone()
+            .filter(|&c| st.ca[c] < skeletal && st.cb[c] < skeletal)
+        {
+            let l = (p[st.cb[c] as usize] - p[st.ca[c] as usize]).length();
+            let e = (l - st.length[c]).abs() / st.length[c];
+            worst = worst.max(e);
+            sum += (e as f64).powi(2);
+            n += 1;
+        }
+    }
+    (worst, (sum / n as f64).sqrt() as f32)
+}
+
+/// A tree whose roots are cut and which starts falling from rest, with the Verlet start of
+/// the thesis's Eq. 3 (r(t−Δt) = r − v·Δt + ½·a·Δt², v = 0), falls as one body: every
+/// particle drops ½·g·t² (its constraints are at their rest lengths throughout).
+#[test]
+fn a_released_tree_falls_half_g_t_squared() {
+    let params = VerletParams {
+        damping: 0.0,
+        ..VerletParams::default()
+    };
+    let mut m = VerletModel::new(tree_at(3, 40, 20, Vec3::new(0.0, 100.0, 0.0)), params).unwrap();
+    m.root_cut.fill(true);
+    // In a vacuum.
+    m.keep_wind.fill(1.0);
+    let (dt, g) = (params.dt, params.gravity);
+    let h = params.substep();
+    let anchors: Vec<usize> = m.anchors().collect();
+    for (j, (p, q)) in m.pos.iter().zip(&mut m.prev).enumerate() {
+        if !anchors.contains(&j) {
+            *q = *p - Vec3::new(0.0, 0.5 * g * h * h, 0.0);
+        }
+    }
+    let start = m.pos.clone();
+    let steps = (2.0 / dt).round() as usize;
+    let (jobs, timings) = (jobs(1), timings());
+    for _ in 0..steps {
+        m.step(&jobs, &timings);
+    }
+    let t = steps as f32 * dt;
+    let want = 0.5 * g * t * t;
+    let (range, skeletal) = m.tree_particles(0);
+    for j in range.start..range.start + skeletal {
+        let fell = start[j].y - m.pos[j].y;
+        assert!(
+            (fell - want).abs() < 0.005 * want,
+            "particle {j}: fell {fell} m, ½gt² = {want} m"
+        );
+        let drift = (m.pos[j].x - start[j].x).abs().max((m.pos[j].z - start[j].z).abs());
+        assert!(drift < 1e-3 * want, "particle {j}: drifted {drift} m sideways");
+    }
+    for j in anchors {
+        assert_eq!(m.pos[j], start[j], "anchors never move");
+    }
+}
+
+/// One free particle on one constraint to a static one (the root constraint's rule: the whole
+/// correction to the free end): at small amplitude it swings with period 2π·sqrt(L/g).
+#[test]
+fn a_particle_pendulum_swings_with_the_pendulum_period() {
+    for l in [0.5f32, 2.0] {
+        let params = VerletParams {
+            damping: 0.0,
+            dt: 1.0 / 240.0,
+            substeps: 1,
+            ..VerletParams::default()
+        };
+        let angle = 0.05f32;
+        let pivot = Vec3::new(0.0, 10.0, 0.0);
+        let bob = pivot + Vec3::new(angle.sin(), -angle.cos(), 0.0) * l;
+        let st = Structure {
+            trees: vec![TreeLayout {
+                particles: 0..2,
+                skeletal: 1,
+                twins: 0,
+                contact: 1,
+                constraints: 0..0,
+                passes: Vec::new(),
+                roots: 0..1,
+                branches: 0..0,
+                ground: 0.0,
+                origin: Vec3::ZERO,
+            }],
+            rest: vec![bob, pivot],
+            mass: vec![1.0, 0.0],
+            weight: vec![1.0, 0.0],
+            particle_branch: vec![0, 0],
+            drag: vec![0.0, 0.0],
+            radius: vec![0.0, 0.0],
+            root_anchor: vec![1],
+            root_plane: vec![0],
+            root_length: vec![l],
+            root_max: vec![1e6],
+            ..Default::default()
+        };
+        let forest = Forest::default();
+        let sh = Shared {
+            st: &st,
+            forest: &forest,
+            params: &params,
+            keep_wind: &[1.0, 1.0],
+            wind: &Calm,
+            uniform: Some(Vec3::ZERO),
+            colliders: &[],
+        };
+        let (mut pos, mut prev, mut cut) = (st.rest.clone(), st.rest.clone(), vec![false]);
+        let scratch: Vec<Vec3> = Vec::new();
+        let mut crossings = Vec::new();
+        let mut last = pos[0].x;
+        for n in 1..=(20.0 / params.dt) as usize {
+            solve::forces_and_verlet(&sh, &st.trees[0], &mut pos, &mut prev, &scratch, false, &[]);
+            let links = Links {
+                ca: &mut [],
+                cb: &mut [],
+                share: &mut [],
+            };
+            solve::relax(&sh, &st.trees[0], &mut pos, &links, false, &mut cut);
+            solve::roots(&sh, &st.trees[0], &mut pos, &mut cut);
+            let x = pos[0].x;
+            if last > 0.0 && x <= 0.0 {
+                // Linear interpolation of the downward zero crossing.
+                crossings.push((n as f32 - x / (x - last)) * params.dt);
+            }
+            last = x;
+        }
+        let periods = crossings.len() - 1;
+        let period = (crossings[periods] - crossings[0]) / periods as f32;
+        let want = std::f32::consts::TAU * (l / params.gravity).sqrt();
+        assert!(
+            (period - want).abs() < 0.02 * want,
+            "L = {l}: period {period} s, 2π·sqrt(L/g) = {want} s"
+        );
+        assert!(
+            ((pos[0] - pivot).length() - l).abs() < 1e-4 * l,
+            "the rod keeps its length"
+        );
+    }
+}
+
+/// In a strong wind the segments keep their lengths within 1 % (root mean square; the worst,
+/// a twig's, within 20 %) with the default passes given to every segment, and more passes
+/// keep them closer.
+#[test]
+fn relaxation_keeps_lengths_and_tightens_with_passes() {
+    let run = |iterations: u32| {
+        let params = VerletParams {
+            iterations,
+            root_iterations: iterations,
+            min_iterations: iterations,
+            ..VerletParams::default()
+        };
+        let mut m = VerletModel::new(tree_at(5, 300, 400, Vec3::ZERO), params).unwrap();
+        m.set_wind(Box::new(Swirl { time: 0.0, speed: 20.0 }));
+        let (jobs, timings) = (jobs(1), timings());
+        let (mut worst, mut rms) = (0.0f32, 0.0f32);
+        for _ in 0..240 {
+            m.step(&jobs, &timings);
+            let (w, r) = length_errors(&m);
+            (worst, rms) = (worst.max(w), rms.max(r));
+        }
+        assert!(m.finite());
+        eprintln!("{iterations} passes: worst {worst}, rms {rms}");
+        (worst, rms)
+    };
+    let default = run(VerletParams::default().iterations);
+    let more = run(4 * VerletParams::default().iterations);
+    assert!(default.0 < 0.2, "default passes: worst length error {}", default.0);
+    assert!(default.1 < 0.01, "default passes: rms length error {}", default.1);
+    assert!(
+        more.1 < 0.5 * default.1,
+        "4× the passes: rms {} against {}",
+        more.1,
+        default.1
+    );
+}
+
+/// Bent by a wind and released, a tree swings back and settles close to its generated shape,
+/// its kinetic energy dying away; its anchors never move.
+#[test]
+fn a_tree_released_from_the_wind_settles_near_its_skeleton_with_anchors_still() {
+    let mut m = VerletModel::new(tree_at(7, 300, 400, Vec3::ZERO), VerletParams::default()).unwrap();
+    let anchors: Vec<(usize, Vec3)> = m.anchors().map(|j| (j, m.pos[j])).collect();
+    let (jobs, timings) = (jobs(1), timings());
+    let height = m.st.rest.iter().map(|p| p.y).fold(0.0f32, f32::max);
+    let (range, skeletal) = m.tree_particles(0);
+    let moved = |m: &VerletModel| -> (f32, f32) {
+        let d: Vec<f32> = (range.start..range.start + skeletal)
+            .map(|j| (m.pos[j] - m.st.rest[j]).length())
+            .collect();
+        (
+            d.iter().sum::<f32>() / d.len() as f32,
+            d.iter().cloned().fold(0.0f32, f32::max),
+        )
+    };
+    m.set_wind(Box::new(GustingWind::new(15.0, 0.0, 0.3, 2).unwrap()));
+    for _ in 0..300 {
+        m.step(&jobs, &timings);
+    }
+    let bent = moved(&m);
+    m.set_wind(Box::new(Calm));
+    let mut energy = Vec::new();
+    for _ in 0..(20.0 / m.params.dt) as usize {
+        m.step(&jobs, &timings);
+        energy.push(m.kinetic_energy());
+        for &(j, p) in &anchors {
+            assert_eq!(m.pos[j], p, "anchor {j} moved");
+        }
+    }
+    let peak = energy.iter().cloned().fold(0.0, f64::max);
+    let last = *energy.last().unwrap();
+    assert!(last < 1e-2 * peak, "kinetic energy {last} J at the end, peak {peak} J");
+    let (mean, most) = moved(&m);
+    eprintln!(
+        "bent by 15 m/s: {:.3} m mean, {:.3} m most; settled: {mean:.4} m mean, {most:.4} m most, of a {height:.2} m tree",
+        bent.0, bent.1
+    );
+    assert!(bent.0 > 0.001 * height, "the wind bent the tree ({} m)", bent.0);
+    assert!(
+        mean < 0.05 * bent.0,
+        "settled {mean} m from its shape on average, bent {} m",
+        bent.0
+    );
+    assert_eq!(m.roots_cut(), 0, "the wind did not uproot it");
+}
+
+/// Without the material's gravity compensation every particle weighs: the tree sags as far as
+/// its passes let it, and never through its anchors.
+#[test]
+fn without_compensation_a_tree_sags_under_its_weight() {
+    let material = Material {
+        compensate_gravity: false,
+        ..Material::default()
+    };
+    let skel = test_tree(7, 300, 400).unwrap();
+    let f = Forest::build(
+        &[TreePlacement {
+            skeleton: &skel,
+            position: Vec3::ZERO,
+        }],
+        &material,
+    )
+    .unwrap();
+    let mut sagging = VerletModel::new(f, VerletParams::default()).unwrap();
+    let mut held = VerletModel::new(tree_at(7, 300, 400, Vec3::ZERO), VerletParams::default()).unwrap();
+    let (jobs, timings) = (jobs(1), timings());
+    for _ in 0..300 {
+        sagging.step(&jobs, &timings);
+        held.step(&jobs, &timings);
+    }
+    let (range, skeletal) = sagging.tree_particles(0);
+    let fall = |m: &VerletModel| -> f32 {
+        (range.start..range.start + skeletal)
+            .map(|j| m.st.rest[j].y - m.pos[j].y)
+            .sum::<f32>()
+            / skeletal as f32
+    };
+    eprintln!(
+        "mean fall in 5 s: {} m without compensation, {} m with",
+        fall(&sagging),
+        fall(&held)
+    );
+    assert!(fall(&sagging) > 0.005, "a weighed tree sags ({} m)", fall(&sagging));
+    assert!(
+        fall(&held).abs() < 0.1 * fall(&sagging),
+        "a compensated tree holds its shape ({} m)",
+        fall(&held)
+    );
+}
+
+/// A root constraint stretched past its maximum is cut, and stays cut until a reset.
+#[test]
+fn an_overstretched_root_is_cut_and_reset_mends_it() {
+    let params = VerletParams::default();
+    let mut m = VerletModel::new(tree_at(3, 60, 40, Vec3::ZERO), params).unwrap();
+    let (jobs, timings) = (jobs(1), timings());
+    let stretch = |m: &VerletModel| {
+        let st = &m.st;
+        let t = &st.trees[0];
+        let p = &m.pos[t.particles.clone()];
+        t.roots
+            .clone()
+            .map(|r| (p[st.root_plane[r] as usize] - p[st.root_anchor[r] as usize]).length() / st.root_length[r] - 1.0)
+            .fold(f32::MIN, f32::max)
+    };
+    let mut most = 0.0f32;
+    for _ in 0..120 {
+        m.step(&jobs, &timings);
+        most = most.max(stretch(&m));
+    }
+    assert!(
+        most < 0.5 * m.params.root_stretch,
+        "settling stretched a root by {most}"
+    );
+    assert_eq!(m.roots_cut(), 0, "its own weight does not cut a root");
+    // Pull the whole tree up and sideways, far past 10 % of the roots' length.
+    let (range, skeletal) = m.tree_particles(0);
+    for j in range.start..range.end - 4 {
+        m.pos[j] += Vec3::new(0.3, 0.5, 0.0);
+        m.prev[j] += Vec3::new(0.3, 0.5, 0.0);
+    }
+    m.step(&jobs, &timings);
+    assert!(m.roots_cut() > 0, "no root constraint was cut");
+    let _ = skeletal;
+    m.reset();
+    assert_eq!(m.roots_cut(), 0);
+    assert!(m.root_cut.iter().all(|c| !c));
+}
+
+/// A sphere in the way: no particle ends a step inside it (with the wood's radius), nor below
+/// the ground.
+#[test]
+fn particles_stay_out_of_spheres_and_the_ground() {
+    let mut m = VerletModel::new(tree_at(11, 300, 200, Vec3::ZERO), VerletParams::default()).unwrap();
+    let (range, skeletal) = m.tree_particles(0);
+    let top = m.st.rest[range.clone()].iter().map(|p| p.y).fold(0.0f32, f32::max);
+    m.colliders
+        .push(SphereCollider::new(Vec3::new(1.0, 0.6 * top, 0.0), 0.3 * top, Motion::Static).unwrap());
+    m.set_wind(Box::new(GustingWind::new(25.0, 0.0, 0.3, 4).unwrap()));
+    let (jobs, timings) = (jobs(1), timings());
+    for _ in 0..300 {
+        m.step(&jobs, &timings);
+        let c = m.colliders[0];
+        for j in range.start..range.start + skeletal {
+            let p = m.pos[j];
+            assert!(p.y >= m.st.trees[0].ground, "particle {j} below the ground");
+            let inside = c.radius + m.st.radius[j] - (p - c.center).length();
+            assert!(inside < 1e-4, "particle {j} {inside} m inside the sphere");
+        }
+    }
+}
+
+/// The same forest in a wind that varies in space gives the same bits on 1, 2 and 4 workers.
+#[test]
+fn identical_for_any_number_of_workers() {
+    let f = TestForest::new(21, 400, 300, 6, &Material::default()).unwrap().forest;
+    let hashes: Vec<u64> = [1, 2, 4]
+        .into_iter()
+        .map(|threads| {
+            let mut m = VerletModel::new(f.clone(), VerletParams::default()).unwrap();
+            m.set_wind(Box::new(Swirl { time: 0.0, speed: 15.0 }));
+            let (jobs, timings) = (jobs(threads), timings());
+            for _ in 0..60 {
+                m.step(&jobs, &timings);
+            }
+            m.state_hash()
+        })
+        .collect();
+    assert_eq!(hashes[0], hashes[1]);
+    assert_eq!(hashes[0], hashes[2]);
+    assert_ne!(
+        hashes[0],
+        VerletModel::new(f, VerletParams::default()).unwrap().state_hash(),
+        "the wind moved the trees"
+    );
+}
+
+/// 60 m/s for 10,000 steps: every particle stays finite and within the tree's reach of its
+/// root (the tree may be torn from its roots, but nothing flies off).
+#[test]
+fn ridiculous_wind_stays_finite_and_bounded() {
+    let mut m = VerletModel::new(tree_at(13, 200, 300, Vec3::ZERO), VerletParams::default()).unwrap();
+    m.set_wind(Box::new(GustingWind::new(60.0, 0.3, 0.5, 9).unwrap()));
+    let (jobs, timings) = (jobs(1), timings());
+    let reach = m.forest.trees[0].reach;
+    for _ in 0..10_000 {
+        m.step(&jobs, &timings);
+    }
+    assert!(m.finite());
+    let far = m.pos.iter().map(|p| p.length()).fold(0.0f32, f32::max);
+    assert!(far < 4.0 * reach + 100.0, "a particle {far} m away (reach {reach} m)");
+}
+
+#[test]
+fn bad_settings_are_refused_naming_the_setting() {
+    let f = tree_at(3, 20, 10, Vec3::ZERO);
+    let d = VerletParams::default();
+    for (p, name) in [
+        (VerletParams { iterations: 0, ..d }, "iterations"),
+        (
+            VerletParams {
+                root_iterations: 0,
+                ..d
+            },
+            "root iterations",
+        ),
+        (VerletParams { iterations: 1000, ..d }, "iterations"),
+        (
+            VerletParams {
+                min_iterations: 20,
+                iterations: 10,
+                ..d
+            },
+            "min iterations",
+        ),
+        (VerletParams { dt: f32::NAN, ..d }, "dt"),
+        (VerletParams { plane_scale: -1.0, ..d }, "plane scale"),
+        (VerletParams { root_stretch: 0.0, ..d }, "root stretch"),
+        (VerletParams { elasticity: 1.5, ..d }, "elasticity"),
+        (
+            VerletParams {
+                damping: f32::INFINITY,
+                ..d
+            },
+            "damping",
+        ),
+    ] {
+        let e = VerletModel::new(f.clone(), p).err().expect(name).to_string();
+        assert!(e.contains(name), "{e}");
+    }
+}
+
+/// A vertical trunk of four segments with a horizontal branch of three from its second tip.
+fn trunk_and_branch() -> Forest {
+    use crate::skeleton::{Skeleton, SkeletonSegment};
+    let seg = |parent: Option<u32>, base: Vec3, tip: Vec3, r: f32| SkeletonSegment {
+        parent,
+        base,
+        tip,
+        radius_base: r,
+        radius_tip: r,
+    };
+    let mut segments: Vec<SkeletonSegment> = (0..4)
+        .map(|k| {
+            let parent = if k == 0 { None } else { Some(k - 1) };
+            seg(
+                parent,
+                Vec3::Y * (0.5 * k as f32),
+                Vec3::Y * (0.5 * (k + 1) as f32),
+                0.1,
+            )
+        })
+        .collect();
+    for k in 0..3u32 {
+        let base = Vec3::new(0.3 * k as f32, 1.0, 0.0);
+        let parent = if k == 0 { 1 } else { 3 + k };
+        segments.push(seg(Some(parent), base, base + Vec3::X * 0.3, 0.03));
+    }
+    let skel = Skeleton {
+        segments,
+        leaves: vec![],
+    };
+    Forest::build(
+        &[TreePlacement {
+            skeleton: &skel,
+            position: Vec3::ZERO,
+        }],
+        &Material::default(),
+    )
+    .unwrap()
+}
+
+/// The tree-local branch whose first segment is the branch's first (the one leaving the
+/// trunk), and the particles of that branch and the ones beyond it.
+fn side_branch(m: &VerletModel) -> (usize, Vec<usize>) {
+    let st = &m.st;
+    let t = &st.trees[0];
+    let seg = &m.forest.seg;
+    let first = (1..7)
+        .find(|&i| seg.radius_base[i] < 0.05 && seg.radius_base[seg.parent[i] as usize] > 0.05)
+        .expect("the side branch starts on the trunk");
+    let k = st.branch_of[first] as usize - t.branches.start;
+    let mut inside = vec![false; t.branches.len()];
+    inside[k] = true;
+    for j in k + 1..t.branches.len() {
+        let p = st.branches[t.branches.start + j].parent;
+        inside[j] = p != super::structure::NO_BRANCH && inside[p as usize - t.branches.start];
+    }
+    let particles = (0..t.particles.len())
+        .filter(|&p| inside[st.particle_branch[t.particles.start + p] as usize - t.branches.start])
+        .collect();
+    (k, particles)
+}
+
+/// Turns the side branch and everything beyond it rigidly by `angle` about the z axis through
+/// its shared particle (down, towards −y), as a load would.
+fn bend_side_branch(m: &mut VerletModel, angle: f32) {
+    let (k, particles) = side_branch(m);
+    let centre = m.pos[m.st.branches[k].centre as usize];
+    let q = glam::Quat::from_rotation_z(-angle);
+    for p in particles {
+        m.pos[p] = centre + q * (m.pos[p] - centre);
+        m.prev[p] = m.pos[p];
+    }
+}
+
+/// The thesis's rule, checked at the step's end: a branch turned just inside its cone stays,
+/// just outside it breaks off; then nothing is lost and nothing dangles, and the piece falls.
+#[test]
+fn a_branch_breaks_just_outside_its_cone_and_falls_on_its_own() {
+    let params = VerletParams {
+        break_strain: 0.005,
+        gravity: 0.0,
+        ..VerletParams::default()
+    };
+    let mut m = VerletModel::new(trunk_and_branch(), params).unwrap();
+    let (k, piece) = side_branch(&m);
+    let cone = m.st.branches[k].cone;
+    assert!(
+        (cone - 0.005 * 0.3 / 0.03).abs() < 1e-6,
+        "cone {cone} from the strain and l/r"
+    );
+    let check = |m: &mut VerletModel| {
+        let sh = Shared {
+            st: &m.st,
+            forest: &m.forest,
+            params: &m.params,
+            keep_wind: &m.keep_wind,
+            wind: &Calm,
+            uniform: Some(Vec3::ZERO),
+            colliders: &[],
+        };
+        let turn = solve::turns(&sh, &m.st.trees[0], &m.pos);
+        let mut links = Links {
+            ca: &mut m.ca,
+            cb: &mut m.cb,
+            share: &mut m.share,
+        };
+        super::breakage::break_off(&sh, 0, &mut m.pos, &mut m.prev, &turn, &mut links, &mut m.broken)
+    };
+    let rest = (m.pos.clone(), m.prev.clone());
+    bend_side_branch(&mut m, 0.98 * cone);
+    assert_eq!(check(&mut m), 0, "0.98 of the cone holds");
+    (m.pos, m.prev) = rest;
+    bend_side_branch(&mut m, 1.02 * cone);
+    let used = |m: &VerletModel| m.ca.iter().zip(&m.cb).filter(|(a, b)| a != b).count();
+    let before = used(&m);
+    let in_piece = |p: u32| piece.contains(&(p as usize));
+    // The piece hangs from the trunk by its constraints to the shared particle (which go over
+    // to the twin) and its ties to the trunk's other particles (which are dropped).
+    let centre = m.st.branches[k].centre;
+    let ties =
+        m.ca.iter()
+            .zip(&m.cb)
+            .filter(|&(&a, &b)| a != b && in_piece(a) != in_piece(b) && a != centre && b != centre)
+            .count();
+    assert!(ties > 4, "the piece hangs from the trunk by {ties} constraints");
+    assert_eq!(check(&mut m), 1, "1.02 of the cone breaks");
+    assert!(m.broken[k]);
+    // Nothing dangles: every constraint in use joins two particles of the piece or two of the
+    // tree; the ones dropped are exactly the piece's ties to the trunk (its plane to the
+    // trunk's particles beside the shared one, its first tip to the one below).
+    for (c, (&a, &b)) in m.ca.iter().zip(&m.cb).enumerate() {
+        if a != b {
+            assert_eq!(in_piece(a), in_piece(b), "constraint {c} joins the piece and the tree");
+        }
+    }
+    assert_eq!(before - used(&m), ties, "only the ties to the trunk are dropped");
+    let twin = m.st.branches[k].twin as usize;
+    assert!(piece.contains(&twin), "the twin belongs to the piece");
+    assert!(
+        m.ca.iter().chain(&m.cb).any(|&e| e as usize == twin),
+        "the twin is in use"
+    );
+    // With gravity the piece falls as one: its particles drop ½·g·t² while the tree stays.
+    m.params.gravity = 9.81;
+    m.params.damping = 0.0;
+    m.keep_wind.fill(1.0);
+    let start = m.pos.clone();
+    let (jobs, timings) = (jobs(1), timings());
+    let steps = 24;
+    for _ in 0..steps {
+        m.step(&jobs, &timings);
+    }
+    let t = steps as f32 * m.params.dt;
+    // (Twins of the piece's own branches stay unused, and still.)
+    let unused: Vec<usize> = (0..m.broken.len())
+        .filter(|&b| !m.broken[b] && m.st.branches[b].twin != super::structure::NO_BRANCH)
+        .map(|b| m.st.branches[b].twin as usize)
+        .collect();
+    let fell: Vec<f32> = piece
+        .iter()
+        .filter(|p| !unused.contains(p))
+        .map(|&p| start[p].y - m.pos[p].y)
+        .collect();
+    let mean = fell.iter().sum::<f32>() / fell.len() as f32;
+    let want = 0.5 * 9.81 * t * t;
+    assert!(
+        (mean - want).abs() < 0.05 * want,
+        "the piece fell {mean} m, ½gt² = {want} m"
+    );
+    let tree_moved = (0..m.pos.len())
+        .filter(|p| !piece.contains(p))
+        .map(|p| (m.pos[p] - start[p]).length())
+        .fold(0.0f32, f32::max);
+    assert!(tree_moved < 0.05 * want, "the trunk moved {tree_moved} m");
+    assert_eq!(m.branches_broken(), 0, "counted by steps, not by this test's own call");
+}
+
+/// The 1,597-segment tree loses nothing in 60 s of 5 m/s gusts and breaks in a 36 m/s storm.
+#[test]
+fn a_breeze_breaks_nothing_and_a_storm_breaks_branches() {
+    let f = TestForest::new(1, 1597, 3603, 1, &Material::default()).unwrap().forest;
+    let run = |wind: f32, seconds: f32| {
+        let mut m = VerletModel::new(f.clone(), VerletParams::default()).unwrap();
+        m.set_wind(Box::new(GustingWind::new(wind, 0.0, 0.3, 4).unwrap()));
+        let (jobs, timings) = (jobs(2), timings());
+        for _ in 0..(seconds / m.params.dt) as usize {
+            m.step(&jobs, &timings);
+        }
+        assert!(m.finite());
+        m
+    };
+    let calm = run(5.0, 60.0);
+    assert_eq!(
+        (calm.branches_broken(), calm.uprooted()),
+        (0, 0),
+        "5 m/s broke something"
+    );
+    let storm = run(36.0, 20.0);
+    eprintln!("36 m/s for 20 s: {} branches broken", storm.branches_broken());
+    assert!(storm.branches_broken() > 0, "a 36 m/s storm broke nothing");
+    for i in 0..storm.forest.segment_count() {
+        if !storm.attached(i) {
+            let b = storm.st.branch_of[i] as usize;
+            assert!(storm.broken[b] && storm.st.branches[b].first as usize == i);
+        }
+    }
+}
