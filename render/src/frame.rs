@@ -28,8 +28,8 @@ use std::mem::MaybeUninit;
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 use sylva_engine::JobSystem;
-use sylva_shaders::{SphereInstance, WindArrow};
 pub use sylva_shaders::{LeafInstance, SegmentInstance};
+use sylva_shaders::{SphereInstance, WindArrow};
 use sylva_sim::dynamics::Pose;
 use sylva_sim::forest::Forest;
 
