@@ -1240,7 +1240,14 @@ mod tests {
             d.scene.sim.kinetic_energy() > 0.0,
             "Oliapuram's trees move in the kept wind"
         );
-        // Oliapuram → Weber: the command line's Weber settings apply again.
+        // Oliapuram → Verlet, whose trees move in the kept wind too.
+        cycle(&mut d, "verlet", "constraints");
+        d.advance(Duration::from_secs_f64(0.05));
+        assert!(
+            d.scene.sim.kinetic_energy() > 0.0,
+            "Manavi's trees move in the kept wind"
+        );
+        // Verlet → Weber: the command line's Weber settings apply again.
         cycle(&mut d, "weber", "populate");
         assert_eq!(
             d.weber().unwrap().params().solver,
@@ -1252,8 +1259,11 @@ mod tests {
         d.advance(Duration::from_secs_f64(0.05));
         assert!(d.scene.sim.time() > time && d.scene.sim.kinetic_energy() > 0.0);
         assert!(d.scene.sim.wind().fluid().unwrap().steps() > fluid_steps);
-        let e = parse(&["sylva", "--model", "verlet"]).unwrap_err().to_string();
-        assert!(e.contains("verlet") && e.contains("weber"), "{e}");
+        let e = parse(&["sylva", "--model", "cloth"]).unwrap_err().to_string();
+        assert!(
+            e.contains("cloth") && e.contains("weber") && e.contains("verlet"),
+            "{e}"
+        );
     }
 
     fn filled(d: &mut Driver) -> RenderFrame {

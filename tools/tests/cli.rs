@@ -26,7 +26,7 @@ fn bad_arguments_are_refused_clearly() {
         (&["render", "--inertia", "lumped"], "--inertia"),
         (&["bench", "frame", "--integrator", "euler"], "--integrator"),
         (&["bench", "sim", "--collider", "cube"], "--collider"),
-        (&["bench", "sim", "--model", "verlet"], "--model"),
+        (&["bench", "sim", "--model", "cloth"], "--model"),
         (&["bench", "frame", "--model", "chen2"], "--model"),
         (&["render", "--model", ""], "--model"),
         (&["view", "--model", "Weber"], "--model"),
@@ -48,8 +48,11 @@ fn bad_arguments_are_refused_clearly() {
         assert_refused(args, name);
     }
     // An unknown model's refusal lists the models there are.
-    let (_, _, err) = sylva(&["bench", "sim", "--model", "verlet"]);
-    assert!(err.contains("verlet") && err.contains("weber"), "{err}");
+    let (_, _, err) = sylva(&["bench", "sim", "--model", "cloth"]);
+    assert!(
+        err.contains("cloth") && err.contains("weber") && err.contains("oliapuram") && err.contains("verlet"),
+        "{err}"
+    );
 }
 
 /// A small forest with colliders, as JSON, on `threads` threads.

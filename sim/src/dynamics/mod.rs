@@ -28,6 +28,8 @@
 
 pub mod oliapuram;
 pub mod pose;
+#[cfg(test)]
+mod test_winds;
 pub mod verlet;
 pub mod weber;
 
@@ -63,6 +65,22 @@ impl Deref for PoseView<'_> {
             PoseView::Locked(g) => g,
         }
     }
+}
+
+/// Splits `s` into consecutive slices of the given lengths (one per tree, for a step's jobs).
+pub(crate) fn split_lengths<T>(mut s: &mut [T], lengths: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
+    let mut out = Vec::new();
+    for n in lengths {
+        let (a, rest) = std::mem::take(&mut s).split_at_mut(n);
+        out.push(a);
+        s = rest;
+    }
+    out
+}
+
+/// Bytes a vector holds (its capacity), for `heap_bytes`.
+pub(crate) fn vec_bytes<T>(v: &Vec<T>) -> usize {
+    v.capacity() * size_of::<T>()
 }
 
 /// What every model asks of a forest before it builds over it: consistent arrays

@@ -378,9 +378,7 @@ impl OliapuramModel {
     /// Bytes held: the forest's static arrays, the level view, the leaves' data, the state and
     /// the pose (capacities, not lengths).
     pub fn heap_bytes(&self) -> usize {
-        fn b<T>(v: &Vec<T>) -> usize {
-            v.capacity() * size_of::<T>()
-        }
+        use crate::dynamics::vec_bytes as b;
         let s = &self.state;
         self.forest.heap_bytes()
             + self.levels.heap_bytes()

@@ -14,32 +14,14 @@ use crate::scene::TestForest;
 use crate::skeleton::{Skeleton, SkeletonLeaf, SkeletonSegment};
 use crate::wind::{GustingWind, WindField};
 
+use crate::dynamics::test_winds::Swirl;
+
 fn jobs(threads: usize) -> JobSystem {
     JobSystem::new(threads).unwrap()
 }
 
 fn timings() -> FrameTimings {
     FrameTimings::new(super::PHASES)
-}
-
-/// A wind that varies in space and time, so every segment and leaf samples its own.
-struct Swirl {
-    time: f32,
-    speed: f32,
-}
-
-impl WindField for Swirl {
-    fn advance(&mut self, time: f64) {
-        self.time = time as f32;
-    }
-    fn sample(&self, p: Vec3) -> Vec3 {
-        let t = self.time;
-        Vec3::new(
-            1.0 + 0.5 * (0.7 * p.y + 1.3 * t).sin(),
-            0.2 * (0.9 * p.x - 0.4 * t).sin(),
-            0.6 * (0.5 * p.z + 0.8 * p.x + 2.1 * t).cos(),
-        ) * self.speed
-    }
 }
 
 /// One straight segment of length `l` and radius `r` along `axis` from the origin, with the

@@ -55,7 +55,7 @@ use glam::{Quat, Vec3};
 use sylva_engine::{FrameTimings, JobSystem};
 
 use crate::collider::SphereCollider;
-use crate::dynamics::{check_forest, ModelParts, Pose, Refused};
+use crate::dynamics::{check_forest, split_lengths, ModelParts, Pose, Refused};
 use crate::error::SimError;
 use crate::forest::Forest;
 use crate::hash::StateHash;
@@ -309,9 +309,7 @@ impl VerletModel {
 
     /// Bytes held: the forest, the structure, the state and the pose (capacities).
     pub fn heap_bytes(&self) -> usize {
-        fn b<T>(v: &Vec<T>) -> usize {
-            v.capacity() * size_of::<T>()
-        }
+        use crate::dynamics::vec_bytes as b;
         let st = &self.st;
         self.forest.heap_bytes()
             + self.pose.heap_bytes()
@@ -400,17 +398,17 @@ impl VerletModel {
         let f = &self.forest;
         let trees = f.trees.len();
         // Each tree's slices.
-        let mut pos = split(&mut self.pos, self.st.trees.iter().map(|t| t.particles.len()));
-        let mut prev = split(&mut self.prev, self.st.trees.iter().map(|t| t.particles.len()));
-        let mut cut = split(&mut self.root_cut, self.st.trees.iter().map(|t| t.roots.len()));
+        let mut pos = split_lengths(&mut self.pos, self.st.trees.iter().map(|t| t.particles.len()));
+        let mut prev = split_lengths(&mut self.prev, self.st.trees.iter().map(|t| t.particles.len()));
+        let mut cut = split_lengths(&mut self.root_cut, self.st.trees.iter().map(|t| t.roots.len()));
         let sizes = || self.st.trees.iter().map(|t| t.constraints.len());
-        let mut ca = split(&mut self.ca, sizes());
-        let mut cb = split(&mut self.cb, sizes());
-        let mut share = split(&mut self.share, sizes());
-        let mut broken = split(&mut self.broken, self.st.trees.iter().map(|t| t.branches.len()));
-        let mut base = split(&mut self.pose.base, f.trees.iter().map(|t| t.segments.len()));
-        let mut orient = split(&mut self.pose.orient, f.trees.iter().map(|t| t.segments.len()));
-        let mut leaf = split(&mut self.pose.leaf_pos, f.trees.iter().map(|t| t.leaves.len()));
+        let mut ca = split_lengths(&mut self.ca, sizes());
+        let mut cb = split_lengths(&mut self.cb, sizes());
+        let mut share = split_lengths(&mut self.share, sizes());
+        let mut broken = split_lengths(&mut self.broken, self.st.trees.iter().map(|t| t.branches.len()));
+        let mut base = split_lengths(&mut self.pose.base, f.trees.iter().map(|t| t.segments.len()));
+        let mut orient = split_lengths(&mut self.pose.orient, f.trees.iter().map(|t| t.segments.len()));
+        let mut leaf = split_lengths(&mut self.pose.leaf_pos, f.trees.iter().map(|t| t.leaves.len()));
         let mut states: Vec<(usize, TreeState<'_>)> = Vec::with_capacity(trees);
         for t in (0..trees).rev() {
             states.push((
@@ -488,15 +486,4 @@ impl VerletModel {
             );
         }
     }
-}
-
-/// Splits `s` into consecutive slices of the given lengths.
-fn split<T>(mut s: &mut [T], lengths: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
-    let mut out = Vec::new();
-    for n in lengths {
-        let (a, rest) = std::mem::take(&mut s).split_at_mut(n);
-        out.push(a);
-        s = rest;
-    }
-    out
 }

@@ -14,7 +14,9 @@ use crate::forest::{Forest, TreePlacement};
 use crate::material::Material;
 use crate::scene::TestForest;
 use crate::testtree::test_tree;
-use crate::wind::{Calm, GustingWind, WindField};
+use crate::wind::{Calm, GustingWind};
+
+use crate::dynamics::test_winds::Swirl;
 
 fn jobs(threads: usize) -> JobSystem {
     JobSystem::new(threads).unwrap()
@@ -22,26 +24,6 @@ fn jobs(threads: usize) -> JobSystem {
 
 fn timings() -> FrameTimings {
     FrameTimings::new(super::PHASES)
-}
-
-/// A wind that varies in space and time.
-struct Swirl {
-    time: f32,
-    speed: f32,
-}
-
-impl WindField for Swirl {
-    fn advance(&mut self, time: f64) {
-        self.time = time as f32;
-    }
-    fn sample(&self, p: Vec3) -> Vec3 {
-        let t = self.time;
-        Vec3::new(
-            1.0 + 0.5 * (0.7 * p.y + 1.3 * t).sin(),
-            0.2 * (0.9 * p.x - 0.4 * t).sin(),
-            0.6 * (0.5 * p.z + 0.8 * p.x + 2.1 * t).cos(),
-        ) * self.speed
-    }
 }
 
 fn tree_at(seed: u64, segments: usize, leaves: usize, at: Vec3) -> Forest {

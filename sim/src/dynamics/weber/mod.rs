@@ -50,7 +50,7 @@ use glam::{DVec3, Quat, Vec3};
 use sylva_engine::{FrameTimings, JobGraph, JobGraphBuilder, JobSystem};
 
 use crate::collider::SphereCollider;
-use crate::dynamics::{check_forest, ModelParts, Pose, PoseView, Refused};
+use crate::dynamics::{check_forest, split_lengths, ModelParts, Pose, PoseView, Refused};
 use crate::error::SimError;
 use crate::forest::Forest;
 use crate::hash::StateHash;
@@ -534,9 +534,7 @@ impl WeberModel {
     /// Bytes of simulation state in memory: the forest's static arrays, the solver's
     /// factorisation and scratch, the dynamic state and the pose (capacities, not lengths).
     pub fn heap_bytes(&self) -> usize {
-        fn b<T>(v: &Vec<T>) -> usize {
-            v.capacity() * size_of::<T>()
-        }
+        use crate::dynamics::vec_bytes as b;
         let sh = &self.sh;
         let mut total = sh.forest.heap_bytes() + b(&sh.inv_pivot) + b(&sh.first) + b(&sh.second);
         for k in 0..2 {
@@ -932,15 +930,6 @@ fn solve_work(c: &mut CgBuffers, r: std::ops::Range<usize>) -> SolveWork<'_> {
 }
 
 /// Splits a slice into consecutive pieces of the given lengths.
-fn split_lengths<T>(mut s: &mut [T], lengths: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
-    let mut out = Vec::new();
-    for n in lengths {
-        let (a, rest) = std::mem::take(&mut s).split_at_mut(n);
-        out.push(a);
-        s = rest;
-    }
-    out
-}
 
 fn tree_lengths(sh: &Shared) -> impl Iterator<Item = usize> + '_ {
     sh.forest.trees.iter().map(|t| t.segments.len())
