@@ -929,8 +929,6 @@ fn solve_work(c: &mut CgBuffers, r: std::ops::Range<usize>) -> SolveWork<'_> {
     }
 }
 
-/// Splits a slice into consecutive pieces of the given lengths.
-
 fn tree_lengths(sh: &Shared) -> impl Iterator<Item = usize> + '_ {
     sh.forest.trees.iter().map(|t| t.segments.len())
 }
