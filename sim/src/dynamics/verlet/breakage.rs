@@ -24,6 +24,7 @@ use glam::{Quat, Vec3};
 
 use super::solve::{Links, Shared};
 use super::structure::NO_BRANCH;
+use crate::dynamics::pose::segment_axis;
 
 /// Breaks off every branch of tree `t` that left its cone this step (by the branch rotations
 /// `turn` of the step's end); returns how many broke.
@@ -48,7 +49,7 @@ pub(super) fn break_off(
             continue;
         }
         let first = b.first as usize;
-        let expected = turn[b.parent as usize - b0] * (st.rest_orient[first] * Vec3::Y);
+        let expected = turn[b.parent as usize - b0] * segment_axis(st.rest_orient[first]);
         let axis = (pos[1 + first - s0] - pos[b.centre as usize]).normalize_or_zero();
         if axis.dot(expected) < b.cone.cos() {
             detach(sh, t, k, pos, prev, links, broken);

@@ -311,7 +311,7 @@ pub(super) fn turns(sh: &Shared<'_>, layout: &TreeLayout, pos: &[Vec3]) -> Vec<Q
             } else {
                 Quat::from_mat3(&glam::Mat3::from_cols(x, z.cross(x), z))
             };
-            (frame * st.rest_orient[b.first as usize].inverse()).normalize()
+            (frame * st.rest_orient[b.first as usize].conjugate()).normalize()
         })
         .collect()
 }
@@ -357,16 +357,28 @@ pub(super) fn pose(
         };
         let (b, e) = (pos[nb], pos[1 + k]);
         let carried = turn[bi] * st.rest_orient[i];
-        let along = carried * Vec3::Y;
+        let along = segment_axis(carried);
         let axis = (e - b).try_normalize().unwrap_or(along);
-        let q = (Quat::from_rotation_arc(along, axis) * carried).normalize();
+        let q = (arc(along, axis) * carried).normalize();
         base[k] = world;
         orient[k] = q;
-        let axis = segment_axis(q);
         let step = axis * (f.seg.length[i] * (1.0 / 65535.0));
         let leaves = f.leaves_of(i);
         for j in leaves {
             leaf_pos[j - l0] = world + step * f.leaf.along[j] as f32;
         }
     }
+}
+
+/// The shortest rotation taking unit vector `from` to unit vector `to`: the half-way
+/// quaternion (from × to, 1 + from·to), normalised; the library's general form where the two
+/// are nearly opposite.
+#[inline(always)]
+fn arc(from: Vec3, to: Vec3) -> Quat {
+    let d = from.dot(to);
+    if d < -0.999 {
+        return Quat::from_rotation_arc(from, to);
+    }
+    let c = from.cross(to);
+    Quat::from_xyzw(c.x, c.y, c.z, 1.0 + d).normalize()
 }
