@@ -208,8 +208,9 @@ pub fn model(s: &str) -> Result<ModelKind, String> {
 /// How the trees' dynamics are solved: the choices of every command that builds a simulation.
 #[derive(Args, Clone, Copy, Debug)]
 pub struct ModelArgs {
-    /// The dynamics model: `weber` (Weber 2008's separable semi-implicit angular springs) or
-    /// `oliapuram` (Oliapuram & Kumar 2010's rigid segments, stepped level by level).
+    /// The dynamics model: `weber` (Weber 2008's separable semi-implicit angular springs),
+    /// `oliapuram` (Oliapuram & Kumar 2010's rigid segments, stepped level by level) or
+    /// `verlet` (Manavi 2007's particles and constraints, whose branches break).
     #[arg(long, default_value = "weber", value_parser = model)]
     pub model: ModelKind,
     /// Linear solver for Weber's Eq. 1.
