@@ -30,7 +30,7 @@ use glam::{Mat4, Quat, Vec3, Vec4};
 use sylva_engine::JobSystem;
 pub use sylva_shaders::{LeafInstance, SegmentInstance};
 use sylva_shaders::{SphereInstance, WindArrow};
-use sylva_sim::dynamics::Pose;
+use sylva_sim::dynamics::{Breakage, Pose};
 use sylva_sim::forest::Forest;
 
 /// Levels of detail: 0 near, 2 far.
@@ -308,6 +308,8 @@ pub struct SceneInfo {
     /// The dynamics model's name and its own settings in a few words.
     pub model: String,
     pub settings: String,
+    /// What the wind has broken, for a model whose trees break.
+    pub breakage: Option<Breakage>,
     /// Wind speed [m/s] and heading \[deg\].
     pub wind_speed: f32,
     pub wind_heading_deg: f32,

@@ -33,6 +33,9 @@ pub const MAX_TREES: u64 = 10_000;
 /// Strongest wind a scene may have (m/s), from the command line or the viewer's keys.
 pub const MAX_WIND_SPEED: f64 = 60.0;
 
+/// The storm key's wind [m/s]: Manavi's ~80 mph (Figure 4), where branches break.
+pub const STORM_SPEED: f32 = 36.0;
+
 /// What to grow.
 #[derive(Args, Clone, Debug)]
 pub struct SceneArgs {
@@ -311,6 +314,8 @@ pub enum SimCommand {
     TurnWind(f32),
     /// Change the wind speed by this many m/s.
     ChangeWind(f32),
+    /// A storm ([`STORM_SPEED`]), or back to the speed before it.
+    Storm,
     /// Add a wind ball (fluid wind) at this point, blowing along the wind's heading.
     AddWindBall(Vec3),
     /// Remove the wind balls.
@@ -354,6 +359,8 @@ pub struct Driver {
     pub paused: bool,
     step_once: bool,
     wind_speed: f32,
+    /// The speed the storm key goes back to.
+    calm_speed: f32,
     wind_heading: f32,
     pub wind_model: WindModel,
     pub wind_grid: [usize; 3],
@@ -413,6 +420,7 @@ impl Driver {
             paused: false,
             step_once: false,
             wind_speed: wind,
+            calm_speed: wind,
             wind_heading: 30.0,
             wind_model: WindModel::Fluid,
             wind_grid: [96, 16, 96],
@@ -759,6 +767,16 @@ impl Driver {
                     self.steer_wind()?;
                     Some(self.wind_text())
                 }
+                SimCommand::Storm => {
+                    if self.wind_speed < STORM_SPEED {
+                        self.calm_speed = self.wind_speed;
+                        self.wind_speed = STORM_SPEED;
+                    } else {
+                        self.wind_speed = self.calm_speed.min(STORM_SPEED - 1.0);
+                    }
+                    self.steer_wind()?;
+                    Some(self.wind_text())
+                }
                 SimCommand::AddWindBall(at) => {
                     let h = self.wind_heading.to_radians();
                     let Some(g) = self.scene.sim.wind_mut().fluid_mut() else {
@@ -992,6 +1010,7 @@ impl Driver {
             paused: self.paused,
             model: sim.name().to_string(),
             settings: sim.settings(),
+            breakage: sim.breakage(),
             wind_speed: self.wind_speed,
             wind_heading_deg: self.wind_heading,
             title: self.scene.title.clone(),
@@ -1320,6 +1339,31 @@ mod tests {
             filled(&mut d).info.wind_speed,
             0.0,
             "wind speed stays within 0..=MAX_WIND_SPEED"
+        );
+    }
+
+    /// The storm key blows Manavi's 36 m/s and goes back to the speed before it; the overlay
+    /// counts what breaks for a model whose trees break, and says nothing for one whose do not.
+    #[test]
+    fn the_storm_key_blows_and_the_overlay_counts_what_breaks() {
+        let mut d = driver();
+        d.handle(SimCommand::ChangeWind(2.0));
+        let before = filled(&mut d).info.wind_speed;
+        d.handle(SimCommand::Storm);
+        assert_eq!(filled(&mut d).info.wind_speed, STORM_SPEED);
+        assert!(d.message.contains("36"), "{}", d.message);
+        assert_eq!(filled(&mut d).info.breakage, None, "Weber's trees do not break");
+        d.handle(SimCommand::CycleModel);
+        d.handle(SimCommand::CycleModel);
+        let f = filled(&mut d);
+        assert_eq!(f.info.model, "verlet");
+        let b = f.info.breakage.expect("Manavi's trees break");
+        assert_eq!((b.broken, b.uprooted, b.debris), (0, 0, 0), "rebuilt whole");
+        d.handle(SimCommand::Storm);
+        assert_eq!(
+            filled(&mut d).info.wind_speed,
+            before,
+            "back to the speed before the storm"
         );
     }
 

@@ -88,12 +88,16 @@ impl Renderer {
             }
             b.label(x, y, &g, dim);
             y += lh;
+            let broken = info.breakage.map_or(String::new(), |b| {
+                format!(", broken {}, uprooted {}, debris {}", b.broken, b.uprooted, b.debris)
+            });
             let state = format!(
-                "t {:.1} s  {}  model {} ({})  wind {:.1} m/s at {:.0}°  LOD bias {:.1}{}",
+                "t {:.1} s  {}  model {} ({}{})  wind {:.1} m/s at {:.0}°  LOD bias {:.1}{}",
                 info.sim_time,
                 if info.paused { "PAUSED" } else { "running" },
                 info.model,
                 info.settings,
+                broken,
                 info.wind_speed,
                 info.wind_heading_deg,
                 info.lod_bias,
