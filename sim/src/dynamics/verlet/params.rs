@@ -67,6 +67,9 @@ pub struct VerletParams {
     /// no branch of the 1,597-segment test tree reaches its cone in 5 m/s gusts (the largest
     /// reach 0.052·l/r), about one in a hundred does in 36 m/s (Manavi's ~80 mph).
     pub break_strain: f32,
+    /// The fraction of its velocity along the ground a particle lying on the ground loses each
+    /// substep (0: it slides freely, 1: it sticks).
+    pub ground_friction: f32,
 }
 
 impl VerletParams {
@@ -94,6 +97,7 @@ impl VerletParams {
             damping: (2.0 * ratio * std::f32::consts::TAU).min(20.0),
             gravity: 9.81,
             break_strain: 0.08,
+            ground_friction: 0.5,
         }
     }
 
@@ -127,6 +131,7 @@ impl VerletParams {
         check_range("damping", self.damping, 0.0, 1.0 / self.dt)?;
         check_range("gravity", self.gravity, 0.0, 100.0)?;
         check_range("break strain", self.break_strain, 0.0, 1.0)?;
+        check_range("ground friction", self.ground_friction, 0.0, 1.0)?;
         Ok(())
     }
 

@@ -90,6 +90,7 @@ pub(super) fn step_tree(sh: &Shared<'_>, t: usize, s: TreeState<'_>, scratch: &m
         report.roots_cut += relax(sh, tree, pos, &links, anchored, root_cut);
         lap(1, &mut report);
         report.roots_cut += roots(sh, tree, pos, root_cut);
+        ground_friction(sh, tree, pos, prev);
         lap(2, &mut report);
     }
     let turn = turns(sh, tree, pos);
@@ -230,6 +231,24 @@ pub(super) fn relax(
         }
     }
     cut
+}
+
+/// Friction on the ground: every particle that meets the ground and lies on it keeps only
+/// 1 − `ground_friction` of its velocity along the ground each substep (the previous position
+/// moves towards the current one), so broken pieces and fallen trees come to rest instead of
+/// sliding downwind forever.
+fn ground_friction(sh: &Shared<'_>, tree: &TreeLayout, pos: &[Vec3], prev: &mut [Vec3]) {
+    let mu = sh.params.ground_friction;
+    if mu == 0.0 {
+        return;
+    }
+    let touching = tree.ground + 1e-4;
+    for (p, q) in pos[..tree.contact].iter().zip(&mut prev[..tree.contact]) {
+        if p.y <= touching {
+            q.x += (p.x - q.x) * mu;
+            q.z += (p.z - q.z) * mu;
+        }
+    }
 }
 
 /// Keeps every skeletal particle of a tree and its trunk's plane (the root plate) above its
