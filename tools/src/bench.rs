@@ -462,6 +462,7 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
         .map_or(0, |w| w.downloads().count - downloads.1);
     let verlet = sim.as_any().downcast_ref::<VerletModel>();
     let counts = verlet.map(|v| v.counts());
+    let breakage = sim.breakage();
     SimReport {
         model: sim.name(),
         segments: sim.forest().segment_count() as u64,
@@ -508,9 +509,9 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
         constraints: counts.map(|c| c.1 as u64),
         root_constraints: counts.map(|c| c.2 as u64),
         iterations: verlet.map(|v| (v.most_passes() * v.params().substeps as usize) as u64),
-        broken: sim.breakage().map(|b| b.broken as u64),
-        uprooted: sim.breakage().map(|b| b.uprooted as u64),
-        debris: sim.breakage().map(|b| b.debris as u64),
+        broken: breakage.map(|b| b.broken as u64),
+        uprooted: breakage.map(|b| b.uprooted as u64),
+        debris: breakage.map(|b| b.debris as u64),
         device: sim.as_any().downcast_ref::<GpuOliapuram>().map(|g| g.gpu().name()),
     }
 }

@@ -82,10 +82,12 @@ pub(super) fn step_tree(sh: &Shared<'_>, t: usize, s: TreeState<'_>, scratch: &m
         leaf_pos,
     } = s;
     sample_wind(sh, tree, pos, scratch);
+    // Branches only break at the step's end, so what hangs free is the same every substep.
+    let free = hanging_free(sh, tree, broken);
     lap(0, &mut report);
     for _ in 0..sh.params.substeps {
         let anchored = anchored(root_cut);
-        forces_and_verlet(sh, tree, pos, prev, scratch, anchored, broken);
+        forces_and_verlet(sh, tree, pos, prev, scratch, anchored, broken, &free);
         lap(0, &mut report);
         report.roots_cut += relax(sh, tree, pos, &links, anchored, root_cut);
         lap(1, &mut report);
@@ -99,6 +101,17 @@ pub(super) fn step_tree(sh: &Shared<'_>, t: usize, s: TreeState<'_>, scratch: &m
     lap(3, &mut report);
     report.finite = pos.iter().all(|p| p.is_finite());
     report
+}
+
+/// Per branch of a tree (tree-local): whether it hangs free, broken off itself or beyond a
+/// branch that is (parents come before their children).
+pub(super) fn hanging_free(sh: &Shared<'_>, tree: &TreeLayout, broken: &[bool]) -> Vec<bool> {
+    let b0 = tree.branches.start;
+    let mut free = vec![false; tree.branches.len()];
+    for (k, b) in sh.st.branches[tree.branches.clone()].iter().enumerate() {
+        free[k] = broken.get(k).copied().unwrap_or(false) || (b.parent != NO_BRANCH && free[b.parent as usize - b0]);
+    }
+    free
 }
 
 /// A tree stands on its roots while any of its root constraints holds.
@@ -122,6 +135,7 @@ fn sample_wind(sh: &Shared<'_>, tree: &TreeLayout, pos: &[Vec3], scratch: &mut V
 /// twigs at large steps, so its part of the velocity change is integrated exactly over the
 /// step: v ← w + (v − w)·exp(−c/m·Δt), which is v + (c/m)(w − v)·Δt to first order. The
 /// velocity then loses the fraction `damping`·Δt. Anchors do not move.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn forces_and_verlet(
     sh: &Shared<'_>,
     tree: &TreeLayout,
@@ -130,6 +144,7 @@ pub(super) fn forces_and_verlet(
     scratch: &[Vec3],
     anchored: bool,
     broken: &[bool],
+    free: &[bool],
 ) {
     let p = sh.params;
     let dt = p.substep();
@@ -142,12 +157,6 @@ pub(super) fn forces_and_verlet(
     let p0 = tree.particles.start;
     let pb = &sh.st.particle_branch[p0..p0 + pos.len()];
     let weighed = !sh.forest.material.compensate_gravity || !anchored;
-    let mut free = vec![false; tree.branches.len()];
-    for (k, b) in sh.st.branches[tree.branches.clone()].iter().enumerate() {
-        free[k] = weighed
-            || broken.get(k).copied().unwrap_or(false)
-            || (b.parent != NO_BRANCH && free[b.parent as usize - b0]);
-    }
     let moving = pos.len() - tree.roots.len();
     let k = tree.skeletal;
     // An anchored tree's base is held where it grew (see `relax`).

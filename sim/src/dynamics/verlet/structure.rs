@@ -350,14 +350,6 @@ impl Structure {
                         }
                     }
                 } else {
-                    // The root plate: the trunk's base and its plane hold the soil around the
-                    // roots, as heavy as the whole tree, so the relaxation leans the tree on
-                    // its roots rather than dragging the roots after the crown.
-                    let plate: f32 = s.mass[segs.clone()].iter().sum();
-                    self.mass[p0 + centre as usize] += plate;
-                    for &k in &plane {
-                        self.mass[p0 + k as usize] += plate;
-                    }
                     // The root structure: four anchors, splayed out and down at 45°.
                     let down = -(q * Vec3::Y);
                     let l = params.root_length * s.radius_base[i];
@@ -436,6 +428,13 @@ impl Structure {
             }
         }
         let mut weight = self.mass[p0..].to_vec();
+        // The root plate (the trunk's base and its plane) holds the soil around the roots: in
+        // the relaxation it weighs the whole tree more, so the tree leans on its roots rather
+        // than dragging the roots after the crown. (Its particles' masses stay the wood's.)
+        let plate: f32 = s.mass[segs.clone()].iter().sum();
+        for k in std::iter::once(0).chain(self.branches[b0].plane) {
+            weight[k as usize] += plate;
+        }
         for i in segs.clone() {
             let p = s.parent[i];
             if p != NO_PARENT {

@@ -160,7 +160,7 @@ fn a_particle_pendulum_swings_with_the_pendulum_period() {
         let mut crossings = Vec::new();
         let mut last = pos[0].x;
         for n in 1..=(20.0 / params.dt) as usize {
-            solve::forces_and_verlet(&sh, &st.trees[0], &mut pos, &mut prev, &scratch, false, &[]);
+            solve::forces_and_verlet(&sh, &st.trees[0], &mut pos, &mut prev, &scratch, false, &[], &[]);
             let links = Links {
                 ca: &mut [],
                 cb: &mut [],
@@ -685,20 +685,20 @@ fn broken_pieces_land_and_come_to_rest() {
     // The broken pieces' skeletal particles, as the tree's others settle too.
     let layout = &m.st.trees[0];
     let (p0, ground) = (layout.particles.start, layout.ground);
+    let hanging = {
+        let sh = Shared {
+            st: &m.st,
+            forest: &m.forest,
+            params: &m.params,
+            keep_wind: &m.keep_wind,
+            wind: &Calm,
+            uniform: Some(Vec3::ZERO),
+            colliders: &[],
+        };
+        solve::hanging_free(&sh, layout, &m.broken)
+    };
     let free: Vec<usize> = (0..layout.contact)
-        .filter(|&j| {
-            let b = m.st.particle_branch[p0 + j] as usize;
-            let mut k = b;
-            loop {
-                if m.broken[k] {
-                    return true;
-                }
-                match m.st.branches[k].parent {
-                    super::structure::NO_BRANCH => return false,
-                    p => k = p as usize,
-                }
-            }
-        })
+        .filter(|&j| hanging[m.st.particle_branch[p0 + j] as usize])
         .map(|j| p0 + j)
         .collect();
     assert!(!free.is_empty());
