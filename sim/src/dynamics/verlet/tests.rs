@@ -721,3 +721,34 @@ fn broken_pieces_land_and_come_to_rest() {
         "a broken piece still moves at {last} m/s after 10 s of calm"
     );
 }
+
+/// Calibrated against Weber's beam-based model: the same tree in the same 15 m/s gusts sways
+/// (segment bases from rest, averaged over segments and the last 5 s of 10) within a factor
+/// of two of Weber's.
+#[test]
+fn sways_as_far_as_webers_model_within_a_factor_of_two() {
+    use crate::dynamics::{DynamicsModel, ModelKind};
+    let f = tree_at(7, 300, 400, Vec3::ZERO);
+    let sway = |m: &mut dyn DynamicsModel| -> f32 {
+        let rest = m.pose().base.clone();
+        m.set_wind(Box::new(GustingWind::new(15.0, 0.0, 0.3, 2).unwrap()));
+        let jobs = jobs(1);
+        let timings = FrameTimings::new(m.phases());
+        let mut sum = 0.0f32;
+        for s in 0..600 {
+            m.step(&jobs, &timings);
+            if s >= 300 {
+                let p = m.pose();
+                sum += p.base.iter().zip(&rest).map(|(a, b)| (*a - *b).length()).sum::<f32>() / rest.len() as f32;
+            }
+        }
+        sum / 300.0
+    };
+    let weber = sway(&mut *ModelKind::Weber.build(f.clone()).unwrap());
+    let verlet = sway(&mut VerletModel::new(f, VerletParams::default()).unwrap());
+    eprintln!("mean sway in 15 m/s gusts: verlet {verlet} m, weber {weber} m");
+    assert!(
+        verlet > 0.5 * weber && verlet < 2.0 * weber,
+        "verlet sways {verlet} m, weber {weber} m"
+    );
+}
