@@ -163,11 +163,18 @@ pub(super) fn step_leaves(
     wind: LeafWind<'_>,
     dt: f32,
 ) -> bool {
-    match wind {
-        LeafWind::Uniform(u) => step_leaves_in(leaves, first, psi, rate, orient, |_| u, dt),
-        LeafWind::Samples(w) => {
+    // One loop per drag law, so that each vectorises without the law's test inside.
+    let quadratic = leaves.drag_law == DragLaw::Quadratic;
+    match (wind, quadratic) {
+        (LeafWind::Uniform(u), false) => step_leaves_in::<false>(leaves, first, psi, rate, orient, |_| u, dt),
+        (LeafWind::Uniform(u), true) => step_leaves_in::<true>(leaves, first, psi, rate, orient, |_| u, dt),
+        (LeafWind::Samples(w), q) => {
             let w = &w[..psi.len()];
-            step_leaves_in(leaves, first, psi, rate, orient, |k| w[k], dt)
+            if q {
+                step_leaves_in::<true>(leaves, first, psi, rate, orient, |k| w[k], dt)
+            } else {
+                step_leaves_in::<false>(leaves, first, psi, rate, orient, |k| w[k], dt)
+            }
         }
     }
 }
@@ -175,7 +182,7 @@ pub(super) fn step_leaves(
 /// [`step_leaves`] with the wind of the k-th leaf `wind(k)`: one loop over the leaves, each
 /// alone, that the compiler vectorises.
 #[inline(always)]
-fn step_leaves_in(
+fn step_leaves_in<const QUADRATIC: bool>(
     leaves: &Leaves,
     first: usize,
     psi: &mut [f32],
@@ -193,7 +200,8 @@ fn step_leaves_in(
         &leaves.den[r.clone()],
     );
     let half = &leaves.half_length[r];
-    let (mu, law) = (leaves.damping_gain, leaves.drag_law);
+    let mu = leaves.damping_gain;
+    let law = if QUADRATIC { DragLaw::Quadratic } else { DragLaw::Linear };
     let mut finite = true;
     for k in 0..n {
         // The orientation's four numbers read one by one (`to_array`), so the loop takes four
