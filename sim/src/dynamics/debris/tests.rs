@@ -772,3 +772,154 @@ fn results_are_identical_for_1_2_and_4_workers() {
     assert_eq!(run(2), one);
     assert_eq!(run(4), one);
 }
+
+/// A whole fallen tree of 1,597 segments and 3,603 leaves as one piece, in a 10 m/s wind:
+/// milliseconds per step while it falls, while it lands and slides (hundreds of contacts), and
+/// once asleep. A timing, so run alone and in release:
+/// `cargo test --release -p sylva-sim --lib debris::tests::a_fallen_tree -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn a_fallen_tree_steps_in_well_under_a_millisecond() {
+    let (forest, pose) = tree(1597, 3603, &Material::default());
+    let all: Vec<u32> = (0..forest.segment_count() as u32).collect();
+    // Tipped over by 10° about its root and lifted 3 m: it falls, lands on its roots and
+    // topples.
+    let pose = turned(&pose, Quat::from_rotation_z(-10f32.to_radians()), forest.trees[0].root);
+    let pose = shifted(&pose, Vec3::new(0.0, 3.0, 0.0));
+    let mut d = debris(DebrisParams::default());
+    d.spawn(&forest, &all, &pose, &vec![Vec3::ZERO; all.len()], true);
+    let jobs = one_job();
+    let wind = Uniform(Vec3::new(10.0, 0.0, 0.0));
+    let mut times = Vec::new();
+    let mut states = Vec::new();
+    for _ in 0..900 {
+        let t = std::time::Instant::now();
+        d.step(&forest, &wind, &[], 1.0 / 60.0, &jobs);
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        states.push((d.lowest_point(&forest, 0) < 0.01, d.asleep(0)));
+
+        assert!(d.lowest_point(&forest, 0) >= -1e-3);
+    }
+    assert!(d.finite());
+    let phase = |f: &dyn Fn(&(bool, bool)) -> bool| {
+        let mut v: Vec<f64> = times
+            .iter()
+            .zip(&states)
+            .filter(|(_, s)| f(s))
+            .map(|(t, _)| *t)
+            .collect();
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        (
+            v.len(),
+            v.get(v.len() / 2).copied().unwrap_or(0.0),
+            v.last().copied().unwrap_or(0.0),
+        )
+    };
+    let flight = phase(&|s| !s.0 && !s.1);
+    let ground = phase(&|s| s.0 && !s.1);
+    let asleep = phase(&|s| s.1);
+    eprintln!(
+        "1597 segments, 3603 leaves, one piece: in flight {} steps, median {:.3} ms (max {:.3}); on the ground {} steps, median {:.3} ms (max {:.3}); asleep {} steps, median {:.4} ms",
+        flight.0, flight.1, flight.2, ground.0, ground.1, ground.2, asleep.0, asleep.1
+    );
+    assert!(ground.0 > 0, "it reached the ground");
+    assert!(flight.1 < 1.0 && ground.1 < 1.0, "a step takes under 1 ms");
+}
+
+/// The drag's linearisation D that the implicit step solves with is −∂(force, torque)/∂(v, ω):
+/// checked against central differences of the force itself on a tumbling leafy branch in a
+/// swirling wind (the linear law makes the differences exact up to rounding).
+#[test]
+fn the_implicit_drag_uses_the_exact_jacobian_of_the_drag() {
+    let (forest, pose) = tree(300, 600, &Material::default());
+    let segs = branch(&forest);
+    let vel: Vec<Vec3> = segs
+        .iter()
+        .map(|&i| Vec3::new(0.3, -0.2 * (i % 3) as f32, 0.1 * (i % 5) as f32))
+        .collect();
+    let mut d = debris(DebrisParams::default());
+    d.spawn(&forest, &segs, &pose, &vel, false);
+    let wind = crate::dynamics::test_winds::Swirl { time: 0.3, speed: 6.0 };
+    let mut scratch = DragScratch::default();
+    let piece = &d.slots[0].piece;
+    let (_, _, jac) = drag::drag(piece, &forest, &wind, &mut scratch);
+    let iw = piece.inertia_world();
+    let eps = 1e-2f32;
+    let mut worst = 0.0f64;
+    let mut scale = 0.0f64;
+    for k in 0..6 {
+        let force_at = |sign: f32| {
+            let mut p = piece.clone();
+            let mut dv = [0.0f32; 6];
+            dv[k] = sign * eps;
+            p.v += Vec3::new(dv[0], dv[1], dv[2]);
+            // ω changes by dω: L by I·dω.
+            p.l += iw * Vec3::new(dv[3], dv[4], dv[5]);
+            let (f, t, _) = drag::drag(&p, &forest, &wind, &mut DragScratch::default());
+            [f.x, f.y, f.z, t.x, t.y, t.z]
+        };
+        let (plus, minus) = (force_at(1.0), force_at(-1.0));
+        for r in 0..6 {
+            let fd = -(plus[r] - minus[r]) / (2.0 * eps as f64);
+            worst = worst.max((fd - jac[r][k]).abs());
+            scale = scale.max(jac[r][k].abs());
+            assert!(
+                (jac[r][k] - jac[k][r]).abs() <= 1e-9 * scale.max(1e-12),
+                "D is symmetric"
+            );
+        }
+    }
+    assert!(scale > 0.0);
+    assert!(
+        worst <= 2e-3 * scale,
+        "D differs from the differences by {worst} (largest entry {scale})"
+    );
+}
+
+/// A straight rod of ten segments spinning end over end in calm air, weightless: its drag
+/// slows the spin as ω(t) = ω0·e^(−λt), λ = (c/m)·(1 − 1/N²) for drag c taken at N segment
+/// centres (a continuous rod's ∫c'·ω·r²dr over its inertia m·L²/12 gives c/m).
+#[test]
+fn drag_slows_a_spinning_rod_at_the_analytic_rate() {
+    let (r, l, n) = (0.02f32, 0.2f32, 10usize);
+    let skel = Skeleton {
+        segments: (0..n)
+            .map(|k| SkeletonSegment {
+                parent: k.checked_sub(1).map(|p| p as u32),
+                base: Vec3::new(l * k as f32, 50.0, 0.0),
+                tip: Vec3::new(l * (k + 1) as f32, 50.0, 0.0),
+                radius_base: r,
+                radius_tip: r,
+            })
+            .collect(),
+        leaves: Vec::new(),
+    };
+    let forest = forest_of(&skel, &Material::default());
+    let pose = rest_pose(&forest);
+    let segs: Vec<u32> = (0..n as u32).collect();
+    let middle = Vec3::new(0.5 * l * n as f32, 50.0, 0.0);
+    let w0 = Vec3::new(0.0, 0.0, 2.0);
+    let vel: Vec<Vec3> = segs
+        .iter()
+        .map(|&i| w0.cross(pose.base[i as usize] + Vec3::new(0.5 * l, 0.0, 0.0) - middle))
+        .collect();
+    let mut d = debris(DebrisParams {
+        gravity: 0.0,
+        ..DebrisParams::default()
+    });
+    d.spawn(&forest, &segs, &pose, &vel, false);
+    let (m, c): (f32, f32) = (d.mass(0), forest.seg.drag.iter().sum());
+    let lambda = (c / m) * (1.0 - 1.0 / (n * n) as f32);
+    let start = d.angular_velocity(0).z;
+    let jobs = one_job();
+    for _ in 0..180 {
+        d.step(&forest, &Calm, &[], 1.0 / 60.0, &jobs);
+    }
+    let ratio = d.angular_velocity(0).z / start;
+    let expect = (-lambda * 3.0).exp();
+    assert!(
+        (ratio / expect - 1.0).abs() < 0.005,
+        "ω fell to {ratio} of its start in 3 s, analytic {expect}"
+    );
+    assert!(d.velocity(0).length() < 1e-4, "the spin does not move the centre");
+}
