@@ -923,3 +923,35 @@ fn drag_slows_a_spinning_rod_at_the_analytic_rate() {
     );
     assert!(d.velocity(0).length() < 1e-4, "the spin does not move the centre");
 }
+
+/// A tree torn from its roots starts standing on its root's cut end, a flat disc: it starts
+/// in the ground by no more than the disc's rim dips (r0·sin of the trunk's lean) and its
+/// centre of mass moves by no more than that in its first steps, where a round end would
+/// pop it out by a whole trunk radius; it is counted apart.
+#[test]
+fn an_uprooted_tree_starts_on_the_flat_end_of_its_root() {
+    let (forest, pose) = tree(300, 600, &Material::default());
+    let all: Vec<u32> = (0..forest.segment_count() as u32).collect();
+    let mut d = debris(DebrisParams::default());
+    d.spawn(&forest, &all, &pose, &vec![Vec3::ZERO; all.len()], true);
+    assert!(d.is_uprooted(0) && d.uprooted_count() == 1);
+    assert!(forest.seg.radius_base[0] > 0.02, "a trunk of some width");
+    let r0 = forest.seg.radius_base[0];
+    let lean = (pose.orient[0] * Vec3::Y).angle_between(Vec3::Y);
+    let dip = r0 * lean.sin();
+    let low = d.lowest_point(&forest, 0);
+    assert!(
+        (low + dip).abs() < 1e-4,
+        "starts {low} m in the ground, the rim dips {dip} m"
+    );
+    let y0 = d.center_of_mass(0).y;
+    let jobs = one_job();
+    for _ in 0..3 {
+        d.step(&forest, &Calm, &[], 1.0 / 60.0, &jobs);
+    }
+    let dy = d.center_of_mass(0).y - y0;
+    assert!(
+        dy.abs() <= dip + 1e-4 && dip < 0.2 * r0,
+        "the tree's centre moved {dy} m (r0 {r0} m)"
+    );
+}
