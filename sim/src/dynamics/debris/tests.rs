@@ -955,3 +955,55 @@ fn an_uprooted_tree_starts_on_the_flat_end_of_its_root() {
         "the tree's centre moved {dy} m (r0 {r0} m)"
     );
 }
+
+/// The cap's worth of pieces (64 branches of a 1,597-segment tree) falling and landing in a
+/// 20 m/s wind: milliseconds per step on 1 and 2 workers, interleaved step by step so both
+/// see the same machine. A timing: run in release with `--ignored --nocapture`.
+#[test]
+#[ignore]
+fn sixty_four_pieces_step_in_parallel_jobs() {
+    let (forest, pose) = tree(1597, 3603, &Material::default());
+    let make = || {
+        let mut d = debris(DebrisParams::default());
+        let mut taken = vec![false; forest.segment_count()];
+        for s in 1..forest.segment_count() as u32 {
+            let sub = subtree(&forest, s);
+            if d.len() < 64 && (4..=60).contains(&sub.len()) && sub.iter().all(|&i| !taken[i as usize]) {
+                sub.iter().for_each(|&i| taken[i as usize] = true);
+                d.spawn(&forest, &sub, &pose, &vec![Vec3::ZERO; sub.len()], false);
+            }
+        }
+        d
+    };
+    let (mut a, mut b) = (make(), make());
+    let segments: usize = (0..a.len()).map(|k| a.segments(k).len()).sum();
+    let (one, two) = (JobSystem::new(1).unwrap(), JobSystem::new(2).unwrap());
+    let wind = Uniform(Vec3::new(20.0, 0.0, 0.0));
+    let (mut t1, mut t2) = (Vec::new(), Vec::new());
+    for _ in 0..300 {
+        let t = std::time::Instant::now();
+        a.step(&forest, &wind, &[], 1.0 / 60.0, &one);
+        t1.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = std::time::Instant::now();
+        b.step(&forest, &wind, &[], 1.0 / 60.0, &two);
+        t2.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(|x, y| x.partial_cmp(y).unwrap());
+        v[v.len() / 2]
+    };
+    let asleep = (0..a.len()).filter(|&k| a.asleep(k)).count();
+    eprintln!(
+        "{} pieces, {segments} segments: median {:.3} ms per step on 1 worker, {:.3} ms on 2; {asleep} asleep at the end",
+        a.len(),
+        median(&mut t1),
+        median(&mut t2)
+    );
+    let (mut ha, mut hb) = (
+        std::collections::hash_map::DefaultHasher::new(),
+        std::collections::hash_map::DefaultHasher::new(),
+    );
+    a.hash_into(&mut ha);
+    b.hash_into(&mut hb);
+    assert_eq!(std::hash::Hasher::finish(&ha), std::hash::Hasher::finish(&hb));
+}
