@@ -573,12 +573,18 @@ fn friction_holds_a_branch_in_a_breeze_and_without_it_the_wind_pushes() {
             ..DebrisParams::default()
         });
         d.spawn(&forest, &segs, &pose, &vec![Vec3::ZERO; segs.len()], false);
-        // Let it settle in calm air first.
+        // Let it settle in calm air first: it falls asleep.
         for _ in 0..300 {
             d.step(&forest, &Calm, &[], 1.0 / 60.0, &jobs);
         }
+        // With friction it comes to rest and sleeps (without, what it slides with it keeps).
+        assert!(mu == 0.0 || d.asleep(0), "μ = {mu}: asleep after 5 s in calm air");
+        let slept = d.asleep(0);
         let x0 = d.center_of_mass(0);
-        for _ in 0..600 {
+        // The wind wakes it: friction, not sleep, has to hold it.
+        d.step(&forest, &wind, &[], 1.0 / 60.0, &jobs);
+        let woke = slept && !d.asleep(0);
+        for _ in 1..600 {
             d.step(&forest, &wind, &[], 1.0 / 60.0, &jobs);
         }
         let x1 = d.center_of_mass(0);
@@ -589,14 +595,16 @@ fn friction_holds_a_branch_in_a_breeze_and_without_it_the_wind_pushes() {
             (x1 - x0).length(),
             (d.center_of_mass(0) - x1).length(),
             d.kinetic_energy(),
+            woke,
         )
     };
-    let (moved, last, ke) = run(0.6);
+    let (moved, last, ke, woke) = run(0.6);
+    assert!(woke, "μ = 0.6: the wind woke it (and friction held it)");
     assert!(
         moved < 0.1 && last < 1e-3 && ke < 1e-4,
         "μ = 0.6: moved {moved} m, then {last} m in the last second, {ke} J"
     );
-    let (moved0, _, _) = run(0.0);
+    let (moved0, _, _, _) = run(0.0);
     assert!(moved0 > 1.0, "μ = 0: the wind moved it only {moved0} m in 10 s");
     eprintln!("in 5 m/s: {moved:.4} m with μ = 0.6, {moved0:.1} m with μ = 0");
 }
@@ -1006,4 +1014,63 @@ fn sixty_four_pieces_step_in_parallel_jobs() {
     a.hash_into(&mut ha);
     b.hash_into(&mut hb);
     assert_eq!(std::hash::Hasher::finish(&ha), std::hash::Hasher::finish(&hb));
+}
+
+/// A pose with one orientation per leaf (Oliapuram's): the piece keeps each leaf's own
+/// orientation relative to it, and writes it back turned with the piece; the heap it holds
+/// grows with its pieces and is given back by `clear`.
+#[test]
+fn per_leaf_orientations_turn_with_the_piece() {
+    let (forest, _) = tree(300, 600, &Material::default());
+    let mut m = ModelKind::Oliapuram.build(forest.clone()).unwrap();
+    m.set_wind(Box::new(crate::GustingWind::new(12.0, 0.0, 0.5, 1).unwrap()));
+    let timings = sylva_engine::FrameTimings::new(m.phases());
+    let jobs = one_job();
+    for _ in 0..20 {
+        m.step(&jobs, &timings);
+    }
+    let pose = m.pose().clone();
+    assert_eq!(pose.leaf_orient.len(), forest.leaf_count());
+    let segs = branch(&forest);
+    let mut d = debris(DebrisParams {
+        gravity: 0.0,
+        ..DebrisParams::default()
+    });
+    let empty = d.heap_bytes();
+    let w = Vec3::new(0.0, 0.0, 1.5);
+    let com = {
+        let mut probe = debris(DebrisParams::default());
+        probe.spawn(&forest, &segs, &pose, &vec![Vec3::ZERO; segs.len()], false);
+        probe.center_of_mass(0)
+    };
+    let vel: Vec<Vec3> = segs
+        .iter()
+        .map(|&i| {
+            let i = i as usize;
+            w.cross(pose.base[i] + pose.orient[i] * Vec3::new(0.0, 0.5 * forest.seg.length[i], 0.0) - com)
+        })
+        .collect();
+    d.spawn(&forest, &segs, &pose, &vel, false);
+    assert!(d.heap_bytes() > empty);
+    let q0 = d.orientation(0);
+    for _ in 0..30 {
+        d.step(&forest, &Calm, &[], 1.0 / 60.0, &jobs);
+    }
+    let turn = d.orientation(0) * q0.inverse();
+    assert!(turn.angle_between(Quat::IDENTITY) > 0.1, "it turned");
+    let mut out = pose.clone();
+    d.write_pose(&forest, &mut out);
+    for &s in &segs {
+        let i = s as usize;
+        // Each segment and each leaf turned by the piece's rotation.
+        assert!(out.orient[i].dot(turn * pose.orient[i]).abs() > 1.0 - 1e-5);
+        for j in forest.leaves_of(i) {
+            assert!(
+                out.leaf_orient[j].dot(turn * pose.leaf_orient[j]).abs() > 1.0 - 1e-5,
+                "leaf {j}"
+            );
+        }
+    }
+    d.clear();
+    assert_eq!(d.heap_bytes(), empty);
 }
