@@ -26,7 +26,9 @@
 //! through it between two steps. Restitution: a contact approaching faster than
 //! [`RESTITUTION_THRESHOLD`] (Box2D's `b2_velocityThreshold`) that would reach the surface within
 //! the step leaves it at e times its approach speed; slower contacts do not bounce, which
-//! keeps resting contacts from jittering.
+//! keeps resting contacts from jittering. The bounce starts where the step finds the surface
+//! within reach, up to |v|·dt before it: a piece bounces to e²·h plus at most that (measured:
+//! 0.312 m for e = 0.5 from 1 m, e²·h = 0.25 m, |v|·dt = 0.074 m at 1/60 s).
 
 use glam::{Mat3, Vec3};
 
