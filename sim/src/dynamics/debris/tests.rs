@@ -650,7 +650,12 @@ fn the_cap_removes_the_oldest_pieces_and_clear_forgets_them() {
     for i in 0..forest.segment_count() {
         assert_eq!(out.removed[i], twigs[..3].contains(&(i as u32)), "segment {i}");
     }
-    // A removed segment cannot come back as new debris until cleared.
+    // A live or removed segment cannot become new debris again until cleared.
+    let e = d
+        .try_spawn(&forest, &[twigs[4]], &pose, &[Vec3::ZERO], false)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("already debris"), "{e}");
     assert!(d.try_spawn(&forest, &[twigs[0]], &pose, &[Vec3::ZERO], false).is_err());
     d.clear();
     assert!(d.is_empty());
