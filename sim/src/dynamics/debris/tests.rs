@@ -539,6 +539,15 @@ fn a_branch_landing_on_a_sphere_does_not_pass_through_it() {
         assert!(d.lowest_point(&forest, 0) >= -1e-3);
     }
     assert!(touched, "the branch met the sphere");
+    // Off the sphere and at rest on the ground beside it.
+    let c = d.center_of_mass(0);
+    let off = Vec3::new(c.x - sphere.center.x, 0.0, c.z - sphere.center.z).length();
+    assert!(
+        d.lowest_point(&forest, 0) < 0.01 && off > sphere.radius && d.kinetic_energy() < 1e-4,
+        "ends {} m above the ground, {off} m from the sphere's axis, {} J",
+        d.lowest_point(&forest, 0),
+        d.kinetic_energy()
+    );
 }
 
 fn contact_gap(s: &SphereCollider, base: Vec3, tip: Vec3, forest: &Forest, i: usize) -> (f32, Vec3, f32) {
