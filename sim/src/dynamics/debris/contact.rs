@@ -105,8 +105,16 @@ fn radius_at(forest: &Forest, i: usize, t: f32) -> f32 {
     forest.seg.radius_base[i] + (forest.seg.radius_tip[i] - forest.seg.radius_base[i]) * t
 }
 
-/// Finds the piece's contacts within `margin` of touching, into `out`.
-pub(super) fn detect(p: &Piece, forest: &Forest, colliders: &[SphereCollider], margin: f32, out: &mut Vec<Contact>) {
+/// Finds the piece's contacts within `margin` of touching, into `out` (for a moving sphere,
+/// within `margin` plus the distance the sphere moves in `dt`).
+pub(super) fn detect(
+    p: &Piece,
+    forest: &Forest,
+    colliders: &[SphereCollider],
+    margin: f32,
+    dt: f32,
+    out: &mut Vec<Contact>,
+) {
     out.clear();
     let blank = |point: Vec3, n: Vec3, gap: f32, surface: Vec3| Contact {
         r: point - p.x,
@@ -127,7 +135,8 @@ pub(super) fn detect(p: &Piece, forest: &Forest, colliders: &[SphereCollider], m
         jt2: 0.0,
     };
     let ground = p.x.y - p.radius < margin;
-    let near = |c: &SphereCollider| (c.center - p.x).length() < p.radius + c.radius + margin;
+    let reach = |c: &SphereCollider| margin + sphere_velocity(c).length() * dt;
+    let near = |c: &SphereCollider| (c.center - p.x).length() < p.radius + c.radius + reach(c);
     if !ground && !colliders.iter().any(near) {
         return;
     }
@@ -148,7 +157,7 @@ pub(super) fn detect(p: &Piece, forest: &Forest, colliders: &[SphereCollider], m
         }
         for s in colliders.iter().filter(|c| near(c)) {
             let (point, n, gap) = sphere_gap(s, base, tip, forest, i);
-            if gap < margin {
+            if gap < reach(s) {
                 out.push(blank(point, n, gap, sphere_velocity(s)));
             }
         }

@@ -551,7 +551,7 @@ fn step_piece(
     drag::apply_forces(p, forest, wind, params.gravity, dt, &mut slot.drag);
     // Contacts within the distance a point of the piece can travel this step.
     let reach = (p.v.length() + p.omega().length() * p.radius) * dt + params.gravity * dt * dt + 0.01;
-    contact::detect(p, forest, colliders, reach, &mut slot.contacts);
+    contact::detect(p, forest, colliders, reach, dt, &mut slot.contacts);
     let settings = contact::Settings {
         friction: params.friction,
         restitution: params.restitution,

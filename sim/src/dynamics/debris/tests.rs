@@ -1155,3 +1155,65 @@ fn a_rod_dropped_flat_bounces_to_e_squared_times_its_height() {
     assert!(slow < 1e-3, "a 0.9 m/s impact bounced {slow} m");
     eprintln!("bounce from 1 m: {half:.3} m at e = 0.5, {default:.4} m at e = 0.1");
 }
+
+/// A sphere gliding along the ground (its centre at half the height of a branch asleep
+/// there) wakes the branch and shoves it along: the branch moves, and no capsule is ever more than a centimetre inside the
+/// moving sphere (the sphere is driven, not pushed back; a piece is moved out by its
+/// contacts' impulses and the projection). A sphere driven along the ground itself would
+/// have to crush what it rolls over: the ground and the sphere then squeeze a capsule
+/// between them and it ends inside the sphere.
+#[test]
+fn a_moving_sphere_wakes_and_shoves_a_resting_branch() {
+    let (forest, pose) = tree(300, 600, &Material::default());
+    let segs = branch(&forest);
+    let pose = at_height(&forest, &pose, &segs, 0.05);
+    let mut d = debris(DebrisParams::default());
+    d.spawn(&forest, &segs, &pose, &vec![Vec3::ZERO; segs.len()], false);
+    let jobs = one_job();
+    for _ in 0..300 {
+        d.step(&forest, &Calm, &[], 1.0 / 60.0, &jobs);
+    }
+    assert!(d.asleep(0));
+    let c = d.center_of_mass(0);
+    // The top of the lying branch: the sphere's centre glides at half that height (the
+    // sphere reaching into the ground), so it meets the branch side-on.
+    let mut out = pose.clone();
+    d.write_pose(&forest, &mut out);
+    let top = segs
+        .iter()
+        .map(|&s| {
+            let i = s as usize;
+            (out.base[i].y + forest.seg.radius_base[i])
+                .max(out.tip(i, forest.seg.length[i]).y + forest.seg.radius_tip[i])
+        })
+        .fold(0.0f32, f32::max);
+    let mut sphere = SphereCollider::new(
+        Vec3::ZERO,
+        0.4,
+        Motion::Linear {
+            start: Vec3::new(c.x - 3.0, 0.5 * top, c.z),
+            velocity: Vec3::new(2.0, 0.0, 0.0),
+        },
+    )
+    .unwrap();
+    let mut worst = f32::INFINITY;
+    for n in 1..=180 {
+        sphere.move_to(n as f64 / 60.0);
+        d.step(&forest, &Calm, std::slice::from_ref(&sphere), 1.0 / 60.0, &jobs);
+        let mut out = pose.clone();
+        d.write_pose(&forest, &mut out);
+        for &s in &segs {
+            let i = s as usize;
+            let (_, _, gap) = contact_gap(&sphere, out.base[i], out.tip(i, forest.seg.length[i]), &forest, i);
+            worst = worst.min(gap);
+        }
+        assert!(d.lowest_point(&forest, 0) >= -1e-3);
+    }
+    let moved = (d.center_of_mass(0) - c).length();
+    assert!(moved > 0.3, "the sphere shoved the branch {moved} m");
+    assert!(worst > -0.01, "a capsule went {worst} m into the moving sphere");
+    eprintln!(
+        "shoved {moved:.2} m, deepest {:.4} m inside the sphere",
+        -worst.min(0.0)
+    );
+}
