@@ -539,9 +539,11 @@ fn step_piece(
     if p.asleep {
         // Woken by a change of wind or a moving sphere reaching it; otherwise nothing to do.
         let gust = (wind.sample(p.x) - p.sleep_wind).length() > params.wake_wind;
-        let pushed = colliders
-            .iter()
-            .any(|c| contact::sphere_velocity(c) != Vec3::ZERO && (c.center - p.x).length() < p.radius + c.radius);
+        // A moving sphere within a step's travel of the piece's bounding sphere.
+        let pushed = colliders.iter().any(|c| {
+            let speed = contact::sphere_velocity(c).length();
+            speed > 0.0 && (c.center - p.x).length() < p.radius + c.radius + speed * dt
+        });
         if !(gust || pushed) {
             return;
         }
