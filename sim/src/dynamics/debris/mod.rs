@@ -559,13 +559,14 @@ fn step_piece(
         restitution: params.restitution,
         iterations: params.iterations,
         dt,
+        gravity: params.gravity,
     };
     let outcome = contact::solve(p, &mut slot.contacts, &settings);
     let mut drift = p.v * dt;
     if !outcome.touching {
         drift.y += 0.5 * params.gravity * dt * dt;
     }
-    p.x += drift;
+    p.x += drift + outcome.bounce_shift;
     p.rotate(dt);
     contact::project(p, forest, colliders);
     // Rest: in contact and slow for sleep_time.
