@@ -22,12 +22,13 @@ use crate::wind::WindField;
 use super::body::Piece;
 
 /// Factor on the linear drag coefficient at relative speed `speed` \[m/s\] (across the axis for
-/// bark, `leaf` false; the whole speed for leaves): 1 for the linear law the forest's
-/// coefficients express. The one place a speed-dependent law (quadratic drag, leaves that
-/// streamline) enters the debris's drag.
+/// bark, `leaf` false; the whole speed for leaves): the material's drag law
+/// ([`Material::drag_scale`]: 1 for Weber's linear law, |u|/10 m/s for the quadratic law, the
+/// leaves streamlining above their reconfiguration speed). The one place the law enters the
+/// debris's drag; the implicit step holds it fixed over a step.
 #[inline(always)]
-fn drag_scale(_material: &Material, _speed: f32, _leaf: bool) -> f32 {
-    1.0
+fn drag_scale(material: &Material, speed: f32, leaf: bool) -> f32 {
+    material.drag_scale(speed, leaf)
 }
 
 /// Scratch for one piece's drag: the points where the wind is sampled and the wind there.

@@ -10,7 +10,7 @@ use super::*;
 use crate::collider::{Motion, SphereCollider};
 use crate::dynamics::ModelKind;
 use crate::forest::TreePlacement;
-use crate::material::Material;
+use crate::material::{DragLaw, Material};
 use crate::skeleton::{Skeleton, SkeletonSegment};
 use crate::testtree::test_tree;
 use crate::wind::Calm;
@@ -29,6 +29,15 @@ fn no_drag() -> Material {
     Material {
         wood_drag: 0.0,
         leaf_drag: 0.0,
+        ..Material::default()
+    }
+}
+
+/// The default material with Weber's linear drag, for tests whose analytic reference is the
+/// linear law.
+fn linear_drag() -> Material {
+    Material {
+        drag_law: DragLaw::Linear,
         ..Material::default()
     }
 }
@@ -337,7 +346,7 @@ fn a_falling_rod_reaches_the_terminal_velocity_of_its_drag() {
         }],
         leaves: Vec::new(),
     };
-    let forest = forest_of(&skel, &Material::default());
+    let forest = forest_of(&skel, &linear_drag());
     let pose = rest_pose(&forest);
     let mut d = debris(DebrisParams::default());
     d.spawn(&forest, &[0], &pose, &[Vec3::ZERO], false);
@@ -356,6 +365,44 @@ fn a_falling_rod_reaches_the_terminal_velocity_of_its_drag() {
     assert!(
         d.angular_velocity(0).length() < 1e-4,
         "a uniform rod falls without turning"
+    );
+}
+
+/// The same rod under the default quadratic law: drag (c/U)·v² with U the speed the linear
+/// coefficient c is matched at, so v(t) = v_t·tanh(g·t/v_t) with v_t = sqrt(m·g·U/c)
+/// (a body falling against quadratic drag).
+#[test]
+fn a_falling_rod_under_quadratic_drag_follows_the_tanh_curve() {
+    let (r, l) = (0.005f32, 0.5f32);
+    let skel = Skeleton {
+        segments: vec![SkeletonSegment {
+            parent: None,
+            base: Vec3::new(0.0, 100.0, 0.0),
+            tip: Vec3::new(l, 100.0, 0.0),
+            radius_base: r,
+            radius_tip: r,
+        }],
+        leaves: Vec::new(),
+    };
+    let material = Material::default();
+    assert_eq!(material.drag_law, DragLaw::Quadratic);
+    let forest = forest_of(&skel, &material);
+    let pose = rest_pose(&forest);
+    let mut d = debris(DebrisParams::default());
+    d.spawn(&forest, &[0], &pose, &[Vec3::ZERO], false);
+    let (m, c) = (forest.seg.mass[0] as f64, forest.seg.drag[0] as f64);
+    // c·drag_scale(v) = c·v/U: the law's own factor at 1 m/s gives 1/U.
+    let per_speed = material.drag_scale(1.0, false) as f64;
+    let jobs = one_job();
+    for _ in 0..180 {
+        d.step(&forest, &Calm, &[], 1.0 / 60.0, &jobs);
+    }
+    let vt = (m * 9.81 / (c * per_speed)).sqrt();
+    let expect = vt * (9.81 * 3.0 / vt).tanh();
+    let v = -d.velocity(0).y as f64;
+    assert!(
+        (v / expect - 1.0).abs() < 0.01,
+        "{v} m/s after 3 s, analytic {expect} (terminal {vt})"
     );
 }
 
@@ -859,7 +906,7 @@ fn a_fallen_tree_steps_in_well_under_a_millisecond() {
 /// swirling wind (the linear law makes the differences exact up to rounding).
 #[test]
 fn the_implicit_drag_uses_the_exact_jacobian_of_the_drag() {
-    let (forest, pose) = tree(300, 600, &Material::default());
+    let (forest, pose) = tree(300, 600, &linear_drag());
     let segs = branch(&forest);
     let vel: Vec<Vec3> = segs
         .iter()
@@ -922,7 +969,7 @@ fn drag_slows_a_spinning_rod_at_the_analytic_rate() {
             .collect(),
         leaves: Vec::new(),
     };
-    let forest = forest_of(&skel, &Material::default());
+    let forest = forest_of(&skel, &linear_drag());
     let pose = rest_pose(&forest);
     let segs: Vec<u32> = (0..n as u32).collect();
     let middle = Vec3::new(0.5 * l * n as f32, 50.0, 0.0);
