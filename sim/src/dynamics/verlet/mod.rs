@@ -51,7 +51,7 @@ pub use structure::MAX_PARTICLES;
 
 use std::time::Duration;
 
-use glam::{Quat, Vec3};
+use glam::{Quat, Vec3, Vec3A};
 use sylva_engine::{FrameTimings, JobSystem};
 
 use crate::collider::SphereCollider;
@@ -60,7 +60,7 @@ use crate::error::SimError;
 use crate::forest::Forest;
 use crate::hash::StateHash;
 use crate::wind::{Calm, WindField};
-use solve::{Links, Shared, TreeReport, TreeState};
+use solve::{Link, Shared, TreeReport, TreeState};
 use structure::Structure;
 
 /// Names of the timed phases, as recorded in [`FrameTimings`].
@@ -76,13 +76,13 @@ pub struct VerletModel {
     st: Structure,
     /// Per particle, exp(−drag/mass·dt) (see `solve`).
     keep_wind: Vec<f32>,
-    pos: Vec<Vec3>,
-    prev: Vec<Vec3>,
+    /// Every particle's position and previous position (16-byte vectors, so a constraint
+    /// reads and writes each end in one move).
+    pos: Vec<Vec3A>,
+    prev: Vec<Vec3A>,
     root_cut: Vec<bool>,
     /// The constraints as they are now (breaking rewires them; see `breakage`).
-    ca: Vec<u32>,
-    cb: Vec<u32>,
-    share: Vec<f32>,
+    links: Vec<Link>,
     /// One flag per branch: broken off.
     broken: Vec<bool>,
     pose: Pose,
@@ -126,12 +126,10 @@ impl VerletModel {
         } = parts;
         let (n, m) = (forest.segment_count(), forest.leaf_count());
         let mut model = VerletModel {
-            pos: st.rest.clone(),
-            prev: st.rest.clone(),
+            pos: st.rest.iter().map(|&p| Vec3A::from(p)).collect(),
+            prev: st.rest.iter().map(|&p| Vec3A::from(p)).collect(),
             root_cut: vec![false; st.root_anchor.len()],
-            ca: st.ca.clone(),
-            cb: st.cb.clone(),
-            share: st.share.clone(),
+            links: st.links.clone(),
             broken: vec![false; st.branches.len()],
             keep_wind: Vec::new(),
             pose: Pose {
@@ -207,7 +205,7 @@ impl VerletModel {
     /// How many particles, constraints (branch and plane) and root constraints the trees
     /// have.
     pub fn counts(&self) -> (usize, usize, usize) {
-        (self.pos.len(), self.st.ca.len(), self.st.root_anchor.len())
+        (self.pos.len(), self.st.links.len(), self.st.root_anchor.len())
     }
     /// The most relaxation passes any constraint gets per step.
     pub fn most_passes(&self) -> usize {
@@ -237,7 +235,7 @@ impl VerletModel {
     }
     /// Every particle's position \[m\], relative to its tree's root (each tree's: skeletal,
     /// structural, anchors).
-    pub fn positions(&self) -> &[Vec3] {
+    pub fn positions(&self) -> &[Vec3A] {
         &self.pos
     }
     /// Every particle's rest position \[m\], relative to its tree's root.
@@ -271,12 +269,11 @@ impl VerletModel {
 
     /// Every particle back at rest in the generated shape, every root constraint whole.
     pub fn reset(&mut self) {
-        self.pos.copy_from_slice(&self.st.rest);
-        self.prev.copy_from_slice(&self.st.rest);
+        for ((p, q), &r) in self.pos.iter_mut().zip(&mut self.prev).zip(&self.st.rest) {
+            (*p, *q) = (Vec3A::from(r), Vec3A::from(r));
+        }
         self.root_cut.fill(false);
-        self.ca.copy_from_slice(&self.st.ca);
-        self.cb.copy_from_slice(&self.st.cb);
-        self.share.copy_from_slice(&self.st.share);
+        self.links.copy_from_slice(&self.st.links);
         self.broken.fill(false);
         self.roots_cut = 0;
         self.branches_broken = 0;
@@ -303,7 +300,8 @@ impl VerletModel {
         h.add(self.pos.iter().chain(&self.prev).flat_map(|v| v.to_array()));
         let flag = |&c: &bool| if c { 1.0 } else { 0.0 };
         h.add(self.root_cut.iter().chain(&self.broken).map(flag));
-        h.add(self.ca.iter().chain(&self.cb).map(|&e| f32::from_bits(e)));
+        let ends = self.links.iter().map(|c| c.a).chain(self.links.iter().map(|c| c.b));
+        h.add(ends.map(f32::from_bits));
         h.finish()
     }
 
@@ -316,9 +314,7 @@ impl VerletModel {
             + b(&self.pos)
             + b(&self.prev)
             + b(&self.root_cut)
-            + b(&self.ca)
-            + b(&self.cb)
-            + b(&self.share)
+            + b(&self.links)
             + b(&self.broken)
             + b(&st.owner)
             + b(&st.particle_branch)
@@ -328,8 +324,7 @@ impl VerletModel {
             + b(&st.drag)
             + b(&st.weight)
             + b(&st.radius)
-            + b(&st.ca)
-            + b(&st.cb)
+            + b(&st.links)
             + b(&st.length)
             + b(&st.iterations)
             + b(&st.root_anchor)
@@ -402,9 +397,7 @@ impl VerletModel {
         let mut prev = split_lengths(&mut self.prev, self.st.trees.iter().map(|t| t.particles.len()));
         let mut cut = split_lengths(&mut self.root_cut, self.st.trees.iter().map(|t| t.roots.len()));
         let sizes = || self.st.trees.iter().map(|t| t.constraints.len());
-        let mut ca = split_lengths(&mut self.ca, sizes());
-        let mut cb = split_lengths(&mut self.cb, sizes());
-        let mut share = split_lengths(&mut self.share, sizes());
+        let mut links = split_lengths(&mut self.links, sizes());
         let mut broken = split_lengths(&mut self.broken, self.st.trees.iter().map(|t| t.branches.len()));
         let mut base = split_lengths(&mut self.pose.base, f.trees.iter().map(|t| t.segments.len()));
         let mut orient = split_lengths(&mut self.pose.orient, f.trees.iter().map(|t| t.segments.len()));
@@ -417,11 +410,7 @@ impl VerletModel {
                     pos: pos.pop().expect("one slice per tree"),
                     prev: prev.pop().expect("one slice per tree"),
                     root_cut: cut.pop().expect("one slice per tree"),
-                    links: Links {
-                        ca: ca.pop().expect("one slice per tree"),
-                        cb: cb.pop().expect("one slice per tree"),
-                        share: share.pop().expect("one slice per tree"),
-                    },
+                    links: links.pop().expect("one slice per tree"),
                     broken: broken.pop().expect("one slice per tree"),
                     base: base.pop().expect("one slice per tree"),
                     orient: orient.pop().expect("one slice per tree"),

@@ -6,7 +6,7 @@
 //! Trees share nothing, so a tree's step reads and writes only its own slices: the result does
 //! not depend on which job runs it.
 
-use glam::{Quat, Vec3};
+use glam::{Quat, Vec3, Vec3A};
 
 use super::params::VerletParams;
 use super::structure::{Structure, TreeLayout, NO_BRANCH};
@@ -28,22 +28,27 @@ pub(super) struct Shared<'a> {
     pub colliders: &'a [SphereCollider],
 }
 
-/// One tree's constraints as they are now: ends (tree-local particles) and the share of the
-/// correction end `a` takes. Breaking a branch off rewires them; a dropped constraint has both
-/// ends on one particle and does nothing.
-pub(super) struct Links<'a> {
-    pub ca: &'a mut [u32],
-    pub cb: &'a mut [u32],
-    pub share: &'a mut [f32],
+/// One constraint as the relaxation reads it, packed so that a pass streams one array: its
+/// ends (tree-local particles), the square of its rest length \[m²\] and the share of the
+/// correction end `a` takes (`b` takes the rest). Breaking a branch off rewires the ends and
+/// shares; a dropped constraint has both ends on one particle and does nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C, align(16))]
+pub(super) struct Link {
+    pub a: u32,
+    pub b: u32,
+    pub l2: f32,
+    pub share: f32,
 }
 
 /// One tree's share of the state and the pose.
 pub(super) struct TreeState<'a> {
-    pub pos: &'a mut [Vec3],
-    pub prev: &'a mut [Vec3],
+    pub pos: &'a mut [Vec3A],
+    pub prev: &'a mut [Vec3A],
     /// One flag per root constraint: cut.
     pub root_cut: &'a mut [bool],
-    pub links: Links<'a>,
+    /// Its constraints as they are now.
+    pub links: &'a mut [Link],
     /// One flag per branch: broken off.
     pub broken: &'a mut [bool],
     pub base: &'a mut [Vec3],
@@ -75,7 +80,7 @@ pub(super) fn step_tree(sh: &Shared<'_>, t: usize, s: TreeState<'_>, scratch: &m
         pos,
         prev,
         root_cut,
-        mut links,
+        links,
         broken,
         base,
         orient,
@@ -89,7 +94,7 @@ pub(super) fn step_tree(sh: &Shared<'_>, t: usize, s: TreeState<'_>, scratch: &m
         let anchored = anchored(root_cut);
         forces_and_verlet(sh, tree, pos, prev, scratch, anchored, broken, &free);
         lap(0, &mut report);
-        report.roots_cut += relax(sh, tree, pos, &links, anchored, root_cut);
+        report.roots_cut += relax(sh, tree, pos, links, anchored, root_cut);
         lap(1, &mut report);
         report.roots_cut += roots(sh, tree, pos, root_cut);
         ground_friction(sh, tree, pos, prev);
@@ -97,7 +102,7 @@ pub(super) fn step_tree(sh: &Shared<'_>, t: usize, s: TreeState<'_>, scratch: &m
     }
     let turn = turns(sh, tree, pos);
     pose(sh, t, pos, &turn, broken, base, orient, leaf_pos);
-    report.broken = super::breakage::break_off(sh, t, pos, prev, &turn, &mut links, broken);
+    report.broken = super::breakage::break_off(sh, t, pos, prev, &turn, links, broken);
     lap(3, &mut report);
     report.finite = pos.iter().all(|p| p.is_finite());
     report
@@ -121,10 +126,10 @@ pub(super) fn anchored(root_cut: &[bool]) -> bool {
 
 /// The wind at every skeletal particle where the step starts (the others feel none), for
 /// every substep of the step; nothing in a uniform wind.
-fn sample_wind(sh: &Shared<'_>, tree: &TreeLayout, pos: &[Vec3], scratch: &mut Vec<Vec3>) {
+fn sample_wind(sh: &Shared<'_>, tree: &TreeLayout, pos: &[Vec3A], scratch: &mut Vec<Vec3>) {
     if sh.uniform.is_none() {
         scratch.clear();
-        scratch.extend(pos[..tree.skeletal].iter().map(|&p| p + tree.origin));
+        scratch.extend(pos[..tree.skeletal].iter().map(|&p| Vec3::from(p) + tree.origin));
         sh.wind.sample_in_place(scratch);
     }
 }
@@ -139,8 +144,8 @@ fn sample_wind(sh: &Shared<'_>, tree: &TreeLayout, pos: &[Vec3], scratch: &mut V
 pub(super) fn forces_and_verlet(
     sh: &Shared<'_>,
     tree: &TreeLayout,
-    pos: &mut [Vec3],
-    prev: &mut [Vec3],
+    pos: &mut [Vec3A],
+    prev: &mut [Vec3A],
     scratch: &[Vec3],
     anchored: bool,
     broken: &[bool],
@@ -148,8 +153,9 @@ pub(super) fn forces_and_verlet(
 ) {
     let p = sh.params;
     let dt = p.substep();
-    let keep = 1.0 - p.damping * dt;
-    let fall = Vec3::new(0.0, -p.gravity * dt * dt, 0.0);
+    let inv_dt = 1.0 / dt;
+    let step = (1.0 - p.damping * dt) * dt;
+    let fall = Vec3A::new(0.0, -p.gravity * dt * dt, 0.0);
     // Gravity and the generated shape (see the module's documentation): where the material
     // takes the shape as grown under its weight, only what hangs free (broken pieces, a tree
     // off its roots) falls.
@@ -157,33 +163,53 @@ pub(super) fn forces_and_verlet(
     let p0 = tree.particles.start;
     let pb = &sh.st.particle_branch[p0..p0 + pos.len()];
     let weighed = !sh.forest.material.compensate_gravity || !anchored;
+    let any_free = free.iter().any(|&f| f);
+    let gravity = |j: usize| {
+        if weighed || (any_free && free[pb[j] as usize - b0]) {
+            fall
+        } else {
+            Vec3A::ZERO
+        }
+    };
     let moving = pos.len() - tree.roots.len();
     let k = tree.skeletal;
     // An anchored tree's base is held where it grew (see `relax`).
     let first = usize::from(anchored);
-    // Twins step only once their branch has broken off (branch k's twin is particle
-    // skeletal + k − 1).
-    let twins = k..k + tree.twins;
-    for j in first..moving {
-        if twins.contains(&j) && !broken[j + 1 - k] {
-            continue;
-        }
+    // One particle: v the Verlet velocity, `wind` the drag's part of it. (Gravity is added
+    // even where it is zero, as r + v·Δt + 0, so the bits do not depend on how it is skipped.)
+    #[inline(always)]
+    fn one(pos: &mut [Vec3A], prev: &mut [Vec3A], j: usize, h: (f32, f32), g: Vec3A, wind: impl Fn(Vec3A) -> Vec3A) {
         let r = pos[j];
-        let mut v = (r - prev[j]) * (1.0 / dt);
-        if j < k {
-            let w = match sh.uniform {
-                Some(w) => w,
-                None => scratch[j],
-            };
-            v = w + (v - w) * sh.keep_wind[p0 + j];
-        }
+        let v = wind((r - prev[j]) * h.0);
         prev[j] = r;
-        let g = if weighed || free[pb[j] as usize - b0] {
-            fall
-        } else {
-            Vec3::ZERO
-        };
-        pos[j] = r + v * (keep * dt) + g;
+        pos[j] = r + v * h.1 + g;
+    }
+    let h = (inv_dt, step);
+    // Skeletal particles feel the wind.
+    let keep_wind = &sh.keep_wind[p0..p0 + k];
+    match sh.uniform {
+        Some(w) => {
+            let w = Vec3A::from(w);
+            for j in first..k {
+                one(pos, prev, j, h, gravity(j), |v| w + (v - w) * keep_wind[j]);
+            }
+        }
+        None => {
+            for j in first..k {
+                let w = Vec3A::from(scratch[j]);
+                one(pos, prev, j, h, gravity(j), |v| w + (v - w) * keep_wind[j]);
+            }
+        }
+    }
+    // Twins step only once their branch has broken off (branch k's twin is particle
+    // skeletal + k − 1); the structural particles always.
+    for j in k..k + tree.twins {
+        if broken[j + 1 - k] {
+            one(pos, prev, j, h, gravity(j), |v| v);
+        }
+    }
+    for j in k + tree.twins..moving {
+        one(pos, prev, j, h, gravity(j), |v| v);
     }
 }
 
@@ -199,38 +225,31 @@ pub(super) fn forces_and_verlet(
 pub(super) fn relax(
     sh: &Shared<'_>,
     tree: &TreeLayout,
-    pos: &mut [Vec3],
-    links: &Links<'_>,
+    pos: &mut [Vec3A],
+    links: &[Link],
     anchored: bool,
     root_cut: &mut [bool],
 ) -> u32 {
-    let st = sh.st;
     let e = sh.params.elasticity;
-    let base = st.rest[tree.particles.start];
+    let base = Vec3A::from(sh.st.rest[tree.particles.start]);
     let mut cut = 0;
-    let one = |pos: &mut [Vec3], a: u32, b: u32, l: f32, share: f32| {
-        let (a, b) = (a as usize, b as usize);
-        let d = pos[b] - pos[a];
-        let len2 = d.length_squared();
-        // Jakobsen's square-root-free form of (|d| − L)/|d|: (|d|² − L²)/(|d|² + L²), equal
-        // to first order in the error and converging to the same lengths. Every L is
-        // positive, so it is finite; a dropped constraint (both ends on one particle) has
-        // d = 0 and moves nothing.
-        let l2 = l * l;
-        let corr = d * ((len2 - l2) / (len2 + l2) * e);
-        pos[a] += corr * share;
-        pos[b] -= corr * (1.0 - share);
-    };
     for &count in &tree.passes {
-        let n = count as usize;
-        let lengths = &st.length[tree.constraints.start..tree.constraints.start + n];
-        let it = links.ca[..n]
-            .iter()
-            .zip(&links.cb[..n])
-            .zip(lengths)
-            .zip(&links.share[..n]);
         // Root to tips: a pass carries the tips' load down to the heavy root plate.
-        it.for_each(|(((&a, &b), &l), &w)| one(pos, a, b, l, w));
+        for c in &links[..count as usize] {
+            let (a, b) = (c.a as usize, c.b as usize);
+            let (pa, pb) = (pos[a], pos[b]);
+            let d = pb - pa;
+            let len2 = d.length_squared();
+            // Jakobsen's square-root-free form of (|d| − L)/|d|: (|d|² − L²)/(|d|² + L²),
+            // equal to first order in the error and converging to the same lengths. Every L
+            // is positive, so it is finite; a dropped constraint (both ends on one particle)
+            // has d = 0 and moves nothing.
+            let corr = d * ((len2 - c.l2) / (len2 + c.l2) * e);
+            pos[a] = pa + corr * c.share;
+            // (pb is still pos[b]: the ends differ, or, for a dropped constraint, the first
+            // line moved nothing: corr is −0.)
+            pos[b] = pb - corr * (1.0 - c.share);
+        }
         // The roots hold the plate in every pass, so the tree cannot lean its plate over
         // between the roots' own passes.
         cut += root_pass(sh, tree, pos, root_cut);
@@ -246,7 +265,7 @@ pub(super) fn relax(
 /// 1 − `ground_friction` of its velocity along the ground each substep (the previous position
 /// moves towards the current one), so broken pieces and fallen trees come to rest instead of
 /// sliding downwind forever.
-fn ground_friction(sh: &Shared<'_>, tree: &TreeLayout, pos: &[Vec3], prev: &mut [Vec3]) {
+fn ground_friction(sh: &Shared<'_>, tree: &TreeLayout, pos: &[Vec3A], prev: &mut [Vec3A]) {
     let mu = sh.params.ground_friction;
     if mu == 0.0 {
         return;
@@ -265,7 +284,7 @@ fn ground_friction(sh: &Shared<'_>, tree: &TreeLayout, pos: &[Vec3], prev: &mut 
 /// nearest point outside (the half-space test of the thesis, made after every pass for every
 /// skeletal particle; the thesis tests every third particle of a branch). The other
 /// structural particles are the planes' geometric helpers and pass through.
-fn collide(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3]) {
+fn collide(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3A]) {
     let ground = tree.ground;
     let p0 = tree.particles.start;
     for p in pos.iter_mut() {
@@ -274,7 +293,7 @@ fn collide(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3]) {
         }
     }
     for c in sh.colliders {
-        let centre = c.center - tree.origin;
+        let centre = Vec3A::from(c.center - tree.origin);
         for (j, p) in pos.iter_mut().enumerate() {
             let reach = c.radius + sh.st.radius[p0 + j];
             let d = *p - centre;
@@ -290,7 +309,7 @@ fn collide(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3]) {
 /// maximum is cut (and stays cut until reset); the others are relaxed `root_iterations` times,
 /// the whole correction going to the plane's particle (the anchor is static). Returns how many
 /// were cut now.
-pub(super) fn roots(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3], cut: &mut [bool]) -> u32 {
+pub(super) fn roots(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3A], cut: &mut [bool]) -> u32 {
     let mut newly = 0;
     for _ in 0..sh.params.root_iterations {
         newly += root_pass(sh, tree, pos, cut);
@@ -302,7 +321,7 @@ pub(super) fn roots(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3], cut: &
 /// One pass over a tree's root constraints, the whole correction to the plate's particle. A
 /// constraint found stretched past its maximum length is cut instead (the thesis: the longest
 /// it "will still be able to solve"); returns how many were cut.
-fn root_pass(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3], cut: &mut [bool]) -> u32 {
+fn root_pass(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3A], cut: &mut [bool]) -> u32 {
     let st = sh.st;
     let r0 = tree.roots.start;
     let e = sh.params.elasticity;
@@ -325,12 +344,12 @@ fn root_pass(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3], cut: &mut [bo
 }
 
 /// Each branch's rotation from rest, from its plane's four structural particles.
-pub(super) fn turns(sh: &Shared<'_>, layout: &TreeLayout, pos: &[Vec3]) -> Vec<Quat> {
+pub(super) fn turns(sh: &Shared<'_>, layout: &TreeLayout, pos: &[Vec3A]) -> Vec<Quat> {
     let st = sh.st;
     st.branches[layout.branches.clone()]
         .iter()
         .map(|b| {
-            let [a, c, e, g] = b.plane.map(|k| pos[k as usize]);
+            let [a, c, e, g] = b.plane.map(|k| Vec3::from(pos[k as usize]));
             let x = (a - e).normalize_or_zero();
             let z0 = c - g;
             let z = (z0 - x * z0.dot(x)).normalize_or_zero();
@@ -355,7 +374,7 @@ pub(super) fn turns(sh: &Shared<'_>, layout: &TreeLayout, pos: &[Vec3]) -> Vec<Q
 pub(super) fn pose(
     sh: &Shared<'_>,
     t: usize,
-    pos: &[Vec3],
+    pos: &[Vec3A],
     turn: &[Quat],
     broken: &[bool],
     base: &mut [Vec3],
@@ -375,15 +394,15 @@ pub(super) fn pose(
         let bi = st.branch_of[i] as usize - b0;
         let own = &st.branches[b0 + bi];
         let (nb, world) = if parent == crate::forest::NO_PARENT {
-            (0, pos[0] + layout.origin)
+            (0, Vec3::from(pos[0]) + layout.origin)
         } else if broken[bi] && own.first as usize == i {
             // A broken branch's first segment starts at its twin.
-            (own.twin as usize, pos[own.twin as usize] + layout.origin)
+            (own.twin as usize, Vec3::from(pos[own.twin as usize]) + layout.origin)
         } else {
             let p = parent as usize - s0;
             (1 + p, base[p] + segment_axis(orient[p]) * f.seg.length[parent as usize])
         };
-        let (b, e) = (pos[nb], pos[1 + k]);
+        let (b, e) = (Vec3::from(pos[nb]), Vec3::from(pos[1 + k]));
         let carried = turn[bi] * st.rest_orient[i];
         let along = segment_axis(carried);
         let axis = (e - b).try_normalize().unwrap_or(along);

@@ -3,10 +3,10 @@
 //! a tree settling near its generated shape with its anchors still, root constraints that cut,
 //! contacts, determinism over workers, a ridiculous wind, and bad settings refused.
 
-use glam::Vec3;
+use glam::{Vec3, Vec3A};
 use sylva_engine::{FrameTimings, JobSystem};
 
-use super::solve::{self, Links, Shared};
+use super::solve::{self, Shared};
 use super::structure::{Structure, TreeLayout};
 use super::{VerletModel, VerletParams};
 use crate::collider::{Motion, SphereCollider};
@@ -50,9 +50,9 @@ fn length_errors(m: &VerletModel) -> (f32, f32) {
         for c in t
             .constraints
             .clone()
-            .filter(|&c| st.ca[c] < skeletal && st.cb[c] < skeletal)
+            .filter(|&c| st.links[c].a < skeletal && st.links[c].b < skeletal)
         {
-            let l = (p[st.cb[c] as usize] - p[st.ca[c] as usize]).length();
+            let l = (p[st.links[c].b as usize] - p[st.links[c].a as usize]).length();
             let e = (l - st.length[c]).abs() / st.length[c];
             worst = worst.max(e);
             sum += (e as f64).powi(2);
@@ -80,7 +80,7 @@ fn a_released_tree_falls_half_g_t_squared() {
     let anchors: Vec<usize> = m.anchors().collect();
     for (j, (p, q)) in m.pos.iter().zip(&mut m.prev).enumerate() {
         if !anchors.contains(&j) {
-            *q = *p - Vec3::new(0.0, 0.5 * g * h * h, 0.0);
+            *q = *p - Vec3A::new(0.0, 0.5 * g * h * h, 0.0);
         }
     }
     let start = m.pos.clone();
@@ -155,18 +155,14 @@ fn a_particle_pendulum_swings_with_the_pendulum_period() {
             uniform: Some(Vec3::ZERO),
             colliders: &[],
         };
-        let (mut pos, mut prev, mut cut) = (st.rest.clone(), st.rest.clone(), vec![false]);
+        let rest: Vec<Vec3A> = st.rest.iter().map(|&p| Vec3A::from(p)).collect();
+        let (mut pos, mut prev, mut cut) = (rest.clone(), rest, vec![false]);
         let scratch: Vec<Vec3> = Vec::new();
         let mut crossings = Vec::new();
         let mut last = pos[0].x;
         for n in 1..=(20.0 / params.dt) as usize {
             solve::forces_and_verlet(&sh, &st.trees[0], &mut pos, &mut prev, &scratch, false, &[], &[]);
-            let links = Links {
-                ca: &mut [],
-                cb: &mut [],
-                share: &mut [],
-            };
-            solve::relax(&sh, &st.trees[0], &mut pos, &links, false, &mut cut);
+            solve::relax(&sh, &st.trees[0], &mut pos, &[], false, &mut cut);
             solve::roots(&sh, &st.trees[0], &mut pos, &mut cut);
             let x = pos[0].x;
             if last > 0.0 && x <= 0.0 {
@@ -183,7 +179,7 @@ fn a_particle_pendulum_swings_with_the_pendulum_period() {
             "L = {l}: period {period} s, 2π·sqrt(L/g) = {want} s"
         );
         assert!(
-            ((pos[0] - pivot).length() - l).abs() < 1e-4 * l,
+            ((Vec3::from(pos[0]) - pivot).length() - l).abs() < 1e-4 * l,
             "the rod keeps its length"
         );
     }
@@ -231,13 +227,13 @@ fn relaxation_keeps_lengths_and_tightens_with_passes() {
 #[test]
 fn a_tree_released_from_the_wind_settles_near_its_skeleton_with_anchors_still() {
     let mut m = VerletModel::new(tree_at(7, 300, 400, Vec3::ZERO), VerletParams::default()).unwrap();
-    let anchors: Vec<(usize, Vec3)> = m.anchors().map(|j| (j, m.pos[j])).collect();
+    let anchors: Vec<(usize, Vec3A)> = m.anchors().map(|j| (j, m.pos[j])).collect();
     let (jobs, timings) = (jobs(1), timings());
     let height = m.st.rest.iter().map(|p| p.y).fold(0.0f32, f32::max);
     let (range, skeletal) = m.tree_particles(0);
     let moved = |m: &VerletModel| -> (f32, f32) {
         let d: Vec<f32> = (range.start..range.start + skeletal)
-            .map(|j| (m.pos[j] - m.st.rest[j]).length())
+            .map(|j| (Vec3::from(m.pos[j]) - m.st.rest[j]).length())
             .collect();
         (
             d.iter().sum::<f32>() / d.len() as f32,
@@ -347,8 +343,8 @@ fn an_overstretched_root_is_cut_and_reset_mends_it() {
     // Pull the whole tree up and sideways, far past 10 % of the roots' length.
     let (range, skeletal) = m.tree_particles(0);
     for j in range.start..range.end - 4 {
-        m.pos[j] += Vec3::new(0.3, 0.5, 0.0);
-        m.prev[j] += Vec3::new(0.3, 0.5, 0.0);
+        m.pos[j] += Vec3A::new(0.3, 0.5, 0.0);
+        m.prev[j] += Vec3A::new(0.3, 0.5, 0.0);
     }
     m.step(&jobs, &timings);
     assert!(m.roots_cut() > 0, "no root constraint was cut");
@@ -373,7 +369,7 @@ fn particles_stay_out_of_spheres_and_the_ground() {
         m.step(&jobs, &timings);
         let c = m.colliders[0];
         for j in range.start..range.start + skeletal {
-            let p = m.pos[j];
+            let p = Vec3::from(m.pos[j]);
             assert!(p.y >= m.st.trees[0].ground, "particle {j} below the ground");
             let inside = c.radius + m.st.radius[j] - (p - c.center).length();
             assert!(inside < 1e-4, "particle {j} {inside} m inside the sphere");
@@ -562,36 +558,32 @@ fn a_branch_breaks_just_outside_its_cone_and_falls_on_its_own() {
             colliders: &[],
         };
         let turn = solve::turns(&sh, &m.st.trees[0], &m.pos);
-        let mut links = Links {
-            ca: &mut m.ca,
-            cb: &mut m.cb,
-            share: &mut m.share,
-        };
-        super::breakage::break_off(&sh, 0, &mut m.pos, &mut m.prev, &turn, &mut links, &mut m.broken)
+        super::breakage::break_off(&sh, 0, &mut m.pos, &mut m.prev, &turn, &mut m.links, &mut m.broken)
     };
     let rest = (m.pos.clone(), m.prev.clone());
     bend_side_branch(&mut m, 0.98 * cone);
     assert_eq!(check(&mut m), 0, "0.98 of the cone holds");
     (m.pos, m.prev) = rest;
     bend_side_branch(&mut m, 1.02 * cone);
-    let used = |m: &VerletModel| m.ca.iter().zip(&m.cb).filter(|(a, b)| a != b).count();
+    let used = |m: &VerletModel| m.links.iter().filter(|c| c.a != c.b).count();
     let before = used(&m);
     let in_piece = |p: u32| piece.contains(&(p as usize));
     // The piece hangs from the trunk by its constraints to the shared particle (which go over
     // to the twin) and its ties to the trunk's other particles (which are dropped).
     let centre = m.st.branches[k].centre;
-    let ties =
-        m.ca.iter()
-            .zip(&m.cb)
-            .filter(|&(&a, &b)| a != b && in_piece(a) != in_piece(b) && a != centre && b != centre)
-            .count();
+    let ties = m
+        .links
+        .iter()
+        .map(|c| (c.a, c.b))
+        .filter(|&(a, b)| a != b && in_piece(a) != in_piece(b) && a != centre && b != centre)
+        .count();
     assert!(ties > 4, "the piece hangs from the trunk by {ties} constraints");
     assert_eq!(check(&mut m), 1, "1.02 of the cone breaks");
     assert!(m.broken[k]);
     // Nothing dangles: every constraint in use joins two particles of the piece or two of the
     // tree; the ones dropped are exactly the piece's ties to the trunk (its plane to the
     // trunk's particles beside the shared one, its first tip to the one below).
-    for (c, (&a, &b)) in m.ca.iter().zip(&m.cb).enumerate() {
+    for (c, &solve::Link { a, b, .. }) in m.links.iter().enumerate() {
         if a != b {
             assert_eq!(in_piece(a), in_piece(b), "constraint {c} joins the piece and the tree");
         }
@@ -600,7 +592,7 @@ fn a_branch_breaks_just_outside_its_cone_and_falls_on_its_own() {
     let twin = m.st.branches[k].twin as usize;
     assert!(piece.contains(&twin), "the twin belongs to the piece");
     assert!(
-        m.ca.iter().chain(&m.cb).any(|&e| e as usize == twin),
+        m.links.iter().any(|c| c.a as usize == twin || c.b as usize == twin),
         "the twin is in use"
     );
     // With gravity the piece falls as one: its particles drop ½·g·t² while the tree stays.
