@@ -388,30 +388,45 @@ pub(super) fn pose(
     let s0 = tree.segments.start as usize;
     let l0 = tree.leaves.start as usize;
     let b0 = layout.branches.start;
-    for i in tree.segments.start as usize..tree.segments.end as usize {
-        let k = i - s0;
-        let parent = f.seg.parent[i];
+    let segs = tree.segments.start as usize..tree.segments.end as usize;
+    // Two sweeps, so that the orientations, which depend on nothing but the particles, are
+    // not held up behind the chain of bases running from the root to the tips: first every
+    // orientation (its axis parked in `base`), then the bases and the leaves.
+    let start = |i: usize| -> Option<usize> {
         let bi = st.branch_of[i] as usize - b0;
         let own = &st.branches[b0 + bi];
-        let (nb, world) = if parent == crate::forest::NO_PARENT {
-            (0, Vec3::from(pos[0]) + layout.origin)
+        if f.seg.parent[i] == crate::forest::NO_PARENT {
+            Some(0)
         } else if broken[bi] && own.first as usize == i {
             // A broken branch's first segment starts at its twin.
-            (own.twin as usize, Vec3::from(pos[own.twin as usize]) + layout.origin)
+            Some(own.twin as usize)
         } else {
-            let p = parent as usize - s0;
-            (1 + p, base[p] + segment_axis(orient[p]) * f.seg.length[parent as usize])
-        };
+            None
+        }
+    };
+    for i in segs.clone() {
+        let k = i - s0;
+        let bi = st.branch_of[i] as usize - b0;
+        let nb = start(i).unwrap_or_else(|| 1 + f.seg.parent[i] as usize - s0);
         let (b, e) = (Vec3::from(pos[nb]), Vec3::from(pos[1 + k]));
         let carried = turn[bi] * st.rest_orient[i];
         let along = segment_axis(carried);
         let axis = (e - b).try_normalize().unwrap_or(along);
-        let q = (arc(along, axis) * carried).normalize();
+        orient[k] = (arc(along, axis) * carried).normalize();
+        base[k] = axis;
+    }
+    for i in segs {
+        let k = i - s0;
+        let world = match start(i) {
+            Some(nb) => Vec3::from(pos[nb]) + layout.origin,
+            None => {
+                let p = f.seg.parent[i] as usize;
+                base[p - s0] + segment_axis(orient[p - s0]) * f.seg.length[p]
+            }
+        };
+        let step = base[k] * (f.seg.length[i] * (1.0 / 65535.0));
         base[k] = world;
-        orient[k] = q;
-        let step = axis * (f.seg.length[i] * (1.0 / 65535.0));
-        let leaves = f.leaves_of(i);
-        for j in leaves {
+        for j in f.leaves_of(i) {
             leaf_pos[j - l0] = world + step * f.leaf.along[j] as f32;
         }
     }
