@@ -30,9 +30,11 @@
 //! the relaxation's shortfall, which keeps creeping with time. Where the material takes the
 //! generated shape as grown under the tree's weight (`Material::compensate_gravity`, on by
 //! default, as Weber's and Oliapuram's models do), Sylva applies gravity only to what hangs
-//! free: a branch broken off and everything beyond it, and a tree whose root constraints are
-//! all cut. Without it, gravity acts on every particle, as in the thesis, and the tree sags
-//! as far as its passes let it.
+//! free, a branch broken off and everything beyond it, and to a whole tree once any of its
+//! root constraints is cut: the shape grew on all of its roots, so on fewer its weight leans
+//! it over on the rest (the thesis's "weight shift on the remaining root constraints ...
+//! simulating a tree collapsing under its own shifted center of mass"). Without it, gravity
+//! acts on every particle, as in the thesis, and the tree sags as far as its passes let it.
 //!
 //! Invariants: the state is each particle's position and previous position, and a flag per
 //! root constraint; anchors never move; a step reads and writes only its own tree's slices, so

@@ -92,12 +92,13 @@ pub(super) fn step_tree(sh: &Shared<'_>, t: usize, s: TreeState<'_>, scratch: &m
     lap(0, &mut report);
     for _ in 0..sh.params.substeps {
         let anchored = anchored(root_cut);
-        forces_and_verlet(sh, tree, pos, prev, scratch, anchored, broken, &free);
+        let intact = !root_cut.iter().any(|&c| c);
+        forces_and_verlet(sh, tree, pos, prev, scratch, intact, broken, &free);
         lap(0, &mut report);
-        report.roots_cut += relax(sh, tree, pos, links, anchored, root_cut);
+        report.roots_cut += relax(sh, tree, pos, links, (anchored, intact), root_cut);
         lap(1, &mut report);
         report.roots_cut += roots(sh, tree, pos, root_cut);
-        ground_friction(sh, tree, pos, prev);
+        ground_friction(sh, tree, pos, prev, self::anchored(root_cut));
         lap(2, &mut report);
     }
     let turn = turns(sh, tree, pos);
@@ -147,7 +148,7 @@ pub(super) fn forces_and_verlet(
     pos: &mut [Vec3A],
     prev: &mut [Vec3A],
     scratch: &[Vec3],
-    anchored: bool,
+    intact: bool,
     broken: &[bool],
     free: &[bool],
 ) {
@@ -157,12 +158,13 @@ pub(super) fn forces_and_verlet(
     let step = (1.0 - p.damping * dt) * dt;
     let fall = Vec3A::new(0.0, -p.gravity * dt * dt, 0.0);
     // Gravity and the generated shape (see the module's documentation): where the material
-    // takes the shape as grown under its weight, only what hangs free (broken pieces, a tree
-    // off its roots) falls.
+    // takes the shape as grown under its weight, only what hangs free (broken pieces) falls,
+    // and a whole tree once any of its roots is cut (it grew on all of them: on fewer, its
+    // weight leans it over on the rest, the thesis's weight shift).
     let b0 = tree.branches.start;
     let p0 = tree.particles.start;
     let pb = &sh.st.particle_branch[p0..p0 + pos.len()];
-    let weighed = !sh.forest.material.compensate_gravity || !anchored;
+    let weighed = !sh.forest.material.compensate_gravity || !intact;
     let any_free = free.iter().any(|&f| f);
     let gravity = |j: usize| {
         if weighed || (any_free && free[pb[j] as usize - b0]) {
@@ -173,8 +175,8 @@ pub(super) fn forces_and_verlet(
     };
     let moving = pos.len() - tree.roots.len();
     let k = tree.skeletal;
-    // An anchored tree's base is held where it grew (see `relax`).
-    let first = usize::from(anchored);
+    // The base of a tree on all its roots is held where it grew (see `relax`).
+    let first = usize::from(intact);
     // One particle: v the Verlet velocity, `wind` the drag's part of it. (Gravity is added
     // even where it is zero, as r + v·Δt + 0, so the bits do not depend on how it is skipped.)
     #[inline(always)]
@@ -215,9 +217,11 @@ pub(super) fn forces_and_verlet(
 
 /// The branch and plane constraints, pass after pass (a constraint takes part in as many
 /// passes as its segment's iterations), each pass followed by the contacts of every moving
-/// particle. While any of its root constraints holds, a tree's base (its first skeletal
+/// particle. While all of its root constraints hold, a tree's base (its first skeletal
 /// particle) is the pivot the root plate turns about: it is put back after every pass, and
-/// the root constraints alone hold the plate's turn. One constraint (the thesis's seven steps, with Jakobsen's normalised error):
+/// the root constraints alone hold the plate's turn. Once one is cut, the base is free, and
+/// the plate turns about what the remaining roots hold (`anchored`: any holds, so the plate
+/// still meets the ground; `intact`: all hold). One constraint (the thesis's seven steps, with Jakobsen's normalised error):
 /// Δ = (|AB| − L)/|AB| · AB · elasticity, shared between the ends by their inverse masses
 /// (the thesis moves each end half; Jakobsen's weighting, which the thesis cites, lets the
 /// heavy wood near the root carry the light twigs instead of being pulled as far as they
@@ -227,7 +231,7 @@ pub(super) fn relax(
     tree: &TreeLayout,
     pos: &mut [Vec3A],
     links: &[Link],
-    anchored: bool,
+    (anchored, intact): (bool, bool),
     root_cut: &mut [bool],
 ) -> u32 {
     let e = sh.params.elasticity;
@@ -253,8 +257,8 @@ pub(super) fn relax(
         // The roots hold the plate in every pass, so the tree cannot lean its plate over
         // between the roots' own passes.
         cut += root_pass(sh, tree, pos, root_cut);
-        collide(sh, tree, &mut pos[..tree.contact]);
-        if anchored {
+        collide(sh, tree, &mut pos[..contacts(tree, anchored)]);
+        if intact {
             pos[0] = base;
         }
     }
@@ -264,17 +268,29 @@ pub(super) fn relax(
 /// Friction on the ground: every particle that meets the ground and lies on it keeps only
 /// 1 − `ground_friction` of its velocity along the ground each substep (the previous position
 /// moves towards the current one), so broken pieces and fallen trees come to rest instead of
-/// sliding downwind forever.
-fn ground_friction(sh: &Shared<'_>, tree: &TreeLayout, pos: &[Vec3A], prev: &mut [Vec3A]) {
+/// sliding downwind forever; and what is left stops altogether when it is slower than the
+/// ground's grip, μ·g·Δt with μ = `ground_friction` (Coulomb's static friction: the speed a
+/// deceleration of μ·g removes within the substep), so that a lying tree that the
+/// relaxation keeps pushing by a little each substep stays put instead of creeping.
+fn ground_friction(sh: &Shared<'_>, tree: &TreeLayout, pos: &[Vec3A], prev: &mut [Vec3A], anchored: bool) {
     let mu = sh.params.ground_friction;
     if mu == 0.0 {
         return;
     }
+    let dt = sh.params.substep();
+    let grip = mu * sh.params.gravity * dt * dt;
     let touching = tree.ground + 1e-4;
-    for (p, q) in pos[..tree.contact].iter().zip(&mut prev[..tree.contact]) {
+    let wood = contacts(tree, false);
+    let n = contacts(tree, anchored);
+    for (j, (p, q)) in pos[..n].iter().zip(&mut prev[..n]).enumerate() {
         if p.y <= touching {
             q.x += (p.x - q.x) * mu;
             q.z += (p.z - q.z) * mu;
+            // (The wood only: the roots hold the root plate while they hold.)
+            let (sx, sz) = (p.x - q.x, p.z - q.z);
+            if j < wood && sx * sx + sz * sz <= grip * grip {
+                (q.x, q.z) = (p.x, p.z);
+            }
         }
     }
 }
@@ -314,8 +330,22 @@ pub(super) fn roots(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3A], cut: 
     for _ in 0..sh.params.root_iterations {
         newly += root_pass(sh, tree, pos, cut);
     }
-    collide(sh, tree, &mut pos[..tree.contact]);
+    collide(sh, tree, &mut pos[..contacts(tree, anchored(cut))]);
     newly
+}
+
+/// How many of a tree's particles (the first) meet the ground and the colliders: its wood
+/// (skeletal particles and twins) and, while it stands on its roots, its trunk's plane (the
+/// root plate, which the roots hold at the ground). Torn from its roots, a tree has nothing
+/// wider than its trunk to stand on: the plane's particles are the thesis's structural
+/// helpers, set out for bending stiffness (`plane_scale`, `plane_min`), not a footprint, so
+/// they would prop an uprooted tree up like the legs of a stool.
+fn contacts(tree: &TreeLayout, anchored: bool) -> usize {
+    if anchored {
+        tree.contact
+    } else {
+        tree.skeletal + tree.twins
+    }
 }
 
 /// One pass over a tree's root constraints, the whole correction to the plate's particle. A
