@@ -444,6 +444,23 @@ fn bad_settings_are_refused_naming_the_setting() {
         (VerletParams { plane_scale: -1.0, ..d }, "plane scale"),
         (VerletParams { root_stretch: 0.0, ..d }, "root stretch"),
         (VerletParams { elasticity: 1.5, ..d }, "elasticity"),
+        // The breaking cone's strain (a cone outside 0..π) and the ground's friction.
+        (
+            VerletParams {
+                break_strain: -0.1,
+                ..d
+            },
+            "break strain",
+        ),
+        (VerletParams { break_strain: 2.0, ..d }, "break strain"),
+        (
+            VerletParams {
+                ground_friction: 1.5,
+                ..d
+            },
+            "ground friction",
+        ),
+        (VerletParams { root_length: 0.0, ..d }, "root length"),
         (
             VerletParams {
                 damping: f32::INFINITY,
@@ -833,4 +850,118 @@ fn weak_roots_uproot_in_a_storm_and_the_tree_comes_to_rest_lying_on_the_ground()
         flat(tip)
     );
     assert!(last < 1e-3 * peak, "kinetic energy {last} J, {peak} J at its peak");
+}
+
+/// Mean distance of a tree's skeletal particles from rest over the last 5 s of 10 s in 15 m/s
+/// gusts \[m\].
+fn sway(params: VerletParams) -> f32 {
+    let mut m = VerletModel::new(tree_at(7, 300, 400, Vec3::ZERO), params).unwrap();
+    m.set_wind(Box::new(GustingWind::new(15.0, 0.0, 0.3, 2).unwrap()));
+    let (jobs, timings) = (jobs(1), timings());
+    let (range, skeletal) = m.tree_particles(0);
+    let skeletal = range.start..range.start + skeletal;
+    let mut sum = 0.0f32;
+    for s in 0..600 {
+        m.step(&jobs, &timings);
+        if s >= 300 {
+            sum += skeletal
+                .clone()
+                .map(|j| (Vec3::from(m.pos[j]) - m.st.rest[j]).length())
+                .sum::<f32>()
+                / skeletal.len() as f32;
+        }
+    }
+    assert!(m.finite());
+    sum / 300.0
+}
+
+/// The thesis's adjustable variables ("Adjustable Variables"): structural particles closer to
+/// their plane's centre bend more easily, and more relaxation passes make the wood stiffer.
+/// (Measured: half the default distance sways 0.209 m, twice it 0.0095 m; 1 pass 0.038 m,
+/// 8 passes 0.0079 m.)
+#[test]
+fn closer_structural_particles_and_fewer_passes_bend_more() {
+    let d = VerletParams::default();
+    let close = sway(VerletParams {
+        plane_scale: 0.5,
+        plane_min: 0.25,
+        ..d
+    });
+    let far = sway(VerletParams {
+        plane_scale: 2.0,
+        plane_min: 1.0,
+        ..d
+    });
+    eprintln!("sway in 15 m/s: planes at half the distance {close} m, at twice {far} m");
+    assert!(close > 2.0 * far, "closer planes sway {close} m, farther {far} m");
+    let few = sway(VerletParams {
+        iterations: 1,
+        min_iterations: 1,
+        ..d
+    });
+    let many = sway(VerletParams {
+        iterations: 8,
+        min_iterations: 8,
+        ..d
+    });
+    eprintln!("sway in 15 m/s: 1 pass {few} m, 8 passes {many} m");
+    assert!(few > 2.0 * many, "1 pass sways {few} m, 8 passes {many} m");
+}
+
+/// The thesis's root strength: the farther the static root particles, the stronger the roots.
+/// Roots that give way in 10 s of a 36 m/s storm at the default length (4 trunk radii) all
+/// hold at four times it.
+#[test]
+fn longer_roots_are_stronger() {
+    let f = tree_at(7, 300, 400, Vec3::ZERO);
+    let (jobs, timings) = (jobs(1), timings());
+    let cut = |root_length: f32| {
+        let params = VerletParams {
+            root_stretch: 0.001,
+            root_length,
+            ..VerletParams::default()
+        };
+        let mut m = VerletModel::new(f.clone(), params).unwrap();
+        m.set_wind(Box::new(GustingWind::new(36.0, 0.0, 0.3, 4).unwrap()));
+        for _ in 0..600 {
+            m.step(&jobs, &timings);
+        }
+        (m.roots_cut(), m.uprooted())
+    };
+    let short = cut(VerletParams::default().root_length);
+    let long = cut(4.0 * VerletParams::default().root_length);
+    eprintln!("roots cut, uprooted in 10 s of 36 m/s: {short:?} at 4 radii, {long:?} at 16");
+    assert_eq!(short.1, 1, "the short roots held");
+    assert_eq!(long, (0, 0), "the long roots gave way");
+}
+
+/// Breakage and uprooting included, a forest in a storm gives the same bits on 1, 2 and 4
+/// workers.
+#[test]
+fn a_storm_is_identical_for_any_number_of_workers() {
+    let f = TestForest::new(21, 400, 300, 6, &Material::default()).unwrap().forest;
+    let params = VerletParams {
+        root_stretch: 0.001,
+        ..VerletParams::default()
+    };
+    let runs: Vec<(u64, usize, usize)> = [1, 2, 4]
+        .into_iter()
+        .map(|threads| {
+            let mut m = VerletModel::new(f.clone(), params).unwrap();
+            m.set_wind(Box::new(GustingWind::new(36.0, 0.0, 0.3, 4).unwrap()));
+            let (jobs, timings) = (jobs(threads), timings());
+            for _ in 0..600 {
+                m.step(&jobs, &timings);
+            }
+            (m.state_hash(), m.branches_broken(), m.uprooted())
+        })
+        .collect();
+    eprintln!("storm on 6 trees: {runs:?}");
+    assert!(
+        runs[0].1 > 0 && runs[0].2 > 0,
+        "nothing broke or uprooted: {:?}",
+        runs[0]
+    );
+    assert_eq!(runs[0], runs[1]);
+    assert_eq!(runs[0], runs[2]);
 }
