@@ -62,7 +62,7 @@ use crate::error::SimError;
 use crate::forest::Forest;
 use crate::hash::StateHash;
 use crate::wind::{Calm, WindField};
-use solve::{Link, Shared, TreeReport, TreeState};
+use solve::{Link, Scratch, Shared, TreeReport, TreeState};
 use structure::Structure;
 
 /// Names of the timed phases, as recorded in [`FrameTimings`].
@@ -95,8 +95,8 @@ pub struct VerletModel {
     /// Root constraints cut and branches broken off since the last reset.
     roots_cut: usize,
     branches_broken: usize,
-    /// Per job, the wind samples of its trees (kept between steps).
-    scratch: Vec<Vec<Vec3>>,
+    /// Per job, room for its trees' wind samples and pose (kept between steps).
+    scratch: Vec<Scratch>,
 }
 
 impl VerletModel {
@@ -338,7 +338,11 @@ impl VerletModel {
             + b(&st.rest_orient)
             + st.trees.iter().map(|t| b(&t.passes)).sum::<usize>()
             + b(&st.trees)
-            + self.scratch.iter().map(b).sum::<usize>()
+            + self
+                .scratch
+                .iter()
+                .map(|s| b(&s.wind) + b(&s.arcs) + b(&s.turn) + b(&s.xs) + b(&s.zs))
+                .sum::<usize>()
     }
 
     /// Advances one time step: the wind and colliders to the step's time, then every tree as
@@ -432,7 +436,7 @@ impl VerletModel {
             size += s.pos.len();
             groups.last_mut().expect("a group was opened").push((t, s));
         }
-        self.scratch.resize_with(groups.len(), Vec::new);
+        self.scratch.resize_with(groups.len(), Scratch::default);
         let mut out: Vec<Vec<TreeReport>> = vec![Vec::new(); groups.len()];
         let sh = &sh;
         jobs.scope(|s| {
@@ -458,6 +462,7 @@ impl VerletModel {
             uniform: Some(Vec3::ZERO),
             colliders: &[],
         };
+        let mut arcs = Vec::new();
         for t in 0..self.forest.trees.len() {
             let tree = &self.forest.trees[t];
             let layout = &self.st.trees[t];
@@ -471,9 +476,12 @@ impl VerletModel {
                 &self.pos[p],
                 &turn,
                 &self.broken[layout.branches.clone()],
-                &mut self.pose.base[s.clone()],
-                &mut self.pose.orient[s],
-                &mut self.pose.leaf_pos[l],
+                (
+                    &mut self.pose.base[s.clone()],
+                    &mut self.pose.orient[s],
+                    &mut self.pose.leaf_pos[l],
+                ),
+                &mut arcs,
             );
         }
     }

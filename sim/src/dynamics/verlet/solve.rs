@@ -65,8 +65,21 @@ pub(super) struct TreeReport {
     pub broken: u32,
 }
 
-/// Steps tree `t`; `scratch` holds its wind samples between calls.
-pub(super) fn step_tree(sh: &Shared<'_>, t: usize, s: TreeState<'_>, scratch: &mut Vec<Vec3>) -> TreeReport {
+/// Room a job's trees reuse from step to step.
+#[derive(Debug, Default)]
+pub(super) struct Scratch {
+    /// A tree's wind samples, one per skeletal particle.
+    pub wind: Vec<Vec3>,
+    /// A tree's segments' shortest arcs (see `pose`).
+    pub arcs: Vec<Quat>,
+    /// A tree's branches' rotations from rest and their planes' axes (see `turns_into`).
+    pub turn: Vec<Quat>,
+    pub xs: Vec<Vec3>,
+    pub zs: Vec<Vec3>,
+}
+
+/// Steps tree `t`, in room kept in `scratch` between calls.
+pub(super) fn step_tree(sh: &Shared<'_>, t: usize, s: TreeState<'_>, scratch: &mut Scratch) -> TreeReport {
     let tree = &sh.st.trees[t];
     let mut report = TreeReport::default();
     let mut clock = std::time::Instant::now();
@@ -86,14 +99,14 @@ pub(super) fn step_tree(sh: &Shared<'_>, t: usize, s: TreeState<'_>, scratch: &m
         orient,
         leaf_pos,
     } = s;
-    sample_wind(sh, tree, pos, scratch);
+    sample_wind(sh, tree, pos, &mut scratch.wind);
     // Branches only break at the step's end, so what hangs free is the same every substep.
     let free = hanging_free(sh, tree, broken);
     lap(0, &mut report);
     for _ in 0..sh.params.substeps {
         let anchored = anchored(root_cut);
         let intact = !root_cut.iter().any(|&c| c);
-        forces_and_verlet(sh, tree, pos, prev, scratch, intact, broken, &free);
+        forces_and_verlet(sh, tree, pos, prev, &scratch.wind, intact, broken, &free);
         lap(0, &mut report);
         report.roots_cut += relax(sh, tree, pos, links, (anchored, intact), root_cut);
         lap(1, &mut report);
@@ -101,9 +114,10 @@ pub(super) fn step_tree(sh: &Shared<'_>, t: usize, s: TreeState<'_>, scratch: &m
         ground_friction(sh, tree, pos, prev, self::anchored(root_cut));
         lap(2, &mut report);
     }
-    let turn = turns(sh, tree, pos);
-    pose(sh, t, pos, &turn, broken, base, orient, leaf_pos);
-    report.broken = super::breakage::break_off(sh, t, pos, prev, &turn, links, broken);
+    let Scratch { arcs, turn, xs, zs, .. } = scratch;
+    turns_into(sh, tree, pos, (xs, zs), turn);
+    pose(sh, t, pos, turn, broken, (base, orient, leaf_pos), arcs);
+    report.broken = super::breakage::break_off(sh, t, pos, prev, turn, links, broken);
     lap(3, &mut report);
     report.finite = pos.iter().all(|p| p.is_finite());
     report
@@ -375,22 +389,45 @@ fn root_pass(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3A], cut: &mut [b
 
 /// Each branch's rotation from rest, from its plane's four structural particles.
 pub(super) fn turns(sh: &Shared<'_>, layout: &TreeLayout, pos: &[Vec3A]) -> Vec<Quat> {
+    let mut out = Vec::new();
+    turns_into(sh, layout, pos, (&mut Vec::new(), &mut Vec::new()), &mut out);
+    out
+}
+
+/// As [`turns`], into `out`, with `room` for the planes' axes: sweeps over all the branches,
+/// each a short chain of work per branch (an axis, the other axis, the rotation), so that
+/// many branches' divisions and square roots are under way at once.
+pub(super) fn turns_into(
+    sh: &Shared<'_>,
+    layout: &TreeLayout,
+    pos: &[Vec3A],
+    (xs, zs): (&mut Vec<Vec3>, &mut Vec<Vec3>),
+    out: &mut Vec<Quat>,
+) {
     let st = sh.st;
-    st.branches[layout.branches.clone()]
-        .iter()
-        .map(|b| {
-            let [a, c, e, g] = b.plane.map(|k| Vec3::from(pos[k as usize]));
-            let x = (a - e).normalize_or_zero();
-            let z0 = c - g;
-            let z = (z0 - x * z0.dot(x)).normalize_or_zero();
-            let frame = if x == Vec3::ZERO || z == Vec3::ZERO {
-                st.rest_orient[b.first as usize]
-            } else {
-                Quat::from_mat3(&glam::Mat3::from_cols(x, z.cross(x), z))
-            };
-            (frame * st.rest_orient[b.first as usize].conjugate()).normalize()
-        })
-        .collect()
+    let branches = &st.branches[layout.branches.clone()];
+    let at = |k: u32| Vec3::from(pos[k as usize]);
+    xs.clear();
+    xs.extend(
+        branches
+            .iter()
+            .map(|b| (at(b.plane[0]) - at(b.plane[2])).normalize_or_zero()),
+    );
+    zs.clear();
+    zs.extend(branches.iter().zip(&*xs).map(|(b, &x)| {
+        let z0 = at(b.plane[1]) - at(b.plane[3]);
+        (z0 - x * z0.dot(x)).normalize_or_zero()
+    }));
+    out.clear();
+    out.extend(branches.iter().zip(xs.iter().zip(&*zs)).map(|(b, (&x, &z))| {
+        let rest = st.rest_orient[b.first as usize];
+        let frame = if x == Vec3::ZERO || z == Vec3::ZERO {
+            rest
+        } else {
+            Quat::from_mat3(&glam::Mat3::from_cols(x, z.cross(x), z))
+        };
+        (frame * rest.conjugate()).normalize()
+    }));
 }
 
 /// The pose of tree `t`'s segments and leaves. A segment's axis points from its base particle
@@ -400,16 +437,14 @@ pub(super) fn turns(sh: &Shared<'_>, layout: &TreeLayout, pos: &[Vec3A]) -> Vec<
 /// from rest (from its four structural particles) carries the segment's rest orientation, and
 /// the shortest arc turns that onto the particles' axis. Leaves sit on the axis where they were
 /// grown, rigid on their segment.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn pose(
     sh: &Shared<'_>,
     t: usize,
     pos: &[Vec3A],
     turn: &[Quat],
     broken: &[bool],
-    base: &mut [Vec3],
-    orient: &mut [Quat],
-    leaf_pos: &mut [Vec3],
+    (base, orient, leaf_pos): (&mut [Vec3], &mut [Quat], &mut [Vec3]),
+    arcs: &mut Vec<Quat>,
 ) {
     let st = sh.st;
     let f = sh.forest;
@@ -419,9 +454,10 @@ pub(super) fn pose(
     let l0 = tree.leaves.start as usize;
     let b0 = layout.branches.start;
     let segs = tree.segments.start as usize..tree.segments.end as usize;
-    // Two sweeps, so that the orientations, which depend on nothing but the particles, are
-    // not held up behind the chain of bases running from the root to the tips: first every
-    // orientation (its axis parked in `base`), then the bases and the leaves.
+    // Sweeps over all the segments, each a short chain of work per segment, so that many
+    // segments' divisions and square roots are under way at once: every carried orientation
+    // (parked in `orient`) and axis (parked in `base`), every shortest arc, every
+    // orientation, then the chain of bases from the root to the tips, and the leaves.
     let start = |i: usize| -> Option<usize> {
         let bi = st.branch_of[i] as usize - b0;
         let own = &st.branches[b0 + bi];
@@ -440,10 +476,18 @@ pub(super) fn pose(
         let nb = start(i).unwrap_or_else(|| 1 + f.seg.parent[i] as usize - s0);
         let (b, e) = (Vec3::from(pos[nb]), Vec3::from(pos[1 + k]));
         let carried = turn[bi] * st.rest_orient[i];
-        let along = segment_axis(carried);
-        let axis = (e - b).try_normalize().unwrap_or(along);
-        orient[k] = (arc(along, axis) * carried).normalize();
-        base[k] = axis;
+        orient[k] = carried;
+        base[k] = (e - b).try_normalize().unwrap_or_else(|| segment_axis(carried));
+    }
+    arcs.clear();
+    arcs.extend(
+        orient
+            .iter()
+            .zip(&*base)
+            .map(|(&carried, &axis)| arc(segment_axis(carried), axis)),
+    );
+    for (q, &a) in orient.iter_mut().zip(&*arcs) {
+        *q = (a * *q).normalize();
     }
     for i in segs {
         let k = i - s0;
