@@ -309,8 +309,9 @@ fn ground_friction(sh: &Shared<'_>, tree: &TreeLayout, pos: &[Vec3A], prev: &mut
     }
 }
 
-/// Keeps every skeletal particle of a tree and its trunk's plane (the root plate) above its
-/// ground and outside every sphere (with the wood's radius there): each is moved to the
+/// Keeps the particles it is given (see `contacts`: every skeletal particle of a tree, its
+/// twins, and its trunk's plane, the root plate, while a root holds) above its ground and
+/// outside every sphere (with the wood's radius there): each is moved to the
 /// nearest point outside (the half-space test of the thesis, made after every pass for every
 /// skeletal particle; the thesis tests every third particle of a branch). The other
 /// structural particles are the planes' geometric helpers and pass through.
