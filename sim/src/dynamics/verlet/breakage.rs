@@ -20,9 +20,9 @@
 //! dropped constraint keeps its slot with both ends on one particle, so it does nothing, and
 //! every constraint still in use joins two particles of one piece: nothing dangles.
 
-use glam::{Quat, Vec3};
+use glam::{Quat, Vec3, Vec3A};
 
-use super::solve::{Links, Shared};
+use super::solve::{Link, Shared};
 use super::structure::NO_BRANCH;
 use crate::dynamics::pose::segment_axis;
 
@@ -31,10 +31,10 @@ use crate::dynamics::pose::segment_axis;
 pub(super) fn break_off(
     sh: &Shared<'_>,
     t: usize,
-    pos: &mut [Vec3],
-    prev: &mut [Vec3],
+    pos: &mut [Vec3A],
+    prev: &mut [Vec3A],
     turn: &[Quat],
-    links: &mut Links<'_>,
+    links: &mut [Link],
     broken: &mut [bool],
 ) -> u32 {
     let st = sh.st;
@@ -50,7 +50,7 @@ pub(super) fn break_off(
         }
         let first = b.first as usize;
         let expected = turn[b.parent as usize - b0] * segment_axis(st.rest_orient[first]);
-        let axis = (pos[1 + first - s0] - pos[b.centre as usize]).normalize_or_zero();
+        let axis = Vec3::from(pos[1 + first - s0] - pos[b.centre as usize]).normalize_or_zero();
         if axis.dot(expected) < b.cone.cos() {
             detach(sh, t, k, pos, prev, links, broken);
             count += 1;
@@ -65,9 +65,9 @@ pub(super) fn detach(
     sh: &Shared<'_>,
     t: usize,
     k: usize,
-    pos: &mut [Vec3],
-    prev: &mut [Vec3],
-    links: &mut Links<'_>,
+    pos: &mut [Vec3A],
+    prev: &mut [Vec3A],
+    links: &mut [Link],
     broken: &mut [bool],
 ) {
     let st = sh.st;
@@ -86,8 +86,8 @@ pub(super) fn detach(
         inside[j] = p != NO_BRANCH && inside[p as usize - b0];
     }
     let in_piece = |p: u32| inside[st.particle_branch[p0 + p as usize] as usize - b0];
-    for n in 0..links.ca.len() {
-        let (a, b) = (links.ca[n], links.cb[n]);
+    for (n, link) in links.iter_mut().enumerate() {
+        let (a, b) = (link.a, link.b);
         if a == b {
             continue;
         }
@@ -96,12 +96,12 @@ pub(super) fn detach(
             let b = if b == centre { twin } else { b };
             if in_piece(a) && in_piece(b) {
                 let (wa, wb) = (st.weight[p0 + a as usize], st.weight[p0 + b as usize]);
-                (links.ca[n], links.cb[n], links.share[n]) = (a, b, wb / (wa + wb));
+                (link.a, link.b, link.share) = (a, b, wb / (wa + wb));
             } else {
-                (links.ca[n], links.cb[n]) = (twin, twin);
+                (link.a, link.b) = (twin, twin);
             }
         } else if in_piece(a) || in_piece(b) {
-            (links.ca[n], links.cb[n]) = (twin, twin);
+            (link.a, link.b) = (twin, twin);
         }
     }
 }

@@ -30,9 +30,11 @@
 //! the relaxation's shortfall, which keeps creeping with time. Where the material takes the
 //! generated shape as grown under the tree's weight (`Material::compensate_gravity`, on by
 //! default, as Weber's and Oliapuram's models do), Sylva applies gravity only to what hangs
-//! free: a branch broken off and everything beyond it, and a tree whose root constraints are
-//! all cut. Without it, gravity acts on every particle, as in the thesis, and the tree sags
-//! as far as its passes let it.
+//! free, a branch broken off and everything beyond it, and to a whole tree once any of its
+//! root constraints is cut: the shape grew on all of its roots, so on fewer its weight leans
+//! it over on the rest (the thesis's "weight shift on the remaining root constraints ...
+//! simulating a tree collapsing under its own shifted center of mass"). Without it, gravity
+//! acts on every particle, as in the thesis, and the tree sags as far as its passes let it.
 //!
 //! Invariants: the state is each particle's position and previous position, and a flag per
 //! root constraint; anchors never move; a step reads and writes only its own tree's slices, so
@@ -51,7 +53,7 @@ pub use structure::MAX_PARTICLES;
 
 use std::time::Duration;
 
-use glam::{Quat, Vec3};
+use glam::{Quat, Vec3, Vec3A};
 use sylva_engine::{FrameTimings, JobSystem};
 
 use crate::collider::SphereCollider;
@@ -60,7 +62,7 @@ use crate::error::SimError;
 use crate::forest::Forest;
 use crate::hash::StateHash;
 use crate::wind::{Calm, WindField};
-use solve::{Links, Shared, TreeReport, TreeState};
+use solve::{Link, Scratch, Shared, TreeReport, TreeState};
 use structure::Structure;
 
 /// Names of the timed phases, as recorded in [`FrameTimings`].
@@ -76,13 +78,13 @@ pub struct VerletModel {
     st: Structure,
     /// Per particle, exp(−drag/mass·dt) (see `solve`).
     keep_wind: Vec<f32>,
-    pos: Vec<Vec3>,
-    prev: Vec<Vec3>,
+    /// Every particle's position and previous position (16-byte vectors, so a constraint
+    /// reads and writes each end in one move).
+    pos: Vec<Vec3A>,
+    prev: Vec<Vec3A>,
     root_cut: Vec<bool>,
     /// The constraints as they are now (breaking rewires them; see `breakage`).
-    ca: Vec<u32>,
-    cb: Vec<u32>,
-    share: Vec<f32>,
+    links: Vec<Link>,
     /// One flag per branch: broken off.
     broken: Vec<bool>,
     pose: Pose,
@@ -93,8 +95,8 @@ pub struct VerletModel {
     /// Root constraints cut and branches broken off since the last reset.
     roots_cut: usize,
     branches_broken: usize,
-    /// Per job, the wind samples of its trees (kept between steps).
-    scratch: Vec<Vec<Vec3>>,
+    /// Per job, room for its trees' wind samples and pose (kept between steps).
+    scratch: Vec<Scratch>,
 }
 
 impl VerletModel {
@@ -126,12 +128,10 @@ impl VerletModel {
         } = parts;
         let (n, m) = (forest.segment_count(), forest.leaf_count());
         let mut model = VerletModel {
-            pos: st.rest.clone(),
-            prev: st.rest.clone(),
+            pos: st.rest.iter().map(|&p| Vec3A::from(p)).collect(),
+            prev: st.rest.iter().map(|&p| Vec3A::from(p)).collect(),
             root_cut: vec![false; st.root_anchor.len()],
-            ca: st.ca.clone(),
-            cb: st.cb.clone(),
-            share: st.share.clone(),
+            links: st.links.clone(),
             broken: vec![false; st.branches.len()],
             keep_wind: Vec::new(),
             pose: Pose {
@@ -208,7 +208,7 @@ impl VerletModel {
     /// How many particles, constraints (branch and plane) and root constraints the trees
     /// have.
     pub fn counts(&self) -> (usize, usize, usize) {
-        (self.pos.len(), self.st.ca.len(), self.st.root_anchor.len())
+        (self.pos.len(), self.st.links.len(), self.st.root_anchor.len())
     }
     /// The most relaxation passes any constraint gets per step.
     pub fn most_passes(&self) -> usize {
@@ -238,7 +238,7 @@ impl VerletModel {
     }
     /// Every particle's position \[m\], relative to its tree's root (each tree's: skeletal,
     /// structural, anchors).
-    pub fn positions(&self) -> &[Vec3] {
+    pub fn positions(&self) -> &[Vec3A] {
         &self.pos
     }
     /// Every particle's rest position \[m\], relative to its tree's root.
@@ -272,12 +272,11 @@ impl VerletModel {
 
     /// Every particle back at rest in the generated shape, every root constraint whole.
     pub fn reset(&mut self) {
-        self.pos.copy_from_slice(&self.st.rest);
-        self.prev.copy_from_slice(&self.st.rest);
+        for ((p, q), &r) in self.pos.iter_mut().zip(&mut self.prev).zip(&self.st.rest) {
+            (*p, *q) = (Vec3A::from(r), Vec3A::from(r));
+        }
         self.root_cut.fill(false);
-        self.ca.copy_from_slice(&self.st.ca);
-        self.cb.copy_from_slice(&self.st.cb);
-        self.share.copy_from_slice(&self.st.share);
+        self.links.copy_from_slice(&self.st.links);
         self.broken.fill(false);
         self.roots_cut = 0;
         self.branches_broken = 0;
@@ -304,7 +303,8 @@ impl VerletModel {
         h.add(self.pos.iter().chain(&self.prev).flat_map(|v| v.to_array()));
         let flag = |&c: &bool| if c { 1.0 } else { 0.0 };
         h.add(self.root_cut.iter().chain(&self.broken).map(flag));
-        h.add(self.ca.iter().chain(&self.cb).map(|&e| f32::from_bits(e)));
+        let ends = self.links.iter().map(|c| c.a).chain(self.links.iter().map(|c| c.b));
+        h.add(ends.map(f32::from_bits));
         h.finish()
     }
 
@@ -317,9 +317,7 @@ impl VerletModel {
             + b(&self.pos)
             + b(&self.prev)
             + b(&self.root_cut)
-            + b(&self.ca)
-            + b(&self.cb)
-            + b(&self.share)
+            + b(&self.links)
             + b(&self.broken)
             + b(&st.owner)
             + b(&st.particle_branch)
@@ -330,8 +328,7 @@ impl VerletModel {
             + b(&st.leaf_drag)
             + b(&st.weight)
             + b(&st.radius)
-            + b(&st.ca)
-            + b(&st.cb)
+            + b(&st.links)
             + b(&st.length)
             + b(&st.iterations)
             + b(&st.root_anchor)
@@ -343,7 +340,11 @@ impl VerletModel {
             + b(&st.rest_orient)
             + st.trees.iter().map(|t| b(&t.passes)).sum::<usize>()
             + b(&st.trees)
-            + self.scratch.iter().map(b).sum::<usize>()
+            + self
+                .scratch
+                .iter()
+                .map(|s| b(&s.wind) + b(&s.arcs) + b(&s.turn) + b(&s.xs) + b(&s.zs))
+                .sum::<usize>()
     }
 
     /// Advances one time step: the wind and colliders to the step's time, then every tree as
@@ -404,9 +405,7 @@ impl VerletModel {
         let mut prev = split_lengths(&mut self.prev, self.st.trees.iter().map(|t| t.particles.len()));
         let mut cut = split_lengths(&mut self.root_cut, self.st.trees.iter().map(|t| t.roots.len()));
         let sizes = || self.st.trees.iter().map(|t| t.constraints.len());
-        let mut ca = split_lengths(&mut self.ca, sizes());
-        let mut cb = split_lengths(&mut self.cb, sizes());
-        let mut share = split_lengths(&mut self.share, sizes());
+        let mut links = split_lengths(&mut self.links, sizes());
         let mut broken = split_lengths(&mut self.broken, self.st.trees.iter().map(|t| t.branches.len()));
         let mut base = split_lengths(&mut self.pose.base, f.trees.iter().map(|t| t.segments.len()));
         let mut orient = split_lengths(&mut self.pose.orient, f.trees.iter().map(|t| t.segments.len()));
@@ -419,11 +418,7 @@ impl VerletModel {
                     pos: pos.pop().expect("one slice per tree"),
                     prev: prev.pop().expect("one slice per tree"),
                     root_cut: cut.pop().expect("one slice per tree"),
-                    links: Links {
-                        ca: ca.pop().expect("one slice per tree"),
-                        cb: cb.pop().expect("one slice per tree"),
-                        share: share.pop().expect("one slice per tree"),
-                    },
+                    links: links.pop().expect("one slice per tree"),
                     broken: broken.pop().expect("one slice per tree"),
                     base: base.pop().expect("one slice per tree"),
                     orient: orient.pop().expect("one slice per tree"),
@@ -443,7 +438,7 @@ impl VerletModel {
             size += s.pos.len();
             groups.last_mut().expect("a group was opened").push((t, s));
         }
-        self.scratch.resize_with(groups.len(), Vec::new);
+        self.scratch.resize_with(groups.len(), Scratch::default);
         let mut out: Vec<Vec<TreeReport>> = vec![Vec::new(); groups.len()];
         let sh = &sh;
         jobs.scope(|s| {
@@ -469,6 +464,7 @@ impl VerletModel {
             uniform: Some(Vec3::ZERO),
             colliders: &[],
         };
+        let mut arcs = Vec::new();
         for t in 0..self.forest.trees.len() {
             let tree = &self.forest.trees[t];
             let layout = &self.st.trees[t];
@@ -482,9 +478,12 @@ impl VerletModel {
                 &self.pos[p],
                 &turn,
                 &self.broken[layout.branches.clone()],
-                &mut self.pose.base[s.clone()],
-                &mut self.pose.orient[s],
-                &mut self.pose.leaf_pos[l],
+                (
+                    &mut self.pose.base[s.clone()],
+                    &mut self.pose.orient[s],
+                    &mut self.pose.leaf_pos[l],
+                ),
+                &mut arcs,
             );
         }
     }

@@ -6,7 +6,7 @@
 //! Trees share nothing, so a tree's step reads and writes only its own slices: the result does
 //! not depend on which job runs it.
 
-use glam::{Quat, Vec3};
+use glam::{Quat, Vec3, Vec3A};
 
 use super::params::VerletParams;
 use super::structure::{Structure, TreeLayout, NO_BRANCH};
@@ -29,22 +29,27 @@ pub(super) struct Shared<'a> {
     pub colliders: &'a [SphereCollider],
 }
 
-/// One tree's constraints as they are now: ends (tree-local particles) and the share of the
-/// correction end `a` takes. Breaking a branch off rewires them; a dropped constraint has both
-/// ends on one particle and does nothing.
-pub(super) struct Links<'a> {
-    pub ca: &'a mut [u32],
-    pub cb: &'a mut [u32],
-    pub share: &'a mut [f32],
+/// One constraint as the relaxation reads it, packed so that a pass streams one array: its
+/// ends (tree-local particles), the square of its rest length \[m²\] and the share of the
+/// correction end `a` takes (`b` takes the rest). Breaking a branch off rewires the ends and
+/// shares; a dropped constraint has both ends on one particle and does nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C, align(16))]
+pub(super) struct Link {
+    pub a: u32,
+    pub b: u32,
+    pub l2: f32,
+    pub share: f32,
 }
 
 /// One tree's share of the state and the pose.
 pub(super) struct TreeState<'a> {
-    pub pos: &'a mut [Vec3],
-    pub prev: &'a mut [Vec3],
+    pub pos: &'a mut [Vec3A],
+    pub prev: &'a mut [Vec3A],
     /// One flag per root constraint: cut.
     pub root_cut: &'a mut [bool],
-    pub links: Links<'a>,
+    /// Its constraints as they are now.
+    pub links: &'a mut [Link],
     /// One flag per branch: broken off.
     pub broken: &'a mut [bool],
     pub base: &'a mut [Vec3],
@@ -61,8 +66,21 @@ pub(super) struct TreeReport {
     pub broken: u32,
 }
 
-/// Steps tree `t`; `scratch` holds its wind samples between calls.
-pub(super) fn step_tree(sh: &Shared<'_>, t: usize, s: TreeState<'_>, scratch: &mut Vec<Vec3>) -> TreeReport {
+/// Room a job's trees reuse from step to step.
+#[derive(Debug, Default)]
+pub(super) struct Scratch {
+    /// A tree's wind samples, one per skeletal particle.
+    pub wind: Vec<Vec3>,
+    /// A tree's segments' shortest arcs (see `pose`).
+    pub arcs: Vec<Quat>,
+    /// A tree's branches' rotations from rest and their planes' axes (see `turns_into`).
+    pub turn: Vec<Quat>,
+    pub xs: Vec<Vec3>,
+    pub zs: Vec<Vec3>,
+}
+
+/// Steps tree `t`, in room kept in `scratch` between calls.
+pub(super) fn step_tree(sh: &Shared<'_>, t: usize, s: TreeState<'_>, scratch: &mut Scratch) -> TreeReport {
     let tree = &sh.st.trees[t];
     let mut report = TreeReport::default();
     let mut clock = std::time::Instant::now();
@@ -76,29 +94,31 @@ pub(super) fn step_tree(sh: &Shared<'_>, t: usize, s: TreeState<'_>, scratch: &m
         pos,
         prev,
         root_cut,
-        mut links,
+        links,
         broken,
         base,
         orient,
         leaf_pos,
     } = s;
-    sample_wind(sh, tree, pos, scratch);
+    sample_wind(sh, tree, pos, &mut scratch.wind);
     // Branches only break at the step's end, so what hangs free is the same every substep.
     let free = hanging_free(sh, tree, broken);
     lap(0, &mut report);
     for _ in 0..sh.params.substeps {
         let anchored = anchored(root_cut);
-        forces_and_verlet(sh, tree, pos, prev, scratch, anchored, broken, &free);
+        let intact = !root_cut.iter().any(|&c| c);
+        forces_and_verlet(sh, tree, pos, prev, &scratch.wind, intact, broken, &free);
         lap(0, &mut report);
-        report.roots_cut += relax(sh, tree, pos, &links, anchored, root_cut);
+        report.roots_cut += relax(sh, tree, pos, links, (anchored, intact), root_cut);
         lap(1, &mut report);
         report.roots_cut += roots(sh, tree, pos, root_cut);
-        ground_friction(sh, tree, pos, prev);
+        ground_friction(sh, tree, pos, prev, self::anchored(root_cut));
         lap(2, &mut report);
     }
-    let turn = turns(sh, tree, pos);
-    pose(sh, t, pos, &turn, broken, base, orient, leaf_pos);
-    report.broken = super::breakage::break_off(sh, t, pos, prev, &turn, &mut links, broken);
+    let Scratch { arcs, turn, xs, zs, .. } = scratch;
+    turns_into(sh, tree, pos, (xs, zs), turn);
+    pose(sh, t, pos, turn, broken, (base, orient, leaf_pos), arcs);
+    report.broken = super::breakage::break_off(sh, t, pos, prev, turn, links, broken);
     lap(3, &mut report);
     report.finite = pos.iter().all(|p| p.is_finite());
     report
@@ -122,10 +142,10 @@ pub(super) fn anchored(root_cut: &[bool]) -> bool {
 
 /// The wind at every skeletal particle where the step starts (the others feel none), for
 /// every substep of the step; nothing in a uniform wind.
-fn sample_wind(sh: &Shared<'_>, tree: &TreeLayout, pos: &[Vec3], scratch: &mut Vec<Vec3>) {
+fn sample_wind(sh: &Shared<'_>, tree: &TreeLayout, pos: &[Vec3A], scratch: &mut Vec<Vec3>) {
     if sh.uniform.is_none() {
         scratch.clear();
-        scratch.extend(pos[..tree.skeletal].iter().map(|&p| p + tree.origin));
+        scratch.extend(pos[..tree.skeletal].iter().map(|&p| Vec3::from(p) + tree.origin));
         sh.wind.sample_in_place(scratch);
     }
 }
@@ -147,55 +167,85 @@ fn sample_wind(sh: &Shared<'_>, tree: &TreeLayout, pos: &[Vec3], scratch: &mut V
 pub(super) fn forces_and_verlet(
     sh: &Shared<'_>,
     tree: &TreeLayout,
-    pos: &mut [Vec3],
-    prev: &mut [Vec3],
+    pos: &mut [Vec3A],
+    prev: &mut [Vec3A],
     scratch: &[Vec3],
-    anchored: bool,
+    intact: bool,
     broken: &[bool],
     free: &[bool],
 ) {
     let p = sh.params;
     let dt = p.substep();
-    let keep = 1.0 - p.damping * dt;
-    let fall = Vec3::new(0.0, -p.gravity * dt * dt, 0.0);
+    let inv_dt = 1.0 / dt;
+    let step = (1.0 - p.damping * dt) * dt;
+    let fall = Vec3A::new(0.0, -p.gravity * dt * dt, 0.0);
     // Gravity and the generated shape (see the module's documentation): where the material
-    // takes the shape as grown under its weight, only what hangs free (broken pieces, a tree
-    // off its roots) falls.
+    // takes the shape as grown under its weight, only what hangs free (broken pieces) falls,
+    // and a whole tree once any of its roots is cut (it grew on all of them: on fewer, its
+    // weight leans it over on the rest, the thesis's weight shift).
     let b0 = tree.branches.start;
     let p0 = tree.particles.start;
     let pb = &sh.st.particle_branch[p0..p0 + pos.len()];
-    let weighed = !sh.forest.material.compensate_gravity || !anchored;
-    let moving = pos.len() - tree.roots.len();
-    let k = tree.skeletal;
-    // An anchored tree's base is held where it grew (see `relax`).
-    let first = usize::from(anchored);
-    // Twins step only once their branch has broken off (branch k's twin is particle
-    // skeletal + k − 1).
-    let twins = k..k + tree.twins;
-    let law = sh.forest.material.drag_law;
-    for j in first..moving {
-        if twins.contains(&j) && !broken[j + 1 - k] {
-            continue;
-        }
-        let r = pos[j];
-        let mut v = (r - prev[j]) * (1.0 / dt);
-        if j < k {
-            let w = match sh.uniform {
-                Some(w) => w,
-                None => scratch[j],
-            };
-            v = match law {
-                DragLaw::Linear => w + (v - w) * sh.keep_wind[p0 + j],
-                DragLaw::Quadratic => w + (v - w) * quadratic_keep(sh.st, p0 + j, (v - w).length(), dt),
-            };
-        }
-        prev[j] = r;
-        let g = if weighed || free[pb[j] as usize - b0] {
+    let weighed = !sh.forest.material.compensate_gravity || !intact;
+    let any_free = free.iter().any(|&f| f);
+    let gravity = |j: usize| {
+        if weighed || (any_free && free[pb[j] as usize - b0]) {
             fall
         } else {
-            Vec3::ZERO
-        };
-        pos[j] = r + v * (keep * dt) + g;
+            Vec3A::ZERO
+        }
+    };
+    let moving = pos.len() - tree.roots.len();
+    let k = tree.skeletal;
+    // The base of a tree on all its roots is held where it grew (see `relax`).
+    let first = usize::from(intact);
+    // One particle: v the Verlet velocity, `wind` the drag's part of it. (Gravity is added
+    // even where it is zero, as r + v·Δt + 0, so the bits do not depend on how it is skipped.)
+    #[inline(always)]
+    fn one(pos: &mut [Vec3A], prev: &mut [Vec3A], j: usize, h: (f32, f32), g: Vec3A, wind: impl Fn(Vec3A) -> Vec3A) {
+        let r = pos[j];
+        let v = wind((r - prev[j]) * h.0);
+        prev[j] = r;
+        pos[j] = r + v * h.1 + g;
+    }
+    let h = (inv_dt, step);
+    // Skeletal particles feel the wind: Weber's linear law as a constant share kept per
+    // substep, the quadratic law's share from the relative speed (`quadratic_keep`).
+    let keep_wind = &sh.keep_wind[p0..p0 + k];
+    match (sh.forest.material.drag_law, sh.uniform) {
+        (DragLaw::Linear, Some(w)) => {
+            let w = Vec3A::from(w);
+            for j in first..k {
+                one(pos, prev, j, h, gravity(j), |v| w + (v - w) * keep_wind[j]);
+            }
+        }
+        (DragLaw::Linear, None) => {
+            for j in first..k {
+                let w = Vec3A::from(scratch[j]);
+                one(pos, prev, j, h, gravity(j), |v| w + (v - w) * keep_wind[j]);
+            }
+        }
+        (DragLaw::Quadratic, uniform) => {
+            for j in first..k {
+                let w = Vec3A::from(match uniform {
+                    Some(w) => w,
+                    None => scratch[j],
+                });
+                one(pos, prev, j, h, gravity(j), |v| {
+                    w + (v - w) * quadratic_keep(sh.st, p0 + j, (v - w).length(), dt)
+                });
+            }
+        }
+    }
+    // Twins step only once their branch has broken off (branch k's twin is particle
+    // skeletal + k − 1); the structural particles always.
+    for j in k..k + tree.twins {
+        if broken[j + 1 - k] {
+            one(pos, prev, j, h, gravity(j), |v| v);
+        }
+    }
+    for j in k + tree.twins..moving {
+        one(pos, prev, j, h, gravity(j), |v| v);
     }
 }
 
@@ -214,9 +264,11 @@ fn quadratic_keep(st: &Structure, i: usize, speed: f32, dt: f32) -> f32 {
 
 /// The branch and plane constraints, pass after pass (a constraint takes part in as many
 /// passes as its segment's iterations), each pass followed by the contacts of every moving
-/// particle. While any of its root constraints holds, a tree's base (its first skeletal
+/// particle. While all of its root constraints hold, a tree's base (its first skeletal
 /// particle) is the pivot the root plate turns about: it is put back after every pass, and
-/// the root constraints alone hold the plate's turn. One constraint (the thesis's seven steps, with Jakobsen's normalised error):
+/// the root constraints alone hold the plate's turn. Once one is cut, the base is free, and
+/// the plate turns about what the remaining roots hold (`anchored`: any holds, so the plate
+/// still meets the ground; `intact`: all hold). One constraint (the thesis's seven steps, with Jakobsen's normalised error):
 /// Δ = (|AB| − L)/|AB| · AB · elasticity, shared between the ends by their inverse masses
 /// (the thesis moves each end half; Jakobsen's weighting, which the thesis cites, lets the
 /// heavy wood near the root carry the light twigs instead of being pulled as far as they
@@ -224,43 +276,36 @@ fn quadratic_keep(st: &Structure, i: usize, speed: f32, dt: f32) -> f32 {
 pub(super) fn relax(
     sh: &Shared<'_>,
     tree: &TreeLayout,
-    pos: &mut [Vec3],
-    links: &Links<'_>,
-    anchored: bool,
+    pos: &mut [Vec3A],
+    links: &[Link],
+    (anchored, intact): (bool, bool),
     root_cut: &mut [bool],
 ) -> u32 {
-    let st = sh.st;
     let e = sh.params.elasticity;
-    let base = st.rest[tree.particles.start];
+    let base = Vec3A::from(sh.st.rest[tree.particles.start]);
     let mut cut = 0;
-    let one = |pos: &mut [Vec3], a: u32, b: u32, l: f32, share: f32| {
-        let (a, b) = (a as usize, b as usize);
-        let d = pos[b] - pos[a];
-        let len2 = d.length_squared();
-        // Jakobsen's square-root-free form of (|d| − L)/|d|: (|d|² − L²)/(|d|² + L²), equal
-        // to first order in the error and converging to the same lengths. Every L is
-        // positive, so it is finite; a dropped constraint (both ends on one particle) has
-        // d = 0 and moves nothing.
-        let l2 = l * l;
-        let corr = d * ((len2 - l2) / (len2 + l2) * e);
-        pos[a] += corr * share;
-        pos[b] -= corr * (1.0 - share);
-    };
     for &count in &tree.passes {
-        let n = count as usize;
-        let lengths = &st.length[tree.constraints.start..tree.constraints.start + n];
-        let it = links.ca[..n]
-            .iter()
-            .zip(&links.cb[..n])
-            .zip(lengths)
-            .zip(&links.share[..n]);
         // Root to tips: a pass carries the tips' load down to the heavy root plate.
-        it.for_each(|(((&a, &b), &l), &w)| one(pos, a, b, l, w));
+        for c in &links[..count as usize] {
+            let (a, b) = (c.a as usize, c.b as usize);
+            let (pa, pb) = (pos[a], pos[b]);
+            let d = pb - pa;
+            let len2 = d.length_squared();
+            // Jakobsen's square-root-free form of (|d| − L)/|d|: (|d|² − L²)/(|d|² + L²),
+            // equal to first order in the error and converging to the same lengths. Every L
+            // is positive, so it is finite; a dropped constraint (both ends on one particle)
+            // has d = 0 and moves nothing.
+            let corr = d * ((len2 - c.l2) / (len2 + c.l2) * e);
+            pos[a] = pa + corr * c.share;
+            // (pb is still pos[b]: the ends differ, or, for a dropped constraint, the first
+            // line moved nothing: corr is −0.)
+            pos[b] = pb - corr * (1.0 - c.share);
+        }
         // The roots hold the plate in every pass, so the tree cannot lean its plate over
         // between the roots' own passes.
         cut += root_pass(sh, tree, pos, root_cut);
-        collide(sh, tree, &mut pos[..tree.contact]);
-        if anchored {
+        collide(sh, tree, &mut pos[..contacts(tree, anchored)]);
+        if intact {
             pos[0] = base;
         }
     }
@@ -270,27 +315,40 @@ pub(super) fn relax(
 /// Friction on the ground: every particle that meets the ground and lies on it keeps only
 /// 1 − `ground_friction` of its velocity along the ground each substep (the previous position
 /// moves towards the current one), so broken pieces and fallen trees come to rest instead of
-/// sliding downwind forever.
-fn ground_friction(sh: &Shared<'_>, tree: &TreeLayout, pos: &[Vec3], prev: &mut [Vec3]) {
+/// sliding downwind forever; and what is left stops altogether when it is slower than the
+/// ground's grip, μ·g·Δt with μ = `ground_friction` (Coulomb's static friction: the speed a
+/// deceleration of μ·g removes within the substep), so that a lying tree that the
+/// relaxation keeps pushing by a little each substep stays put instead of creeping.
+fn ground_friction(sh: &Shared<'_>, tree: &TreeLayout, pos: &[Vec3A], prev: &mut [Vec3A], anchored: bool) {
     let mu = sh.params.ground_friction;
     if mu == 0.0 {
         return;
     }
+    let dt = sh.params.substep();
+    let grip = mu * sh.params.gravity * dt * dt;
     let touching = tree.ground + 1e-4;
-    for (p, q) in pos[..tree.contact].iter().zip(&mut prev[..tree.contact]) {
+    let wood = contacts(tree, false);
+    let n = contacts(tree, anchored);
+    for (j, (p, q)) in pos[..n].iter().zip(&mut prev[..n]).enumerate() {
         if p.y <= touching {
             q.x += (p.x - q.x) * mu;
             q.z += (p.z - q.z) * mu;
+            // (The wood only: the roots hold the root plate while they hold.)
+            let (sx, sz) = (p.x - q.x, p.z - q.z);
+            if j < wood && sx * sx + sz * sz <= grip * grip {
+                (q.x, q.z) = (p.x, p.z);
+            }
         }
     }
 }
 
-/// Keeps every skeletal particle of a tree and its trunk's plane (the root plate) above its
-/// ground and outside every sphere (with the wood's radius there): each is moved to the
+/// Keeps the particles it is given (see `contacts`: every skeletal particle of a tree, its
+/// twins, and its trunk's plane, the root plate, while a root holds) above its ground and
+/// outside every sphere (with the wood's radius there): each is moved to the
 /// nearest point outside (the half-space test of the thesis, made after every pass for every
 /// skeletal particle; the thesis tests every third particle of a branch). The other
 /// structural particles are the planes' geometric helpers and pass through.
-fn collide(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3]) {
+fn collide(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3A]) {
     let ground = tree.ground;
     let p0 = tree.particles.start;
     for p in pos.iter_mut() {
@@ -299,7 +357,7 @@ fn collide(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3]) {
         }
     }
     for c in sh.colliders {
-        let centre = c.center - tree.origin;
+        let centre = Vec3A::from(c.center - tree.origin);
         for (j, p) in pos.iter_mut().enumerate() {
             let reach = c.radius + sh.st.radius[p0 + j];
             let d = *p - centre;
@@ -315,19 +373,33 @@ fn collide(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3]) {
 /// maximum is cut (and stays cut until reset); the others are relaxed `root_iterations` times,
 /// the whole correction going to the plane's particle (the anchor is static). Returns how many
 /// were cut now.
-pub(super) fn roots(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3], cut: &mut [bool]) -> u32 {
+pub(super) fn roots(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3A], cut: &mut [bool]) -> u32 {
     let mut newly = 0;
     for _ in 0..sh.params.root_iterations {
         newly += root_pass(sh, tree, pos, cut);
     }
-    collide(sh, tree, &mut pos[..tree.contact]);
+    collide(sh, tree, &mut pos[..contacts(tree, anchored(cut))]);
     newly
+}
+
+/// How many of a tree's particles (the first) meet the ground and the colliders: its wood
+/// (skeletal particles and twins) and, while it stands on its roots, its trunk's plane (the
+/// root plate, which the roots hold at the ground). Torn from its roots, a tree has nothing
+/// wider than its trunk to stand on: the plane's particles are the thesis's structural
+/// helpers, set out for bending stiffness (`plane_scale`, `plane_min`), not a footprint, so
+/// they would prop an uprooted tree up like the legs of a stool.
+fn contacts(tree: &TreeLayout, anchored: bool) -> usize {
+    if anchored {
+        tree.contact
+    } else {
+        tree.skeletal + tree.twins
+    }
 }
 
 /// One pass over a tree's root constraints, the whole correction to the plate's particle. A
 /// constraint found stretched past its maximum length is cut instead (the thesis: the longest
 /// it "will still be able to solve"); returns how many were cut.
-fn root_pass(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3], cut: &mut [bool]) -> u32 {
+fn root_pass(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3A], cut: &mut [bool]) -> u32 {
     let st = sh.st;
     let r0 = tree.roots.start;
     let e = sh.params.elasticity;
@@ -350,23 +422,46 @@ fn root_pass(sh: &Shared<'_>, tree: &TreeLayout, pos: &mut [Vec3], cut: &mut [bo
 }
 
 /// Each branch's rotation from rest, from its plane's four structural particles.
-pub(super) fn turns(sh: &Shared<'_>, layout: &TreeLayout, pos: &[Vec3]) -> Vec<Quat> {
+pub(super) fn turns(sh: &Shared<'_>, layout: &TreeLayout, pos: &[Vec3A]) -> Vec<Quat> {
+    let mut out = Vec::new();
+    turns_into(sh, layout, pos, (&mut Vec::new(), &mut Vec::new()), &mut out);
+    out
+}
+
+/// As [`turns`], into `out`, with `room` for the planes' axes: sweeps over all the branches,
+/// each a short chain of work per branch (an axis, the other axis, the rotation), so that
+/// many branches' divisions and square roots are under way at once.
+pub(super) fn turns_into(
+    sh: &Shared<'_>,
+    layout: &TreeLayout,
+    pos: &[Vec3A],
+    (xs, zs): (&mut Vec<Vec3>, &mut Vec<Vec3>),
+    out: &mut Vec<Quat>,
+) {
     let st = sh.st;
-    st.branches[layout.branches.clone()]
-        .iter()
-        .map(|b| {
-            let [a, c, e, g] = b.plane.map(|k| pos[k as usize]);
-            let x = (a - e).normalize_or_zero();
-            let z0 = c - g;
-            let z = (z0 - x * z0.dot(x)).normalize_or_zero();
-            let frame = if x == Vec3::ZERO || z == Vec3::ZERO {
-                st.rest_orient[b.first as usize]
-            } else {
-                Quat::from_mat3(&glam::Mat3::from_cols(x, z.cross(x), z))
-            };
-            (frame * st.rest_orient[b.first as usize].conjugate()).normalize()
-        })
-        .collect()
+    let branches = &st.branches[layout.branches.clone()];
+    let at = |k: u32| Vec3::from(pos[k as usize]);
+    xs.clear();
+    xs.extend(
+        branches
+            .iter()
+            .map(|b| (at(b.plane[0]) - at(b.plane[2])).normalize_or_zero()),
+    );
+    zs.clear();
+    zs.extend(branches.iter().zip(&*xs).map(|(b, &x)| {
+        let z0 = at(b.plane[1]) - at(b.plane[3]);
+        (z0 - x * z0.dot(x)).normalize_or_zero()
+    }));
+    out.clear();
+    out.extend(branches.iter().zip(xs.iter().zip(&*zs)).map(|(b, (&x, &z))| {
+        let rest = st.rest_orient[b.first as usize];
+        let frame = if x == Vec3::ZERO || z == Vec3::ZERO {
+            rest
+        } else {
+            Quat::from_mat3(&glam::Mat3::from_cols(x, z.cross(x), z))
+        };
+        (frame * rest.conjugate()).normalize()
+    }));
 }
 
 /// The pose of tree `t`'s segments and leaves. A segment's axis points from its base particle
@@ -376,16 +471,14 @@ pub(super) fn turns(sh: &Shared<'_>, layout: &TreeLayout, pos: &[Vec3]) -> Vec<Q
 /// from rest (from its four structural particles) carries the segment's rest orientation, and
 /// the shortest arc turns that onto the particles' axis. Leaves sit on the axis where they were
 /// grown, rigid on their segment.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn pose(
     sh: &Shared<'_>,
     t: usize,
-    pos: &[Vec3],
+    pos: &[Vec3A],
     turn: &[Quat],
     broken: &[bool],
-    base: &mut [Vec3],
-    orient: &mut [Quat],
-    leaf_pos: &mut [Vec3],
+    (base, orient, leaf_pos): (&mut [Vec3], &mut [Quat], &mut [Vec3]),
+    arcs: &mut Vec<Quat>,
 ) {
     let st = sh.st;
     let f = sh.forest;
@@ -394,30 +487,54 @@ pub(super) fn pose(
     let s0 = tree.segments.start as usize;
     let l0 = tree.leaves.start as usize;
     let b0 = layout.branches.start;
-    for i in tree.segments.start as usize..tree.segments.end as usize {
-        let k = i - s0;
-        let parent = f.seg.parent[i];
+    let segs = tree.segments.start as usize..tree.segments.end as usize;
+    // Sweeps over all the segments, each a short chain of work per segment, so that many
+    // segments' divisions and square roots are under way at once: every carried orientation
+    // (parked in `orient`) and axis (parked in `base`), every shortest arc, every
+    // orientation, then the chain of bases from the root to the tips, and the leaves.
+    let start = |i: usize| -> Option<usize> {
         let bi = st.branch_of[i] as usize - b0;
         let own = &st.branches[b0 + bi];
-        let (nb, world) = if parent == crate::forest::NO_PARENT {
-            (0, pos[0] + layout.origin)
+        if f.seg.parent[i] == crate::forest::NO_PARENT {
+            Some(0)
         } else if broken[bi] && own.first as usize == i {
             // A broken branch's first segment starts at its twin.
-            (own.twin as usize, pos[own.twin as usize] + layout.origin)
+            Some(own.twin as usize)
         } else {
-            let p = parent as usize - s0;
-            (1 + p, base[p] + segment_axis(orient[p]) * f.seg.length[parent as usize])
-        };
-        let (b, e) = (pos[nb], pos[1 + k]);
+            None
+        }
+    };
+    for i in segs.clone() {
+        let k = i - s0;
+        let bi = st.branch_of[i] as usize - b0;
+        let nb = start(i).unwrap_or_else(|| 1 + f.seg.parent[i] as usize - s0);
+        let (b, e) = (Vec3::from(pos[nb]), Vec3::from(pos[1 + k]));
         let carried = turn[bi] * st.rest_orient[i];
-        let along = segment_axis(carried);
-        let axis = (e - b).try_normalize().unwrap_or(along);
-        let q = (arc(along, axis) * carried).normalize();
+        orient[k] = carried;
+        base[k] = (e - b).try_normalize().unwrap_or_else(|| segment_axis(carried));
+    }
+    arcs.clear();
+    arcs.extend(
+        orient
+            .iter()
+            .zip(&*base)
+            .map(|(&carried, &axis)| arc(segment_axis(carried), axis)),
+    );
+    for (q, &a) in orient.iter_mut().zip(&*arcs) {
+        *q = (a * *q).normalize();
+    }
+    for i in segs {
+        let k = i - s0;
+        let world = match start(i) {
+            Some(nb) => Vec3::from(pos[nb]) + layout.origin,
+            None => {
+                let p = f.seg.parent[i] as usize;
+                base[p - s0] + segment_axis(orient[p - s0]) * f.seg.length[p]
+            }
+        };
+        let step = base[k] * (f.seg.length[i] * (1.0 / 65535.0));
         base[k] = world;
-        orient[k] = q;
-        let step = axis * (f.seg.length[i] * (1.0 / 65535.0));
-        let leaves = f.leaves_of(i);
-        for j in leaves {
+        for j in f.leaves_of(i) {
             leaf_pos[j - l0] = world + step * f.leaf.along[j] as f32;
         }
     }

@@ -50,6 +50,7 @@ use std::ops::Range;
 use glam::{Quat, Vec3};
 
 use super::params::VerletParams;
+use super::solve::Link;
 use crate::dynamics::weber::mapping;
 use crate::error::SimError;
 use crate::forest::{Forest, NO_PARENT};
@@ -131,13 +132,12 @@ pub(super) struct Structure {
     pub weight: Vec<f32>,
     /// Radius of the wood at every particle \[m\], for contacts (0 for anchors).
     pub radius: Vec<f32>,
-    /// Constraint ends (tree-local particle indices) and rest lengths \[m\].
-    pub ca: Vec<u32>,
-    pub cb: Vec<u32>,
+    /// Every constraint as built: its ends (tree-local particle indices), the square of its
+    /// rest length, and the share of its correction its end `a` takes, w_a/(w_a + w_b) with w
+    /// the inverse masses (Jakobsen 2003, the thesis's reference \[7\]; `b` takes the rest).
+    pub links: Vec<Link>,
+    /// Rest length of every constraint \[m\].
     pub length: Vec<f32>,
-    /// The share of a constraint's correction its end `a` takes, w_a/(w_a + w_b) with w the
-    /// inverse masses (Jakobsen 2003, the thesis's reference \[7\]); `b` takes the rest.
-    pub share: Vec<f32>,
     /// Relaxation passes each constraint gets per step.
     pub iterations: Vec<u8>,
     /// The branch each constraint belongs to (global index): a plane's constraints and its
@@ -223,7 +223,7 @@ impl Structure {
         let segs = tree.segments.start as usize..tree.segments.end as usize;
         let first_seg = segs.start;
         let p0 = self.rest.len();
-        let c0 = self.ca.len();
+        let c0 = self.links.len();
         let b0 = self.branches.len();
         let trunk_r = s.radius_base[first_seg];
         let iters = |i: usize| params.iterations_for(s.radius_base[i], trunk_r) as u8;
@@ -474,10 +474,13 @@ impl Structure {
             .collect();
         for (a, b, l, it, own) in constraints {
             let (wa, wb) = (weight[a as usize], weight[b as usize]);
-            self.share.push(wb / (wa + wb));
+            self.links.push(Link {
+                a,
+                b,
+                l2: l * l,
+                share: wb / (wa + wb),
+            });
             self.owner.push(own);
-            self.ca.push(a);
-            self.cb.push(b);
             self.length.push(l);
             self.iterations.push(it);
         }
@@ -507,7 +510,7 @@ impl Structure {
             skeletal,
             twins,
             contact: skeletal + twins + 4,
-            constraints: c0..self.ca.len(),
+            constraints: c0..self.links.len(),
             passes,
             roots: roots0..self.root_anchor.len(),
             branches: b0..self.branches.len(),
