@@ -4,7 +4,11 @@
 //! Invariants: `base` and `orient` hold one entry per segment of the forest, `leaf_pos` one per
 //! leaf. `leaf_orient` is empty when leaves are rigid on their segment (their orientation is
 //! the segment's times the leaf's rest orientation, composed on demand); a model whose leaves
-//! turn on their own holds one world orientation per leaf there.
+//! turn on their own holds one world orientation per leaf there. `removed` is empty while no
+//! segment was ever removed from the scene, else it holds one flag per segment: true for a
+//! segment of a broken piece the debris cap removed (see `dynamics::debris`), which is no
+//! longer simulated and which the renderer skips with its leaves (its base and orientation
+//! keep their last values).
 
 use glam::{Quat, Vec3};
 
@@ -21,6 +25,9 @@ pub struct Pose {
     pub leaf_pos: Vec<Vec3>,
     /// World orientation of every leaf, or empty when leaves are rigid on their segment.
     pub leaf_orient: Vec<Quat>,
+    /// Per segment, whether it was removed (a piece of debris over the cap); empty while
+    /// nothing was ever removed.
+    pub removed: Vec<bool>,
 }
 
 impl Pose {
@@ -56,6 +63,13 @@ impl Pose {
             + self.orient.capacity() * size_of::<Quat>()
             + self.leaf_pos.capacity() * size_of::<Vec3>()
             + self.leaf_orient.capacity() * size_of::<Quat>()
+            + self.removed.capacity() * size_of::<bool>()
+    }
+
+    /// Whether segment `i` was removed from the scene (see `removed`).
+    #[inline]
+    pub fn is_removed(&self, i: usize) -> bool {
+        self.removed.get(i).copied().unwrap_or(false)
     }
 }
 

@@ -243,6 +243,7 @@ impl OliapuramModel {
             orient: vec![Quat::IDENTITY; n],
             leaf_pos: vec![Vec3::ZERO; m],
             leaf_orient: vec![Quat::IDENTITY; m],
+            removed: Vec::new(),
         };
         let mut model = OliapuramModel {
             forest,
@@ -624,6 +625,7 @@ impl OliapuramModel {
             orient: mut seg_orient,
             leaf_pos: mut pos,
             leaf_orient: mut ori,
+            removed,
         } = std::mem::take(&mut self.pose);
         let ns = &self.phase_ns[POSE];
         jobs.scope(|sc| {
@@ -654,6 +656,7 @@ impl OliapuramModel {
             orient: seg_orient,
             leaf_pos: pos,
             leaf_orient: ori,
+            removed,
         };
     }
 

@@ -139,6 +139,7 @@ impl VerletModel {
                 orient: vec![Quat::IDENTITY; n],
                 leaf_pos: vec![Vec3::ZERO; m],
                 leaf_orient: Vec::new(),
+                removed: Vec::new(),
             },
             st,
             forest,

@@ -269,6 +269,7 @@ impl WeberModel {
             orient: vec![Quat::IDENTITY; n],
             leaf_pos: vec![Vec3::ZERO; m],
             leaf_orient: Vec::new(),
+            removed: Vec::new(),
         };
         let dir = [vec![Vec3::ZERO; n], vec![Vec3::ZERO; n]];
         let [px, pz] = planes;
