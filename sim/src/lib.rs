@@ -30,7 +30,7 @@ pub mod wind;
 pub use collider::{Contact, Motion, SphereCollider};
 pub use error::SimError;
 pub use forest::{Forest, TreePlacement};
-pub use material::{Damping, Material, Stiffness};
+pub use material::{Damping, DragLaw, Material, Stiffness};
 pub use skeleton::Skeleton;
 pub use testtree::{test_tree, TreeSize};
 pub use wind::{Calm, GustingWind, WindField};

@@ -38,6 +38,64 @@ pub enum Damping {
     },
 }
 
+/// How the wind's drag on bark and leaves grows with the speed of the air past them.
+///
+/// Both laws share the linear coefficients of [`Material`] (`wood_drag`, `leaf_drag`, and the
+/// forest's per-segment `drag`/`leaf_drag` derived from them), which are matched to quadratic
+/// drag at [`DRAG_MATCH_SPEED`]; [`Material::drag_scale`] is the factor that multiplies them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum DragLaw {
+    /// Weber's linear drag, f = l·r·(d·w) (Weber 2008, "The planar model"): the force grows
+    /// with the wind velocity w alone and ignores the branch's own motion. Right at
+    /// [`DRAG_MATCH_SPEED`]; at 36 m/s it is 3.6 times weaker than real drag on bark.
+    Linear,
+    /// Quadratic drag on the velocity of the air relative to the surface, u = w - v:
+    /// f = ½·ρ_air·C_d·A·|u|·u. Bark keeps the law at every speed; leaves follow it up to
+    /// [`LEAF_RECONFIGURATION_SPEED`] and above it grow as |u|^(2+β) with the Vogel exponent
+    /// β = [`LEAF_VOGEL_EXPONENT`] (broad leaves roll into cones in high wind; see
+    /// [`Material::drag_scale`]). Moving with the wind, a branch feels no drag; moving against
+    /// it, more: the relative velocity makes the drag damp a swaying branch.
+    #[default]
+    Quadratic,
+}
+
+impl DragLaw {
+    /// The law's name on the command line and in reports (`linear`, `quadratic`).
+    pub fn name(self) -> &'static str {
+        match self {
+            DragLaw::Linear => "linear",
+            DragLaw::Quadratic => "quadratic",
+        }
+    }
+}
+
+/// The speed [m/s] at which the default linear drag coefficients equal quadratic drag:
+/// ½·ρ_air·C_d·U = coefficient with ρ_air = 1.225 kg/m³ and U = 10 m/s (C_d = 1.2 on the bark's
+/// frontal area: 7.35, rounded to [`Material::wood_drag`]'s 7.4; C_d = 0.5 on the leaf area:
+/// 3.06, rounded to `leaf_drag`'s 3.1). Under [`DragLaw::Quadratic`] a coefficient c gives the
+/// force c·A·(|u|/U)·u = ½·ρ_air·(2c/(ρ_air·U))·A·|u|·u.
+pub const DRAG_MATCH_SPEED: f32 = 10.0;
+
+/// Density of air at sea level and 15 °C [kg/m³], the ρ_air the drag coefficients assume.
+pub const AIR_DENSITY: f32 = 1.225;
+
+/// The relative air speed [m/s] above which leaves reconfigure and their drag grows more slowly
+/// than |u|². Vogel (1989, "Drag and reconfiguration of broad leaves in high winds", J. Exp.
+/// Bot. 40:941) measured single leaves and clusters at 10 and 20 m/s: lobed, long-stalked
+/// leaves rolled into cones ever more acute as the wind rose, and their drag coefficients
+/// (per original area) fell from 10 to 20 m/s for all but single white oak leaves. Sylva starts
+/// the reconfiguration at the lower of Vogel's two speeds, which is also the speed the linear
+/// coefficients are matched at, so both laws agree there.
+pub const LEAF_RECONFIGURATION_SPEED: f32 = 10.0;
+
+/// The Vogel exponent β of reconfigured leaves: drag ∝ |u|^(2+β) above
+/// [`LEAF_RECONFIGURATION_SPEED`]. β = -1 (drag growing linearly with speed) is what a whole
+/// 3 m cherry tree showed in a wind tunnel once most of its leaves had reconfigured (Gosselin
+/// et al., APS DFD 2015, "Drag reduction by reconfiguration of a full tree in a wind tunnel":
+/// "the transition from the quadratic law to a linear increase of the drag of the leaves"),
+/// the strong end of the exponents reported for leaves (about -0.7 to -1).
+pub const LEAF_VOGEL_EXPONENT: f32 = -1.0;
+
 /// Material of the trees: turns a skeleton's geometry into masses, springs, dampers and drag.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Material {
@@ -75,6 +133,8 @@ pub struct Material {
     /// regression slopes of about 100 to 200 N·m/kg over species and soils; the default is
     /// the middle of that range.
     pub anchorage: f32,
+    /// How drag grows with the relative air speed (see [`DragLaw`]).
+    pub drag_law: DragLaw,
 }
 
 impl Default for Material {
@@ -90,6 +150,7 @@ impl Default for Material {
             compensate_gravity: true,
             modulus_of_rupture: 57.0e6,
             anchorage: 150.0,
+            drag_law: DragLaw::Quadratic,
         }
     }
 }
@@ -118,6 +179,25 @@ impl Material {
         check_positive("modulus_of_rupture", self.modulus_of_rupture, 1.0e10)?;
         check_positive("anchorage", self.anchorage, 1.0e7)?;
         Ok(())
+    }
+
+    /// The factor multiplying a linear drag coefficient (`wood_drag`, `leaf_drag` and the
+    /// forest's per-segment `drag`/`leaf_drag`) for air moving past the surface at `speed`
+    /// [m/s] (the relative speed |u| under [`DragLaw::Quadratic`]), so that the force is
+    /// coefficient·A·drag_scale(|u|)·u; `leaf` for leaves.
+    ///
+    /// - [`DragLaw::Linear`]: 1 (Weber's f = l·r·(d·w)).
+    /// - [`DragLaw::Quadratic`], bark: |u|/U with U = [`DRAG_MATCH_SPEED`], so the force is
+    ///   ½·ρ_air·C_d·A·|u|·u with the C_d the coefficient was matched with.
+    /// - [`DragLaw::Quadratic`], leaves: |u|/U up to U_r = [`LEAF_RECONFIGURATION_SPEED`], then
+    ///   (U_r/U)·(|u|/U_r)^(1+β), β = [`LEAF_VOGEL_EXPONENT`]: the force grows as |u|^(2+β)
+    ///   once the leaves reconfigure (Vogel 1989), continuous at U_r.
+    #[inline]
+    pub fn drag_scale(&self, speed: f32, leaf: bool) -> f32 {
+        match self.drag_law {
+            DragLaw::Linear => 1.0,
+            DragLaw::Quadratic => quadratic_drag_scale(speed, leaf),
+        }
     }
 
     /// Stiffness of the joint at the base of a segment of base radius `r` and length `l`;
@@ -168,8 +248,80 @@ impl Material {
     }
 }
 
+/// [`Material::drag_scale`] under [`DragLaw::Quadratic`].
+#[inline]
+pub fn quadratic_drag_scale(speed: f32, leaf: bool) -> f32 {
+    if !leaf || speed <= LEAF_RECONFIGURATION_SPEED {
+        return speed * (1.0 / DRAG_MATCH_SPEED);
+    }
+    let onset = LEAF_RECONFIGURATION_SPEED / DRAG_MATCH_SPEED;
+    let exponent = 1.0 + LEAF_VOGEL_EXPONENT;
+    if exponent == 0.0 {
+        onset
+    } else {
+        onset * (speed / LEAF_RECONFIGURATION_SPEED).powf(exponent)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// ½·ρ_air·C_d·|u|·u per unit area, the force the coefficients stand for.
+    fn quadratic(cd: f32, u: f32) -> f32 {
+        0.5 * AIR_DENSITY * cd * u * u
+    }
+
+    #[test]
+    fn quadratic_scale_gives_real_drag_and_matches_linear_at_ten() {
+        let m = Material::default();
+        assert_eq!(m.drag_law, DragLaw::Quadratic);
+        for u in [5.0f32, 10.0, 36.0] {
+            // Bark, C_d = 1.2: within the rounding of 7.35 to 7.4 (0.7 %).
+            let bark = m.wood_drag * m.drag_scale(u, false) * u;
+            let want = quadratic(1.2, u);
+            assert!(
+                (bark / want - 1.0).abs() < 0.01,
+                "bark at {u} m/s: {bark} N/m², want {want}"
+            );
+        }
+        // Leaves, C_d = 0.5 (3.06 rounded to 3.1): quadratic up to 10 m/s.
+        for u in [5.0f32, 10.0] {
+            let leaf = m.leaf_drag * m.drag_scale(u, true) * u;
+            let want = quadratic(0.5, u);
+            assert!(
+                (leaf / want - 1.0).abs() < 0.015,
+                "leaf at {u} m/s: {leaf}, want {want}"
+            );
+        }
+        // Above it, reconfigured: |u|^(2+β) from the value at 10 m/s.
+        let u = 36.0f32;
+        let leaf = m.leaf_drag * m.drag_scale(u, true) * u;
+        let want = quadratic(0.5, 10.0) * (u / 10.0).powf(2.0 + LEAF_VOGEL_EXPONENT);
+        assert!((leaf / want - 1.0).abs() < 0.015, "leaf at 36 m/s: {leaf}, want {want}");
+        // At the matching speed both laws give the same force, bark and leaves.
+        let linear = Material {
+            drag_law: DragLaw::Linear,
+            ..m
+        };
+        for leaf in [false, true] {
+            assert_eq!(
+                m.drag_scale(DRAG_MATCH_SPEED, leaf),
+                linear.drag_scale(DRAG_MATCH_SPEED, leaf)
+            );
+            assert_eq!(linear.drag_scale(36.0, leaf), 1.0);
+        }
+        // Bark at 36 m/s: 3.6 times the linear law.
+        assert!((m.drag_scale(36.0, false) - 3.6).abs() < 1e-6);
+        // Continuous at the reconfiguration speed.
+        let below = m.drag_scale(LEAF_RECONFIGURATION_SPEED * (1.0 - 1e-6), true);
+        let above = m.drag_scale(LEAF_RECONFIGURATION_SPEED * (1.0 + 1e-6), true);
+        assert!((below - above).abs() < 1e-5);
+    }
+}
+
+#[cfg(test)]
+mod strength_tests {
     use super::Material;
 
     /// A modulus of rupture or an anchorage that is not a finite positive number is refused,

@@ -9,6 +9,7 @@ use super::articulated::{self, MassView};
 use super::mapping::{self, Bend, BendBatch, BATCH};
 use crate::collider::{Contact, SphereCollider};
 use crate::dynamics::pose::segment_axis;
+use crate::material::{DragLaw, Material};
 
 /// One tree's static data.
 pub(crate) struct TreeStatic<'a> {
@@ -32,6 +33,8 @@ pub(crate) struct TreeStatic<'a> {
     pub drag: &'a [f32],
     /// The leaves' part of `drag`.
     pub leaf_drag: &'a [f32],
+    /// The forest's material (its drag law).
+    pub material: &'a Material,
     /// Global leaf index ranges: segment i owns `leaf_start[i]..leaf_start[i + 1]`.
     pub leaf_start: &'a [u32],
     pub leaf_along: &'a [u16],
@@ -423,12 +426,18 @@ fn pose_batched(
 /// segment's axis. The blades of a segment face every way around it (each hangs at its own
 /// angle), so their summed frontal area, and with it the drag of the linear model, does not
 /// depend on where the wind comes from relative to the segment.
+///
+/// Under [`DragLaw::Quadratic`] the drag acts on the air's velocity relative to the surface,
+/// u = w - v (see [`quadratic_drag`]): a first pass, root outward, gives every segment's tip
+/// velocity (in absolute angles turning segment j moves its tip by its correction direction
+/// vector D_j per radian and carries everything outboard along, so v_tip(i) = Σ_{j on the path
+/// to i} D_j·Θ'_j), kept in `load[i][1]`; `load[i][0]` is the load carried.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn populate<W: Fn(usize) -> Vec3>(
     t: &TreeStatic<'_>,
     planes: [&mut PlaneMut<'_>; 2],
     pose: PoseRef<'_>,
-    load: &mut [Vec3],
+    load: &mut [[Vec3; 2]],
     h: f32,
     gamma: f32,
     gravity: f32,
@@ -439,23 +448,36 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
     let [px, pz] = planes;
     px.rhs.fill(0.0);
     pz.rhs.fill(0.0);
-    load.fill(Vec3::ZERO);
+    let quadratic = t.material.drag_law == DragLaw::Quadratic;
+    if quadratic {
+        for i in 0..n {
+            let base = if i == 0 { Vec3::ZERO } else { load[t.parent_of(i)][1] };
+            load[i][1] = base + pose.dir[0][i] * px.vel[i] + pose.dir[1][i] * pz.vel[i];
+        }
+    }
+    for l in load.iter_mut() {
+        l[0] = Vec3::ZERO;
+    }
     for i in (0..n).rev() {
-        let leaves = t.leaves_of(i);
-        let leaf = t.leaf_drag[i];
-        let bark = across_axis(centre_wind(i), segment_axis(pose.orient[i])) * (t.drag[i] - leaf);
-        let wind_force = match leaf_wind {
-            Some(at_leaves) if !leaves.is_empty() => {
-                let mut sum = Vec3::ZERO;
-                for &w in &at_leaves[leaves.clone()] {
-                    sum += w;
+        let wind_force = if quadratic {
+            quadratic_drag(t, i, pose, load, h, leaf_wind, &centre_wind)
+        } else {
+            let leaves = t.leaves_of(i);
+            let leaf = t.leaf_drag[i];
+            let bark = across_axis(centre_wind(i), segment_axis(pose.orient[i])) * (t.drag[i] - leaf);
+            match leaf_wind {
+                Some(at_leaves) if !leaves.is_empty() => {
+                    let mut sum = Vec3::ZERO;
+                    for &w in &at_leaves[leaves.clone()] {
+                        sum += w;
+                    }
+                    bark + sum * (leaf / leaves.len() as f32)
                 }
-                bark + sum * (leaf / leaves.len() as f32)
+                _ => bark + centre_wind(i) * leaf,
             }
-            _ => bark + centre_wind(i) * leaf,
         };
         let f = Vec3::new(0.0, -t.mass[i] * gravity, 0.0) + wind_force;
-        let lever = 0.5 * f + load[i];
+        let lever = 0.5 * f + load[i][0];
         let tau = [pose.dir[0][i].dot(lever), pose.dir[1][i].dot(lever)];
         if gamma < 1.0 {
             load_stiffness(t, i, pose, lever, h, gamma, [&mut *px, &mut *pz]);
@@ -463,7 +485,8 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
         let (k, c) = (t.stiffness[i], t.damping[i]);
         if i > 0 {
             let p = t.parent_of(i);
-            load[p] += f + load[i];
+            let below = load[i][0];
+            load[p][0] += f + below;
             for (plane, pl) in [&mut *px, &mut *pz].into_iter().enumerate() {
                 let dv = pl.vel[i] - pl.vel[p];
                 let g =
@@ -479,6 +502,70 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
             }
         }
     }
+}
+
+/// Segment i's wind force under [`DragLaw::Quadratic`]: ½·ρ_air·C_d·A·|u|·u on the velocity of
+/// the air relative to the surface, as the linear coefficient times
+/// [`Material::drag_scale`](crate::Material::drag_scale)(|u|) times u. The bark takes u at the
+/// segment's centre, across its axis (a cylinder's drag follows the normal component of the
+/// relative flow, |u_n|·u_n); each leaf takes the whole u at its own attachment point (the
+/// segment's base velocity plus `along` of the segment's own swing). `load[j][1]` holds the
+/// tips' velocities (see [`populate`]).
+///
+/// Stability: the relative-velocity drag damps the segment at the rate b/m (b the drag's
+/// coefficient·A·scale, m the segment's mass with its leaves), explicit in Eq. 1's f0. A leafy
+/// twig at 36 m/s can reach b/m > 2/h, where an explicit damping term overshoots and grows.
+/// So the impulse is limited: b is capped at m/h, which keeps the step's drag impulse from
+/// reversing the relative velocity of the segment on its own. Weber's articulated mass matrix
+/// M = Jᵀ·m·J is at least each segment's own mass along the same Jacobian, so with every
+/// b ≤ m/h the explicit drag's Jᵀ·b·J stays below M/h and the damping step stays within
+/// its stable range (h·λ ≤ 1 < 2). The cap binds only on light, leafy twigs in storms.
+#[inline]
+fn quadratic_drag<W: Fn(usize) -> Vec3>(
+    t: &TreeStatic<'_>,
+    i: usize,
+    pose: PoseRef<'_>,
+    load: &[[Vec3; 2]],
+    h: f32,
+    leaf_wind: Option<&[Vec3]>,
+    centre_wind: &W,
+) -> Vec3 {
+    let material = t.material;
+    let base_v = if i == 0 { Vec3::ZERO } else { load[t.parent_of(i)][1] };
+    let swing = load[i][1] - base_v;
+    let leaves = t.leaves_of(i);
+    let leaf = t.leaf_drag[i];
+    let u = across_axis(centre_wind(i) - (base_v + 0.5 * swing), segment_axis(pose.orient[i]));
+    let bark_b = (t.drag[i] - leaf) * material.drag_scale(u.length(), false);
+    let mut bark = u * bark_b;
+    let (mut leaves_f, mut leaves_b) = (Vec3::ZERO, 0.0);
+    if !leaves.is_empty() && leaf > 0.0 {
+        let per_leaf = leaf / leaves.len() as f32;
+        for (k, &along) in t.leaf_along[leaves.clone()].iter().enumerate() {
+            let w = match leaf_wind {
+                Some(at_leaves) => at_leaves[leaves.start + k],
+                None => centre_wind(i),
+            };
+            let u = w - (base_v + swing * (along as f32 * (1.0 / 65535.0)));
+            let b = per_leaf * material.drag_scale(u.length(), true);
+            leaves_f += u * b;
+            leaves_b += b;
+        }
+    } else if leaf > 0.0 {
+        // Leaf drag without leaves (a forest built from bare arrays): on the centre.
+        let u = centre_wind(i) - (base_v + 0.5 * swing);
+        let b = leaf * material.drag_scale(u.length(), true);
+        leaves_f = u * b;
+        leaves_b = b;
+    }
+    let limit = t.mass[i] / h;
+    let total = bark_b + leaves_b;
+    if total > limit {
+        let cap = limit / total;
+        bark *= cap;
+        leaves_f *= cap;
+    }
+    bark + leaves_f
 }
 
 /// Newmark's load stiffness of segment i's own angle, S_i = (|u|²/l)·(a·lever) when the

@@ -101,8 +101,9 @@ pub type Directions = [Vec<Vec3>; 2];
 
 #[derive(Default)]
 struct Scratch {
-    /// Sum of the external forces on each segment's strict descendants.
-    load: Vec<Vec3>,
+    /// Per segment: the sum of the external forces on its strict descendants, and the
+    /// velocity of its tip (see `kernels::populate`).
+    load: Vec<[Vec3; 2]>,
     /// A varying wind at each segment's centre and at each leaf (empty in a uniform wind).
     centre_wind: Vec<Vec3>,
     leaf_wind: Vec<Vec3>,
@@ -303,7 +304,7 @@ impl WeberModel {
             pose: RwLock::new(pose),
             dir: RwLock::new(dir),
             scratch: RwLock::new(Scratch {
-                load: vec![Vec3::ZERO; n],
+                load: vec![[Vec3::ZERO; 2]; n],
                 centre_wind: Vec::new(),
                 leaf_wind: Vec::new(),
             }),
@@ -1068,6 +1069,7 @@ fn tree_static(sh: &Shared, t: usize) -> TreeStatic<'_> {
         damping: &damping[r.clone()],
         drag: &drag[r.clone()],
         leaf_drag: &leaf_drag[r.clone()],
+        material: &sh.forest.material,
         leaf_start: &s.leaf_start[r.start..r.end + 1],
         leaf_along: &sh.forest.leaf.along[l],
         inv_pivot: sh.inv_pivot.get(r.clone()).unwrap_or(&[]),
@@ -1290,7 +1292,7 @@ fn populate_tree(
     ts: &TreeStatic<'_>,
     planes: [&mut PlaneMut<'_>; 2],
     pose: PoseRef<'_>,
-    load: &mut [Vec3],
+    load: &mut [[Vec3; 2]],
     wind: &mut WindScratch<'_>,
 ) {
     let (h, g) = (sh.params.dt, sh.params.gravity);
@@ -1397,7 +1399,7 @@ fn step_tree<'a>(
     mut px: PlaneMut<'a>,
     mut pz: PlaneMut<'a>,
     pose: PoseParts<'a>,
-    load: &mut [Vec3],
+    load: &mut [[Vec3; 2]],
     mut wind: WindScratch<'_>,
     work: [SolveWork<'_>; 2],
 ) {
