@@ -31,10 +31,10 @@ layout(push_constant, std430) uniform Push {
     vec4 wind;     // xyz: the uniform wind (mode 0); w: time step Δt
     uvec4 mode;    // x: wind mode (0 uniform, 1 samples, 2 fluid); y, z: float offsets of v and w
                    // in `fluid`; w: unused
-    uvec4 cells;   // fluid cells nx, ny, nz
+    uvec4 cells;   // fluid cells nx, ny, nz; w: drag law (0 linear, 1 quadratic)
     vec4 origin;   // fluid domain's minimum corner
     vec4 h;        // fluid cell size
-    vec4 leaf;     // x: μ/I of every leaf
+    vec4 leaf;     // x: μ/I of every leaf; quadratic drag: y = 1/U_match, z = U_r, w = 1 + β
 } pc;
 
 struct Seg {

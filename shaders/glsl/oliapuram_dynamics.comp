@@ -15,6 +15,39 @@ float axial_damping_1d(float omega, float mu_i, float h) {
     return omega * -min(mu_i * abs(omega), 1.0 / h);
 }
 
+// `Material::drag_scale` under the quadratic law (`quadratic_drag_scale`): |u|/U for bark and
+// for leaves up to U_r, then (U_r/U)·(|u|/U_r)^(1+β) for leaves (pc.leaf: y = 1/U, z = U_r,
+// w = 1 + β).
+float drag_scale(float speed, bool leaf) {
+    if (!leaf || speed <= pc.leaf.z) {
+        return speed * pc.leaf.y;
+    }
+    float onset = pc.leaf.z * pc.leaf.y;
+    return pc.leaf.w == 0.0 ? onset : onset * pow(speed / pc.leaf.z, pc.leaf.w);
+}
+
+// The wind force over I on a segment (`segment_drag`): linear, gain·w; quadratic, on the
+// velocity relative to the centroid, u = w - ω × c, its scale capped at 1/(gain·|c|²·Δt).
+vec3 segment_drag(vec3 wind, vec3 omega, vec3 c, float gain, float h) {
+    if (pc.cells.w == 0u) {
+        return wind * gain;
+    }
+    vec3 u = wind - cross(omega, c);
+    float scale = min(drag_scale(length(u), false), 1.0 / (gain * dot(c, c) * h));
+    return u * (gain * scale);
+}
+
+// A leaf's wind acceleration about its hinge (`leaf_drag`): linear, gain·(w·n); quadratic, on
+// u = w - rate·(L/2)·n, its scale capped at 1/(gain·(L/2)·Δt).
+float leaf_drag(vec3 wind, vec3 nrm, float rate, float half_len, float gain, float h) {
+    if (pc.cells.w == 0u) {
+        return gain * dot(wind, nrm);
+    }
+    vec3 u = wind - nrm * (rate * half_len);
+    float scale = min(drag_scale(length(u), true), 1.0 / (gain * half_len * h));
+    return gain * scale * dot(u, nrm);
+}
+
 void flag(bool ok) {
     if (!ok) {
         atomicOr(status[0], 1u);
@@ -46,8 +79,11 @@ void main() {
         } else if (pc.mode.x == 2u) {
             wind = fluid_sample(level[n + v].xyz + c);
         }
-        // Eq. 14: F_wind = S_f·σ·v at the centroid; and the segment's weight.
-        vec3 f = wind * s.b.x - vec3(0.0, s.b.y, 0.0);
+        vec3 phi = seg_in[v].xyz;
+        vec3 omega = seg_in[n + v].xyz;
+        // Eq. 14: F_wind = S_f·σ·v at the centroid (or its quadratic form); and the segment's
+        // weight.
+        vec3 f = segment_drag(wind, omega, c, s.b.x, h) - vec3(0.0, s.b.y, 0.0);
         vec3 acc = cross(c, f) - s.a.xyz;
         // Eqs. 18–19: T = -Σ k_i·K_i over the children and leaves, K_i = k_i·(θ - θ'_i)
         // (Eq. 15) of the step's start (§3.2).
@@ -57,8 +93,6 @@ void main() {
         for (uint j = s.lv.x; j < s.lv.y; j++) {
             acc += leaves[j].a.xyz * leaf_in[j].x;
         }
-        vec3 phi = seg_in[v].xyz;
-        vec3 omega = seg_in[n + v].xyz;
         // Eqs. 16–17.
         acc += axial_damping(omega, s.b.z, h);
         // Eqs. 11, 15, 20, 21 with the spring's acceleration at the step's end
@@ -82,7 +116,7 @@ void main() {
             wind = fluid_sample(pose[2u * n + f].xyz + segment_axis(q) * l.b.w);
         }
         vec2 st = leaf_in[j];
-        float acc = l.a.w * dot(wind, axis_z(q)) + axial_damping_1d(st.y, pc.leaf.x, h);
+        float acc = leaf_drag(wind, axis_z(q), st.y, l.b.w, l.a.w, h) + axial_damping_1d(st.y, pc.leaf.x, h);
         float psi1 = (st.x + st.y * h + acc * (0.5 * h * h)) * l.b.y;
         float rate1 = st.y + (acc - psi1 * l.b.x) * h;
         flag(finite1(psi1) && finite1(rate1));

@@ -124,13 +124,16 @@ pub struct OliapuramPush {
     /// x: wind mode (0 uniform, 1 samples, 2 fluid); y, z: offsets of v and w in the fluid's
     /// velocity buffer, in floats.
     pub mode: [u32; 4],
-    /// The fluid's cells nx, ny, nz.
+    /// The fluid's cells nx, ny, nz; w: the drag law (0 linear, 1 quadratic,
+    /// `sylva_sim::DragLaw`).
     pub cells: [u32; 4],
     /// The fluid domain's minimum corner \[m\].
     pub origin: [f32; 4],
     /// The fluid's cell size \[m\].
     pub h: [f32; 4],
-    /// x: every leaf's μ/I.
+    /// x: every leaf's μ/I; y, z, w: the quadratic drag law's 1/U_match \[s/m\], the leaves'
+    /// reconfiguration speed U_r \[m/s\] and 1 + β (β their Vogel exponent), as
+    /// `sylva_sim::material` defines them.
     pub leaf: [f32; 4],
 }
 

@@ -254,7 +254,7 @@ pub fn quadratic_drag_scale(speed: f32, leaf: bool) -> f32 {
     if !leaf || speed <= LEAF_RECONFIGURATION_SPEED {
         return speed * (1.0 / DRAG_MATCH_SPEED);
     }
-    let onset = LEAF_RECONFIGURATION_SPEED / DRAG_MATCH_SPEED;
+    let onset = LEAF_RECONFIGURATION_SPEED * (1.0 / DRAG_MATCH_SPEED);
     let exponent = 1.0 + LEAF_VOGEL_EXPONENT;
     if exponent == 0.0 {
         onset

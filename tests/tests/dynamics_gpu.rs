@@ -266,6 +266,36 @@ fn gpu_and_cpu_agree_in_a_gusting_uniform_wind() {
     assert_no_validation_errors(&gpu);
 }
 
+/// Both drag laws of `Material::drag_law` on the device as on the CPU, in a 36 m/s storm
+/// (gusting, uniform): the linear law and the quadratic one (the default, which every other
+/// test here runs) agree within the same tolerances, and the two laws differ by far more than
+/// the tolerance (so the device does take the law it is given).
+#[test]
+fn gpu_and_cpu_agree_under_both_drag_laws_in_a_storm() {
+    let gpu = gpu();
+    let wind = || Box::new(sylva_sim::GustingWind::new(36.0, 0.3, 0.3, 5).unwrap());
+    let mut gpus = Vec::new();
+    for law in [sylva_sim::DragLaw::Linear, sylva_sim::DragLaw::Quadratic] {
+        let material = Material {
+            drag_law: law,
+            ..Material::default()
+        };
+        let f = TestForest::new(7, 300, 500, 4, &material).unwrap().forest;
+        let mut cpu = ModelKind::Oliapuram.build(f.clone()).unwrap();
+        cpu.set_wind(wind());
+        let mut on_gpu = GpuOliapuram::new(&gpu, f).unwrap();
+        on_gpu.set_wind(wind());
+        eprintln!("{law:?}:");
+        let (d, moved) = compare(&mut [&mut *cpu, &mut on_gpu]);
+        check_agreement(d[0], moved);
+        gpus.push(on_gpu);
+    }
+    let apart = difference(&gpus[0], &gpus[1]);
+    eprintln!("linear against quadratic on the device: tips {} m", apart.tips);
+    assert!(apart.tips > 10.0 * TIP_TOLERANCE, "the two laws gave the same storm");
+    assert_no_validation_errors(&gpu);
+}
+
 /// After every step of the GPU model in a strong gusting wind, each segment's base lies on its
 /// parent's tip and each segment keeps its length (the distance from its base to its
 /// children's bases), and orientations stay unit quaternions.

@@ -40,6 +40,7 @@ use sylva_sim::dynamics::{DynamicsModel, ModelKind, ModelParts, OliapuramModel, 
 use sylva_sim::error::SimError;
 use sylva_sim::forest::Forest;
 use sylva_sim::hash::StateHash;
+use sylva_sim::material::{DragLaw, DRAG_MATCH_SPEED, LEAF_RECONFIGURATION_SPEED, LEAF_VOGEL_EXPONENT};
 use sylva_sim::wind::WindField;
 
 use super::driver::{Device, ReadBack};
@@ -324,10 +325,20 @@ impl GpuOliapuram {
     fn try_step(&mut self, jobs: &JobSystem) -> Result<()> {
         let mut push = OliapuramPush {
             wind: [0.0, 0.0, 0.0, self.cpu.params().dt],
-            leaf: [self.leaf_damping, 0.0, 0.0, 0.0],
+            leaf: [
+                self.leaf_damping,
+                1.0 / DRAG_MATCH_SPEED,
+                LEAF_RECONFIGURATION_SPEED,
+                1.0 + LEAF_VOGEL_EXPONENT,
+            ],
             ..Default::default()
         };
         let wind = self.wind_push(jobs, &mut push)?;
+        // After the wind, which sets the fluid's cells.
+        push.cells[3] = match self.cpu.forest().material.drag_law {
+            DragLaw::Linear => 0,
+            DragLaw::Quadratic => 1,
+        };
         self.dev.step(&push, wind)
     }
 

@@ -12,6 +12,7 @@
 use glam::{Quat, Vec3};
 
 use super::{leaves, OliapuramModel};
+use crate::material::DragLaw;
 
 /// One segment's constants, as the dynamics phase reads them (see `levels::SegmentBody`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -89,6 +90,9 @@ pub struct OliapuramExport {
     pub leaves: Vec<LeafConstants>,
     /// μ/I of every leaf [1/rad].
     pub leaf_damping_gain: f32,
+    /// How the wind's drag grows with the relative speed (`kernels::segment_drag`,
+    /// `kernels::leaf_drag`).
+    pub drag_law: DragLaw,
     /// Deflection θ' and rate ω of every segment (level order).
     pub phi: Vec<Vec3>,
     pub omega: Vec<Vec3>,
@@ -141,6 +145,7 @@ impl OliapuramModel {
                 })
                 .collect(),
             leaf_damping_gain: lf.damping_gain,
+            drag_law: lv.drag_law,
             phi: s.phi.clone(),
             omega: s.omega.clone(),
             psi: leaves::model_order(lv).map(|j| s.psi[j]).collect(),

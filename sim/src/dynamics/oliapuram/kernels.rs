@@ -23,6 +23,7 @@ use glam::{Quat, Vec3};
 use super::levels::Levels;
 use crate::dynamics::pose::segment_axis;
 use crate::forest::NO_PARENT;
+use crate::material::{quadratic_drag_scale, DragLaw};
 
 /// Per body, the constants of [`step_body`] for a time step `h`: ω₀² = k/I and the factor
 /// 1/(1 + ½·h²·ω₀²).
@@ -170,8 +171,9 @@ pub(super) fn step_segment(
     // Eq. 12: N = F × c; the moment about the fixed end O of a force F at c is c × F.
     let body = &lv.body[v];
     let c = segment_axis(orient) * body.centroid;
-    // Eq. 14: F_wind = S_f·σ·v at the centroid; and the segment's weight.
-    let f = wind * body.wind_gain - Vec3::new(0.0, body.weight_gain, 0.0);
+    // Eq. 14: F_wind = S_f·σ·v at the centroid (or its quadratic form); and the segment's
+    // weight.
+    let f = segment_drag(lv.drag_law, wind, omega, c, body.wind_gain, h) - Vec3::new(0.0, body.weight_gain, 0.0);
     let mut acc = c.cross(f) - body.weight_rest;
     // Eqs. 18–19: T = -Σ k_i·K_i over the children and leaves, with K_i = k_i·(θ - θ'_i)
     // (Eq. 15) of the step's start (the previous step's restoration forces, §3.2).
@@ -185,6 +187,50 @@ pub(super) fn step_segment(
     acc += axial_damping(omega, body.damping_gain, h);
     // Eqs. 11, 15, 20, 21: the restoration K = -k·θ' is the spring of `step_body`.
     step_body(phi, omega, acc, body.w2, body.den, h)
+}
+
+/// The wind force on a segment over its inertia, with `gain` = σ·S_f/I (Eq. 14), `wind` the
+/// wind at its centroid, `c` the centroid from the fixed end and `omega` the segment's rate.
+///
+/// [`DragLaw::Linear`]: Eq. 14 as the paper has it, gain·w. [`DragLaw::Quadratic`]: the same
+/// coefficient times `Material::drag_scale(|u|)` on the air's velocity relative to the centroid,
+/// u = w - ω × c: a segment turns about its fixed end at ω in the model's equations of motion
+/// (Eqs. 11–12; its base's own motion enters none of them), so ω × c is its centroid's
+/// velocity as the model knows it. The relative velocity makes the drag damp the segment at
+/// about gain·scale·|c|² per second; explicit in Eq. 20 that overshoots beyond 2/Δt (a leafy
+/// twig in a storm), so the scale is capped at 1/(gain·|c|²·Δt): over one step the drag can
+/// stop the centroid's motion relative to the air, never reverse it (as Eqs. 16–17's damping
+/// is clamped, [`axial_damping`]).
+#[inline(always)]
+pub(super) fn segment_drag(law: DragLaw, wind: Vec3, omega: Vec3, c: Vec3, gain: f32, h: f32) -> Vec3 {
+    match law {
+        DragLaw::Linear => wind * gain,
+        DragLaw::Quadratic => {
+            let u = wind - omega.cross(c);
+            let scale = quadratic_drag_scale(u.length(), false).min(1.0 / (gain * c.length_squared() * h));
+            u * (gain * scale)
+        }
+    }
+}
+
+/// A leaf's wind acceleration about its hinge, with `gain` = (L/2)·σ·area/I, `wind` the wind at
+/// the blade's centre, `normal` the blade's normal, `rate` its angular rate and `half` = L/2.
+///
+/// [`DragLaw::Linear`]: §4 as the paper has it, gain·(w·n). [`DragLaw::Quadratic`]: on the air's
+/// velocity relative to the blade's centre, which the leaf's one degree of freedom moves along
+/// its normal at rate·L/2 (u = w - rate·(L/2)·n), gain·scale(|u|)·(u·n), the scale with the
+/// leaves' reconfiguration (`Material::drag_scale`); capped at 1/(gain·(L/2)·Δt) like the
+/// segments' ([`segment_drag`]).
+#[inline(always)]
+pub(super) fn leaf_drag(law: DragLaw, wind: Vec3, normal: Vec3, rate: f32, half: f32, gain: f32, h: f32) -> f32 {
+    match law {
+        DragLaw::Linear => gain * wind.dot(normal),
+        DragLaw::Quadratic => {
+            let u = wind - normal * (rate * half);
+            let scale = quadratic_drag_scale(u.length(), true).min(1.0 / (gain * half * h));
+            gain * scale * u.dot(normal)
+        }
+    }
 }
 
 /// The centroid of segment `v` (level index) at its pose `orient`, `base` (where the wind is

@@ -31,6 +31,7 @@ use super::params::OliapuramParams;
 use crate::dynamics::pose::segment_axis;
 use crate::error::SimError;
 use crate::forest::{unpack_quat, Forest};
+use crate::material::DragLaw;
 
 /// Static data of every leaf, in the forest's leaf order; what the dynamics phase reads of a
 /// leaf in arrays of their own (a leaf's constants side by side in lanes).
@@ -57,6 +58,8 @@ pub(super) struct Leaves {
     pub den: Vec<f32>,
     /// μ/I, the same for every leaf ([`OliapuramParams::leaf_damping`]) [1/rad].
     pub damping_gain: f32,
+    /// How the wind's drag grows with the relative speed (the forest's material).
+    pub drag_law: DragLaw,
 }
 
 impl Leaves {
@@ -79,6 +82,7 @@ impl Leaves {
         let k = params.leaf_stiffness_ratio * params.stiffness(thinnest);
         let mut out = Leaves {
             damping_gain: params.leaf_damping,
+            drag_law: material.drag_law,
             ..Leaves::default()
         };
         for i in 0..forest.segment_count() {
@@ -183,13 +187,20 @@ fn step_leaves_in(
     let n = psi.len();
     let (rate, orient) = (&mut rate[..n], &orient[..n]);
     let r = first..first + n;
-    let (gain, w2, den) = (&leaves.wind_gain[r.clone()], &leaves.w2[r.clone()], &leaves.den[r]);
-    let mu = leaves.damping_gain;
+    let (gain, w2, den) = (
+        &leaves.wind_gain[r.clone()],
+        &leaves.w2[r.clone()],
+        &leaves.den[r.clone()],
+    );
+    let half = &leaves.half_length[r];
+    let (mu, law) = (leaves.damping_gain, leaves.drag_law);
     let mut finite = true;
     for k in 0..n {
         // The orientation's four numbers read one by one (`to_array`), so the loop takes four
         // leaves at a time.
-        let acc = gain[k] * wind(k).dot(axis_z(orient[k].to_array())) + axial_damping_1d(rate[k], mu, dt);
+        let normal = axis_z(orient[k].to_array());
+        let acc =
+            kernels::leaf_drag(law, wind(k), normal, rate[k], half[k], gain[k], dt) + axial_damping_1d(rate[k], mu, dt);
         let (p, d) = step_body(psi[k], rate[k], acc, w2[k], den[k], dt);
         finite &= p.is_finite() & d.is_finite();
         psi[k] = p;

@@ -23,6 +23,7 @@ use super::params::OliapuramParams;
 use crate::dynamics::pose::segment_axis;
 use crate::dynamics::weber::mapping;
 use crate::forest::{Forest, NO_PARENT};
+use crate::material::DragLaw;
 
 /// What the dynamics phase reads of one segment, every moment divided by its inertia I.
 #[derive(Clone, Copy, Debug, Default)]
@@ -88,6 +89,8 @@ pub(super) struct Levels {
     pub rest: Vec<Quat>,
     /// World orientation at rest.
     pub rest_world: Vec<Quat>,
+    /// How the wind's drag grows with the relative speed (the forest's material).
+    pub drag_law: DragLaw,
 }
 
 /// Distance from the wide end to the centre of mass of a frustum of length `l` and end radii
@@ -261,6 +264,7 @@ impl Levels {
             body,
             rest,
             rest_world,
+            drag_law: forest.material.drag_law,
         }
     }
 

@@ -6,10 +6,10 @@
 use glam::{Quat, Vec3};
 use sylva_engine::{FrameTimings, JobSystem};
 
-use super::{OliapuramModel, OliapuramParams, Schedule};
+use super::{kernels, OliapuramModel, OliapuramParams, Schedule};
 use crate::error::SimError;
 use crate::forest::{Forest, TreePlacement, NO_PARENT};
-use crate::material::Material;
+use crate::material::{DragLaw, Material};
 use crate::scene::TestForest;
 use crate::skeleton::{Skeleton, SkeletonLeaf, SkeletonSegment};
 use crate::wind::{GustingWind, WindField};
@@ -125,8 +125,15 @@ fn one_segment_swings_with_the_papers_period() {
 #[test]
 fn axial_damping_stops_but_never_reverses_a_swing() {
     // A segment with a huge μ and a spring too weak to matter, thrown at 5 rad/s: the
-    // unclamped R = -μ·ω·|ω| (Eq. 16) would reverse it many times over in one step.
-    let material = Material::default();
+    // unclamped R = -μ·ω·|ω| (Eq. 16) would reverse it many times over in one step. Under the
+    // linear drag law, which in still air adds no force: the quadratic law's drag on the
+    // segment's own motion is a second damping with its own clamp (checked in
+    // `quadratic_drag_never_reverses_a_swing`), and two clamped dampings together may
+    // overshoot by up to the motion's own size.
+    let material = Material {
+        drag_law: DragLaw::Linear,
+        ..Material::default()
+    };
     let params = OliapuramParams {
         stiffness_coefficient: 1.0e-6,
         damping_coefficient: 1.0e12,
@@ -444,7 +451,7 @@ fn hash_by(schedule: Schedule, threads: usize, trees: usize, segments: usize) ->
 
 #[test]
 fn vectorised_turns_give_the_bits_of_the_scalar_ones_beyond_a_half_turn_too() {
-    use super::{kernels, leaves};
+    use super::leaves;
     // Deflections from 0 to about 1.9π and leaf angles from -2.7π to 2.7π, so that some take
     // the Taylor polynomials and some (beyond π) the library's sine and cosine.
     let phi: Vec<Vec3> = (0..48)
@@ -633,4 +640,125 @@ fn reset_returns_to_the_generated_shape_at_rest() {
     }
     assert_eq!(model.name(), "oliapuram");
     assert!(model.heap_bytes() > model.forest().heap_bytes());
+}
+
+/// Eq. 14's wind force on one segment under the quadratic law is ½·ρ_air·C_d·S_f·U² (C_d = 1.2,
+/// ρ_air = 1.225 kg/m³, S_f = 2·r·l) at 5, 10 and 36 m/s, within the rounding of the default
+/// coefficient (7.35 → 7.4), equals the linear law's at 10 m/s, and acts on the velocity
+/// relative to the centroid: none when the centroid moves with the wind. A leaf's normal force
+/// likewise (C_d = 0.5 on its area, reconfiguring above 10 m/s).
+#[test]
+fn quadratic_drag_is_half_rho_cd_a_u_squared() {
+    use crate::material::{AIR_DENSITY, LEAF_VOGEL_EXPONENT};
+    let (l, r) = (1.0f32, 0.02f32);
+    let leaf = SkeletonLeaf {
+        segment: 0,
+        along: 1.0,
+        // Blade normal along +x, the wind's direction.
+        orientation: Quat::from_rotation_y(std::f32::consts::FRAC_PI_2),
+        length: 0.1,
+        width: 0.05,
+    };
+    let forest = |law| {
+        let material = Material {
+            drag_law: law,
+            ..Material::default()
+        };
+        one_segment(l, r, Vec3::Y, vec![leaf], &material)
+    };
+    let quadratic = OliapuramModel::new(forest(DragLaw::Quadratic), OliapuramParams::default()).unwrap();
+    let linear = OliapuramModel::new(forest(DragLaw::Linear), OliapuramParams::default()).unwrap();
+    let h = quadratic.params.dt;
+    let (lv, lf) = (&quadratic.levels, &quadratic.leaves);
+    let (body, inertia) = (lv.body[0], lv.inertia[0]);
+    let c = Vec3::Y * body.centroid;
+    let normal = Vec3::X;
+    let half = lf.half_length[0];
+    // The leaf's area from its gain, (L/2)·σ·area/I.
+    let area = lf.wind_gain[0] * lf.inertia[0] / (half * quadratic.params.leaf_sigma);
+    assert!(
+        (area - std::f32::consts::FRAC_PI_4 * 0.1 * 0.1 * 0.5).abs() < 0.2 * area,
+        "leaf area {area}"
+    );
+    for u in [5.0f32, 10.0, 36.0] {
+        let w = Vec3::X * u;
+        let force = kernels::segment_drag(DragLaw::Quadratic, w, Vec3::ZERO, c, body.wind_gain, h) * inertia;
+        let want = 0.5 * AIR_DENSITY * 1.2 * (2.0 * r * l) * u * u;
+        assert!(
+            (force.x / want - 1.0).abs() < 0.01 && force.y == 0.0,
+            "bark at {u} m/s: {force}, want {want} N"
+        );
+        let leaf_force =
+            kernels::leaf_drag(DragLaw::Quadratic, w, normal, 0.0, half, lf.wind_gain[0], h) * lf.inertia[0] / half;
+        let q = |u: f32| 0.5 * AIR_DENSITY * 0.5 * area * u * u;
+        let want = if u > 10.0 {
+            q(10.0) * (u / 10.0).powf(2.0 + LEAF_VOGEL_EXPONENT)
+        } else {
+            q(u)
+        };
+        assert!(
+            (leaf_force / want - 1.0).abs() < 0.016,
+            "leaf at {u} m/s: {leaf_force} N, want {want} N"
+        );
+        if u == 10.0 {
+            let lin = kernels::segment_drag(DragLaw::Linear, w, Vec3::ZERO, c, linear.levels.body[0].wind_gain, h);
+            assert!((lin * inertia - force).length() < 1e-5 * force.length());
+            let lin_leaf = kernels::leaf_drag(DragLaw::Linear, w, normal, 0.0, half, linear.leaves.wind_gain[0], h);
+            assert!((lin_leaf * lf.inertia[0] / half / leaf_force - 1.0).abs() < 1e-5);
+        }
+        // The centroid moving with the wind (ω × c = w): no drag; the blade's centre moving
+        // with it (rate·L/2 = w·n): none.
+        let omega = Vec3::new(0.0, 0.0, -u / body.centroid);
+        assert!((omega.cross(c) - w).length() < 1e-4 * u);
+        let moving = kernels::segment_drag(DragLaw::Quadratic, w, omega, c, body.wind_gain, h);
+        assert!(
+            moving.length() * inertia < 1e-4 * want,
+            "moving with the wind: {moving}"
+        );
+        let still = kernels::leaf_drag(DragLaw::Quadratic, w, normal, u / half, half, lf.wind_gain[0], h);
+        assert!(
+            still.abs() < 1e-4 * lf.wind_gain[0] * u,
+            "leaf moving with the wind: {still}"
+        );
+    }
+}
+
+/// In still air a segment and a leaf thrown fast, with a drag so large that the unclamped
+/// quadratic drag would reverse them many times over in one step, are stopped, never reversed.
+#[test]
+fn quadratic_drag_never_reverses_a_swing() {
+    let leaf = SkeletonLeaf {
+        segment: 0,
+        along: 1.0,
+        orientation: Quat::from_rotation_z(-std::f32::consts::FRAC_PI_2),
+        length: 0.1,
+        width: 0.05,
+    };
+    let params = OliapuramParams {
+        stiffness_coefficient: 1.0e-6,
+        damping_coefficient: 0.0,
+        leaf_damping: 0.0,
+        sigma: 1.0e4,
+        leaf_sigma: 1.0e4,
+        gravity: 0.0,
+        ..OliapuramParams::default()
+    };
+    let forest = one_segment(1.0, 0.01, Vec3::Y, vec![leaf], &Material::default());
+    let mut model = OliapuramModel::new(forest, params).unwrap();
+    let w0 = Vec3::new(5.0, 0.0, -2.0);
+    model.state.omega[0] = w0;
+    model.state.psi_dot[0] = -8.0;
+    let body = model.levels.body[0];
+    let rate = body.wind_gain * body.centroid * body.centroid * (w0.length() * body.centroid / 10.0);
+    assert!(
+        rate * params.dt > 2.0,
+        "the test needs a drag that would reverse: {rate}"
+    );
+    let (j, t) = (jobs(1), timings());
+    model.step(&j, &t);
+    let w1 = model.state.omega[0];
+    assert!(w1.dot(w0) >= 0.0, "reversed: {w0} -> {w1}");
+    assert!(w1.length() < 1e-3 * w0.length(), "not stopped: {w0} -> {w1}");
+    let d = model.state.psi_dot[0];
+    assert!(d <= 1.0e-6 && d > -8.0e-3, "leaf rate -8 -> {d}");
 }

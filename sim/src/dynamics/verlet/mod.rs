@@ -327,6 +327,7 @@ impl VerletModel {
             + b(&st.rest)
             + b(&st.mass)
             + b(&st.drag)
+            + b(&st.leaf_drag)
             + b(&st.weight)
             + b(&st.radius)
             + b(&st.ca)

@@ -13,6 +13,7 @@ use super::structure::{Structure, TreeLayout, NO_BRANCH};
 use crate::collider::SphereCollider;
 use crate::dynamics::pose::segment_axis;
 use crate::forest::Forest;
+use crate::material::{quadratic_drag_scale, DragLaw};
 use crate::wind::WindField;
 
 /// What a step reads that every tree shares.
@@ -135,6 +136,13 @@ fn sample_wind(sh: &Shared<'_>, tree: &TreeLayout, pos: &[Vec3], scratch: &mut V
 /// twigs at large steps, so its part of the velocity change is integrated exactly over the
 /// step: v ← w + (v − w)·exp(−c/m·Δt), which is v + (c/m)(w − v)·Δt to first order. The
 /// velocity then loses the fraction `damping`·Δt. Anchors do not move.
+///
+/// Under [`DragLaw::Quadratic`] the drag is c·scale(|u|)·u on the relative velocity u = w − v
+/// (`Material::drag_scale`, bark and leaves apart), a damping of the relative velocity at the
+/// rate λ = (c_bark·scale_bark + c_leaf·scale_leaf)/m that grows with |u|. It is integrated
+/// implicitly with λ at the substep's start: v ← w + (v − w)/(1 + λ·Δt). For bark, λ = k·|u|, and
+/// this is the exact solution of du/dt = −k·|u|·u over the substep (|u(Δt)| = |u|/(1 + k·|u|·Δt)),
+/// so it never reverses the relative velocity, whatever the storm or the step.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn forces_and_verlet(
     sh: &Shared<'_>,
@@ -164,6 +172,7 @@ pub(super) fn forces_and_verlet(
     // Twins step only once their branch has broken off (branch k's twin is particle
     // skeletal + k − 1).
     let twins = k..k + tree.twins;
+    let law = sh.forest.material.drag_law;
     for j in first..moving {
         if twins.contains(&j) && !broken[j + 1 - k] {
             continue;
@@ -175,7 +184,10 @@ pub(super) fn forces_and_verlet(
                 Some(w) => w,
                 None => scratch[j],
             };
-            v = w + (v - w) * sh.keep_wind[p0 + j];
+            v = match law {
+                DragLaw::Linear => w + (v - w) * sh.keep_wind[p0 + j],
+                DragLaw::Quadratic => w + (v - w) * quadratic_keep(sh.st, p0 + j, (v - w).length(), dt),
+            };
         }
         prev[j] = r;
         let g = if weighed || free[pb[j] as usize - b0] {
@@ -185,6 +197,19 @@ pub(super) fn forces_and_verlet(
         };
         pos[j] = r + v * (keep * dt) + g;
     }
+}
+
+/// 1/(1 + λ·Δt): how much of particle `i`'s velocity relative to the air survives a substep of
+/// quadratic drag at relative speed `speed` (see [`forces_and_verlet`]).
+#[inline]
+fn quadratic_keep(st: &Structure, i: usize, speed: f32, dt: f32) -> f32 {
+    let m = st.mass[i];
+    if m <= 0.0 {
+        return 1.0;
+    }
+    let (c, leaf) = (st.drag[i], st.leaf_drag[i]);
+    let drag = (c - leaf) * quadratic_drag_scale(speed, false) + leaf * quadratic_drag_scale(speed, true);
+    1.0 / (1.0 + drag / m * dt)
 }
 
 /// The branch and plane constraints, pass after pass (a constraint takes part in as many

@@ -120,6 +120,9 @@ pub(super) struct Structure {
     pub mass: Vec<f32>,
     /// Linear drag of every particle [N·s/m].
     pub drag: Vec<f32>,
+    /// The leaves' part of `drag` [N·s/m] (the quadratic law treats leaves apart, see
+    /// `Material::drag_scale`).
+    pub leaf_drag: Vec<f32>,
     /// The weight each particle's end of a constraint carries in the relaxation: the mass it
     /// holds up (its own and everything beyond it), so that a pass moves twigs onto their
     /// wood rather than wood after its twigs and the load reaches the roots in few passes
@@ -234,23 +237,25 @@ impl Structure {
                 node_of_tip(p as usize)
             }
         };
-        let push = |st: &mut Structure, at: Vec3, mass: f32, drag: f32, radius: f32| {
+        let push = |st: &mut Structure, at: Vec3, mass: f32, (drag, leaf_drag): (f32, f32), radius: f32| {
             st.rest.push(at);
             st.mass.push(mass);
             st.drag.push(drag);
+            st.leaf_drag.push(leaf_drag);
             st.radius.push(radius);
             (st.rest.len() - 1 - p0) as u32
         };
-        push(self, tree.root, 0.0, 0.0, trunk_r);
+        push(self, tree.root, 0.0, (0.0, 0.0), trunk_r);
         for i in segs.clone() {
             let tip = base[i] + self.rest_orient[i] * Vec3::Y * s.length[i];
-            push(self, tip, 0.0, 0.0, s.radius_tip[i]);
+            push(self, tip, 0.0, (0.0, 0.0), s.radius_tip[i]);
         }
         for i in segs.clone() {
             let (b, e) = (p0 + node_of_base(i) as usize, p0 + node_of_tip(i) as usize);
             for k in [b, e] {
                 self.mass[k] += 0.5 * s.mass[i];
                 self.drag[k] += 0.5 * s.drag[i];
+                self.leaf_drag[k] += 0.5 * s.leaf_drag[i];
             }
         }
         let skeletal = 1 + segs.len();
@@ -287,7 +292,13 @@ impl Structure {
             .filter(|&i| starts[i - first_seg] && s.parent[i] != NO_PARENT)
         {
             let at = self.rest[p0 + node_of_base(i) as usize];
-            twin_of[i - first_seg] = push(self, at, 0.25 * s.mass[i], 0.5 * s.drag[i], s.radius_base[i]);
+            twin_of[i - first_seg] = push(
+                self,
+                at,
+                0.25 * s.mass[i],
+                (0.5 * s.drag[i], 0.5 * s.leaf_drag[i]),
+                s.radius_base[i],
+            );
         }
         let twins = self.rest.len() - p0 - skeletal;
 
@@ -314,7 +325,7 @@ impl Structure {
                 // (the branch's collar), an eighth each.
                 let collar = 0.25 * s.mass[i];
                 self.mass[p0 + centre as usize] -= collar;
-                let plane = dirs.map(|u| push(self, c + u * d, 0.25 * collar, 0.0, 0.0));
+                let plane = dirs.map(|u| push(self, c + u * d, 0.25 * collar, (0.0, 0.0), 0.0));
                 // Plane constraints: centre to each, and the rim.
                 let own = b0 as u32 + bl_new;
                 for k in 0..4 {
@@ -415,7 +426,7 @@ impl Structure {
             .fold(0.0f32, f32::min);
         let roots0 = self.root_anchor.len();
         for at in anchors_at {
-            let a = push(self, at, 0.0, 0.0, 0.0);
+            let a = push(self, at, 0.0, (0.0, 0.0), 0.0);
             self.root_anchor.push(a);
         }
         // Weights: what each particle holds up.
