@@ -502,10 +502,7 @@ impl OliapuramModel {
         h.add(leaves::model_order(&self.levels).map(|j| s.psi_dot[j]));
         if self.broken + self.uprooted > 0 {
             h.add(self.gone.iter().map(|&g| if g { 1.0 } else { 0.0 }));
-            let mut d = std::collections::hash_map::DefaultHasher::new();
-            self.debris.hash_into(&mut d);
-            let bits = std::hash::Hasher::finish(&d);
-            h.add([f32::from_bits(bits as u32), f32::from_bits((bits >> 32) as u32)]);
+            self.debris.hash_state(&mut h);
         }
         h.finish()
     }

@@ -107,12 +107,20 @@ fn bend(ts: &TreeStatic<'_>, theta: [&[f32]; 2], y: [&[f32]; 2], i: usize) -> [f
 }
 
 /// Whether any joint of a tree carries more than it can (`limit`: the tree's slice of
-/// [`limits`], infinite for ghosts).
+/// [`limits`], infinite for ghosts). The same arithmetic as [`bend`], in one tight pass: the
+/// absolute angles Θ + y of both planes are gathered by parent without a branch per joint.
 pub(super) fn over_limit(ts: &TreeStatic<'_>, theta: [&[f32]; 2], y: [&[f32]; 2], limit: &[f32]) -> bool {
-    let mut over = false;
-    for (i, &lim) in limit.iter().enumerate().take(ts.len()) {
-        let [bx, bz] = bend(ts, theta, y, i);
-        over |= bx * bx + bz * bz > lim;
+    let n = ts.len();
+    let (tx, tz, yx, yz) = (&theta[0][..n], &theta[1][..n], &y[0][..n], &y[1][..n]);
+    let (rx, rz, parent, limit) = (&ts.rest[0][..n], &ts.rest[1][..n], &ts.parent[..n], &limit[..n]);
+    let [bx, bz] = bend(ts, theta, y, 0);
+    let mut over = bx * bx + bz * bz > limit[0];
+    let offset = ts.offset;
+    for i in 1..n {
+        let p = parent[i].wrapping_sub(offset) as usize;
+        let bx = tx[i] + yx[i] - (tx[p] + yx[p]) - rx[i];
+        let bz = tz[i] + yz[i] - (tz[p] + yz[p]) - rz[i];
+        over |= bx * bx + bz * bz > limit[i];
     }
     over
 }
