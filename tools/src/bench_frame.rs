@@ -69,6 +69,14 @@ struct FramePhases {
     total: f64,
 }
 
+/// What the wind broke (`DynamicsModel::breakage`).
+#[derive(Serialize)]
+struct BreakageReport {
+    broken: usize,
+    uprooted: usize,
+    debris: usize,
+}
+
 /// Wall time per frame over the timed frames \[ms\].
 #[derive(Serialize)]
 struct WallSpread {
@@ -95,6 +103,9 @@ struct FrameReport {
     /// Instances in the last frame's render commands.
     instances: u64,
     instance_bytes: u64,
+    /// What the wind broke by the last frame, for a model whose trees break (absent for one
+    /// whose trees cannot): branches broken off, trees uprooted, broken pieces still simulated.
+    breakage: Option<BreakageReport>,
     state_hash: String,
     finite: bool,
     setup_ms: f64,
@@ -200,6 +211,11 @@ pub fn run(a: &FrameBenchArgs) -> Result<()> {
         },
         instances: last.0,
         instance_bytes: last.1,
+        breakage: sim.breakage().map(|b| BreakageReport {
+            broken: b.broken,
+            uprooted: b.uprooted,
+            debris: b.debris,
+        }),
         state_hash: format!("{:016x}", hash.0),
         finite: sim.finite(),
         setup_ms,
@@ -259,6 +275,12 @@ fn print_table(r: &FrameReport) {
         r.instances,
         r.instance_bytes as f64 / 1e6
     );
+    if let Some(b) = &r.breakage {
+        println!(
+            "  breakage       {} broken, {} uprooted, {} debris",
+            b.broken, b.uprooted, b.debris
+        );
+    }
     println!("  state hash     {}", r.state_hash);
     println!("  finite         {}", r.finite);
     println!("  setup          {:.0} ms", r.setup_ms);

@@ -149,3 +149,28 @@ fn bad_arguments_are_refused_naming_what_is_allowed() {
     assert_ne!(code, 0);
     assert!(err.contains("no_such_tree"), "{err}");
 }
+
+/// A model whose trees break says what broke: the counts are in the JSON, and calm breaks
+/// nothing.
+#[test]
+fn json_counts_what_broke_for_a_model_that_breaks() {
+    let v = bench(&[
+        "--model",
+        "verlet",
+        "--species",
+        "lombardy_poplar",
+        "--trees",
+        "1",
+        "--wind-model",
+        "uniform",
+        "--wind",
+        "0",
+        "--frames",
+        "3",
+    ]);
+    assert_eq!(v["model"], "verlet", "{v}");
+    let b = &v["breakage"];
+    for key in ["broken", "uprooted", "debris"] {
+        assert_eq!(b[key].as_u64(), Some(0), "calm air breaks nothing: {key} in {v}");
+    }
+}
