@@ -15,6 +15,12 @@
 //! fills in the pose on the device before drawing (`shaders/glsl/pose_patch.comp` says what
 //! each instance holds until then). Nothing of the pose is read back or uploaded.
 //!
+//! Segments a pose marks removed (`Pose::removed`: pieces of debris beyond the debris cap of
+//! a model whose trees break) are not drawn, nor their leaves: the plan counts what each
+//! piece keeps and the piece skips them. The device fill has no removed segments to skip: it
+//! serves only the GPU Oliapuram model, whose trees do not break (its [`DevicePose`] carries no
+//! such flags).
+//!
 //! The fill is planned first (cheap: per tree its level, and how many segments each cylinder
 //! and how many leaves each level gets, found by binary search in the segments sorted by
 //! radius), which gives every instance its slot; then pieces of at most [`FILL_PIECE`]
@@ -511,6 +517,35 @@ impl RenderFrame {
         let mut hi = Vec3::splat(f32::NEG_INFINITY);
         let mut plan = Plan::default();
         let seg = &forest.seg;
+        // Removed segments (host poses only): each piece's window holds what it keeps.
+        let removed: Option<&[bool]> = match pose {
+            PoseIn::Host(p) if !p.removed.is_empty() => {
+                assert_eq!(
+                    p.removed.len(),
+                    forest.segment_count(),
+                    "RenderFrame::fill: the pose flags {} removed segments, the forest has {}",
+                    p.removed.len(),
+                    forest.segment_count()
+                );
+                Some(&p.removed)
+            }
+            _ => None,
+        };
+        let kept_segments = |range: std::ops::Range<usize>| match removed {
+            None => range.len(),
+            Some(r) => index.by_radius[range].iter().filter(|&&i| !r[i as usize]).count(),
+        };
+        let kept_leaves = |source: &LeafSource| match (removed, source) {
+            (None, _) => source.len(),
+            (Some(r), LeafSource::All { range, .. }) => index.leaf_segment[range.clone()]
+                .iter()
+                .filter(|&&i| !r[i as usize])
+                .count(),
+            (Some(r), LeafSource::Strided { range, .. }) => index.leaves[range.clone()]
+                .iter()
+                .filter(|l| !r[l.segment as usize])
+                .count(),
+        };
         for tree in &forest.trees {
             let (center, radius) = tree_sphere(tree.root, tree.reach);
             lo = lo.min(center - Vec3::splat(radius));
@@ -542,7 +577,7 @@ impl RenderFrame {
             let thick = kept_r.partition_point(|i| r_px(i) >= lod.sides_px[0]);
             let medium = kept_r.partition_point(|i| r_px(i) >= lod.sides_px[1]).max(thick);
             for (mesh, run) in [(0, 0..thick), (1, thick..medium), (2, medium..kept)] {
-                plan.segments(mesh, first + run.start..first + run.end);
+                plan.segments(mesh, first + run.start..first + run.end, kept_segments);
             }
             let stride = if level < 2 {
                 lod.leaf_stride[level]
@@ -558,7 +593,7 @@ impl RenderFrame {
             if stride <= 1 {
                 // Every leaf, in the simulation's order (sequential reads of its arrays).
                 let leaves = seg.leaf_start[first] as usize..seg.leaf_start[tree.segments.end as usize] as usize;
-                plan.leaves(level, leaves, |range| LeafSource::All { range, aspect });
+                plan.leaves(level, leaves, |range| LeafSource::All { range, aspect }, kept_leaves);
             } else {
                 // One leaf in `stride` (a power of two up to MAX_LEAF_STRIDE; those whose index
                 // in the tree is a multiple of it, so the choice does not flicker with the
@@ -568,11 +603,12 @@ impl RenderFrame {
                 let grow = (stride as f32).sqrt();
                 let start = tree.leaves.start as usize;
                 let kept = multiples(tree.leaves.len(), stride);
-                plan.leaves(level, start..start + kept, |range| LeafSource::Strided {
-                    range,
-                    aspect,
-                    grow,
-                });
+                plan.leaves(
+                    level,
+                    start..start + kept,
+                    |range| LeafSource::Strided { range, aspect, grow },
+                    kept_leaves,
+                );
             }
         }
 
@@ -584,13 +620,13 @@ impl RenderFrame {
             let mut leaf_spare = spare_windows(leaves, plan.leaf_len);
             for source in plan.pieces {
                 work.push(match source {
-                    Source::Segments { list, range } => {
-                        let (out, rest) = std::mem::take(&mut seg_spare[list]).split_at_mut(range.len());
+                    Source::Segments { list, range, len } => {
+                        let (out, rest) = std::mem::take(&mut seg_spare[list]).split_at_mut(len);
                         seg_spare[list] = rest;
                         Piece::Segments { range, out }
                     }
-                    Source::Leaves { list, leaves } => {
-                        let (out, rest) = std::mem::take(&mut leaf_spare[list]).split_at_mut(leaves.len());
+                    Source::Leaves { list, leaves, len } => {
+                        let (out, rest) = std::mem::take(&mut leaf_spare[list]).split_at_mut(len);
                         leaf_spare[list] = rest;
                         Piece::Leaves { leaves, out }
                     }
@@ -650,12 +686,14 @@ struct Plan {
 }
 
 impl Plan {
-    /// The segments at `range` of `FillIndex::by_radius`, into cylinder list `mesh`.
-    fn segments(&mut self, mesh: usize, range: std::ops::Range<usize>) {
+    /// The segments at `range` of `FillIndex::by_radius`, into cylinder list `mesh`; `kept`
+    /// counts those of a range that are drawn (not removed).
+    fn segments(&mut self, mesh: usize, range: std::ops::Range<usize>, kept: impl Fn(std::ops::Range<usize>) -> usize) {
         for start in range.clone().step_by(FILL_PIECE) {
             let range = start..(start + FILL_PIECE).min(range.end);
-            self.segment_len[mesh] += range.len();
-            self.pieces.push(Source::Segments { list: mesh, range });
+            let len = kept(range.clone());
+            self.segment_len[mesh] += len;
+            self.pieces.push(Source::Segments { list: mesh, range, len });
         }
     }
 
@@ -665,13 +703,17 @@ impl Plan {
         level: usize,
         range: std::ops::Range<usize>,
         source: impl Fn(std::ops::Range<usize>) -> LeafSource,
+        kept: impl Fn(&LeafSource) -> usize,
     ) {
         for start in range.clone().step_by(FILL_PIECE) {
             let range = start..(start + FILL_PIECE).min(range.end);
-            self.leaf_len[level] += range.len();
+            let leaves = source(range);
+            let len = kept(&leaves);
+            self.leaf_len[level] += len;
             self.pieces.push(Source::Leaves {
                 list: level,
-                leaves: source(range),
+                leaves,
+                len,
             });
         }
     }
@@ -679,14 +721,18 @@ impl Plan {
 
 /// What a piece of the fill reads.
 enum Source {
-    /// `FillIndex::by_radius[range]`, into segment list `list`.
+    /// `FillIndex::by_radius[range]`, into segment list `list`: `len` instances (those not
+    /// removed).
     Segments {
         list: usize,
         range: std::ops::Range<usize>,
+        len: usize,
     },
+    /// `leaves` into leaf list `list`: `len` instances (those whose segment is not removed).
     Leaves {
         list: usize,
         leaves: LeafSource,
+        len: usize,
     },
 }
 
@@ -768,6 +814,9 @@ impl Piece<'_> {
             PoseIn::Host(pose) => pose,
             PoseIn::Device => return self.write_indices(forest, index),
         };
+        if !pose.removed.is_empty() {
+            return self.write_kept(forest, index, pose);
+        }
         match self {
             Piece::Segments { range, out } => {
                 let ids = &index.by_radius[range.clone()];
@@ -848,6 +897,90 @@ impl Piece<'_> {
 }
 
 impl Piece<'_> {
+    /// [`write`](Self::write) for a pose with removed segments: the same instances, in the
+    /// same order, less the removed segments and their leaves (the window holds what is
+    /// kept, as the plan counted it).
+    fn write_kept(&mut self, forest: &Forest, index: &FillIndex, pose: &Pose) {
+        let removed = &pose.removed;
+        let rest_of =
+            |r: [i16; 4]| Quat::from_xyzw(r[0] as f32, r[1] as f32, r[2] as f32, r[3] as f32) * (1.0 / 32767.0);
+        let mut written = 0;
+        let capacity;
+        match self {
+            Piece::Segments { range, out } => {
+                capacity = out.len();
+                let ids = &index.by_radius[range.clone()];
+                let shapes = &index.seg_shape[range.clone()];
+                let mut slots = out.iter_mut();
+                for (&i, &[r0, l, r1]) in ids.iter().zip(shapes) {
+                    let i = i as usize;
+                    if removed[i] {
+                        continue;
+                    }
+                    let o = slots.next().expect("a fill piece's window holds its kept segments");
+                    let b = pose.base[i];
+                    o.write(SegmentInstance {
+                        base_radius: [b.x, b.y, b.z, r0],
+                        orient: pack_orient(pose.orient[i]),
+                        length_tip: [l, r1],
+                    });
+                    written += 1;
+                }
+            }
+            Piece::Leaves { leaves, out } => {
+                capacity = out.len();
+                let mut slots = out.iter_mut();
+                match leaves {
+                    LeafSource::All { range, aspect } => {
+                        for j in range.clone() {
+                            let i = index.leaf_segment[j] as usize;
+                            if removed[i] {
+                                continue;
+                            }
+                            let o = slots.next().expect("a fill piece's window holds its kept leaves");
+                            let p = pose.leaf_pos[j];
+                            let length = forest.leaf.length_m(j);
+                            let orient = match pose.leaf_orient.get(j) {
+                                Some(&q) => q,
+                                None => pose.orient[i] * rest_of(forest.leaf.rest[j]),
+                            };
+                            o.write(LeafInstance {
+                                pos_length: [p.x, p.y, p.z, length],
+                                orient: pack_orient(orient),
+                                width_shade: [length * *aspect, leaf_shade(j)],
+                            });
+                            written += 1;
+                        }
+                    }
+                    LeafSource::Strided { range, aspect, grow } => {
+                        for l in &index.leaves[range.clone()] {
+                            let i = l.segment as usize;
+                            if removed[i] {
+                                continue;
+                            }
+                            let o = slots.next().expect("a fill piece's window holds its kept leaves");
+                            let q: Quat = pose.orient[i];
+                            let p = pose.base[i] + q * Vec3::new(0.0, l.along, 0.0);
+                            let length = l.length * *grow;
+                            let orient = pose
+                                .leaf_orient
+                                .get(l.leaf as usize)
+                                .copied()
+                                .unwrap_or(q * rest_of(l.rest));
+                            o.write(LeafInstance {
+                                pos_length: [p.x, p.y, p.z, length],
+                                orient: pack_orient(orient),
+                                width_shade: [length * *aspect, leaf_shade(l.leaf as usize)],
+                            });
+                            written += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(written, capacity, "a fill piece writes its whole window");
+    }
+
     /// Writes every slot of the window for a pose on the device: the instance as
     /// [`write`](Self::write) makes it, its pose replaced by the indices
     /// `shaders/glsl/pose_patch.comp` reads (a segment's index; a leaf's index and, for a

@@ -386,3 +386,116 @@ fn leaves_turned_by_the_model_are_drawn_turned() {
     }));
     assert!(refused.is_err(), "a mismatched leaf_orient must not be drawn");
 }
+
+/// The segments of the subtree of segment `s` (parents first).
+fn subtree(forest: &sylva_sim::Forest, s: u32) -> Vec<u32> {
+    let mut inside = vec![false; forest.segment_count()];
+    let mut out = Vec::new();
+    for i in s..forest.trees[forest.tree_of(s as usize)].segments.end {
+        let p = forest.seg.parent[i as usize];
+        if i == s || (p != sylva_sim::forest::NO_PARENT && inside[p as usize]) {
+            inside[i as usize] = true;
+            out.push(i);
+        }
+    }
+    out
+}
+
+/// Pieces of debris beyond the cap are removed: the fill draws neither their segments nor
+/// their leaves, at every level of detail and with jobs, and draws everything else.
+#[test]
+fn segments_the_debris_cap_removed_are_not_drawn() {
+    use sylva_sim::dynamics::debris::{Debris, DebrisParams};
+    let sim = forest_sim(1);
+    let forest = sim.forest();
+    let mut pose = sim.pose().clone();
+    // Two branches with leaves; a cap of one removes the first when the second comes.
+    let branches: Vec<Vec<u32>> = (1..forest.segment_count() as u32)
+        .map(|s| subtree(forest, s))
+        .filter(|b| b.len() >= 3 && b.iter().any(|&i| !forest.leaves_of(i as usize).is_empty()))
+        .take(1)
+        .collect();
+    let first = branches[0].clone();
+    let second: Vec<u32> = (1..forest.segment_count() as u32)
+        .filter(|s| !first.contains(s))
+        .map(|s| subtree(forest, s))
+        .find(|b| b.iter().all(|i| !first.contains(i)))
+        .unwrap();
+    let mut debris = Debris::new(DebrisParams {
+        cap: 1,
+        ..DebrisParams::default()
+    })
+    .unwrap();
+    assert!(debris
+        .spawn(forest, &first, &pose, &vec![Vec3::ZERO; first.len()], false)
+        .is_empty());
+    let gone = debris.spawn(forest, &second, &pose, &vec![Vec3::ZERO; second.len()], false);
+    assert_eq!(gone, first);
+    debris.write_pose(forest, &mut pose);
+    let removed_leaves: Vec<usize> = first.iter().flat_map(|&i| forest.leaves_of(i as usize)).collect();
+    assert!(!removed_leaves.is_empty());
+
+    let tree = &forest.trees[0];
+    let index = FillIndex::new(forest);
+    let jobs = JobSystem::new(4).unwrap();
+    // A segment instance is one segment: its base, length and base radius (siblings share a
+    // base).
+    let is_removed_segment = |s: &sylva_render::frame::SegmentInstance| {
+        first.iter().any(|&i| {
+            let i = i as usize;
+            let p = pose.base[i];
+            s.base_radius == [p.x, p.y, p.z, forest.seg.radius_base[i]] && s.length_tip[0] == forest.seg.length[i]
+        })
+    };
+    let is_removed_leaf = |p: [f32; 3]| {
+        removed_leaves.iter().any(|&j| {
+            let q = pose.leaf_pos[j];
+            p == [q.x, q.y, q.z]
+        })
+    };
+    // Near (every segment and leaf), then far (thinned leaves, found by segment position).
+    for distance in [1.5, 40.0] {
+        let camera = Camera::orbit(tree.root + Vec3::Y * 10.0, 0.0, 0.1, distance * tree.reach, 1.5, 1080.0);
+        let mut serial = RenderFrame::default();
+        serial.fill(forest, &index, &pose, [], &camera, &LodSettings::default());
+        let mut parallel = RenderFrame::default();
+        parallel.fill_with_jobs(&jobs, forest, &index, &pose, [], &camera, &LodSettings::default());
+        assert_eq!(serial.segments, parallel.segments, "jobs write the same instances");
+        assert_eq!(serial.leaves, parallel.leaves);
+        let segments: Vec<_> = serial.segments.iter().flatten().collect();
+        assert!(!segments.is_empty());
+        for s in &segments {
+            assert!(!is_removed_segment(s), "a removed segment is drawn: {s:?}");
+        }
+        for l in serial.leaves.iter().flatten() {
+            let p = [l.pos_length[0], l.pos_length[1], l.pos_length[2]];
+            assert!(!is_removed_leaf(p), "a removed leaf is drawn at {p:?}");
+            // A thinned leaf sits on its segment's axis; none inside a removed segment (the
+            // ends are shared with the parent and the siblings).
+            assert!(
+                !first.iter().any(|&i| {
+                    let i = i as usize;
+                    let a = pose.base[i];
+                    let t = pose.tip(i, forest.seg.length[i]);
+                    let d = Vec3::from(p) - a;
+                    let axis = (t - a).normalize();
+                    (d - axis * d.dot(axis)).length() < 1e-5
+                        && d.dot(axis) > 1e-4
+                        && d.dot(axis) < forest.seg.length[i] - 1e-4
+                }),
+                "a leaf of a removed segment is drawn at {p:?}"
+            );
+        }
+        if distance < 2.0 {
+            assert_eq!(
+                segments.len(),
+                forest.segment_count() - first.len(),
+                "everything else is drawn"
+            );
+            assert_eq!(
+                serial.leaves.iter().map(Vec::len).sum::<usize>(),
+                forest.leaf_count() - removed_leaves.len()
+            );
+        }
+    }
+}

@@ -4,10 +4,13 @@
 //! friction and restitution, then a position projection.
 //!
 //! Geometry: every segment is a tapered capsule, the convex hull of a sphere of radius
-//! `radius_base` at its base and one of `radius_tip` at its tip. Its lowest point is the bottom
-//! of one of the two end spheres, so the ground's contacts are looked for at every segment's
-//! tip and at the base of a segment whose parent is not in the piece (elsewhere the base is
-//! the parent's tip, whose sphere, the pipe model's parent tip radius, is at least as large).
+//! `radius_base` at its base and one of `radius_tip` at its tip, except where the piece was cut:
+//! the base of a segment whose parent is not in the piece (the break, or a tree's root) is a
+//! flat disc of radius `radius_base` across the axis, so that a tree torn from its roots
+//! starts with its root's end on the ground rather than half a trunk's width in it. The
+//! lowest point is at one of the two ends, so the ground's contacts are looked for at every
+//! segment's tip and at a cut base (elsewhere the base is the parent's tip, whose sphere, the
+//! pipe model's parent tip radius, is at least as large).
 //! A sphere collider meets the axis point nearest its centre, where the capsule's radius is
 //! interpolated along the axis. Leaves do not collide: blades are paper-thin and bend; they
 //! pass through the ground and the spheres, as they do in the standing trees' models.
@@ -122,13 +125,8 @@ pub(super) fn detect(p: &Piece, forest: &Forest, colliders: &[SphereCollider], m
         jt2: 0.0,
     };
     let ground = p.x.y - p.radius < margin;
-    let near: Vec<usize> = colliders
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| (c.center - p.x).length() < p.radius + c.radius + margin)
-        .map(|(k, _)| k)
-        .collect();
-    if !ground && near.is_empty() {
+    let near = |c: &SphereCollider| (c.center - p.x).length() < p.radius + c.radius + margin;
+    if !ground && !colliders.iter().any(near) {
         return;
     }
     for k in 0..p.segs.len() {
@@ -139,19 +137,33 @@ pub(super) fn detect(p: &Piece, forest: &Forest, colliders: &[SphereCollider], m
             if tip.y - r1 < margin {
                 out.push(blank(tip - Vec3::Y * r1, Vec3::Y, tip.y - r1, Vec3::ZERO));
             }
-            let r0 = forest.seg.radius_base[i];
-            if p.chain_start[k] && base.y - r0 < margin {
-                out.push(blank(base - Vec3::Y * r0, Vec3::Y, base.y - r0, Vec3::ZERO));
-            }
-        }
-        for &c in &near {
-            let s = &colliders[c];
-            if let Some((point, n, gap)) = sphere_gap(s, base, tip, forest, i) {
-                if gap < margin {
-                    out.push(blank(point, n, gap, sphere_velocity(s)));
+            if p.chain_start[k] {
+                let low = cut_lowest(base, tip, forest.seg.radius_base[i]);
+                if low.y < margin {
+                    out.push(blank(low, Vec3::Y, low.y, Vec3::ZERO));
                 }
             }
         }
+        for s in colliders.iter().filter(|c| near(c)) {
+            let (point, n, gap) = sphere_gap(s, base, tip, forest, i);
+            if gap < margin {
+                out.push(blank(point, n, gap, sphere_velocity(s)));
+            }
+        }
+    }
+}
+
+/// The lowest point of the flat disc of radius `r` across the axis base → tip at `base`.
+#[inline]
+fn cut_lowest(base: Vec3, tip: Vec3, r: f32) -> Vec3 {
+    let a = (tip - base).normalize_or(Vec3::Y);
+    // Straight down, less its part along the axis: the disc's steepest way down.
+    let down = Vec3::NEG_Y + a * a.y;
+    let len = down.length();
+    if len > 1e-6 {
+        base + down * (r / len)
+    } else {
+        base
     }
 }
 
@@ -161,7 +173,7 @@ pub(super) fn detect(p: &Piece, forest: &Forest, colliders: &[SphereCollider], m
 /// (`SphereCollider::contact` answers a different question for the standing trees: where a
 /// tip inside a sphere should turn to about its base.)
 #[inline]
-fn sphere_gap(s: &SphereCollider, base: Vec3, tip: Vec3, forest: &Forest, i: usize) -> Option<(Vec3, Vec3, f32)> {
+fn sphere_gap(s: &SphereCollider, base: Vec3, tip: Vec3, forest: &Forest, i: usize) -> (Vec3, Vec3, f32) {
     let axis = tip - base;
     let len2 = axis.length_squared();
     let t = if len2 > 0.0 {
@@ -179,7 +191,7 @@ fn sphere_gap(s: &SphereCollider, base: Vec3, tip: Vec3, forest: &Forest, i: usi
         // The centre on the axis: out across the segment.
         axis.any_orthonormal_vector()
     };
-    Some((closest - n * r, n, d - s.radius - r))
+    (closest - n * r, n, d - s.radius - r)
 }
 
 /// Resolves the contacts in `cs` by sequential impulses, changing the piece's velocity and
@@ -263,10 +275,9 @@ pub(super) fn project(p: &mut Piece, forest: &Forest, colliders: &[SphereCollide
             let mut deepest: Option<(f32, Vec3)> = None;
             for k in 0..p.segs.len() {
                 let (base, _, tip) = p.segment_world(forest, k);
-                if let Some((_, n, gap)) = sphere_gap(s, base, tip, forest, p.segs[k] as usize) {
-                    if gap < deepest.map_or(0.0, |d| d.0) {
-                        deepest = Some((gap, n));
-                    }
+                let (_, n, gap) = sphere_gap(s, base, tip, forest, p.segs[k] as usize);
+                if gap < deepest.map_or(0.0, |d| d.0) {
+                    deepest = Some((gap, n));
                 }
             }
             match deepest {
@@ -283,15 +294,20 @@ pub(super) fn project(p: &mut Piece, forest: &Forest, colliders: &[SphereCollide
     low
 }
 
-/// The height of the lowest point of the piece's capsules above the ground \[m\].
+/// The height of the lowest point of the piece's capsules (cut bases flat) above the ground
+/// \[m\].
 pub(super) fn lowest(p: &Piece, forest: &Forest) -> f32 {
     let mut low = f32::INFINITY;
     for k in 0..p.segs.len() {
         let i = p.segs[k] as usize;
         let (base, _, tip) = p.segment_world(forest, k);
-        low = low
-            .min(tip.y - forest.seg.radius_tip[i])
-            .min(base.y - forest.seg.radius_base[i]);
+        let r0 = forest.seg.radius_base[i];
+        let base_low = if p.chain_start[k] {
+            cut_lowest(base, tip, r0).y
+        } else {
+            base.y - r0
+        };
+        low = low.min(tip.y - forest.seg.radius_tip[i]).min(base_low);
     }
     low
 }

@@ -52,7 +52,7 @@ fn across_axis(w: Vec3, a: Vec3) -> Vec3 {
 }
 
 /// Symmetric 6×6 accumulator in f64 (row-major, full).
-type M6 = [[f64; 6]; 6];
+pub(super) type M6 = [[f64; 6]; 6];
 
 /// Adds c·g·gᵀ to `d`.
 #[inline(always)]
@@ -113,16 +113,9 @@ fn skew(r: DVec3) -> DMat3 {
     )
 }
 
-/// Advances the piece's velocity and angular momentum by gravity (`gravity` \[m/s²\], down
-/// −y) and the wind's drag over `dt` (see the module header).
-pub(super) fn apply_forces(
-    p: &mut Piece,
-    forest: &Forest,
-    wind: &dyn WindField,
-    gravity: f32,
-    dt: f32,
-    s: &mut DragScratch,
-) {
+/// The wind's drag on the piece at its current velocity: (force, torque about the centre of
+/// mass, D = −∂(force, torque)/∂(v, ω), 6×6 symmetric with the drag scales held).
+pub(super) fn drag(p: &Piece, forest: &Forest, wind: &dyn WindField, s: &mut DragScratch) -> (DVec3, DVec3, M6) {
     let omega = p.omega();
     let n = p.segs.len();
     let nl = p.leaf_pos.len();
@@ -195,20 +188,42 @@ pub(super) fn apply_forces(
     // Σ c·JᵀJ = [[Σc·1, −skew(Σc·r)], [skew(Σc·r), Σc·(|r|²·1 − r·rᵀ)]].
     let sk = skew(c1);
     let rr = DMat3::from_diagonal(DVec3::splat(c2.x_axis.x + c2.y_axis.y + c2.z_axis.z)) - c2;
+    for r in 0..3 {
+        for k in 0..3 {
+            // DMat3 is column-major: col(k)[r] is row r.
+            d[r][k] += if r == k { c0 } else { 0.0 };
+            d[r][3 + k] -= sk.col(k)[r];
+            d[3 + r][k] += sk.col(k)[r];
+            d[3 + r][3 + k] += rr.col(k)[r];
+        }
+    }
+    (force, torque, d)
+}
+
+/// Advances the piece's velocity and angular momentum by gravity (`gravity` \[m/s²\], down
+/// −y) and the wind's drag over `dt` (see the module header).
+pub(super) fn apply_forces(
+    p: &mut Piece,
+    forest: &Forest,
+    wind: &dyn WindField,
+    gravity: f32,
+    dt: f32,
+    s: &mut DragScratch,
+) {
+    let (mut force, torque, d) = drag(p, forest, wind, s);
     let iw = p.inertia_world().as_dmat3();
     let m = p.mass as f64;
     let h = dt as f64;
     let mut a = [[0.0f64; 6]; 6];
+    for r in 0..6 {
+        for k in 0..6 {
+            a[r][k] = h * d[r][k];
+        }
+    }
     for r in 0..3 {
+        a[r][r] += m;
         for k in 0..3 {
-            // DMat3 is column-major: col(k).row(r).
-            let jj_vw = -sk.col(k)[r];
-            let jj_wv = sk.col(k)[r];
-            let jj_ww = rr.col(k)[r];
-            a[r][k] = h * (d[r][k] + if r == k { c0 } else { 0.0 }) + if r == k { m } else { 0.0 };
-            a[r][3 + k] = h * (d[r][3 + k] + jj_vw);
-            a[3 + r][k] = h * (d[3 + r][k] + jj_wv);
-            a[3 + r][3 + k] = h * (d[3 + r][3 + k] + jj_ww) + iw.col(k)[r];
+            a[3 + r][3 + k] += iw.col(k)[r];
         }
     }
     force.y -= m * gravity as f64;

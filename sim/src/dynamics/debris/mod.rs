@@ -437,7 +437,7 @@ impl Debris {
 
     /// Forgets everything: no piece, nothing removed, the counts back to zero.
     pub fn clear(&mut self) {
-        self.slots.clear();
+        self.slots = Vec::new();
         self.removed = Vec::new();
         self.removed_count = 0;
         self.spawned = 0;
