@@ -10,6 +10,7 @@ use sylva_sim::colonize::Envelope;
 use sylva_sim::dynamics::weber::{InertiaKind, IntegratorKind, SolverKind, WeberParams};
 use sylva_sim::dynamics::ModelKind;
 use sylva_sim::fluid::MAX_CELLS;
+use sylva_sim::{DragLaw, Material};
 
 /// A whole number in `lo..=hi`.
 pub fn count_in(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
@@ -222,9 +223,38 @@ pub struct ModelArgs {
     /// Time integrator of Eq. 1.
     #[arg(long, value_enum, default_value = "semi-implicit")]
     pub integrator: IntegratorArg,
+    /// How the wind's drag grows with speed, in every model: `quadratic` (½·ρ·C_d·A·|u|·u on
+    /// the air's velocity relative to the bark and leaves, leaves reconfiguring above 10 m/s)
+    /// or `linear` (Weber's f = l·r·(d·w), equal to it at 10 m/s).
+    #[arg(long, value_enum, default_value = "quadratic")]
+    pub drag: DragArg,
+}
+
+/// `--drag`: the drag law of the trees' material (`sylva_sim::DragLaw`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DragArg {
+    Linear,
+    Quadratic,
+}
+
+impl From<DragArg> for DragLaw {
+    fn from(a: DragArg) -> Self {
+        match a {
+            DragArg::Linear => DragLaw::Linear,
+            DragArg::Quadratic => DragLaw::Quadratic,
+        }
+    }
 }
 
 impl ModelArgs {
+    /// The default material with the command line's drag law.
+    pub fn material(&self) -> Material {
+        Material {
+            drag_law: self.drag.into(),
+            ..Material::default()
+        }
+    }
+
     /// `base` with these choices.
     pub fn params(&self, base: WeberParams) -> WeberParams {
         WeberParams {

@@ -27,6 +27,7 @@ use crate::scene::WindModel;
 use crate::args::{check_validation, count_in, number_in, seed, IntegratorArg, SolverArg};
 use crate::interrupt;
 use crate::progress::Progress;
+use crate::sway::Sway;
 
 /// Most steps `bench sim` runs (over 4 hours of simulated time at 60 steps per second).
 pub const MAX_STEPS: u64 = 1_000_000;
@@ -106,6 +107,11 @@ pub struct SimArgs {
     /// Seed of the test trees (tree k uses seed + k) and of the gusts.
     #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = seed)]
     seed: u64,
+    /// How the wind's drag grows with speed: `quadratic` (on the air's velocity relative to
+    /// bark and leaves) or `linear` (Weber's); both, comma-separated (`linear,quadratic`), run
+    /// side by side on forests that differ only in it.
+    #[arg(long, value_enum, default_value = "quadratic", value_delimiter = ',')]
+    drag: Vec<crate::args::DragArg>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -123,6 +129,8 @@ pub struct SimArgs {
 struct SimReport {
     /// The dynamics model (`--model`).
     model: &'static str,
+    /// The drag law of the trees' material (`--drag`).
+    drag: &'static str,
     segments: u64,
     leaves: u64,
     trees: u64,
@@ -188,6 +196,17 @@ struct SimReport {
     /// The device the model steps on (`--dynamics-gpu`; absent on the CPU).
     #[serde(skip_serializing_if = "Option::is_none")]
     device: Option<String>,
+    /// Branch tips' distance from where they grew \[m\]: the mean over tips and the samples
+    /// (every 10 steps), and the largest (`sway`; absent on the GPU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tip_deflection_mean: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tip_deflection_peak: Option<f64>,
+    /// The trees' base bending moment \[N·m\] from the root joint's turn (`sway`): mean, peak.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    base_moment_mean: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    base_moment_peak: Option<f64>,
 }
 
 impl SimReport {
@@ -205,6 +224,9 @@ struct Run {
     sim: Box<dyn DynamicsModel>,
     timings: FrameTimings,
     wall: Duration,
+    /// Tip deflections and base moments, sampled between blocks (CPU models: reading a GPU
+    /// model's pose would download it).
+    sway: Option<Sway>,
     /// Read-backs of the GPU model's pose and of the GPU wind's grid before the steps (the
     /// setup's).
     pose_downloads_before: (u64, u64),
@@ -229,6 +251,11 @@ fn step_runs(runs: &mut [Run], steps: u64, jobs: &JobSystem) -> Result<()> {
                 r.timings.end_frame(dt);
             }
         }
+        for r in runs.iter_mut() {
+            if let Some(s) = &mut r.sway {
+                s.sample(&*r.sim);
+            }
+        }
         done += block;
         progress.update_count(done, steps);
     }
@@ -247,7 +274,14 @@ fn step_runs(runs: &mut [Run], steps: u64, jobs: &JobSystem) -> Result<()> {
 
 pub fn run_sim(a: &SimArgs) -> Result<()> {
     let setup = Instant::now();
-    let material = Material::default();
+    if let Some(d) = a
+        .drag
+        .iter()
+        .enumerate()
+        .find_map(|(k, d)| a.drag[..k].contains(d).then_some(d))
+    {
+        anyhow::bail!("--drag names {d:?} twice (allowed: linear, quadratic, each at most once)");
+    }
     if !a.model.contains(&ModelKind::Weber) && a.inertia == InertiaChoice::Both {
         anyhow::bail!(
             "--inertia both compares Weber's mass matrices and needs weber among --model (got {}; allowed with other models alone: --inertia articulated or diagonal, which only Weber reads)",
@@ -286,14 +320,23 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
         None
     };
     let gpu = device.as_ref().filter(|_| a.dynamics_gpu);
-    let scene = TestForest::new(
-        a.seed,
-        a.segments as usize,
-        a.leaves as usize,
-        a.trees as usize,
-        &material,
-    )
-    .context("cannot build the test forest")?;
+    // One forest per drag law: the same trees, of materials that differ only in it.
+    let mut scenes = Vec::new();
+    for &drag in &a.drag {
+        let material = Material {
+            drag_law: drag.into(),
+            ..Material::default()
+        };
+        let scene = TestForest::new(
+            a.seed,
+            a.segments as usize,
+            a.leaves as usize,
+            a.trees as usize,
+            &material,
+        )
+        .context("cannot build the test forest")?;
+        scenes.push(scene);
+    }
     let solver: SolverKind = a.solver.into();
     let integrator: IntegratorKind = a.integrator.into();
     let inertias: &[InertiaKind] = match a.inertia {
@@ -307,7 +350,7 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
         inertias[..n].iter().map(move |&inertia| (m, inertia))
     });
     let mut runs = Vec::new();
-    for (model, inertia) in models {
+    for (scene, (model, inertia)) in models.flat_map(|m| scenes.iter().map(move |s| (s, m))) {
         let mut sim = match gpu {
             Some(gpu) => {
                 // Δt is set below, as for every model.
@@ -351,12 +394,13 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
         );
         runs.push(Run {
             timings: FrameTimings::new(sim.phases()),
+            sway: (!a.dynamics_gpu).then(|| Sway::new(&*sim)),
             sim,
             wall: Duration::ZERO,
             pose_downloads_before: before,
         });
     }
-    drop(scene);
+    drop(scenes);
     let jobs = JobSystem::new(a.threads as usize)?;
     let setup_ms = setup.elapsed().as_secs_f64() * 1e3 / runs.len() as f64;
     step_runs(&mut runs, a.steps, &jobs)?;
@@ -463,8 +507,10 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
     let verlet = sim.as_any().downcast_ref::<VerletModel>();
     let counts = verlet.map(|v| v.counts());
     let breakage = sim.breakage();
+    let sway = run.sway.as_ref().map(|s| s.report());
     SimReport {
         model: sim.name(),
+        drag: sim.forest().material.drag_law.name(),
         segments: sim.forest().segment_count() as u64,
         leaves: sim.forest().leaf_count() as u64,
         trees: a.trees,
@@ -513,6 +559,10 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
         uprooted: breakage.map(|b| b.uprooted as u64),
         debris: breakage.map(|b| b.debris as u64),
         device: sim.as_any().downcast_ref::<GpuOliapuram>().map(|g| g.gpu().name()),
+        tip_deflection_mean: sway.map(|s| s.tip_mean),
+        tip_deflection_peak: sway.map(|s| s.tip_peak),
+        base_moment_mean: sway.map(|s| s.moment_mean),
+        base_moment_peak: sway.map(|s| s.moment_peak),
     }
 }
 
@@ -553,11 +603,15 @@ fn print_side_by_side(reports: &[SimReport], phases: &[&str]) {
     println!("  (the runs alternate in blocks of 10 steps, so they share the machine's load alike)");
     println!();
     print!("  {:<22}", "ns/segment/step");
+    let drags = reports.iter().any(|x| x.drag != r.drag);
     for r in reports {
-        let column = match r.inertia {
+        let mut column = match r.inertia {
             Some(inertia) => format!("{} {inertia}", r.model),
             None => r.model.to_string(),
         };
+        if drags {
+            column = format!("{column} {}", r.drag);
+        }
         print!(" {column:>20}");
     }
     println!();
@@ -573,7 +627,7 @@ fn print_side_by_side(reports: &[SimReport], phases: &[&str]) {
         println!();
     }
     println!();
-    let rows: [Row<String>; 6] = [
+    let rows: [Row<String>; 11] = [
         ("ms/step (wall)", |r| format!("{:.4}", r.wall_ms_per_step)),
         ("ns/component/step", |r| format!("{:.2}", r.ns_per_component_step)),
         ("bytes per segment", |r| format!("{:.1}", r.bytes_per_segment)),
@@ -581,6 +635,19 @@ fn print_side_by_side(reports: &[SimReport], phases: &[&str]) {
         ("max deflection [rad]", |r| {
             fmt_opt(r.max_deflection, |v| format!("{v:.4}"))
         }),
+        ("tip deflection [m]", |r| {
+            fmt_opt(r.tip_deflection_mean, |v| format!("{v:.4}"))
+        }),
+        ("peak tip defl. [m]", |r| {
+            fmt_opt(r.tip_deflection_peak, |v| format!("{v:.4}"))
+        }),
+        ("base moment [N·m]", |r| {
+            fmt_opt(r.base_moment_mean, |v| format!("{v:.1}"))
+        }),
+        ("peak base mom. [N·m]", |r| {
+            fmt_opt(r.base_moment_peak, |v| format!("{v:.1}"))
+        }),
+        ("broken", |r| fmt_opt(r.broken, |v| v.to_string())),
         ("finite", |r| r.finite.to_string()),
     ];
     for (name, f) in rows {
@@ -634,6 +701,13 @@ fn print_table(r: &SimReport, phases: &[&str], timings: &FrameTimings) {
     if let Some(v) = r.max_deflection {
         println!("  max joint deflection   {v:.4} rad");
     }
+    if let (Some(m), Some(p)) = (r.tip_deflection_mean, r.tip_deflection_peak) {
+        println!("  tip deflection         {m:.4} m mean, {p:.4} m peak");
+    }
+    if let (Some(m), Some(p)) = (r.base_moment_mean, r.base_moment_peak) {
+        println!("  base moment            {m:.1} N·m mean, {p:.1} N·m peak");
+    }
+    println!("  drag                   {}", r.drag);
     println!("  finite                 {}", r.finite);
     if let (true, Some(v)) = (r.collider != "none", r.corrections_per_step) {
         println!("  corrections per step   {v:.1}");

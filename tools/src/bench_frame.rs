@@ -127,6 +127,7 @@ pub fn run(a: &FrameBenchArgs) -> Result<()> {
         s.seed,
         s.fork_rules,
         s.model.model,
+        &s.model.material(),
     )?;
     let camera = scene.default_camera(WIDTH_PX / HEIGHT_PX, HEIGHT_PX).camera();
     let threads = a.threads.map_or_else(viewer_threads, |t| t as usize);

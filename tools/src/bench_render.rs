@@ -102,6 +102,7 @@ pub fn run(a: &RenderBenchArgs) -> Result<()> {
         a.scene.seed,
         a.scene.fork_rules,
         a.scene.model.model,
+        &a.scene.model.material(),
     )?;
     let title = scene.title.clone();
     let camera = scene.default_camera(w as f32 / h as f32, h as f32).camera();

@@ -58,6 +58,7 @@ pub fn render_scene(a: &RenderArgs) -> Result<Rgba> {
         a.scene.seed,
         a.scene.fork_rules,
         a.scene.model.model,
+        &a.scene.model.material(),
     )?;
     let camera = scene.default_camera(w as f32 / h as f32, h as f32).camera();
     let gpu = Arc::new(Gpu::new(&a.gpu.options(), None).context("cannot open a Vulkan device")?);

@@ -14,6 +14,7 @@ mod output;
 mod peer;
 mod progress;
 mod scene;
+mod sway;
 mod trees;
 mod view;
 

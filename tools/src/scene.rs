@@ -196,11 +196,13 @@ impl Scene {
             seed,
             crate::trees::ForkRulesArg::default(),
             ModelKind::default(),
+            &Material::default(),
         )
     }
 
     /// The scene of a spec file, a built-in species or the default forest, grown with the fork
-    /// rules and moved by the dynamics model asked for on the command line.
+    /// rules, of `material` (its drag law from `--drag`), and moved by the dynamics model asked
+    /// for on the command line.
     pub fn build_with(
         spec: Option<&Path>,
         species: Option<&str>,
@@ -208,6 +210,7 @@ impl Scene {
         seed: u64,
         fork_rules: crate::trees::ForkRulesArg,
         model: ModelKind,
+        material: &Material,
     ) -> Result<Scene> {
         let (mut specs, title) = resolve_species(spec, species)?;
         for s in &mut specs {
@@ -220,7 +223,7 @@ impl Scene {
         }) as usize;
         check_forest_size(&specs, trees, seed)?;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let forest = SpeciesForest::new(&specs, trees, seed, &Material::default(), threads)
+        let forest = SpeciesForest::new(&specs, trees, seed, material, threads)
             .with_context(|| format!("cannot grow {title}"))?;
         let height = forest.skeletons.iter().map(|s| s.height()).fold(0.0f32, f32::max);
         let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
@@ -887,6 +890,7 @@ impl Driver {
             self.seed,
             crate::trees::ForkRulesArg::default(),
             self.scene.sim.kind(),
+            &self.scene.sim.forest().material,
         )
         .with_context(|| format!("cannot load {name}"))?;
         let camera = scene.default_camera(self.camera.aspect, self.camera.height_px);

@@ -104,6 +104,7 @@ pub fn run(a: &ViewArgs) -> Result<()> {
         a.scene.seed,
         a.scene.fork_rules,
         a.scene.model.model,
+        &a.scene.model.material(),
     )?;
     let orbit = scene.default_camera(w as f32 / h as f32, h as f32);
     let threads = viewer_threads();

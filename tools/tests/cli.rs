@@ -31,6 +31,11 @@ fn bad_arguments_are_refused_clearly() {
         (&["render", "--model", ""], "--model"),
         (&["view", "--model", "Weber"], "--model"),
         (&["bench", "sim", "--model", "weber,weber"], "--model"),
+        (&["bench", "sim", "--drag", "nonsense"], "--drag"),
+        (&["bench", "sim", "--drag", "linear,linear"], "--drag"),
+        (&["bench", "frame", "--drag", "cubic"], "--drag"),
+        (&["render", "--drag", ""], "--drag"),
+        (&["view", "--drag", "Quadratic"], "--drag"),
         (&["bench", "sim", "--model", "weber,"], "--model"),
         (
             &["bench", "sim", "--model", "oliapuram", "--inertia", "both"],
@@ -47,6 +52,12 @@ fn bad_arguments_are_refused_clearly() {
     for (args, name) in cases {
         assert_refused(args, name);
     }
+    // An unknown drag law's refusal lists the laws there are.
+    let (_, _, err) = sylva(&["bench", "sim", "--drag", "nonsense"]);
+    assert!(
+        err.contains("nonsense") && err.contains("linear") && err.contains("quadratic"),
+        "{err}"
+    );
     // An unknown model's refusal lists the models there are.
     let (_, _, err) = sylva(&["bench", "sim", "--model", "cloth"]);
     assert!(
@@ -491,4 +502,45 @@ fn bench_gen_reports_time() {
 #[ignore = "needs the tree-spec corpus: set SYLVA_TREE_SPECS or put shared/data/tree-specs beside the checkout"]
 fn corpus_bench_gen_reports_time() {
     check_bench_gen(&corpus("arbaro-xml/wdiestel-arbaro/black_tupelo.xml"), "black_tupelo");
+}
+
+/// `--drag` picks the trees' drag law, quadratic by default, and `bench sim` reports it; two
+/// laws side by side run on forests that differ only in it, and differ.
+#[test]
+fn bench_sim_reports_the_drag_law() {
+    let run = |drag: Option<&str>| {
+        let mut args = vec![
+            "bench",
+            "sim",
+            "--segments",
+            "120",
+            "--leaves",
+            "80",
+            "--steps",
+            "30",
+            "--wind",
+            "30",
+            "--json",
+        ];
+        if let Some(d) = drag {
+            args.extend(["--drag", d]);
+        }
+        let (code, out, err) = sylva(&args);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+    };
+    assert_eq!(run(None)["drag"], "quadratic");
+    assert_eq!(run(Some("linear"))["drag"], "linear");
+    let both = run(Some("linear,quadratic"));
+    let models = both["models"].as_array().expect("two runs");
+    assert_eq!(models.len(), 2);
+    assert_eq!(
+        (models[0]["drag"].as_str(), models[1]["drag"].as_str()),
+        (Some("linear"), Some("quadratic"))
+    );
+    assert_ne!(models[0]["state_hash"], models[1]["state_hash"]);
+    for m in models {
+        assert!(m["tip_deflection_mean"].as_f64().unwrap() > 0.0, "{m}");
+        assert!(m["base_moment_peak"].as_f64().unwrap() > 0.0, "{m}");
+    }
 }

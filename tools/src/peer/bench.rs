@@ -11,7 +11,7 @@ use serde::Serialize;
 use sylva_engine::{FrameTimings, JobSystem};
 use sylva_sim::dynamics::weber::{InertiaKind, WeberModel, WeberParams, PHASES};
 use sylva_sim::scene::TestForest;
-use sylva_sim::{GustingWind, Material};
+use sylva_sim::{DragLaw, GustingWind, Material};
 
 use super::alloc::live_bytes;
 use super::rapier::{tip_segment, RapierTrees};
@@ -145,7 +145,12 @@ pub fn run(a: &PeerArgs) -> Result<()> {
         );
     }
     // The arguments are checked before the forest is grown.
-    let material = Material::default();
+    // Weber's linear drag, which the rapier peer applies (`peer::rapier`): both sides load the
+    // trees alike.
+    let material = Material {
+        drag_law: DragLaw::Linear,
+        ..Material::default()
+    };
     let scene = TestForest::new(
         a.seed,
         a.segments as usize,

@@ -15,7 +15,7 @@ use sylva_sim::dynamics::weber::{WeberModel, WeberParams};
 use sylva_sim::forest::TreePlacement;
 use sylva_sim::scene::TestForest;
 use sylva_sim::skeleton::{Skeleton, SkeletonSegment};
-use sylva_sim::{Damping, Forest, Material, Stiffness};
+use sylva_sim::{Damping, DragLaw, Forest, Material, Stiffness};
 
 use super::bench::sylva_models;
 use super::rapier::{RapierTrees, StaticSettle};
@@ -31,6 +31,9 @@ fn beam_material(zeta: f32) -> Material {
         },
         damping: Damping::Ratio(zeta),
         compensate_gravity: false,
+        // The rapier peer's drag is Weber's linear law: none in still air, where the quadratic
+        // law's drag on the beam's own motion would damp Sylva's beam alone.
+        drag_law: DragLaw::Linear,
         ..Material::default()
     }
 }
@@ -314,7 +317,12 @@ struct Settled {
 /// m/s along +x, in Sylva and in rapier, each from the generated shape.
 fn settled_in_wind(segments: usize, leaves: usize, speed: f32, settle: Settle) -> Settled {
     let n = segments;
-    let scene = TestForest::new(1, n, leaves, 1, &Material::default()).expect("test tree");
+    // Weber's linear drag on both sides: the rapier peer applies it (`peer::rapier`).
+    let material = Material {
+        drag_law: DragLaw::Linear,
+        ..Material::default()
+    };
+    let scene = TestForest::new(1, n, leaves, 1, &material).expect("test tree");
     let forest = scene.forest;
     let wind = Vec3::new(speed, 0.0, 0.0);
     let params = WeberParams {

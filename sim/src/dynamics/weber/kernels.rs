@@ -432,12 +432,26 @@ fn pose_batched(
 /// velocity (in absolute angles turning segment j moves its tip by its correction direction
 /// vector D_j per radian and carries everything outboard along, so v_tip(i) = Σ_{j on the path
 /// to i} D_j·Θ'_j), kept in `load[i][1]`; `load[i][0]` is the load carried.
+///
+/// Stability of the relative-velocity drag: it damps the motion, ∂f/∂Θ' = -Jᵀ·B·J with B the
+/// drag's ∂F/∂u (b·scale·(I + û·ûᵀ) ≤ 2·b·scale for the quadratic law) at each point. Explicit,
+/// a light leafy twig is damped at rates beyond 2/h and the step overshoots and grows (the
+/// articulated mass matrix is the rest pose's, so even a drag capped per segment at m/h can
+/// outrun it once a chain bends). So Eq. 1 takes it implicitly on A's diagonal, as Baraff and
+/// Witkin's step takes ∂f/∂v: A gains γh·D with D_ii the row sum of |Jᵀ·B·J| bounded by
+/// Σ_p 2·b_p·|J_p,i|·Σ_j |J_p,j| (Gershgorin: D - Jᵀ·B·J is then positive semi-definite, and
+/// (M + γh·D)⁻¹·γh·Jᵀ·B·J has no eigenvalue beyond 1, whatever the pose). |J_p,j| is |D_j| for
+/// a point beyond segment j, |D_j|/2 at j's centre, so Σ_j |J_p,j| is the path length L_p of
+/// `load[i][2].x` and the subtree sums ride along with the loads (`load[i][2].y`). The force
+/// itself stays the explicit f(v0); the diagonal only slows the drag's own mode, which the
+/// drag overdamps on twigs anyway (they follow the air). It goes in `stiff` as D/(γh), beside
+/// Newmark's load stiffness, and `solve_plane` refactors A with it each step.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn populate<W: Fn(usize) -> Vec3>(
     t: &TreeStatic<'_>,
     planes: [&mut PlaneMut<'_>; 2],
     pose: PoseRef<'_>,
-    load: &mut [[Vec3; 2]],
+    load: &mut [[Vec3; 3]],
     h: f32,
     gamma: f32,
     gravity: f32,
@@ -451,16 +465,33 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
     let quadratic = t.material.drag_law == DragLaw::Quadratic;
     if quadratic {
         for i in 0..n {
-            let base = if i == 0 { Vec3::ZERO } else { load[t.parent_of(i)][1] };
+            let (base, path) = if i == 0 {
+                (Vec3::ZERO, 0.0)
+            } else {
+                let p = &load[t.parent_of(i)];
+                (p[1], p[2].x)
+            };
             load[i][1] = base + pose.dir[0][i] * px.vel[i] + pose.dir[1][i] * pz.vel[i];
+            load[i][2] = Vec3::new(path + pose.dir[0][i].length() + pose.dir[1][i].length(), 0.0, 0.0);
         }
     }
     for l in load.iter_mut() {
         l[0] = Vec3::ZERO;
     }
     for i in (0..n).rev() {
+        let mut aero = None;
         let wind_force = if quadratic {
-            quadratic_drag(t, i, pose, load, h, leaf_wind, &centre_wind)
+            let (f, bark_b, leaves_b) = quadratic_drag(t, i, pose, load, leaf_wind, &centre_wind);
+            // Row sums of the drag's damping (see above): the bark at the centre, the leaves
+            // (their force at the centre, their velocity up to the tip) at the tip's path length.
+            let (own_d, path_tip) = (pose.dir[0][i].length() + pose.dir[1][i].length(), load[i][2].x);
+            let own = 2.0 * (bark_b * (path_tip - 0.5 * own_d) + leaves_b * path_tip);
+            let below = load[i][2].y;
+            if i > 0 {
+                load[t.parent_of(i)][2].y += below + own;
+            }
+            aero = Some(0.5 * own + below);
+            f
         } else {
             let leaves = t.leaves_of(i);
             let leaf = t.leaf_drag[i];
@@ -481,6 +512,12 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
         let tau = [pose.dir[0][i].dot(lever), pose.dir[1][i].dot(lever)];
         if gamma < 1.0 {
             load_stiffness(t, i, pose, lever, h, gamma, [&mut *px, &mut *pz]);
+        }
+        if let Some(row) = aero {
+            for (k, pl) in [&mut *px, &mut *pz].into_iter().enumerate() {
+                let d = pose.dir[k][i].length() * row / (gamma * h);
+                pl.stiff[i] = if gamma < 1.0 { pl.stiff[i] + d } else { d };
+            }
         }
         let (k, c) = (t.stiffness[i], t.damping[i]);
         if i > 0 {
@@ -510,26 +547,17 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
 /// segment's centre, across its axis (a cylinder's drag follows the normal component of the
 /// relative flow, |u_n|·u_n); each leaf takes the whole u at its own attachment point (the
 /// segment's base velocity plus `along` of the segment's own swing). `load[j][1]` holds the
-/// tips' velocities (see [`populate`]).
-///
-/// Stability: the relative-velocity drag damps the segment at the rate b/m (b the drag's
-/// coefficient·A·scale, m the segment's mass with its leaves), explicit in Eq. 1's f0. A leafy
-/// twig at 36 m/s can reach b/m > 2/h, where an explicit damping term overshoots and grows.
-/// So the impulse is limited: b is capped at m/h, which keeps the step's drag impulse from
-/// reversing the relative velocity of the segment on its own. Weber's articulated mass matrix
-/// M = Jᵀ·m·J is at least each segment's own mass along the same Jacobian, so with every
-/// b ≤ m/h the explicit drag's Jᵀ·b·J stays below M/h and the damping step stays within
-/// its stable range (h·λ ≤ 1 < 2). The cap binds only on light, leafy twigs in storms.
+/// tips' velocities (see [`populate`]). Returns the force and the bark's and the leaves'
+/// coefficient·scale (their damping, for the implicit diagonal).
 #[inline]
 fn quadratic_drag<W: Fn(usize) -> Vec3>(
     t: &TreeStatic<'_>,
     i: usize,
     pose: PoseRef<'_>,
-    load: &[[Vec3; 2]],
-    h: f32,
+    load: &[[Vec3; 3]],
     leaf_wind: Option<&[Vec3]>,
     centre_wind: &W,
-) -> Vec3 {
+) -> (Vec3, f32, f32) {
     let material = t.material;
     let base_v = if i == 0 { Vec3::ZERO } else { load[t.parent_of(i)][1] };
     let swing = load[i][1] - base_v;
@@ -537,7 +565,7 @@ fn quadratic_drag<W: Fn(usize) -> Vec3>(
     let leaf = t.leaf_drag[i];
     let u = across_axis(centre_wind(i) - (base_v + 0.5 * swing), segment_axis(pose.orient[i]));
     let bark_b = (t.drag[i] - leaf) * material.drag_scale(u.length(), false);
-    let mut bark = u * bark_b;
+    let bark = u * bark_b;
     let (mut leaves_f, mut leaves_b) = (Vec3::ZERO, 0.0);
     if !leaves.is_empty() && leaf > 0.0 {
         let per_leaf = leaf / leaves.len() as f32;
@@ -554,18 +582,10 @@ fn quadratic_drag<W: Fn(usize) -> Vec3>(
     } else if leaf > 0.0 {
         // Leaf drag without leaves (a forest built from bare arrays): on the centre.
         let u = centre_wind(i) - (base_v + 0.5 * swing);
-        let b = leaf * material.drag_scale(u.length(), true);
-        leaves_f = u * b;
-        leaves_b = b;
+        leaves_b = leaf * material.drag_scale(u.length(), true);
+        leaves_f = u * leaves_b;
     }
-    let limit = t.mass[i] / h;
-    let total = bark_b + leaves_b;
-    if total > limit {
-        let cap = limit / total;
-        bark *= cap;
-        leaves_f *= cap;
-    }
-    bark + leaves_f
+    (bark + leaves_f, bark_b, leaves_b)
 }
 
 /// Newmark's load stiffness of segment i's own angle, S_i = (|u|²/l)·(a·lever) when the

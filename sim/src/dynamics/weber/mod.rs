@@ -56,6 +56,7 @@ use crate::dynamics::{check_forest, split_lengths, ModelParts, Pose, PoseView, R
 use crate::error::SimError;
 use crate::forest::Forest;
 use crate::hash::StateHash;
+use crate::material::DragLaw;
 use crate::wind::{Calm, WindField};
 use kernels::{CgWork, ContactParams, Contacts, Part, PlaneMut, PoseRef, TreeStatic};
 
@@ -101,9 +102,9 @@ pub type Directions = [Vec<Vec3>; 2];
 
 #[derive(Default)]
 struct Scratch {
-    /// Per segment: the sum of the external forces on its strict descendants, and the
-    /// velocity of its tip (see `kernels::populate`).
-    load: Vec<[Vec3; 2]>,
+    /// Per segment: the sum of the external forces on its strict descendants, the velocity of
+    /// its tip, and the quadratic drag's path length and subtree sum (see `kernels::populate`).
+    load: Vec<[Vec3; 3]>,
     /// A varying wind at each segment's centre and at each leaf (empty in a uniform wind).
     centre_wind: Vec<Vec3>,
     leaf_wind: Vec<Vec3>,
@@ -304,7 +305,7 @@ impl WeberModel {
             pose: RwLock::new(pose),
             dir: RwLock::new(dir),
             scratch: RwLock::new(Scratch {
-                load: vec![[Vec3::ZERO; 2]; n],
+                load: vec![[Vec3::ZERO; 3]; n],
                 centre_wind: Vec::new(),
                 leaf_wind: Vec::new(),
             }),
@@ -909,7 +910,9 @@ impl WeberModel {
                 kernels::diagonal(&ts, h, inertia, &mut d[r.clone()]);
             }
         }
-        let newmark = sh.params.integrator == IntegratorKind::Newmark;
+        // Newmark and the quadratic drag law add a diagonal to A each step (`solve_plane`).
+        let newmark =
+            sh.params.integrator == IntegratorKind::Newmark || sh.forest.material.drag_law == DragLaw::Quadratic;
         let fresh = || {
             let mut c = CgBuffers::default();
             if cg {
@@ -1289,7 +1292,7 @@ fn populate_tree(
     ts: &TreeStatic<'_>,
     planes: [&mut PlaneMut<'_>; 2],
     pose: PoseRef<'_>,
-    load: &mut [[Vec3; 2]],
+    load: &mut [[Vec3; 3]],
     wind: &mut WindScratch<'_>,
 ) {
     let (h, g) = (sh.params.dt, sh.params.gravity);
@@ -1334,7 +1337,9 @@ fn solve_plane(sh: &Shared, ts: &TreeStatic<'_>, k: usize, pl: &mut PlaneMut<'_>
     // Newmark adds the step's load stiffness S (`PlaneMut::stiff`) to the matrix: A gains
     // (γh)²·S on its diagonal and is factored for this step; otherwise A is constant and was
     // factored in `prepare_solver`.
-    let newmark = sh.params.integrator == IntegratorKind::Newmark;
+    // The quadratic drag law adds its aerodynamic damping to the diagonal the same way
+    // (`kernels::populate` stores it in `stiff` scaled to sit beside S: γh·D = (γh)²·D/(γh)).
+    let newmark = sh.params.integrator == IntegratorKind::Newmark || ts.material.drag_law == DragLaw::Quadratic;
     let extra = if newmark { &*pl.stiff } else { &[] };
     let h2 = (h as f64) * (h as f64);
     match (sh.params.solver, work.cg) {
@@ -1396,7 +1401,7 @@ fn step_tree<'a>(
     mut px: PlaneMut<'a>,
     mut pz: PlaneMut<'a>,
     pose: PoseParts<'a>,
-    load: &mut [[Vec3; 2]],
+    load: &mut [[Vec3; 3]],
     mut wind: WindScratch<'_>,
     work: [SolveWork<'_>; 2],
 ) {
@@ -1422,6 +1427,7 @@ fn step_tree<'a>(
         // the tree; the per-phase graph solves them apart, with the same bits.
         let fused = sh.params.solver == SolverKind::Direct
             && sh.params.integrator == IntegratorKind::SemiImplicit
+            && ts.material.drag_law == DragLaw::Linear
             && ts.mass_view(0).is_some();
         if fused {
             articulated::solve_both(
