@@ -376,6 +376,12 @@ impl OliapuramModel {
         self.uprooted
     }
 
+    /// Whether segment `i` belongs to a piece broken off or to an uprooted tree (it left the
+    /// model for the debris).
+    pub fn in_piece(&self, i: usize) -> bool {
+        self.gone[i]
+    }
+
     /// Whether segment `i` still hangs from its parent (a root: stands on its roots): false
     /// for the first segment of a piece broken off and for an uprooted tree's root.
     pub fn attached(&self, i: usize) -> bool {
