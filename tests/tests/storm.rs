@@ -7,7 +7,7 @@ use glam::Vec3;
 use sylva_engine::{FrameTimings, JobSystem};
 use sylva_sim::dynamics::debris::Debris;
 use sylva_sim::dynamics::weber::WeberModel;
-use sylva_sim::dynamics::{DynamicsModel, ModelKind, OliapuramModel};
+use sylva_sim::dynamics::{DynamicsModel, ModelKind, OliapuramModel, OliapuramParams};
 use sylva_sim::skeleton::{Skeleton, SkeletonSegment};
 use sylva_sim::{test_tree, Damping, Forest, GustingWind, Material, TreePlacement};
 
@@ -15,16 +15,16 @@ use sylva_sim::{test_tree, Damping, Forest, GustingWind, Material, TreePlacement
 const MODELS: [ModelKind; 2] = [ModelKind::Weber, ModelKind::Oliapuram];
 
 const G: f64 = 9.81;
-/// The horizontal branch: segments, their length and radius \[m\].
-const BRANCH: usize = 4;
-const BRANCH_L: f32 = 0.5;
+/// The horizontal branch: its length and radius \[m\].
+const BRANCH_LENGTH: f32 = 2.0;
 const BRANCH_R: f32 = 0.02;
 /// Height of the branch \[m\] (the top of a two-segment trunk).
 const BRANCH_Y: f32 = 2.0;
 
-/// A thick two-segment trunk with one horizontal branch of four untapered segments along +x
-/// from its top (segments 2..6).
-fn branch_tree() -> Skeleton {
+/// A thick two-segment trunk with one horizontal branch of `n` untapered segments along +x
+/// from its top (segments 2..2 + n).
+fn branch_tree(n: usize) -> Skeleton {
+    let l = BRANCH_LENGTH / n as f32;
     let seg = |parent: Option<u32>, base: Vec3, tip: Vec3, r: f32| SkeletonSegment {
         parent,
         base,
@@ -36,8 +36,8 @@ fn branch_tree() -> Skeleton {
         seg(None, Vec3::ZERO, Vec3::Y, 0.15),
         seg(Some(0), Vec3::Y, Vec3::Y * BRANCH_Y, 0.15),
     ];
-    for j in 0..BRANCH {
-        let at = |k: usize| Vec3::new(BRANCH_L * k as f32, BRANCH_Y, 0.0);
+    for j in 0..n {
+        let at = |k: usize| Vec3::new(l * k as f32, BRANCH_Y, 0.0);
         segments.push(seg(Some(1 + j as u32), at(j), at(j + 1), BRANCH_R));
     }
     Skeleton {
@@ -61,8 +61,10 @@ fn forest(skeletons: &[Skeleton], material: &Material) -> Forest {
 /// The branch's weight moment about its base, g·Σ m_j·x_j with x_j the lever of segment j's
 /// centre, (j + ½)·l: w·L²/2 for the uniform branch \[N·m\].
 fn branch_moment(f: &Forest) -> f64 {
-    (0..BRANCH)
-        .map(|j| G * f.seg.mass[2 + j] as f64 * (j as f64 + 0.5) * BRANCH_L as f64)
+    let n = f.segment_count() - 2;
+    let l = BRANCH_LENGTH as f64 / n as f64;
+    (0..n)
+        .map(|j| G * f.seg.mass[2 + j] as f64 * (j as f64 + 0.5) * l)
         .sum()
 }
 
@@ -98,11 +100,16 @@ fn broken(m: &dyn DynamicsModel) -> (usize, usize) {
 /// The branch of [`branch_tree`] loaded by its own weight to `ratio` × its base joint's rupture
 /// moment, by choosing the wood's modulus of rupture: σ = M/(ratio·π·r³/4) with M the static
 /// moment of beam theory. `prestress`: the springs hold the generated shape (the load is there
-/// from the first step, at rest, so nothing overshoots); otherwise the branch is released
-/// unloaded and sags onto its springs with an overdamped joint (damping ratio 3, no overshoot).
-/// Returns the model after `seconds` and the largest moment its base joint carried over them.
+/// from the first step, at rest); otherwise the branch is released unloaded and sags onto its
+/// springs, its joints overdamped so that nothing overshoots (Weber: damping ratio 3;
+/// Oliapuram: Eq. 23's μ raised to 10¹⁵·r^3.5, so that the quadratic damping's clamp stops the
+/// motion every step and the segment creeps onto its spring). Oliapuram's branch is one
+/// segment: the model passes moments, not forces, from a child to its parent (Eqs. 18–19), so
+/// only a segment's own loads reach its joint with the beam's lever. Returns the model after
+/// `seconds` (or the step it broke) and the largest moment its base joint carried before.
 fn loaded_branch(kind: ModelKind, ratio: f64, prestress: bool, seconds: f32) -> (Box<dyn DynamicsModel>, f64, f64) {
-    let skel = branch_tree();
+    let n = if kind == ModelKind::Oliapuram { 1 } else { 4 };
+    let skel = branch_tree(n);
     let mut material = Material {
         compensate_gravity: prestress,
         // No drag: the test of the fall compares it with g alone.
@@ -118,7 +125,15 @@ fn loaded_branch(kind: ModelKind, ratio: f64, prestress: bool, seconds: f32) -> 
     material.modulus_of_rupture = (moment / (ratio * section)) as f32;
     let f = forest(&[skel], &material);
     assert!((material.rupture_moment(BRANCH_R) as f64 * ratio / moment - 1.0).abs() < 1e-5);
-    let mut m = kind.build(f).unwrap();
+    let mut m: Box<dyn DynamicsModel> = if kind == ModelKind::Oliapuram && !prestress {
+        let params = OliapuramParams {
+            damping_coefficient: 1.0e15,
+            ..OliapuramParams::for_material(&material)
+        };
+        Box::new(OliapuramModel::new(f, params).unwrap())
+    } else {
+        kind.build(f).unwrap()
+    };
     let jobs = JobSystem::new(1).unwrap();
     let timings = FrameTimings::new(m.phases());
     let mut worst = 0.0f64;
@@ -132,19 +147,15 @@ fn loaded_branch(kind: ModelKind, ratio: f64, prestress: bool, seconds: f32) -> 
     (m, moment, worst)
 }
 
-/// A horizontal branch whose base joint carries 0.98 of its rupture moment holds for 5 s; at
-/// 1.02 it breaks, alone (the trunk stays). Weber: pre-stressed and sagging onto its springs;
-/// Oliapuram: pre-stressed (its joints pass a subtree's load on only through the children's
-/// scaled restorations, Eqs. 18–19, so its sagged moment is not the beam's).
+/// A horizontal branch whose base joint comes to carry 0.98 of its rupture moment as it sags
+/// under its weight holds for 5 s, and its moment is beam theory's within 1 %; at 1.02 it
+/// breaks, alone (the trunk stays). Pre-stressed (the generated shape holds the load from the
+/// start), the branch at 0.98 holds with exactly the beam's moment, and a branch generated
+/// over its rupture moment (1.02) stands: it grew so (see `GROWN_MARGIN`).
 #[test]
 fn a_branch_just_below_its_rupture_moment_holds_and_just_above_breaks() {
     for kind in MODELS {
-        let cases: &[bool] = if kind == ModelKind::Weber {
-            &[true, false]
-        } else {
-            &[true]
-        };
-        for &prestress in cases {
+        for prestress in [false, true] {
             let (hold, moment, worst) = loaded_branch(kind, 0.98, prestress, 5.0);
             let rupture = hold.forest().material.rupture_moment(BRANCH_R) as f64;
             println!(
@@ -158,19 +169,23 @@ fn a_branch_just_below_its_rupture_moment_holds_and_just_above_breaks() {
                 (worst / moment - 1.0).abs() < 0.01,
                 "{kind}: the model's moment {worst} is not the beam's {moment}"
             );
-            let (brk, _, _) = loaded_branch(kind, 1.02, prestress, 5.0);
+            let (over, _, _) = loaded_branch(kind, 1.02, prestress, 5.0);
             println!(
                 "{kind} (pre-stressed: {prestress}): 1.02 × rupture: broken {:?} at t = {:.3} s",
-                broken(&*brk),
-                brk.time()
+                broken(&*over),
+                over.time()
             );
-            assert_eq!(
-                broken(&*brk),
-                (1, 0),
-                "{kind}: 1.02 × the rupture moment must break the branch"
-            );
-            assert!(!brk.attached(2) && brk.attached(0) && brk.attached(1) && brk.attached(3));
-            assert_eq!(debris_of(&*brk).len(), 1);
+            if prestress {
+                assert_eq!(broken(&*over), (0, 0), "{kind}: a branch grown so stands");
+            } else {
+                assert_eq!(
+                    broken(&*over),
+                    (1, 0),
+                    "{kind}: 1.02 × the rupture moment must break the branch"
+                );
+                assert!(!over.attached(2) && over.attached(0) && over.attached(1));
+                assert_eq!(debris_of(&*over).len(), 1);
+            }
         }
     }
 }
@@ -181,9 +196,10 @@ fn a_branch_just_below_its_rupture_moment_holds_and_just_above_breaks() {
 #[test]
 fn a_broken_branch_falls_with_g_lands_and_comes_to_rest() {
     for kind in MODELS {
-        let (mut m, _, _) = loaded_branch(kind, 1.02, true, 1.0);
+        let (mut m, _, _) = loaded_branch(kind, 1.02, false, 5.0);
         assert_eq!(broken(&*m), (1, 0), "{kind}");
-        let removed: f64 = (2..2 + BRANCH).map(|i| m.forest().seg.mass[i] as f64).sum();
+        let n = m.forest().segment_count();
+        let removed: f64 = (2..n).map(|i| m.forest().seg.mass[i] as f64).sum();
         let d = debris_of(&*m);
         println!(
             "{kind}: piece mass {:.5} kg, removed from the tree {removed:.5} kg",
@@ -195,6 +211,7 @@ fn a_broken_branch_falls_with_g_lands_and_comes_to_rest() {
         let jobs = JobSystem::new(1).unwrap();
         let timings = FrameTimings::new(m.phases());
         let (mut worst_fall, mut lowest, mut rest_at) = (0.0f64, f32::INFINITY, None);
+        let mut landed = false;
         let steps = (10.0 / m.dt()) as usize;
         for _ in 0..steps {
             m.step(&jobs, &timings);
@@ -202,13 +219,17 @@ fn a_broken_branch_falls_with_g_lands_and_comes_to_rest() {
             let t = m.time() - t0;
             let y = d.center_of_mass(0).y as f64;
             let expect = y0 + v0 * t - 0.5 * G * t * t;
-            // Free fall until the lowest point of the piece comes within 5 cm of the ground.
-            if d.lowest_point(m.forest(), 0) > 0.05 {
+            // Free fall until the piece first comes within 5 cm and two steps' travel of the ground.
+            // (Contacts are speculative: a piece within a step's travel of the ground is caught.)
+            let reach = 0.05 + 2.0 * d.velocity(0).y.abs() * m.dt();
+            landed |= d.lowest_point(m.forest(), 0) <= reach;
+            if !landed {
                 let err = (y - expect).abs() / (0.5 * G * t * t).max(1e-3);
+
                 worst_fall = worst_fall.max(err);
             }
             let p = m.pose();
-            for i in 2..2 + BRANCH {
+            for i in 2..n {
                 let l = m.forest().seg.length[i];
                 lowest = lowest.min(p.base[i].y.min(p.tip(i, l).y));
             }

@@ -13,7 +13,9 @@
 //! pre-stress the segments sag onto their springs and the moment is |k·θ'| alone.
 //!
 //! The rule is Weber's (see `dynamics::weber`): a joint breaks when that moment exceeds
-//! σ_rupture·π·r³/4 (`Material::rupture_moment`, r the segment's base radius); a root uproots
+//! σ_rupture·π·r³/4 (`Material::rupture_moment`, r the segment's thickness Th of Eqs. 19 and
+//! 22, the one its restoration constant is made of: its mean radius, at least `min_radius` and
+//! the pipe-model radius of what it carries, `Levels::thickness`); a root uproots
 //! its tree when its moment exceeds `Material::anchorage` × the tree's generated mass. The
 //! step checks every joint cheaply inside its dynamics loops, against a slack |θ'| ≤
 //! (M_limit - |G|)/k that implies |G + k·θ'| ≤ M_limit; only a step where some deflection
@@ -31,6 +33,7 @@ use super::kernels::{renormalize, rotation};
 use super::leaves::Leaves;
 use super::levels::Levels;
 use crate::dynamics::pose::segment_axis;
+use crate::dynamics::weber::GROWN_MARGIN;
 use crate::dynamics::Pose;
 use crate::forest::{Forest, NO_PARENT};
 
@@ -103,11 +106,13 @@ impl Strength {
                     Vec3::ZERO
                 };
                 let k = levels.body[v].w2 * levels.inertia[v];
+                // At least twice what it holds at rest (`weber::rupture::GROWN_MARGIN`).
                 let limit = if s.parent[i] == NO_PARENT {
                     m.anchorage_moment(tree_mass)
                 } else {
-                    m.rupture_moment(s.radius_base[i])
-                };
+                    m.rupture_moment(levels.thickness[v])
+                }
+                .max(GROWN_MARGIN * g.length());
                 let room = (limit - g.length()) / k;
                 out.weight[v] = g;
                 out.k[v] = k;

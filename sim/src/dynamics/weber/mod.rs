@@ -41,6 +41,7 @@ mod params;
 mod rupture;
 
 pub use params::{InertiaKind, IntegratorKind, SolverKind, WeberParams};
+pub use rupture::{section_radii, GROWN_MARGIN};
 
 use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -332,7 +333,6 @@ impl WeberModel {
             broken: 0,
             uprooted: 0,
         };
-        sim.sh.limit = rupture::limits(&sim.sh.forest);
         sim.sh.over = (0..sim.sh.forest.tree_count())
             .map(|_| AtomicBool::new(false))
             .collect();
@@ -342,6 +342,8 @@ impl WeberModel {
         if sim.sh.forest.material.compensate_gravity {
             sim.compensate_gravity();
         }
+        // After the pre-stress: a joint's limit depends on what it holds at rest.
+        sim.sh.limit = rupture::limits(&sim.sh.forest);
         sim
     }
 

@@ -14,9 +14,10 @@
 //!
 //! The rule (Weber's and Oliapuram's models): a joint breaks when that moment exceeds the
 //! section's rupture moment σ_rupture·π·r³/4 (`Material::rupture_moment`, r the segment's base
-//! radius); a tree's root joint does not break but uproots when its moment exceeds the
+//! radius, at least the pipe-model radius of what it carries: [`section_radii`]); a tree's root joint does not break but uproots when its moment exceeds the
 //! anchorage moment, `Material::anchorage` × the tree's mass (wood and leaves, as generated:
-//! the root plate does not weaken when a branch falls). Both compare squared bends with a
+//! the root plate does not weaken when a branch falls). Either limit is at least
+//! [`GROWN_MARGIN`] times the moment the joint holds at rest (the tree grew into its shape). Both compare squared bends with a
 //! squared limit per joint, (M_limit/k)², so the check is a few multiplications per joint,
 //! run once per step after the solve and the kinematics (in each tree's own job where whole
 //! trees are the jobs).
@@ -67,21 +68,55 @@ impl Live {
     }
 }
 
+/// A joint carries at least this many times the moment it holds at rest in the generated
+/// shape before it breaks or uproots: a tree grew into that shape, so a section the generator
+/// made too thin for its own rest load (stems taper towards their tips whatever they carry:
+/// the built-in species' 1 mm twigs hold leaves weighing more than σ_rupture·π·r³/4 allows)
+/// is not one that stood. Sylva's assumption, a safety factor of 2 against the tree's own
+/// weight; it changes nothing for a joint that holds less than half its rupture moment at rest.
+pub const GROWN_MARGIN: f32 = 2.0;
+
+/// The radius of the section that breaks at each joint: the segment's base radius, at least
+/// the pipe-model radius of what it carries, sqrt(Σ r_child²) over its children's base radii
+/// (the pipe model: Shinozaki, Yoda, Hozumi and Kira 1964, "A quantitative analysis of plant
+/// form - the pipe model theory", Jpn. J. Ecol. 14:97-105; da Vinci's rule). Generated stems
+/// taper towards their tips whatever side branches they still carry, thinner there than the
+/// wood that holds those branches.
+pub fn section_radii(forest: &Forest) -> Vec<f32> {
+    let s = &forest.seg;
+    let n = forest.segment_count();
+    let mut carried = vec![0.0f32; n];
+    for i in 0..n {
+        if s.parent[i] != NO_PARENT {
+            carried[s.parent[i] as usize] += s.radius_base[i] * s.radius_base[i];
+        }
+    }
+    (0..n).map(|i| s.radius_base[i].max(carried[i].sqrt())).collect()
+}
+
 /// Per joint, the squared bend (M_limit/k)² beyond which it breaks (a root: uproots), from the
 /// material's modulus of rupture and anchorage.
 pub(super) fn limits(forest: &Forest) -> Vec<f32> {
     let s = &forest.seg;
     let m = &forest.material;
     let mut out = vec![0.0; forest.segment_count()];
+    let section = section_radii(forest);
     for tree in &forest.trees {
         let r = tree.segments.start as usize..tree.segments.end as usize;
         let tree_mass: f32 = s.mass[r.clone()].iter().sum();
         for i in r {
+            // What the joint holds at rest, the spring's pre-stress k·|shape - R|.
+            let held = s.stiffness[i]
+                * (0..2)
+                    .map(|k| (s.shape[k][i] - s.rest[k][i]).powi(2))
+                    .sum::<f32>()
+                    .sqrt();
             let moment = if s.parent[i] == NO_PARENT {
                 m.anchorage_moment(tree_mass)
             } else {
-                m.rupture_moment(s.radius_base[i])
-            };
+                m.rupture_moment(section[i])
+            }
+            .max(GROWN_MARGIN * held);
             let bend = moment / s.stiffness[i];
             out[i] = bend * bend;
         }
