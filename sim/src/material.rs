@@ -117,7 +117,7 @@ pub struct Material {
     /// Pre-stress the springs so that the generated shape is the equilibrium under gravity
     /// (trees grow under their own weight). Without it a tree sags when released.
     pub compensate_gravity: bool,
-    /// Modulus of rupture of green wood σ_rupture [Pa]: the bending stress at which a section
+    /// Modulus of rupture of green wood σ_rupture \[Pa\]: the bending stress at which a section
     /// fails. A joint of base radius r breaks when the bending moment it carries exceeds
     /// σ_rupture·π·r³/4 (the moment that brings the outer fibre of a solid round section to
     /// σ_rupture, σ = M·r/I with I = π·r⁴/4). The default, 57 MPa, is white oak (Quercus alba)
@@ -125,7 +125,7 @@ pub struct Material {
     /// (its green modulus of elasticity, 8.6 GPa, is the default's Young's modulus, 8 GPa,
     /// within 8 %); most green hardwoods of that table lie between 50 and 65 MPa.
     pub modulus_of_rupture: f32,
-    /// Anchorage of the root plate [N·m/kg]: the critical turning moment at the stem's base
+    /// Anchorage of the root plate \[N·m/kg\]: the critical turning moment at the stem's base
     /// per kg of the tree's mass (wood and leaves); a tree whose base moment exceeds it is
     /// uprooted. Tree-pulling tests find the critical turning moment proportional to the
     /// stem's mass: Nicoll, Gardiner, Rayner and Peace (2006), "Anchorage of coniferous trees
@@ -228,13 +228,13 @@ impl Material {
         }
     }
 
-    /// The bending moment [N·m] that breaks a solid round section of radius `r`:
+    /// The bending moment \[N·m\] that breaks a solid round section of radius `r`:
     /// σ_rupture·π·r³/4 (the section modulus I/r = π·r³/4 times the modulus of rupture).
     pub fn rupture_moment(&self, r: f32) -> f32 {
         self.modulus_of_rupture * std::f32::consts::PI * r * r * r / 4.0
     }
 
-    /// The base moment [N·m] that uproots a tree of mass `mass` [kg]: `anchorage` × mass.
+    /// The base moment \[N·m\] that uproots a tree of mass `mass` \[kg\]: `anchorage` × mass.
     pub fn anchorage_moment(&self, mass: f32) -> f32 {
         self.anchorage * mass
     }
