@@ -26,7 +26,12 @@
 //! through it between two steps. Restitution: a contact approaching faster than
 //! [`RESTITUTION_THRESHOLD`] (Box2D's `b2_velocityThreshold`) that would reach the surface within
 //! the step leaves it at e times its approach speed; slower contacts do not bounce, which
-//! keeps resting contacts from jittering.
+//! keeps resting contacts from jittering. A bounce found ahead of time (the surface within
+//! the step's reach, up to |v|·dt away) moves the piece back by (1 + e) times the gap, so it
+//! leaves from the surface rather than from where the step found it; and the bounce takes
+//! the approach speed before the step's gravity, which then acts on the way up again. A rod
+//! dropped flat from 1 m with e = 0.5 bounces to 0.243 m, e²·h = 0.25 m (0.312 m without
+//! these two).
 
 use glam::{Mat3, Vec3};
 
@@ -73,6 +78,8 @@ pub(super) struct Contact {
 pub(super) struct Outcome {
     /// Some contact pushed (a positive normal impulse).
     pub touching: bool,
+    /// Where a bounce that began short of the surface puts the piece back (see [`solve`]).
+    pub bounce_shift: Vec3,
 }
 
 /// The settings the solve needs.
@@ -82,6 +89,8 @@ pub(super) struct Settings {
     pub restitution: f32,
     pub iterations: u32,
     pub dt: f32,
+    /// Gravity \[m/s²\] (down −y), which the step's velocity already took.
+    pub gravity: f32,
 }
 
 /// Velocity of a sphere collider's centre at its current place [m/s].
@@ -103,8 +112,16 @@ fn radius_at(forest: &Forest, i: usize, t: f32) -> f32 {
     forest.seg.radius_base[i] + (forest.seg.radius_tip[i] - forest.seg.radius_base[i]) * t
 }
 
-/// Finds the piece's contacts within `margin` of touching, into `out`.
-pub(super) fn detect(p: &Piece, forest: &Forest, colliders: &[SphereCollider], margin: f32, out: &mut Vec<Contact>) {
+/// Finds the piece's contacts within `margin` of touching, into `out` (for a moving sphere,
+/// within `margin` plus the distance the sphere moves in `dt`).
+pub(super) fn detect(
+    p: &Piece,
+    forest: &Forest,
+    colliders: &[SphereCollider],
+    margin: f32,
+    dt: f32,
+    out: &mut Vec<Contact>,
+) {
     out.clear();
     let blank = |point: Vec3, n: Vec3, gap: f32, surface: Vec3| Contact {
         r: point - p.x,
@@ -125,7 +142,8 @@ pub(super) fn detect(p: &Piece, forest: &Forest, colliders: &[SphereCollider], m
         jt2: 0.0,
     };
     let ground = p.x.y - p.radius < margin;
-    let near = |c: &SphereCollider| (c.center - p.x).length() < p.radius + c.radius + margin;
+    let reach = |c: &SphereCollider| margin + sphere_velocity(c).length() * dt;
+    let near = |c: &SphereCollider| (c.center - p.x).length() < p.radius + c.radius + reach(c);
     if !ground && !colliders.iter().any(near) {
         return;
     }
@@ -146,7 +164,7 @@ pub(super) fn detect(p: &Piece, forest: &Forest, colliders: &[SphereCollider], m
         }
         for s in colliders.iter().filter(|c| near(c)) {
             let (point, n, gap) = sphere_gap(s, base, tip, forest, i);
-            if gap < margin {
+            if gap < reach(s) {
                 out.push(blank(point, n, gap, sphere_velocity(s)));
             }
         }
@@ -204,6 +222,8 @@ pub(super) fn solve(p: &mut Piece, cs: &mut [Contact], set: &Settings) -> Outcom
     let iw: Mat3 = p.inv_inertia_world();
     let mut v = p.v;
     let mut w = p.omega();
+    let mut shift = Vec3::ZERO;
+    let mut shift_gap = 0.0f32;
     for c in cs.iter_mut() {
         let (t1, t2) = c.n.any_orthonormal_pair();
         c.t1 = t1;
@@ -220,7 +240,18 @@ pub(super) fn solve(p: &mut Piece, cs: &mut [Contact], set: &Settings) -> Outcom
         let vn0 = (v + w.cross(c.r) - c.surface).dot(c.n);
         let reaches = vn0 * set.dt + c.gap < 0.0;
         c.target = if vn0 < -RESTITUTION_THRESHOLD && reaches {
-            -set.restitution * vn0
+            if c.gap > shift_gap {
+                // A point a gap short of the surface moving at vn0 meets it after gap/|vn0|
+                // and leaves at e·|vn0|: it ends the step at e·(|vn0|·dt − gap), where the
+                // drift with the bounce velocity puts it at gap + e·|vn0|·dt. The piece moves
+                // back by the difference, (1 + e)·gap, so that it bounces from the surface.
+                shift_gap = c.gap;
+                shift = -c.n * ((1.0 + set.restitution) * c.gap);
+            }
+            // The approach at the impact is the step's start's (this step's gravity came after
+            // it), vn0 + g_n·dt; after the bounce gravity takes g_n·dt off again.
+            let g_n = set.gravity * c.n.y * set.dt;
+            (-set.restitution * (vn0 + g_n) - g_n).max(0.0)
         } else if c.gap > 0.0 {
             -c.gap / set.dt
         } else {
@@ -259,6 +290,7 @@ pub(super) fn solve(p: &mut Piece, cs: &mut [Contact], set: &Settings) -> Outcom
     p.l = p.inertia_world() * w;
     Outcome {
         touching: cs.iter().any(|c| c.jn > 0.0),
+        bounce_shift: shift,
     }
 }
 

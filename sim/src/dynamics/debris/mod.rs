@@ -19,7 +19,9 @@
 //! Invariants:
 //! - At most `params.cap` pieces live; spawning one more removes the oldest first, and the
 //!   segments of a removed piece are marked in `removed` (one flag per forest segment, empty
-//!   while nothing was ever removed) until [`Debris::clear`].
+//!   while nothing was ever removed) until [`Debris::clear`]. A segment is in at most one
+//!   piece, live or removed (`live` flags the live pieces' segments); spawning one again is
+//!   refused.
 //! - Pieces never interact with each other (debris lying on debris is beyond this module), so
 //!   each piece's step depends on its own state, the wind and the colliders only: pieces step
 //!   in parallel jobs (groups of whole pieces) and the state is bit-identical for any number of
@@ -121,6 +123,8 @@ pub struct Debris {
     slots: Vec<Slot>,
     /// One flag per forest segment once anything was removed, else empty.
     removed: Vec<bool>,
+    /// One flag per forest segment once anything was spawned: part of a live piece.
+    live: Vec<bool>,
     removed_count: usize,
     /// Pieces spawned since the last clear, and how many of them were whole trees.
     spawned: u64,
@@ -138,6 +142,7 @@ impl Debris {
             params,
             slots: Vec::new(),
             removed: Vec::new(),
+            live: Vec::new(),
             removed_count: 0,
             spawned: 0,
             uprooted: 0,
@@ -189,6 +194,12 @@ impl Debris {
             return Ok(Vec::new());
         }
         let piece = Piece::new(forest, segments, pose, velocity, self.spawned, uprooted);
+        if self.live.is_empty() {
+            self.live = vec![false; forest.segment_count()];
+        }
+        for &s in segments {
+            self.live[s as usize] = true;
+        }
         self.spawned += 1;
         if uprooted {
             self.uprooted += 1;
@@ -201,6 +212,7 @@ impl Debris {
             }
             for &s in &old.piece.segs {
                 self.removed[s as usize] = true;
+                self.live[s as usize] = false;
             }
             self.removed_count += 1;
             gone.extend_from_slice(&old.piece.segs);
@@ -264,7 +276,7 @@ impl Debris {
                 return Err(SimError::param("debris segment", s, "listed twice"));
             }
             if self.removed.get(s as usize).copied().unwrap_or(false)
-                || self.slots.iter().any(|sl| sl.piece.segs.contains(&s))
+                || self.live.get(s as usize).copied().unwrap_or(false)
             {
                 return Err(SimError::param("debris segment", s, "already debris"));
             }
@@ -288,6 +300,8 @@ impl Debris {
     /// dt·v (semi-implicit Euler). A piece that touched nothing this step moves by dt·v +
     /// ½·g·dt² instead (the constant-acceleration drift, exact for gravity): semi-implicit
     /// Euler alone lags the free fall by ½·g·t·dt, 1.7 % of ½·g·t² after 1 s at 1/60 s.
+    ///
+    /// A `dt` that is not a finite positive number (a model validates its own) steps nothing.
     pub fn step(
         &mut self,
         forest: &Forest,
@@ -439,6 +453,7 @@ impl Debris {
     pub fn clear(&mut self) {
         self.slots = Vec::new();
         self.removed = Vec::new();
+        self.live = Vec::new();
         self.removed_count = 0;
         self.spawned = 0;
         self.uprooted = 0;
@@ -480,6 +495,7 @@ impl Debris {
     pub fn heap_bytes(&self) -> usize {
         vec_bytes(&self.slots)
             + vec_bytes(&self.removed)
+            + vec_bytes(&self.live)
             + self
                 .slots
                 .iter()
@@ -523,9 +539,11 @@ fn step_piece(
     if p.asleep {
         // Woken by a change of wind or a moving sphere reaching it; otherwise nothing to do.
         let gust = (wind.sample(p.x) - p.sleep_wind).length() > params.wake_wind;
-        let pushed = colliders
-            .iter()
-            .any(|c| contact::sphere_velocity(c) != Vec3::ZERO && (c.center - p.x).length() < p.radius + c.radius);
+        // A moving sphere within a step's travel of the piece's bounding sphere.
+        let pushed = colliders.iter().any(|c| {
+            let speed = contact::sphere_velocity(c).length();
+            speed > 0.0 && (c.center - p.x).length() < p.radius + c.radius + speed * dt
+        });
         if !(gust || pushed) {
             return;
         }
@@ -535,19 +553,20 @@ fn step_piece(
     drag::apply_forces(p, forest, wind, params.gravity, dt, &mut slot.drag);
     // Contacts within the distance a point of the piece can travel this step.
     let reach = (p.v.length() + p.omega().length() * p.radius) * dt + params.gravity * dt * dt + 0.01;
-    contact::detect(p, forest, colliders, reach, &mut slot.contacts);
+    contact::detect(p, forest, colliders, reach, dt, &mut slot.contacts);
     let settings = contact::Settings {
         friction: params.friction,
         restitution: params.restitution,
         iterations: params.iterations,
         dt,
+        gravity: params.gravity,
     };
     let outcome = contact::solve(p, &mut slot.contacts, &settings);
     let mut drift = p.v * dt;
     if !outcome.touching {
         drift.y += 0.5 * params.gravity * dt * dt;
     }
-    p.x += drift;
+    p.x += drift + outcome.bounce_shift;
     p.rotate(dt);
     contact::project(p, forest, colliders);
     // Rest: in contact and slow for sleep_time.
