@@ -12,7 +12,7 @@
 use glam::Vec3;
 use sylva_engine::JobSystem;
 use sylva_sim::dynamics::weber::{InertiaKind, IntegratorKind, WeberModel, WeberParams};
-use sylva_sim::{Damping, Material, Stiffness};
+use sylva_sim::{Damping, DragLaw, Material, Stiffness};
 use sylva_tests::{chain, run, sim_of};
 
 const LENGTH: f64 = 2.0;
@@ -34,6 +34,9 @@ fn cantilever(n: usize, params: WeberParams) -> WeberModel {
         },
         damping: Damping::Ratio(0.0),
         compensate_gravity: false,
+        // The undamped beam of beam theory: no air damping either (the quadratic law's drag on
+        // the beam's own motion in still air; the linear law has none there).
+        drag_law: DragLaw::Linear,
         ..Material::default()
     };
     let params = WeberParams { gravity: 0.0, ..params };
@@ -382,6 +385,9 @@ fn energy_kept_per_period_without_damping() {
                 exponent: 0.0,
             },
             damping: Damping::Ratio(0.0),
+            // No damping of any kind: not the air's either (the quadratic law's drag on the
+            // beam's own motion in still air); the linear law has none in still air.
+            drag_law: DragLaw::Linear,
             compensate_gravity: false,
             ..Material::default()
         };

@@ -7,7 +7,7 @@ use glam::Vec3;
 use sylva_engine::JobSystem;
 use sylva_sim::dynamics::weber::{IntegratorKind, WeberParams};
 use sylva_sim::skeleton::SkeletonLeaf;
-use sylva_sim::{Damping, GustingWind, Material, Stiffness, TreeSize};
+use sylva_sim::{Damping, DragLaw, GustingWind, Material, Stiffness, TreeSize};
 use sylva_tests::{chain, run, sim_of, tree_sim};
 
 /// One segment on a spring, no gravity, no damping: released from a deflection it swings with
@@ -206,10 +206,18 @@ fn bent_tree_settles() {
 }
 
 /// Weber's Figure 5b, "ridiculous wind": 60 m/s gusting wind on the dense tree for 10,000 steps
-/// at h = 1/60 s stays finite, and every joint stays within the mapping's valid range.
+/// at h = 1/60 s stays finite, and every joint stays within the mapping's valid range. With
+/// Weber's linear drag, the law of his figure: under the quadratic law the bark feels up to 9
+/// times that force in these gusts (90 m/s over the 10 m/s match) and thin branches bend past
+/// the mapping's valid range (2.17 rad measured), which the separable mapping cannot represent
+/// (`drag_laws.rs` checks the quadratic law stays finite and bounded in a 60 m/s storm).
 #[test]
 fn ridiculous_wind_stays_finite_and_bounded() {
-    let mut sim = tree_sim(TreeSize::Dense, 1, Material::default(), WeberParams::default());
+    let material = Material {
+        drag_law: DragLaw::Linear,
+        ..Material::default()
+    };
+    let mut sim = tree_sim(TreeSize::Dense, 1, material, WeberParams::default());
     sim.set_wind(Box::new(GustingWind::new(60.0, 0.7, 0.5, 9).unwrap()));
     let jobs = JobSystem::new(1).unwrap();
     let mut worst = 0.0f32;

@@ -126,14 +126,13 @@ fn direct_solution_satisfies_the_assembled_system() {
                 }
                 InertiaKind::Articulated => dense_articulated_mass(&sim, &rest[plane]),
             };
-            // Newmark's load stiffness of the step (zero with the semi-implicit step), on the
-            // diagonal with (γh)².
+            // Newmark's load stiffness of the step and the quadratic drag's aerodynamic
+            // damping (as D/(γh); both zero with the semi-implicit step under the linear law),
+            // on the diagonal with (γh)².
             let stiff = sim.plane(plane).stiff.clone();
-            if integrator == IntegratorKind::Newmark {
-                assert!(stiff.iter().any(|s| *s > 0.0), "the wind should pull some branches");
-                for (i, row) in a.iter_mut().enumerate() {
-                    row[i] += h * h * stiff[i] as f64;
-                }
+            assert!(stiff.iter().any(|s| *s > 0.0), "the wind should pull some branches");
+            for (i, row) in a.iter_mut().enumerate() {
+                row[i] += h * h * stiff[i] as f64;
             }
             // The springs and dampers: e_i on the diagonal of i and its parent, -e_i between.
             for i in 0..n {

@@ -197,15 +197,13 @@ struct SimReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     device: Option<String>,
     /// Branch tips' distance from where they grew \[m\]: the mean over tips and the samples
-    /// (every 10 steps), and the largest (`sway`; absent on the GPU).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// (every 10 steps), and the largest (`sway`; null on the GPU, whose pose is not read back
+    /// during the run).
     tip_deflection_mean: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     tip_deflection_peak: Option<f64>,
-    /// The trees' base bending moment \[N·m\] from the root joint's turn (`sway`): mean, peak.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The trees' base bending moment \[N·m\] from the root joint's turn (`sway`): mean, peak
+    /// (null on the GPU).
     base_moment_mean: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     base_moment_peak: Option<f64>,
 }
 
