@@ -117,6 +117,22 @@ pub struct Material {
     /// Pre-stress the springs so that the generated shape is the equilibrium under gravity
     /// (trees grow under their own weight). Without it a tree sags when released.
     pub compensate_gravity: bool,
+    /// Modulus of rupture of green wood σ_rupture \[Pa\]: the bending stress at which a section
+    /// fails. A joint of base radius r breaks when the bending moment it carries exceeds
+    /// σ_rupture·π·r³/4 (the moment that brings the outer fibre of a solid round section to
+    /// σ_rupture, σ = M·r/I with I = π·r⁴/4). The default, 57 MPa, is white oak (Quercus alba)
+    /// green, USDA Forest Products Laboratory, Wood Handbook (FPL-GTR-190, 2010), Table 5-3a
+    /// (its green modulus of elasticity, 8.6 GPa, is the default's Young's modulus, 8 GPa,
+    /// within 8 %); most green hardwoods of that table lie between 50 and 65 MPa.
+    pub modulus_of_rupture: f32,
+    /// Anchorage of the root plate \[N·m/kg\]: the critical turning moment at the stem's base
+    /// per kg of the tree's mass (wood and leaves); a tree whose base moment exceeds it is
+    /// uprooted. Tree-pulling tests find the critical turning moment proportional to the
+    /// stem's mass: Nicoll, Gardiner, Rayner and Peace (2006), "Anchorage of coniferous trees
+    /// in relation to species, soil type, and rooting depth", Can. J. For. Res. 36:1871-1883,
+    /// regression slopes of about 100 to 200 N·m/kg over species and soils; the default is
+    /// the middle of that range.
+    pub anchorage: f32,
     /// How drag grows with the relative air speed (see [`DragLaw`]).
     pub drag_law: DragLaw,
 }
@@ -132,6 +148,8 @@ impl Default for Material {
             wood_drag: 7.4,
             leaf_drag: 3.1,
             compensate_gravity: true,
+            modulus_of_rupture: 57.0e6,
+            anchorage: 150.0,
             drag_law: DragLaw::Quadratic,
         }
     }
@@ -158,6 +176,8 @@ impl Material {
         check_range("leaf_mass_per_area", self.leaf_mass_per_area, 0.0, 100.0)?;
         check_range("wood_drag", self.wood_drag, 0.0, 1.0e4)?;
         check_range("leaf_drag", self.leaf_drag, 0.0, 1.0e4)?;
+        check_positive("modulus_of_rupture", self.modulus_of_rupture, 1.0e10)?;
+        check_positive("anchorage", self.anchorage, 1.0e7)?;
         Ok(())
     }
 
@@ -206,6 +226,17 @@ impl Material {
             }
             Stiffness::Power { coefficient, exponent } => coefficient * r.powf(exponent),
         }
+    }
+
+    /// The bending moment \[N·m\] that breaks a solid round section of radius `r`:
+    /// σ_rupture·π·r³/4 (the section modulus I/r = π·r³/4 times the modulus of rupture).
+    pub fn rupture_moment(&self, r: f32) -> f32 {
+        self.modulus_of_rupture * std::f32::consts::PI * r * r * r / 4.0
+    }
+
+    /// The base moment \[N·m\] that uproots a tree of mass `mass` \[kg\]: `anchorage` × mass.
+    pub fn anchorage_moment(&self, mass: f32) -> f32 {
+        self.anchorage * mass
     }
 
     /// Joint damping for a segment of base radius `r`, stiffness `k` and inertia `inertia`.
@@ -286,5 +317,46 @@ mod tests {
         let below = m.drag_scale(LEAF_RECONFIGURATION_SPEED * (1.0 - 1e-6), true);
         let above = m.drag_scale(LEAF_RECONFIGURATION_SPEED * (1.0 + 1e-6), true);
         assert!((below - above).abs() < 1e-5);
+    }
+}
+
+#[cfg(test)]
+mod strength_tests {
+    use super::Material;
+
+    /// A modulus of rupture or an anchorage that is not a finite positive number is refused,
+    /// naming the field and its range; the defaults pass.
+    #[test]
+    fn strength_fields_out_of_range_are_refused_naming_the_field() {
+        Material::default().validate().unwrap();
+        for v in [-57.0e6, 0.0, f32::NAN, f32::INFINITY, 2.0e10] {
+            let m = Material {
+                modulus_of_rupture: v,
+                ..Material::default()
+            };
+            let e = m.validate().unwrap_err().to_string();
+            println!("modulus_of_rupture {v}: {e}");
+            assert!(e.contains("modulus_of_rupture") && e.contains("greater than 0"), "{e}");
+        }
+        for v in [-150.0, 0.0, f32::NAN, 1.0e8] {
+            let m = Material {
+                anchorage: v,
+                ..Material::default()
+            };
+            let e = m.validate().unwrap_err().to_string();
+            println!("anchorage {v}: {e}");
+            assert!(e.contains("anchorage") && e.contains("greater than 0"), "{e}");
+        }
+    }
+
+    /// σ·π·r³/4 for white oak at r = 5 cm: 57 MPa · π · 1.25e-4 m³ / 4 = 5596 N·m.
+    #[test]
+    fn rupture_moment_is_the_modulus_times_the_section_modulus() {
+        let m = Material::default();
+        let expect = 57.0e6 * std::f64::consts::PI * 0.05f64.powi(3) / 4.0;
+        let got = m.rupture_moment(0.05) as f64;
+        println!("rupture moment at r = 5 cm: {got:.1} N·m (expected {expect:.1})");
+        assert!((got / expect - 1.0).abs() < 1e-5);
+        assert!((m.anchorage_moment(1000.0) - 150_000.0).abs() < 1e-2);
     }
 }

@@ -409,6 +409,10 @@ fn step_group(
             // Checked once per chunk, in a loop of its own (the same answer, out of the
             // segments' loop).
             finite &= all_finite(c.phi) & all_finite(c.omega);
+            // Breakage: the cheap check of every joint, while the chunk is in the cache.
+            if super::rupture::past_slack(c.phi, &m.strength.slack[c.first..c.first + c.phi.len()]) {
+                m.over.store(true, Ordering::Relaxed);
+            }
         }
         let wind = match uniform {
             Some(u) => LeafWind::Uniform(u),

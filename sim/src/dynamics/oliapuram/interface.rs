@@ -7,7 +7,7 @@ use sylva_engine::{FrameTimings, JobSystem};
 
 use super::{OliapuramModel, PHASES};
 use crate::collider::SphereCollider;
-use crate::dynamics::{DynamicsModel, ModelKind, ModelParts, PoseView};
+use crate::dynamics::{Breakage, DynamicsModel, ModelKind, ModelParts, PoseView};
 use crate::error::SimError;
 use crate::forest::Forest;
 use crate::wind::WindField;
@@ -47,8 +47,19 @@ impl DynamicsModel for OliapuramModel {
     fn state_hash(&self) -> u64 {
         OliapuramModel::state_hash(self)
     }
+    /// The trees' and the debris's.
     fn kinetic_energy(&self) -> f64 {
-        OliapuramModel::kinetic_energy(self)
+        OliapuramModel::kinetic_energy(self) + self.debris().kinetic_energy()
+    }
+    fn breakage(&self) -> Option<Breakage> {
+        Some(Breakage {
+            broken: self.branches_broken(),
+            uprooted: self.trees_uprooted(),
+            debris: self.debris().len(),
+        })
+    }
+    fn attached(&self, i: usize) -> bool {
+        OliapuramModel::attached(self, i)
     }
     fn finite(&self) -> bool {
         OliapuramModel::finite(self)

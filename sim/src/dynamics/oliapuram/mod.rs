@@ -73,6 +73,7 @@ mod kernels;
 mod leaves;
 mod levels;
 mod params;
+mod rupture;
 #[cfg(test)]
 mod tests;
 
@@ -86,6 +87,7 @@ use glam::{Quat, Vec3};
 use sylva_engine::{FrameTimings, JobSystem};
 
 use crate::collider::SphereCollider;
+use crate::dynamics::debris::{Debris, DebrisParams};
 use crate::dynamics::{check_forest, ModelParts, Pose, Refused};
 use crate::error::SimError;
 use crate::forest::Forest;
@@ -160,6 +162,17 @@ pub struct OliapuramModel {
     time: f64,
     phase_ns: [AtomicU64; 3],
     nonfinite: bool,
+    /// What each joint carries and can carry (`rupture`).
+    strength: rupture::Strength,
+    /// Some deflection passed its slack this step (set by the dynamics loops).
+    over: AtomicBool,
+    /// Per segment: part of a piece broken off or of an uprooted tree.
+    gone: Vec<bool>,
+    /// The broken pieces and uprooted trees, as free rigid bodies.
+    debris: Debris,
+    /// Branches broken off and trees uprooted since the last reset.
+    broken: usize,
+    uprooted: usize,
 }
 
 /// Runs `f` and adds its duration to `ns`.
@@ -245,7 +258,15 @@ impl OliapuramModel {
             leaf_orient: vec![Quat::IDENTITY; m],
             removed: Vec::new(),
         };
+        let gone = vec![false; n];
+        let strength = rupture::Strength::new(&forest, &levels, params.gravity, &gone);
         let mut model = OliapuramModel {
+            strength,
+            over: AtomicBool::new(false),
+            gone,
+            debris: Debris::new(DebrisParams::default()).expect("the default debris settings are valid"),
+            broken: 0,
+            uprooted: 0,
             forest,
             params,
             levels,
@@ -285,6 +306,9 @@ impl OliapuramModel {
         let params = OliapuramParams { dt, ..self.params };
         let (levels, leaves, groups) = OliapuramModel::prepare(&self.forest, &params)?;
         (self.params, self.levels, self.leaves, self.groups) = (params, levels, leaves, groups);
+        // The broken pieces stay out of the rebuilt data.
+        rupture::mask(&self.forest, &mut self.levels, &mut self.leaves, &self.gone);
+        self.strength = rupture::Strength::new(&self.forest, &self.levels, self.params.gravity, &self.gone);
         Ok(())
     }
 
@@ -334,7 +358,104 @@ impl OliapuramModel {
     }
     /// False once any deflection, rate or leaf angle stopped being finite.
     pub fn finite(&self) -> bool {
-        !self.nonfinite
+        !self.nonfinite && self.debris.finite()
+    }
+
+    /// The broken pieces and uprooted trees, falling and lying as free rigid bodies.
+    pub fn debris(&self) -> &Debris {
+        &self.debris
+    }
+
+    /// Branches broken off since the last reset.
+    pub fn branches_broken(&self) -> usize {
+        self.broken
+    }
+
+    /// Trees uprooted since the last reset.
+    pub fn trees_uprooted(&self) -> usize {
+        self.uprooted
+    }
+
+    /// Whether segment `i` belongs to a piece broken off or to an uprooted tree (it left the
+    /// model for the debris).
+    pub fn in_piece(&self, i: usize) -> bool {
+        self.gone[i]
+    }
+
+    /// Whether segment `i` still hangs from its parent (a root: stands on its roots): false
+    /// for the first segment of a piece broken off and for an uprooted tree's root.
+    pub fn attached(&self, i: usize) -> bool {
+        let s = &self.forest.seg;
+        !(self.gone[i] && (s.parent[i] == crate::forest::NO_PARENT || !self.gone[s.parent[i] as usize]))
+    }
+
+    /// The bending moment joint `i` (forest order) carries after the last step \[N·m\]
+    /// (see `rupture`), the weight it holds up at rest included.
+    pub fn joint_moment(&self, i: usize) -> f32 {
+        let v = self.levels.level_of[i] as usize;
+        self.strength.moment(v, self.state.phi[v])
+    }
+
+    /// Breaks off every piece whose joint carries more than its rupture moment and uproots
+    /// every tree whose root carries more than its anchorage (see `rupture`), after a step in
+    /// which some deflection passed its slack: each piece goes to the debris with its
+    /// segments' velocities and leaves the model.
+    fn break_off(&mut self) {
+        let h = self.params.dt;
+        let mut any = false;
+        for t in 0..self.forest.tree_count() {
+            let tree = &self.forest.trees[t].segments;
+            let r = tree.start as usize..tree.end as usize;
+            let over: Vec<usize> = r
+                .clone()
+                .filter(|&i| {
+                    let v = self.levels.level_of[i] as usize;
+                    !self.gone[i] && self.strength.moment(v, self.state.phi[v]) > self.strength.limit[v]
+                })
+                .collect();
+            if over.is_empty() {
+                continue;
+            }
+            let velocity = rupture::centre_velocities(
+                &self.levels,
+                &self.forest,
+                r.clone(),
+                (&self.state.phi, &self.state.omega),
+                &self.pose,
+                h,
+            );
+            for i in over {
+                if self.gone[i] {
+                    continue;
+                }
+                let segments = rupture::piece(&self.forest, r.clone(), i, &self.gone);
+                for &g in &segments {
+                    self.gone[g as usize] = true;
+                }
+                let v: Vec<Vec3> = segments.iter().map(|&g| velocity[g as usize - r.start]).collect();
+                let uprooted = self.forest.seg.parent[i] == crate::forest::NO_PARENT;
+                self.debris.spawn(&self.forest, &segments, &self.pose, &v, uprooted);
+                if uprooted {
+                    self.uprooted += 1;
+                } else {
+                    self.broken += 1;
+                }
+                any = true;
+            }
+        }
+        if !any {
+            return;
+        }
+        rupture::mask(&self.forest, &mut self.levels, &mut self.leaves, &self.gone);
+        let s = &mut self.state;
+        for (i, _) in self.gone.iter().enumerate().filter(|(_, &g)| g) {
+            let v = self.levels.level_of[i] as usize;
+            (s.phi[v], s.omega[v]) = (Vec3::ZERO, Vec3::ZERO);
+            for j in self.forest.leaves_of(i) {
+                (s.psi[j], s.psi_dot[j]) = (0.0, 0.0);
+            }
+        }
+        self.strength = rupture::Strength::new(&self.forest, &self.levels, self.params.gravity, &self.gone);
     }
 
     /// Puts every tree back in its generated shape, at rest.
@@ -347,7 +468,19 @@ impl OliapuramModel {
             v.fill(0.0);
         }
         self.nonfinite = false;
+        if self.gone.iter().any(|&g| g) {
+            // Every joint back: the static data rebuilt whole.
+            let (levels, leaves, groups) = OliapuramModel::prepare(&self.forest, &self.params)
+                .expect("the model's own forest and settings were accepted before");
+            (self.levels, self.leaves, self.groups) = (levels, leaves, groups);
+            self.gone.fill(false);
+            self.strength = rupture::Strength::new(&self.forest, &self.levels, self.params.gravity, &self.gone);
+        }
+        self.over.store(false, Ordering::Relaxed);
+        self.debris.clear();
+        (self.broken, self.uprooted) = (0, 0);
         self.refresh_pose();
+        self.debris.write_pose(&self.forest, &mut self.pose);
     }
 
     /// Kinetic energy of the model's bodies, ½·Σ I·|ω|² over segments (I = m·l²/3 about the
@@ -373,6 +506,10 @@ impl OliapuramModel {
         h.add(s.phi.iter().chain(&s.omega).flat_map(|v| v.to_array()));
         h.add(leaves::model_order(&self.levels).map(|j| s.psi[j]));
         h.add(leaves::model_order(&self.levels).map(|j| s.psi_dot[j]));
+        if self.broken + self.uprooted > 0 {
+            h.add(self.gone.iter().map(|&g| if g { 1.0 } else { 0.0 }));
+            self.debris.hash_state(&mut h);
+        }
         h.finish()
     }
 
@@ -398,6 +535,9 @@ impl OliapuramModel {
             + b(&s.psi_dot_next)
             + b(&s.seg_wind)
             + b(&s.leaf_wind)
+            + self.strength.heap_bytes()
+            + b(&self.gone)
+            + self.debris.heap_bytes()
     }
 
     /// Advances one time step. Phase times (work time, summed over threads) are added to the
@@ -421,6 +561,14 @@ impl OliapuramModel {
                 self.wind.attach(frozen);
             }
             None => self.run_phases(jobs),
+        }
+        if self.over.swap(false, Ordering::Relaxed) {
+            self.break_off();
+        }
+        if self.broken + self.uprooted > 0 {
+            self.debris
+                .step(&self.forest, &*self.wind, &self.colliders, self.params.dt, jobs);
+            self.debris.write_pose(&self.forest, &mut self.pose);
         }
         for (k, name) in PHASES.iter().enumerate() {
             if let Some(id) = timings.phase_id(name) {
@@ -499,6 +647,7 @@ impl OliapuramModel {
         let leaf_pose = (&*self.pose.leaf_pos, &*self.pose.leaf_orient);
         let seg_pose = (&*self.pose.orient, &*self.pose.base);
         let ns = &self.phase_ns[DYNAMICS];
+        let (strength, over) = (&self.strength, &self.over);
         let h = self.params.dt;
         let finite = AtomicBool::new(true);
         let finite = &finite;
@@ -536,6 +685,9 @@ impl OliapuramModel {
                                 h,
                             );
                             ok &= p.is_finite() && o.is_finite();
+                        }
+                        if rupture::past_slack(p, &strength.slack[first..last]) {
+                            over.store(true, Ordering::Relaxed);
                         }
                         ok
                     });

@@ -7,7 +7,7 @@ use sylva_engine::{FrameTimings, JobSystem};
 
 use super::{WeberModel, PHASES};
 use crate::collider::SphereCollider;
-use crate::dynamics::{DynamicsModel, ModelKind, ModelParts, PoseView};
+use crate::dynamics::{Breakage, DynamicsModel, ModelKind, ModelParts, PoseView};
 use crate::error::SimError;
 use crate::forest::Forest;
 use crate::wind::WindField;
@@ -54,8 +54,19 @@ impl DynamicsModel for WeberModel {
     fn state_hash(&self) -> u64 {
         WeberModel::state_hash(self)
     }
+    /// The trees' (in the model's coordinates) and the debris's.
     fn kinetic_energy(&self) -> f64 {
-        WeberModel::kinetic_energy(self)
+        WeberModel::kinetic_energy(self) + self.debris().kinetic_energy()
+    }
+    fn breakage(&self) -> Option<Breakage> {
+        Some(Breakage {
+            broken: self.branches_broken(),
+            uprooted: self.trees_uprooted(),
+            debris: self.debris().len(),
+        })
+    }
+    fn attached(&self, i: usize) -> bool {
+        WeberModel::attached(self, i)
     }
     fn finite(&self) -> bool {
         WeberModel::finite(self)

@@ -38,8 +38,10 @@ mod interface;
 mod kernels;
 pub mod mapping;
 mod params;
+mod rupture;
 
 pub use params::{InertiaKind, IntegratorKind, SolverKind, WeberParams};
+pub use rupture::{section_radii, GROWN_MARGIN};
 
 use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -50,6 +52,7 @@ use glam::{DVec3, Quat, Vec3};
 use sylva_engine::{FrameTimings, JobGraph, JobGraphBuilder, JobSystem};
 
 use crate::collider::SphereCollider;
+use crate::dynamics::debris::{Debris, DebrisParams};
 use crate::dynamics::{check_forest, split_lengths, ModelParts, Pose, PoseView, Refused};
 use crate::error::SimError;
 use crate::forest::Forest;
@@ -172,6 +175,14 @@ struct Shared {
     cg_iterations: AtomicU64,
     cg_solves: AtomicU64,
     nonfinite: AtomicBool,
+    /// Per joint, the squared bend beyond which it breaks or uproots its tree (`rupture`);
+    /// infinite for the segments of broken pieces.
+    limit: Vec<f32>,
+    /// Per tree: a joint was over its limit at the end of the step (set by the step's jobs).
+    over: Vec<AtomicBool>,
+    /// The segment arrays with the broken pieces masked out, once anything broke (`rupture`);
+    /// the step reads the forest's own until then.
+    live: Option<rupture::Live>,
 }
 
 /// Write access for a step's job. The job graph orders the jobs, so this never waits.
@@ -205,6 +216,13 @@ pub struct WeberModel {
     per_phase: JobGraph<Shared>,
     time: f64,
     stats: StepStats,
+    /// The broken pieces and uprooted trees, as free rigid bodies.
+    debris: Debris,
+    /// Per segment: part of a piece broken off or of an uprooted tree.
+    gone: Vec<bool>,
+    /// Branches broken off and trees uprooted since the last reset.
+    broken: usize,
+    uprooted: usize,
 }
 
 impl WeberModel {
@@ -300,6 +318,9 @@ impl WeberModel {
             cg_iterations: AtomicU64::new(0),
             cg_solves: AtomicU64::new(0),
             nonfinite: AtomicBool::new(false),
+            limit: Vec::new(),
+            over: Vec::new(),
+            live: None,
         };
         let mut sim = WeberModel {
             sh,
@@ -307,13 +328,22 @@ impl WeberModel {
             per_phase: per_phase_graph(),
             time: 0.0,
             stats: StepStats::default(),
+            debris: Debris::new(DebrisParams::default()).expect("the default debris settings are valid"),
+            gone: vec![false; n],
+            broken: 0,
+            uprooted: 0,
         };
+        sim.sh.over = (0..sim.sh.forest.tree_count())
+            .map(|_| AtomicBool::new(false))
+            .collect();
         sim.refresh_pose();
         sim.prepare_inertia();
         sim.prepare_solver();
         if sim.sh.forest.material.compensate_gravity {
             sim.compensate_gravity();
         }
+        // After the pre-stress: a joint's limit depends on what it holds at rest.
+        sim.sh.limit = rupture::limits(&sim.sh.forest);
         sim
     }
 
@@ -399,7 +429,7 @@ impl WeberModel {
     }
     /// False once any angle or velocity stopped being finite.
     pub fn finite(&self) -> bool {
-        !self.sh.nonfinite.load(Ordering::Relaxed)
+        !self.sh.nonfinite.load(Ordering::Relaxed) && self.debris.finite()
     }
 
     /// The pose of every segment and leaf after the last step.
@@ -444,7 +474,56 @@ impl WeberModel {
         let [x, z] = planes;
         *a.get_mut().expect("unpoisoned state") = x;
         *b.get_mut().expect("unpoisoned state") = z;
+        if self.sh.live.take().is_some() {
+            // Every joint back: the forest's arrays, their moments and factorisation.
+            self.sh.limit = rupture::limits(&self.sh.forest);
+            self.gone.fill(false);
+            self.refresh_moments();
+            self.prepare_solver();
+        }
+        for o in &self.sh.over {
+            o.store(false, Ordering::Relaxed);
+        }
+        self.debris.clear();
+        (self.broken, self.uprooted) = (0, 0);
         self.refresh_pose();
+        let sh = &self.sh;
+        self.debris.write_pose(&sh.forest, &mut lock(&sh.pose));
+    }
+
+    /// The broken pieces and uprooted trees, falling and lying as free rigid bodies.
+    pub fn debris(&self) -> &Debris {
+        &self.debris
+    }
+
+    /// Branches broken off since the last reset.
+    pub fn branches_broken(&self) -> usize {
+        self.broken
+    }
+
+    /// Trees uprooted since the last reset.
+    pub fn trees_uprooted(&self) -> usize {
+        self.uprooted
+    }
+
+    /// Whether segment `i` belongs to a piece broken off or to an uprooted tree (it left the
+    /// model for the debris).
+    pub fn in_piece(&self, i: usize) -> bool {
+        self.gone[i]
+    }
+
+    /// Whether segment `i` still hangs from its parent (a root: stands on its roots): false
+    /// for the first segment of a piece broken off and for an uprooted tree's root.
+    pub fn attached(&self, i: usize) -> bool {
+        let s = &self.sh.forest.seg;
+        !(self.gone[i] && (s.parent[i] == crate::forest::NO_PARENT || !self.gone[s.parent[i] as usize]))
+    }
+
+    /// The bending moment joint `i` carries after the last step \[N·m\]: its spring's torque,
+    /// the beam's bending moment (see `rupture`), pre-stress included.
+    pub fn joint_moment(&self, i: usize) -> f32 {
+        let (px, pz) = (self.plane(0), self.plane(1));
+        rupture::moment(&self.sh.forest, [&px.theta, &pz.theta], [&px.y, &pz.y], i)
     }
 
     /// Kinetic energy in the model's generalized coordinates with the mass matrix the
@@ -457,7 +536,7 @@ impl WeberModel {
         match self.sh.params.inertia {
             InertiaKind::Diagonal => (0..s.length.len())
                 .map(|i| {
-                    let inertia = s.inertia[i] as f64;
+                    let inertia = self.sh.live.as_ref().map_or(s.inertia[i], |l| l.inertia[i]) as f64;
                     0.5 * inertia * ((px.vel[i] as f64).powi(2) + (pz.vel[i] as f64).powi(2))
                 })
                 .sum(),
@@ -531,6 +610,10 @@ impl WeberModel {
             let pl = self.plane(k);
             h.add(pl.theta.iter().chain(&pl.vel).chain(&pl.y).copied());
         }
+        if self.broken + self.uprooted > 0 {
+            h.add(self.gone.iter().map(|&g| if g { 1.0 } else { 0.0 }));
+            self.debris.hash_state(&mut h);
+        }
         h.finish()
     }
 
@@ -552,7 +635,8 @@ impl WeberModel {
         let dir = self.directions();
         total += b(&dir[0]) + b(&dir[1]);
         let scratch = read(&self.sh.scratch);
-        total + b(&scratch.load) + b(&scratch.centre_wind) + b(&scratch.leaf_wind)
+        total += b(&sh.limit) + b(&sh.over) + b(&self.gone) + sh.live.as_ref().map_or(0, |l| l.heap_bytes());
+        total + b(&scratch.load) + b(&scratch.centre_wind) + b(&scratch.leaf_wind) + self.debris.heap_bytes()
     }
 
     /// Advances one time step. Phase times (work time, summed over threads) are added to the
@@ -589,6 +673,24 @@ impl WeberModel {
                 self.sh.wind.attach(frozen);
             }
             None => graph.run(jobs, &self.sh, None),
+        }
+        if !std::ptr::eq(graph, &self.per_tree) {
+            // The per-phase graph (a few trees) leaves the check to here.
+            for t in 0..self.sh.forest.tree_count() {
+                let over = self.tree_over(t);
+                self.sh.over[t].store(over, Ordering::Relaxed);
+            }
+        }
+        for t in 0..self.sh.forest.tree_count() {
+            if self.sh.over[t].swap(false, Ordering::Relaxed) {
+                self.break_tree(t);
+            }
+        }
+        if self.broken + self.uprooted > 0 {
+            let sh = &self.sh;
+            self.debris
+                .step(&sh.forest, &*sh.wind, &sh.colliders, sh.params.dt, jobs);
+            self.debris.write_pose(&sh.forest, &mut lock(&sh.pose));
         }
         for (k, name) in PHASES.iter().enumerate() {
             if let Some(id) = timings.phase_id(name) {
@@ -662,6 +764,116 @@ impl WeberModel {
         out
     }
 
+    /// Whether any joint of tree `t` carries more than it can, from the state after a step.
+    fn tree_over(&self, t: usize) -> bool {
+        let sh = &self.sh;
+        let r = seg_range(sh, t);
+        let (pa, pz) = (read(&sh.planes[0]), read(&sh.planes[1]));
+        rupture::over_limit(
+            &tree_static(sh, t),
+            [&pa.theta[r.clone()], &pz.theta[r.clone()]],
+            [&pa.y[r.clone()], &pz.y[r.clone()]],
+            &sh.limit[r],
+        )
+    }
+
+    /// Breaks off, at the end of a step, every piece of tree `t` whose joint carries more than
+    /// its rupture moment, or uproots the tree (see `rupture`): each piece goes to the debris
+    /// with its segments' velocities, and leaves the tree's equations.
+    fn break_tree(&mut self, t: usize) {
+        let h = self.sh.params.dt;
+        let r = seg_range(&self.sh, t);
+        let (offset, len) = (r.start, r.len());
+        let mut pieces: Vec<(Vec<u32>, bool)> = Vec::new();
+        {
+            let sh = &self.sh;
+            let ts = tree_static(sh, t);
+            let (pa, pz) = (read(&sh.planes[0]), read(&sh.planes[1]));
+            let theta = [&pa.theta[r.clone()], &pz.theta[r.clone()]];
+            let y = [&pa.y[r.clone()], &pz.y[r.clone()]];
+            let over = rupture::joints_over(&ts, theta, y, &sh.limit[r.clone()]);
+            if over.is_empty() {
+                return;
+            }
+            let pose = read(&sh.pose);
+            let velocity = rupture::centre_velocities(
+                &ts,
+                theta,
+                y,
+                [&pa.vel[r.clone()], &pz.vel[r.clone()]],
+                (&pose.base[r.clone()], &pose.orient[r.clone()]),
+                h,
+            );
+            for i in over {
+                if self.gone[offset + i] {
+                    continue;
+                }
+                let segments = rupture::piece(&sh.forest, offset, len, i, &self.gone);
+                for &g in &segments {
+                    self.gone[g as usize] = true;
+                }
+                let uprooted = i == 0;
+                rupture::spawn(
+                    &mut self.debris,
+                    &sh.forest,
+                    &segments,
+                    offset,
+                    &pose,
+                    &velocity,
+                    uprooted,
+                );
+                pieces.push((segments, uprooted));
+            }
+        }
+        let forest = &self.sh.forest;
+        let live = self.sh.live.get_or_insert_with(|| rupture::Live::of(forest));
+        for (segments, uprooted) in &pieces {
+            rupture::mask(live, segments, h);
+            for &g in segments {
+                self.sh.limit[g as usize] = f32::INFINITY;
+            }
+            // The ghosts follow their parent's rate (absolute angles: the same rate) and carry
+            // no pending displacement.
+            let first = segments[0] as usize;
+            let parent = forest.seg.parent[first];
+            for pl in &mut self.sh.planes {
+                let pl = pl.get_mut().expect("unpoisoned state");
+                let v = if parent == crate::forest::NO_PARENT {
+                    0.0
+                } else {
+                    pl.vel[parent as usize]
+                };
+                for &g in segments {
+                    pl.vel[g as usize] = v;
+                    pl.y[g as usize] = 0.0;
+                }
+            }
+            if *uprooted {
+                self.uprooted += 1;
+            } else {
+                self.broken += 1;
+            }
+        }
+        rupture::tree_inertia(forest, live, offset, len);
+        self.refresh_moments();
+        self.prepare_solver();
+    }
+
+    /// Recomputes the articulated moments W and Q of every segment from the (live) masses.
+    fn refresh_moments(&mut self) {
+        let (mut first, mut second) = (std::mem::take(&mut self.sh.first), std::mem::take(&mut self.sh.second));
+        let n = self.sh.forest.segment_count();
+        first.resize(n, 0.0);
+        second.resize(n, 0.0);
+        for t in 0..self.sh.forest.tree_count() {
+            let r = seg_range(&self.sh, t);
+            let ts = tree_static(&self.sh, t);
+            articulated::moments(&ts, &mut first[r.clone()], &mut second[r]);
+        }
+        self.sh.first = first;
+        self.sh.second = second;
+    }
+
     /// Keeps what the articulated mass matrix needs from the rest pose (the generated shape,
     /// which the pose holds when this runs): the direction vectors u of both planes and each
     /// segment's W and Q.
@@ -700,7 +912,7 @@ impl WeberModel {
                     if articulated {
                         sh.second[r.start + i] * (sh.rest_dir[k][r.start + i].length_squared() as f64)
                     } else {
-                        sh.forest.seg.inertia[r.start + i] as f64
+                        ts.inertia[i] as f64
                     }
                 };
                 kernels::diagonal(&ts, h, inertia, &mut d[r.clone()]);
@@ -845,6 +1057,10 @@ fn tree_static(sh: &Shared, t: usize) -> TreeStatic<'_> {
     let r = seg_range(sh, t);
     let l = leaf_range(sh, t);
     let s = &sh.forest.seg;
+    let (mass, inertia, stiffness, damping, drag, leaf_drag) = match &sh.live {
+        Some(l) => (&l.mass, &l.inertia, &l.stiffness, &l.damping, &l.drag, &l.leaf_drag),
+        None => (&s.mass, &s.inertia, &s.stiffness, &s.damping, &s.drag, &s.leaf_drag),
+    };
     TreeStatic {
         offset: tree.segments.start,
         leaf_offset: tree.leaves.start,
@@ -854,13 +1070,13 @@ fn tree_static(sh: &Shared, t: usize) -> TreeStatic<'_> {
         length: &s.length[r.clone()],
         radius_base: &s.radius_base[r.clone()],
         radius_tip: &s.radius_tip[r.clone()],
-        mass: &s.mass[r.clone()],
-        inertia: &s.inertia[r.clone()],
+        mass: &mass[r.clone()],
+        inertia: &inertia[r.clone()],
         rest: [&s.rest[0][r.clone()], &s.rest[1][r.clone()]],
-        stiffness: &s.stiffness[r.clone()],
-        damping: &s.damping[r.clone()],
-        drag: &s.drag[r.clone()],
-        leaf_drag: &s.leaf_drag[r.clone()],
+        stiffness: &stiffness[r.clone()],
+        damping: &damping[r.clone()],
+        drag: &drag[r.clone()],
+        leaf_drag: &leaf_drag[r.clone()],
         material: &sh.forest.material,
         leaf_start: &s.leaf_start[r.start..r.end + 1],
         leaf_along: &sh.forest.leaf.along[l],
@@ -1247,12 +1463,20 @@ fn step_tree<'a>(
             orient,
             dir: [d0, d1],
             leaf_pos,
-            y: [px.y, pz.y],
+            y: [&mut *px.y, &mut *pz.y],
             vel: [px.vel, pz.vel],
         };
         let contacts = contacts_for(sh, &ts);
         let c = kernels::kinematics(&ts, [&*px.theta, &*pz.theta], 0, ts.len(), None, &mut part, &contacts);
         sh.corrections.fetch_add(c as u64, Ordering::Relaxed);
+        // Breakage: once per step, after the solve and the contacts (`rupture`).
+        let over = rupture::over_limit(
+            &ts,
+            [&*px.theta, &*pz.theta],
+            [&*px.y, &*pz.y],
+            &sh.limit[seg_range(sh, t)],
+        );
+        sh.over[t].store(over, Ordering::Relaxed);
     });
 }
 
