@@ -33,7 +33,7 @@ use super::kernels::{renormalize, rotation};
 use super::leaves::Leaves;
 use super::levels::Levels;
 use crate::dynamics::pose::segment_axis;
-use crate::dynamics::weber::GROWN_MARGIN;
+use crate::dynamics::weber::{grown_moments, GROWN_MARGIN};
 use crate::dynamics::Pose;
 use crate::forest::{Forest, NO_PARENT};
 
@@ -74,6 +74,9 @@ impl Strength {
                 }
             };
         }
+        // The moment the wind the trees grew in puts on each joint in the rest pose: the
+        // floor of its rupture moment (`weber::grown_moments`).
+        let grown = grown_moments(forest, &rest.base, &rest.orient);
         // Mass and first moment Σ m·c of every subtree, tips first (forest order: parents
         // before children).
         let (mut sub_mass, mut sub_first) = (vec![0.0f32; n], vec![Vec3::ZERO; n]);
@@ -106,11 +109,12 @@ impl Strength {
                     Vec3::ZERO
                 };
                 let k = levels.body[v].w2 * levels.inertia[v];
-                // At least twice what it holds at rest (`weber::rupture::GROWN_MARGIN`).
+                // At least what the wind it grew in asks of it, and twice what it holds at rest
+                // (`weber::rupture::GROWN_MARGIN`).
                 let limit = if s.parent[i] == NO_PARENT {
                     m.anchorage_moment(tree_mass)
                 } else {
-                    m.rupture_moment(levels.thickness[v])
+                    m.rupture_moment(levels.thickness[v]).max(grown[i])
                 }
                 .max(GROWN_MARGIN * g.length());
                 let room = (limit - g.length()) / k;

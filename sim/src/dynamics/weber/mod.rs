@@ -41,7 +41,7 @@ mod params;
 mod rupture;
 
 pub use params::{InertiaKind, IntegratorKind, SolverKind, WeberParams};
-pub use rupture::{section_radii, GROWN_MARGIN};
+pub use rupture::{grown_moments, section_radii, GROWN_MARGIN};
 
 use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -220,6 +220,9 @@ pub struct WeberModel {
     debris: Debris,
     /// Per segment: part of a piece broken off or of an uprooted tree.
     gone: Vec<bool>,
+    /// Each joint's wind-grown moment \[N·m\] (`rupture::grown_moments`), from the generated
+    /// shape: the floor of its rupture moment.
+    grown: Vec<f32>,
     /// Branches broken off and trees uprooted since the last reset.
     broken: usize,
     uprooted: usize,
@@ -330,6 +333,7 @@ impl WeberModel {
             stats: StepStats::default(),
             debris: Debris::new(DebrisParams::default()).expect("the default debris settings are valid"),
             gone: vec![false; n],
+            grown: Vec::new(),
             broken: 0,
             uprooted: 0,
         };
@@ -342,8 +346,13 @@ impl WeberModel {
         if sim.sh.forest.material.compensate_gravity {
             sim.compensate_gravity();
         }
-        // After the pre-stress: a joint's limit depends on what it holds at rest.
-        sim.sh.limit = rupture::limits(&sim.sh.forest);
+        // After the pre-stress: a joint's limit depends on what it holds at rest, and on the
+        // wind it grew in, in the generated shape (the pose now).
+        {
+            let pose = sim.sh.pose.read().expect("unpoisoned pose");
+            sim.grown = grown_moments(&sim.sh.forest, &pose.base, &pose.orient);
+        }
+        sim.sh.limit = rupture::limits(&sim.sh.forest, &sim.grown);
         sim
     }
 
@@ -476,7 +485,7 @@ impl WeberModel {
         *b.get_mut().expect("unpoisoned state") = z;
         if self.sh.live.take().is_some() {
             // Every joint back: the forest's arrays, their moments and factorisation.
-            self.sh.limit = rupture::limits(&self.sh.forest);
+            self.sh.limit = rupture::limits(&self.sh.forest, &self.grown);
             self.gone.fill(false);
             self.refresh_moments();
             self.prepare_solver();

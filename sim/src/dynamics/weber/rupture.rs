@@ -14,7 +14,8 @@
 //!
 //! The rule (Weber's and Oliapuram's models): a joint breaks when that moment exceeds the
 //! section's rupture moment σ_rupture·π·r³/4 (`Material::rupture_moment`, r the segment's base
-//! radius, at least the pipe-model radius of what it carries: [`section_radii`]); a tree's root joint does not break but uproots when its moment exceeds the
+//! radius, at least the pipe-model radius of what it carries: [`section_radii`], and at least as strong as the
+//! wind the tree grew in asks: [`grown_moments`]); a tree's root joint does not break but uproots when its moment exceeds the
 //! anchorage moment, `Material::anchorage` × the tree's mass (wood and leaves, as generated:
 //! the root plate does not weaken when a branch falls). Either limit is at least
 //! [`GROWN_MARGIN`] times the moment the joint holds at rest (the tree grew into its shape). Both compare squared bends with a
@@ -31,10 +32,11 @@
 //! tree are recomputed from the live masses and the system matrix refactored, once per break.
 //! The piece itself is handed to the debris as a free rigid body.
 
-use glam::Vec3;
+use glam::{Quat, Vec3};
 
 use super::kernels::{self, Contacts, Part, TreeStatic};
 use crate::dynamics::debris::Debris;
+use crate::dynamics::pose::segment_axis;
 use crate::dynamics::Pose;
 use crate::forest::{Forest, NO_PARENT};
 
@@ -94,9 +96,45 @@ pub fn section_radii(forest: &Forest) -> Vec<f32> {
     (0..n).map(|i| s.radius_base[i].max(carried[i].sqrt())).collect()
 }
 
+/// Per joint, the moment \[N·m\] a steady horizontal wind of `Material::grown_wind` puts on it
+/// in the rest pose (`base`, `orient`: the generated shape): the drag of every segment and leaf
+/// it carries, at the drag law's strength for that speed, acting at the segments' centres
+/// (leaves at their segment's). For a wind of unit horizontal direction d, the segments beyond
+/// joint i with drag forces F_j·d at centres c_j turn it by Σ F_j·(c_j − p_i) × d = R_i × d,
+/// R_i = Σ F_j·c_j − p_i·Σ F_j; over every horizontal d the largest is |R_i| (a d across R_i's
+/// horizontal part). Both sums gather from the tips down in one pass (parents come first).
+/// The wind-grown floor of a section: it is at least as strong as this (see
+/// `Material::grown_wind`).
+pub fn grown_moments(forest: &Forest, base: &[Vec3], orient: &[Quat]) -> Vec<f32> {
+    let s = &forest.seg;
+    let m = &forest.material;
+    let n = forest.segment_count();
+    let w = m.grown_wind;
+    if w <= 0.0 {
+        return vec![0.0; n];
+    }
+    let (bark_scale, leaf_scale) = (m.drag_scale(w, false), m.drag_scale(w, true));
+    let (mut sum, mut first) = (vec![0.0f32; n], vec![Vec3::ZERO; n]);
+    for i in (0..n).rev() {
+        let leaf = s.leaf_drag[i];
+        let f = ((s.drag[i] - leaf) * bark_scale + leaf * leaf_scale) * w;
+        let centre = base[i] + segment_axis(orient[i]) * (0.5 * s.length[i]);
+        sum[i] += f;
+        first[i] += centre * f;
+        if s.parent[i] != NO_PARENT {
+            let p = s.parent[i] as usize;
+            let (a, b) = (sum[i], first[i]);
+            sum[p] += a;
+            first[p] += b;
+        }
+    }
+    (0..n).map(|i| (first[i] - base[i] * sum[i]).length()).collect()
+}
+
 /// Per joint, the squared bend (M_limit/k)² beyond which it breaks (a root: uproots), from the
-/// material's modulus of rupture and anchorage.
-pub(super) fn limits(forest: &Forest) -> Vec<f32> {
+/// material's modulus of rupture and anchorage; a joint's rupture moment is at least its
+/// wind-grown moment `grown[i]` ([`grown_moments`]).
+pub(super) fn limits(forest: &Forest, grown: &[f32]) -> Vec<f32> {
     let s = &forest.seg;
     let m = &forest.material;
     let mut out = vec![0.0; forest.segment_count()];
@@ -114,7 +152,7 @@ pub(super) fn limits(forest: &Forest) -> Vec<f32> {
             let moment = if s.parent[i] == NO_PARENT {
                 m.anchorage_moment(tree_mass)
             } else {
-                m.rupture_moment(section[i])
+                m.rupture_moment(section[i]).max(grown[i])
             }
             .max(GROWN_MARGIN * held);
             let bend = moment / s.stiffness[i];
@@ -212,13 +250,13 @@ pub(super) fn centre_velocities(
     theta: [&[f32]; 2],
     y: [&[f32]; 2],
     vel: [&[f32]; 2],
-    now: (&[Vec3], &[glam::Quat]),
+    now: (&[Vec3], &[Quat]),
     h: f32,
 ) -> Vec<Vec3> {
     let n = ts.len();
     let leaves = (ts.leaf_start[n] - ts.leaf_start[0]) as usize;
     let back: [Vec<f32>; 2] = [0, 1].map(|k| (0..n).map(|i| theta[k][i] - h * vel[k][i]).collect());
-    let (mut base, mut orient) = (vec![Vec3::ZERO; n], vec![glam::Quat::IDENTITY; n]);
+    let (mut base, mut orient) = (vec![Vec3::ZERO; n], vec![Quat::IDENTITY; n]);
     let (mut d0, mut d1) = (vec![Vec3::ZERO; n], vec![Vec3::ZERO; n]);
     let mut leaf_pos = vec![Vec3::ZERO; leaves];
     let (mut y0, mut y1) = (y[0][..n].to_vec(), y[1][..n].to_vec());
@@ -232,7 +270,7 @@ pub(super) fn centre_velocities(
         vel: [&mut v0, &mut v1],
     };
     kernels::kinematics(ts, [&back[0], &back[1]], 0, n, None, &mut part, &Contacts::none());
-    let centre = |b: Vec3, q: glam::Quat, l: f32| b + q * Vec3::new(0.0, 0.5 * l, 0.0);
+    let centre = |b: Vec3, q: Quat, l: f32| b + q * Vec3::new(0.0, 0.5 * l, 0.0);
     (0..n)
         .map(|i| {
             let l = ts.length[i];
