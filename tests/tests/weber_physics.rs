@@ -170,7 +170,15 @@ fn horizontal_cantilever_sags_like_a_beam() {
 /// of its early peak within 60 s at h = 1/60 s.
 #[test]
 fn bent_tree_settles() {
-    let mut sim = tree_sim(TreeSize::Dense, 3, Material::default(), WeberParams::default());
+    // Wood that neither breaks nor uproots: the curl below puts 0.05 rad on the root joint at
+    // once, whose moment tears the default anchorage, and this test is about the damping of
+    // the springs, not about breakage.
+    let unbreakable = Material {
+        modulus_of_rupture: 1.0e10,
+        anchorage: 1.0e7,
+        ..Material::default()
+    };
+    let mut sim = tree_sim(TreeSize::Dense, 3, unbreakable, WeberParams::default());
     sim.edit_state(|forest, planes| {
         let [x, z] = planes;
         // Curl every joint by 0.05 rad in x and -0.03 rad in z: absolute angles accumulate the

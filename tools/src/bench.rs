@@ -185,13 +185,11 @@ struct SimReport {
     root_constraints: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     iterations: Option<u64>,
-    /// Branches broken off, trees uprooted and broken pieces still simulated (for models whose
-    /// trees break; absent for the others).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Branches broken off, trees uprooted and broken pieces still simulated. Every CPU model's
+    /// trees break; null for Oliapuram's model on the device (`--dynamics-gpu`), whose trees do
+    /// not.
     broken: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     uprooted: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     debris: Option<u64>,
     /// The device the model steps on (`--dynamics-gpu`; absent on the CPU).
     #[serde(skip_serializing_if = "Option::is_none")]

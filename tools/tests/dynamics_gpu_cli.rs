@@ -160,6 +160,11 @@ fn bench_sim_on_the_gpu_reports_the_promised_fields() {
     assert!(cpu.get("device").is_none());
     assert!(!gpu["device"].as_str().unwrap().is_empty());
     assert_eq!(gpu["model"], "oliapuram");
+    // The device's model does not break (yet): it says so with nulls, the CPU's counts.
+    for key in ["broken", "uprooted", "debris"] {
+        assert!(gpu[key].is_null(), "{key}: {gpu}");
+        assert!(cpu[key].is_u64(), "{key}: {cpu}");
+    }
     assert_eq!(gpu["finite"], true);
     assert_eq!(gpu["segments"], cpu["segments"]);
     let wall = gpu["wall_ms_per_step"].as_f64().unwrap();

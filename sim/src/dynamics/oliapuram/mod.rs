@@ -168,6 +168,9 @@ pub struct OliapuramModel {
     over: AtomicBool,
     /// Per segment: part of a piece broken off or of an uprooted tree.
     gone: Vec<bool>,
+    /// Per segment: a piece broke off at its joint (the first segment of a piece, which hangs
+    /// from nothing even when its parent later breaks off too).
+    cut: Vec<bool>,
     /// The broken pieces and uprooted trees, as free rigid bodies.
     debris: Debris,
     /// Branches broken off and trees uprooted since the last reset.
@@ -264,6 +267,7 @@ impl OliapuramModel {
             strength,
             over: AtomicBool::new(false),
             gone,
+            cut: vec![false; n],
             debris: Debris::new(DebrisParams::default()).expect("the default debris settings are valid"),
             broken: 0,
             uprooted: 0,
@@ -385,8 +389,7 @@ impl OliapuramModel {
     /// Whether segment `i` still hangs from its parent (a root: stands on its roots): false
     /// for the first segment of a piece broken off and for an uprooted tree's root.
     pub fn attached(&self, i: usize) -> bool {
-        let s = &self.forest.seg;
-        !(self.gone[i] && (s.parent[i] == crate::forest::NO_PARENT || !self.gone[s.parent[i] as usize]))
+        !self.cut[i]
     }
 
     /// The bending moment joint `i` (forest order) carries after the last step \[N·m\]
@@ -429,6 +432,7 @@ impl OliapuramModel {
                     continue;
                 }
                 let segments = rupture::piece(&self.forest, r.clone(), i, &self.gone);
+                self.cut[i] = true;
                 for &g in &segments {
                     self.gone[g as usize] = true;
                 }
@@ -474,6 +478,7 @@ impl OliapuramModel {
                 .expect("the model's own forest and settings were accepted before");
             (self.levels, self.leaves, self.groups) = (levels, leaves, groups);
             self.gone.fill(false);
+            self.cut.fill(false);
             self.strength = rupture::Strength::new(&self.forest, &self.levels, self.params.gravity, &self.gone);
         }
         self.over.store(false, Ordering::Relaxed);
@@ -537,6 +542,7 @@ impl OliapuramModel {
             + b(&s.leaf_wind)
             + self.strength.heap_bytes()
             + b(&self.gone)
+            + b(&self.cut)
             + self.debris.heap_bytes()
     }
 

@@ -220,6 +220,9 @@ pub struct WeberModel {
     debris: Debris,
     /// Per segment: part of a piece broken off or of an uprooted tree.
     gone: Vec<bool>,
+    /// Per segment: a piece broke off at its joint (the first segment of a piece, which hangs
+    /// from nothing even when its parent later breaks off too).
+    cut: Vec<bool>,
     /// Each joint's wind-grown moment \[N·m\] (`rupture::grown_moments`), from the generated
     /// shape: the floor of its rupture moment.
     grown: Vec<f32>,
@@ -333,6 +336,7 @@ impl WeberModel {
             stats: StepStats::default(),
             debris: Debris::new(DebrisParams::default()).expect("the default debris settings are valid"),
             gone: vec![false; n],
+            cut: vec![false; n],
             grown: Vec::new(),
             broken: 0,
             uprooted: 0,
@@ -487,6 +491,7 @@ impl WeberModel {
             // Every joint back: the forest's arrays, their moments and factorisation.
             self.sh.limit = rupture::limits(&self.sh.forest, &self.grown);
             self.gone.fill(false);
+            self.cut.fill(false);
             self.refresh_moments();
             self.prepare_solver();
         }
@@ -524,8 +529,7 @@ impl WeberModel {
     /// Whether segment `i` still hangs from its parent (a root: stands on its roots): false
     /// for the first segment of a piece broken off and for an uprooted tree's root.
     pub fn attached(&self, i: usize) -> bool {
-        let s = &self.sh.forest.seg;
-        !(self.gone[i] && (s.parent[i] == crate::forest::NO_PARENT || !self.gone[s.parent[i] as usize]))
+        !self.cut[i]
     }
 
     /// The bending moment joint `i` carries after the last step \[N·m\]: its spring's torque,
@@ -644,7 +648,8 @@ impl WeberModel {
         let dir = self.directions();
         total += b(&dir[0]) + b(&dir[1]);
         let scratch = read(&self.sh.scratch);
-        total += b(&sh.limit) + b(&sh.over) + b(&self.gone) + sh.live.as_ref().map_or(0, |l| l.heap_bytes());
+        total +=
+            b(&sh.limit) + b(&sh.over) + b(&self.gone) + b(&self.cut) + sh.live.as_ref().map_or(0, |l| l.heap_bytes());
         total + b(&scratch.load) + b(&scratch.centre_wind) + b(&scratch.leaf_wind) + self.debris.heap_bytes()
     }
 
@@ -818,6 +823,7 @@ impl WeberModel {
                     continue;
                 }
                 let segments = rupture::piece(&sh.forest, offset, len, i, &self.gone);
+                self.cut[offset + i] = true;
                 for &g in &segments {
                     self.gone[g as usize] = true;
                 }
