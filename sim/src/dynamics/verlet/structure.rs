@@ -377,7 +377,10 @@ impl Structure {
                     (NO_BRANCH, std::f32::consts::PI)
                 } else {
                     let pb = b0 as u32 + branch_local[parent as usize - first_seg];
-                    (pb, params.cone_for(s.radius_base[i], s.length[i]))
+                    // The turn of the branch's first constraint accrues over the wood its
+                    // branching plane's structural constraints span: the longer of the first
+                    // segment and the plane's arm d (see `VerletParams::break_strain`).
+                    (pb, params.cone_for(s.radius_base[i], s.length[i].max(d)))
                 };
                 self.branches.push(Branch {
                     first: i as u32,
