@@ -356,13 +356,7 @@ pub(super) fn solve_plane(sh: &Shared, ts: &TreeStatic<'_>, k: usize, pl: &mut P
     }
 }
 
-fn solve_and_integrate(
-    sh: &Shared,
-    ts: &TreeStatic<'_>,
-    k: usize,
-    pl: &mut PlaneMut<'_>,
-    work: SolveWork<'_>,
-) {
+fn solve_and_integrate(sh: &Shared, ts: &TreeStatic<'_>, k: usize, pl: &mut PlaneMut<'_>, work: SolveWork<'_>) {
     solve_plane(sh, ts, k, pl, work);
     if !kernels::integrate(pl, sh.params.dt, sh.params.integrator.gamma()) {
         sh.nonfinite.store(true, Ordering::Relaxed);
