@@ -423,6 +423,12 @@ impl OliapuramModel {
         moment
     }
 
+    /// The bending moment at which joint `i` (forest order) breaks, a root uproots \[N·m\]:
+    /// its rupture moment with its floors (see `rupture`), a root's anchorage.
+    pub fn joint_limit(&self, i: usize) -> f32 {
+        self.strength.limit[i]
+    }
+
     /// What the joints' statics read.
     fn statics(&self) -> rupture::Statics<'_> {
         rupture::Statics {
