@@ -409,7 +409,7 @@ impl OliapuramModel {
         let mut sums = vec![(Vec3::ZERO, Vec3::ZERO); r.len()];
         let mut moment = 0.0;
         self.statics()
-            .bending(r, &self.pose, Some(self.drag()), &mut sums, |j, b| {
+            .bending(r, rupture::At::of(&self.pose), Some(self.drag()), &mut sums, |j, b| {
                 if j == i {
                     moment = b;
                 }
@@ -508,6 +508,7 @@ impl OliapuramModel {
     /// piece goes to the debris with its segments' velocities and leaves the model.
     fn break_off(&mut self, over: Vec<(usize, Vec<u32>)>) {
         let h = self.params.dt;
+        let trees: Vec<usize> = over.iter().map(|(t, _)| *t).collect();
         for (t, joints) in over {
             // In the order the statics found them, tips first: every joint over its limit
             // breaks (a piece beyond another's joint leaves first, on its own), and a root
@@ -546,7 +547,11 @@ impl OliapuramModel {
                 (s.psi[j], s.psi_dot[j]) = (0.0, 0.0);
             }
         }
-        self.strength = rupture::Strength::new(&self.forest, &self.levels, &self.leaves, self.params.gravity, gone);
+        // The limits and caps of the trees that lost a piece, without it.
+        for t in trees {
+            self.strength
+                .update_tree(&self.forest, &self.levels, &self.leaves, self.params.gravity, gone, t);
+        }
     }
 
     /// Puts every tree back in its generated shape, at rest.
