@@ -30,15 +30,17 @@
 //! (`Material::compensate_gravity` off, as in Weber's model), the whole weight moment acts and
 //! each segment sags under its own weight. The weight of what a segment carries
 //! reaches it only through its children's restorations (Eq. 18), as the wind does: the model
-//! transmits moments between segments, not forces.
+//! transmits moments between segments, not forces (which is why a joint's breakage measures
+//! the moment it carries by statics, `rupture`).
 //!
-//! One step, as two phases (§3.2), plus the renderer's pose:
+//! One step, as two phases (§3.2), plus the renderer's pose and the joints' breakage:
 //!
 //! | phase       | does |
 //! |-------------|------|
 //! | dynamics    | every segment and leaf: forces (children's restorations from the step's start, so every body is independent) and Eqs. 20–21 |
 //! | integration | root to tips, one depth level after the other: world orientations and bases |
 //! | pose        | every leaf's position and orientation (and, level by level, the segments' pose in forest order) |
+//! | breakage    | every joint's bending moment by statics from the step's drag and the weights, in jobs of whole trees (skipped for a tree whose drag stays below its caps), and what breaks (`rupture`) |
 //!
 //! Two schedules run these phases, with the same arithmetic on the same inputs, so the same
 //! bits:

@@ -374,6 +374,32 @@ impl Statics<'_> {
         sums.fill((Vec3::ZERO, Vec3::ZERO));
         let (s0, l0) = (at.seg0, at.leaf0);
         let origin = at.base[tree.start - s0];
+        // The leaves' loads and their moments about the origin first, in one loop over the
+        // tree's leaves, each alone (so that it vectorises); the segments' loop sums them.
+        let lr = s.leaf_start[tree.start] as usize..s.leaf_start[tree.end] as usize;
+        let mut leaf_loads = vec![(Vec3::ZERO, Vec3::ZERO); lr.len()];
+        let (pos, orient) = (
+            &at.leaf_pos[lr.start - l0..lr.end - l0],
+            &at.leaf_orient[lr.start - l0..lr.end - l0],
+        );
+        let (half, weight, gain) = (
+            &lf.half_length[lr.clone()],
+            &loads.leaf[lr.clone()],
+            &loads.leaf_force[lr.clone()],
+        );
+        let none = [];
+        let blown: &[Vec3] = match drag {
+            Some(d) => &d.leaves[lr.clone()],
+            None => &none,
+        };
+        for k in 0..lr.len() {
+            let c = pos[k] - origin + segment_axis(orient[k]) * half[k];
+            let mut f = Vec3::new(0.0, -weight[k], 0.0);
+            if !blown.is_empty() {
+                f += blown[k] * gain[k];
+            }
+            leaf_loads[k] = (f, c.cross(f));
+        }
         for i in tree.clone().rev() {
             if self.gone[i] {
                 continue;
@@ -388,14 +414,9 @@ impl Statics<'_> {
             }
             sf += f;
             st += c.cross(f);
-            for l in self.forest.leaves_of(i) {
-                let c = at.leaf_pos[l - l0] - origin + segment_axis(at.leaf_orient[l - l0]) * lf.half_length[l];
-                let mut f = Vec3::new(0.0, -loads.leaf[l], 0.0);
-                if let Some(d) = drag {
-                    f += d.leaves[l] * loads.leaf_force[l];
-                }
+            for &(f, t) in &leaf_loads[s.leaf_start[i] as usize - lr.start..s.leaf_start[i + 1] as usize - lr.start] {
                 sf += f;
-                st += c.cross(f);
+                st += t;
             }
             let m = st - base.cross(sf);
             out(i, (m - axis * m.dot(axis)).length());
