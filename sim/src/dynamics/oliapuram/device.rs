@@ -1,0 +1,239 @@
+//! Breakage and uprooting for another implementation of the model's step (the GPU's compute
+//! shaders in `sylva_render::dynamics`), which finds the joints over their limits itself and
+//! hands them here: what it needs of each joint and body to find them
+//! ([`OliapuramModel::breakage_constants`]), and what the model does when they break
+//! ([`OliapuramModel::break_joints`]), as [`OliapuramModel`]'s own step does it (`rupture`).
+//!
+//! The rule the device evaluates (quasi-static, external loads only): every live segment j
+//! carries the load F_j = its bark drag this step + m_j·g (m_j its wood) at its centre of mass
+//! c_j, every live leaf the wind force on its blade this step + m_l·g at its blade's centre;
+//! from the tips to the root, S_F(i) = Σ F and S_T(i) = Σ c × F over the subtree of segment i;
+//! the moment at joint i (its base p_i) is M_i = S_T(i) - p_i × S_F(i), its bending part
+//! |M_i - (M_i·a_i)·a_i| (a_i the segment's axis), and the joint breaks when that exceeds
+//! [`Strength::limit`](super::rupture::Strength) (the rupture moment with its floors; for a
+//! root, the tree's anchorage).
+//!
+//! Invariants: segments in level order, leaves in the model's leaf order (the export's);
+//! broken pieces carry no load (weights zero here, wind gains zero in the masked constants) and
+//! an infinite limit, so they neither break again nor load what they hung from.
+
+use glam::{Quat, Vec3};
+
+use super::{leaves, rupture, OliapuramModel};
+use crate::dynamics::Pose;
+use crate::forest::NO_PARENT;
+
+/// Per joint and body, what the device needs to evaluate the breakage rule (see the module
+/// docs).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BreakageConstants {
+    /// Per segment (level order): the limit of its joint's bending moment \[N·m\] (infinite
+    /// for a segment of a broken piece).
+    pub limit: Vec<f32>,
+    /// Per segment: the weight of its wood, m·g \[N\] (zero for a broken piece).
+    pub weight: Vec<f32>,
+    /// Per segment: its inertia about the fixed end, I = m·l²/3 (Eq. 11) [kg·m²]: the bark
+    /// drag force is I times the drag the kernels compute (an acceleration per lever).
+    pub inertia: Vec<f32>,
+    /// Per segment: the level index of its tree's root (whose base the moments are taken
+    /// from, for precision far from the origin).
+    pub root: Vec<u32>,
+    /// Per leaf (model order): I/(L/2), the force along the blade's normal per unit of the
+    /// angular acceleration the wind gives it about its hinge \[kg·m\].
+    pub leaf_force: Vec<f32>,
+    /// Per leaf: the weight of its blade \[N\] (zero for a leaf of a broken piece).
+    pub leaf_weight: Vec<f32>,
+}
+
+/// The device's state and pose at a break, to carry into the model (see
+/// [`OliapuramModel::break_joints`]).
+pub struct DeviceState {
+    /// Deflection and rate of every segment (level order).
+    pub phi: Vec<Vec3>,
+    pub omega: Vec<Vec3>,
+    /// Angle and rate of every leaf (model order).
+    pub psi: Vec<f32>,
+    pub psi_dot: Vec<f32>,
+    /// The pose (the forest's orders).
+    pub pose: Pose,
+}
+
+/// The pose of the broken pieces' segments and leaves, to be drawn where the debris is.
+#[derive(Clone, Debug, Default)]
+pub struct DebrisPose {
+    /// (forest segment index, base, orientation).
+    pub segments: Vec<(u32, Vec3, Quat)>,
+    /// (forest leaf index, position, orientation).
+    pub leaves: Vec<(u32, Vec3, Quat)>,
+}
+
+impl OliapuramModel {
+    /// What the device needs to find the joints that break (see [`BreakageConstants`]),
+    /// for the pieces broken off so far.
+    pub fn breakage_constants(&self) -> BreakageConstants {
+        let (lv, f) = (&self.levels, &self.forest);
+        let (s, mat, g) = (&f.seg, &f.material, self.params.gravity);
+        let n = lv.order.len();
+        let mut root = vec![0u32; n];
+        for v in 0..n {
+            root[v] = match lv.parent[v] {
+                NO_PARENT => v as u32,
+                p => root[p as usize],
+            };
+        }
+        let live = |i: usize| !self.gone[i];
+        let weight = lv
+            .order
+            .iter()
+            .map(|&i| {
+                let i = i as usize;
+                let (l, r0, r1) = (s.length[i], s.radius_base[i], s.radius_tip[i]);
+                // The frustum of wood, as the forest weighs it (its leaves apart).
+                let wood = mat.wood_density * std::f32::consts::PI * l * (r0 * r0 + r0 * r1 + r1 * r1) / 3.0;
+                if live(i) {
+                    wood * g
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let limit = (0..n)
+            .map(|v| {
+                if live(lv.order[v] as usize) {
+                    self.strength.limit[v]
+                } else {
+                    f32::INFINITY
+                }
+            })
+            .collect();
+        let (mut leaf_force, mut leaf_weight) = (Vec::new(), Vec::new());
+        for v in 0..n {
+            let i = lv.order[v] as usize;
+            let aspect = f.trees[f.tree_of(i)].leaf_aspect;
+            for j in f.leaves_of(i) {
+                let length = f.leaf.length_m(j);
+                let area = std::f32::consts::FRAC_PI_4 * length * length * aspect;
+                leaf_force.push(self.leaves.inertia[j] / self.leaves.half_length[j]);
+                leaf_weight.push(if live(i) {
+                    mat.leaf_mass_per_area * area * g
+                } else {
+                    0.0
+                });
+            }
+        }
+        BreakageConstants {
+            limit,
+            weight,
+            inertia: lv.inertia.clone(),
+            root,
+            leaf_force,
+            leaf_weight,
+        }
+    }
+
+    /// Breaks the joints `over` (level indices) the device found over their limits after its
+    /// last step, from the device's state and pose: each piece (the joint's segment and what
+    /// it carries, not already broken off) goes to the debris with its segments' velocities,
+    /// or its tree is uprooted at a root, and leaves the model exactly as in
+    /// [`step`](Self::step) (`rupture::mask`, deflections and rates zeroed, weight moments
+    /// recomputed). The model's state and pose become the device's (the broken pieces'
+    /// zeroed), for the caller to upload again with [`export`](Self::export) and
+    /// [`breakage_constants`](Self::breakage_constants). Returns whether anything broke.
+    pub fn break_joints(&mut self, over: &[u32], device: DeviceState) -> bool {
+        let h = self.params.dt;
+        let lv = &self.levels;
+        let DeviceState {
+            phi,
+            omega,
+            psi,
+            psi_dot,
+            pose,
+        } = device;
+        let s = &mut self.state;
+        (s.phi, s.omega) = (phi, omega);
+        for (k, j) in leaves::model_order(lv).enumerate() {
+            (s.psi[j], s.psi_dot[j]) = (psi[k], psi_dot[k]);
+        }
+        self.pose = pose;
+        let mut joints: Vec<usize> = over.iter().map(|&v| lv.order[v as usize] as usize).collect();
+        // Forest order, as the model's own step takes them (tree by tree, parents first).
+        joints.sort_unstable();
+        joints.dedup();
+        let mut any = false;
+        for t in 0..self.forest.tree_count() {
+            let tree = &self.forest.trees[t].segments;
+            let r = tree.start as usize..tree.end as usize;
+            let here: Vec<usize> = joints.iter().copied().filter(|i| r.contains(i)).collect();
+            if here.iter().all(|&i| self.gone[i]) {
+                continue;
+            }
+            let velocity = rupture::centre_velocities(
+                &self.levels,
+                &self.forest,
+                r.clone(),
+                (&self.state.phi, &self.state.omega),
+                &self.pose,
+                h,
+            );
+            for i in here {
+                if self.gone[i] {
+                    continue;
+                }
+                let segments = rupture::piece(&self.forest, r.clone(), i, &self.gone);
+                self.cut[i] = true;
+                for &g in &segments {
+                    self.gone[g as usize] = true;
+                }
+                let v: Vec<Vec3> = segments.iter().map(|&g| velocity[g as usize - r.start]).collect();
+                let uprooted = self.forest.seg.parent[i] == NO_PARENT;
+                self.debris.spawn(&self.forest, &segments, &self.pose, &v, uprooted);
+                if uprooted {
+                    self.uprooted += 1;
+                } else {
+                    self.broken += 1;
+                }
+                any = true;
+            }
+        }
+        if !any {
+            return false;
+        }
+        rupture::mask(&self.forest, &mut self.levels, &mut self.leaves, &self.gone);
+        let s = &mut self.state;
+        for (i, _) in self.gone.iter().enumerate().filter(|(_, &g)| g) {
+            let v = self.levels.level_of[i] as usize;
+            (s.phi[v], s.omega[v]) = (Vec3::ZERO, Vec3::ZERO);
+            for j in self.forest.leaves_of(i) {
+                (s.psi[j], s.psi_dot[j]) = (0.0, 0.0);
+            }
+        }
+        self.strength = rupture::Strength::new(&self.forest, &self.levels, self.params.gravity, &self.gone);
+        true
+    }
+
+    /// Steps the debris one time step (as [`step`](Self::step) does after the trees) in the
+    /// model's wind, and returns where its pieces' segments and leaves are now (a segment the
+    /// debris cap removed is put far below the ground, out of sight). Nothing when nothing
+    /// broke.
+    pub fn step_debris(&mut self, jobs: &sylva_engine::JobSystem) -> DebrisPose {
+        let mut out = DebrisPose::default();
+        if self.broken + self.uprooted == 0 {
+            return out;
+        }
+        self.debris
+            .step(&self.forest, &*self.wind, &self.colliders, self.params.dt, jobs);
+        self.debris.write_pose(&self.forest, &mut self.pose);
+        let far = Vec3::new(0.0, -1.0e6, 0.0);
+        for (i, _) in self.gone.iter().enumerate().filter(|(_, &g)| g) {
+            let removed = self.pose.is_removed(i);
+            let at = |p: Vec3| if removed { far } else { p };
+            out.segments
+                .push((i as u32, at(self.pose.base[i]), self.pose.orient[i]));
+            for j in self.forest.leaves_of(i) {
+                out.leaves
+                    .push((j as u32, at(self.pose.leaf_pos[j]), self.pose.leaf_orient[j]));
+            }
+        }
+        out
+    }
+}
