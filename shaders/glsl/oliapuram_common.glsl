@@ -22,7 +22,7 @@
 // 9 points    where the CPU samples it, written by the pose kernel
 // 10 fluid    the GPU wind's face velocities (wind mode 2), as `FieldBuffers::velocity`
 // 11 status   x: set to 1 once a result is not finite
-// Breakage (oliapuram_subtree.comp; the rule of `sylva_sim::dynamics::oliapuram::device`):
+// Breakage (oliapuram_loads.comp, oliapuram_subtree*.comp; the rule of `sylva_sim::dynamics::oliapuram::device`):
 // 12 loads    the external load on every segment [0, n) and leaf [n, n + m) this step: its
 //             wind force plus its weight [N], written by the dynamics phase
 // 13 brk      static: per segment [0, n) (limit [N·m], wood weight [N], inertia I,

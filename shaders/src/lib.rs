@@ -60,7 +60,9 @@ spirv!(WIND_MG_SCALAR_COMP, "wind_mg_scalar.comp");
 spirv!(OLIAPURAM_DYNAMICS_COMP, "oliapuram_dynamics.comp");
 spirv!(OLIAPURAM_INTEGRATE_COMP, "oliapuram_integrate.comp");
 spirv!(OLIAPURAM_POSE_COMP, "oliapuram_pose.comp");
+spirv!(OLIAPURAM_LOADS_COMP, "oliapuram_loads.comp");
 spirv!(OLIAPURAM_SUBTREE_COMP, "oliapuram_subtree.comp");
+spirv!(OLIAPURAM_SUBTREE_TREES_COMP, "oliapuram_subtree_trees.comp");
 spirv!(OLIAPURAM_PATCH_COMP, "oliapuram_patch.comp");
 spirv!(POSE_PATCH_COMP, "pose_patch.comp");
 
@@ -104,7 +106,9 @@ pub const ALL: &[Spirv] = &[
     OLIAPURAM_DYNAMICS_COMP,
     OLIAPURAM_INTEGRATE_COMP,
     OLIAPURAM_POSE_COMP,
+    OLIAPURAM_LOADS_COMP,
     OLIAPURAM_SUBTREE_COMP,
+    OLIAPURAM_SUBTREE_TREES_COMP,
     OLIAPURAM_PATCH_COMP,
     POSE_PATCH_COMP,
 ];
@@ -142,6 +146,10 @@ pub struct OliapuramPush {
     /// `sylva_sim::material` defines them.
     pub leaf: [f32; 4],
 }
+
+/// Most depth levels `glsl/oliapuram_subtree_trees.comp` takes in one dispatch (one tree per
+/// workgroup); a deeper forest takes `glsl/oliapuram_subtree.comp`, one dispatch per level.
+pub const OLIAPURAM_SUBTREE_LEVELS: u32 = 1024;
 
 /// Local workgroup size of `glsl/pose_patch.comp`.
 pub const POSE_PATCH_LOCAL_SIZE: u32 = 64;

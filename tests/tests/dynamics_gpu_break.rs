@@ -408,3 +408,86 @@ fn a_breeze_breaks_nothing_on_the_device() {
     assert_eq!((b.broken, b.uprooted, b.debris), (0, 0, 0));
     assert_no_validation_errors(&gpu);
 }
+
+/// The sums over the subtrees in one dispatch (a workgroup per tree, its levels in turn) and
+/// in one dispatch per level do the same arithmetic in the same order: the same moments, bit
+/// for bit, and the same joints break.
+#[test]
+fn a_workgroup_per_tree_and_a_dispatch_per_level_sum_alike() {
+    let gpu = gpu();
+    let mut per_tree = model(&gpu, &weak_wood());
+    let mut per_level = model(&gpu, &weak_wood());
+    per_level.set_breakage_per_level(true);
+    let jobs = JobSystem::new(2).unwrap();
+    let timings = FrameTimings::new(per_tree.phases());
+    for step in 0..200 {
+        per_tree.step(&jobs, &timings);
+        per_level.step(&jobs, &timings);
+        let (a, b) = (
+            per_tree.breakage_probe().unwrap().1,
+            per_level.breakage_probe().unwrap().1,
+        );
+        assert!(
+            a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
+            "step {step}: the moments differ"
+        );
+        assert_eq!(per_tree.breakage(), per_level.breakage(), "step {step}");
+    }
+    assert!(per_tree.breakage().unwrap().broken > 0, "nothing broke in 200 steps");
+    assert_no_validation_errors(&gpu);
+}
+
+/// What the breakage rule costs per step on `bench sim`'s tree (1,597 segments, 3,603 leaves,
+/// a 5 m/s gusting wind, nothing breaks): the same model stepped with the rule on and off in
+/// alternating blocks of 100 steps, wall time per step and the device time of its dispatches;
+/// and with the rule on and the step waited for at once (what reading its result synchronously
+/// would cost, instead of at the next step's start). Prints; run with `--ignored`.
+#[test]
+#[ignore]
+fn what_the_breakage_rule_costs_per_step() {
+    let gpu = gpu();
+    let f = TestForest::new(1, 1597, 3603, 1, &Material::default()).unwrap().forest;
+    let mut parts = ModelParts::new(f.clone());
+    parts.wind = Box::new(GustingWind::new(5.0, 0.0, 0.5, 1).unwrap());
+    let mut m = GpuOliapuram::from_parts(&gpu, parts, OliapuramParams::for_material(&f.material)).unwrap();
+    let jobs = JobSystem::new(1).unwrap();
+    let timings = FrameTimings::new(m.phases());
+    let mut wall = [std::time::Duration::ZERO; 3];
+    let mut device = std::time::Duration::ZERO;
+    let mut timed = 0u32;
+    for round in 0..30 {
+        let variant = round % 3;
+        m.set_breakage_check(variant != 1);
+        m.finish().unwrap();
+        let t0 = std::time::Instant::now();
+        for _ in 0..100 {
+            m.step(&jobs, &timings);
+            if variant == 2 {
+                m.finish().unwrap();
+            }
+            if variant == 0 {
+                if let Some(d) = m.breakage_time() {
+                    device += d;
+                    timed += 1;
+                }
+            }
+        }
+        m.finish().unwrap();
+        wall[variant] += t0.elapsed();
+    }
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3 / 1000.0;
+    eprintln!(
+        "ms per step: rule on {:.3}, off {:.3}, on and waited for at once {:.3}; device time of the rule's \
+         dispatches {:.3} ms per step ({timed} steps timed)",
+        ms(wall[0]),
+        ms(wall[1]),
+        ms(wall[2]),
+        if timed > 0 {
+            device.as_secs_f64() * 1e3 / timed as f64
+        } else {
+            f64::NAN
+        }
+    );
+    assert_eq!(m.breakage().unwrap().broken, 0);
+    assert_no_validation_errors(&gpu);
+}

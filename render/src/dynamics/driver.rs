@@ -3,8 +3,9 @@
 //!
 //! One step is one submission: the dynamics dispatch over every segment and leaf, then one
 //! integration dispatch per depth level, root to tips, then the pose dispatch, then the
-//! breakage rule's sums, one dispatch per depth level, tips to root, and the broken pieces'
-//! pose, with a compute → compute barrier between dispatches (each reads what the one before
+//! breakage rule: each segment's own loads, then the sums over the subtrees (one workgroup per
+//! tree, its levels tips to root, in one dispatch; or, for a forest too deep for that, one
+//! dispatch per level), and the broken pieces' pose, with a compute → compute barrier between dispatches (each reads what the one before
 //! wrote) and a compute → host barrier at the end (the CPU reads the sample points, the status
 //! word and the joints over their limits).
 //!
@@ -80,6 +81,9 @@ pub(super) struct Device {
     phase_times: Option<[Duration; 3]>,
     /// Device time of the breakage rule's dispatches of that step.
     breakage_time: Option<Duration>,
+    /// Whether the breakage rule's sums take one dispatch per level even when the forest is
+    /// shallow enough for one per tree (the tests compare the two).
+    pub per_level: bool,
 }
 
 fn barrier(gpu: &Gpu, cmd: vk::CommandBuffer, src: vk::PipelineStageFlags2, dst: vk::PipelineStageFlags2) {
@@ -160,6 +164,7 @@ impl Device {
             timed: false,
             phase_times: None,
             breakage_time: None,
+            per_level: false,
         };
         // From here on, `d`'s Drop destroys whatever exists.
         d.bufs = Some(DeviceBuffers::new(gpu, n, m)?);
@@ -417,12 +422,25 @@ impl Device {
         }
         if let Some(entries) = breakage {
             barrier(&self.gpu, cmd, COMPUTE, COMPUTE);
-            for w in self.starts.windows(2).rev() {
-                push.counts[2] = w[0];
-                push.counts[3] = w[1] - w[0];
+            self.pipes
+                .dispatch(&self.gpu, cmd, Kernel::Loads, self.parity, &push, self.n);
+            barrier(&self.gpu, cmd, COMPUTE, COMPUTE);
+            let levels = self.starts.len() as u32 - 1;
+            if levels <= sylva_shaders::OLIAPURAM_SUBTREE_LEVELS && !self.per_level {
+                // One workgroup per tree, its levels in turn: one dispatch.
+                push.counts[2] = levels;
+                let trees = self.starts[1] - self.starts[0];
                 self.pipes
-                    .dispatch(&self.gpu, cmd, Kernel::Subtree, self.parity, &push, w[1] - w[0]);
+                    .dispatch(&self.gpu, cmd, Kernel::SubtreeTrees, self.parity, &push, trees);
                 barrier(&self.gpu, cmd, COMPUTE, COMPUTE);
+            } else {
+                for w in self.starts.windows(2).rev() {
+                    push.counts[2] = w[0];
+                    push.counts[3] = w[1] - w[0];
+                    self.pipes
+                        .dispatch(&self.gpu, cmd, Kernel::Subtree, self.parity, &push, w[1] - w[0]);
+                    barrier(&self.gpu, cmd, COMPUTE, COMPUTE);
+                }
             }
             push.counts[2] = entries;
             self.pipes

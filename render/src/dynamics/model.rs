@@ -352,6 +352,13 @@ impl GpuOliapuram {
         self.check_breakage = on;
     }
 
+    /// Makes the breakage rule's sums take one dispatch per depth level (`true`) rather than one
+    /// workgroup per tree in a single dispatch (the default for forests of at most
+    /// `OLIAPURAM_SUBTREE_LEVELS` levels): the same arithmetic, for the tests to compare.
+    pub fn set_breakage_per_level(&mut self, on: bool) {
+        self.dev.per_level = on;
+    }
+
     /// Device time of the breakage rule's dispatches in the newest step whose timestamps were
     /// read (`None` without timestamps).
     pub fn breakage_time(&self) -> Option<Duration> {

@@ -1,7 +1,7 @@
 //! The compute pipelines of [`GpuOliapuram`](super::GpuOliapuram) and their descriptors: one set
 //! layout of [`BINDINGS`] storage buffers (listed in `shaders/glsl/oliapuram_common.glsl`), one
-//! push block ([`OliapuramPush`]), the five kernels (the step's three and the breakage rule's
-//! two), and two descriptor sets, one per parity
+//! push block ([`OliapuramPush`]), the seven kernels (the step's three and the breakage rule's
+//! four), and two descriptor sets, one per parity
 //! of the state: set `p` reads state copy `p` and writes copy `1 − p`.
 //!
 //! Invariant: a set is rewritten ([`Pipelines::write`]) only while no submission that uses it
@@ -29,13 +29,18 @@ pub(super) enum Kernel {
     Subtree,
     /// The broken pieces' pose into the renderer's (`oliapuram_patch.comp`).
     Patch,
+    /// The breakage rule's sums and moments, one tree per workgroup
+    /// (`oliapuram_subtree_trees.comp`).
+    SubtreeTrees,
+    /// The breakage rule's loads per segment with its leaves (`oliapuram_loads.comp`).
+    Loads,
 }
 
 /// Layouts, pipelines and the two descriptor sets.
 pub(super) struct Pipelines {
     pub set_layout: vk::DescriptorSetLayout,
     pub layout: vk::PipelineLayout,
-    pub pipelines: [vk::Pipeline; 5],
+    pub pipelines: [vk::Pipeline; 7],
     pub pool: vk::DescriptorPool,
     pub sets: [vk::DescriptorSet; 2],
 }
@@ -54,7 +59,7 @@ impl Pipelines {
         let mut p = Pipelines {
             set_layout: vk::DescriptorSetLayout::null(),
             layout: vk::PipelineLayout::null(),
-            pipelines: [vk::Pipeline::null(); 5],
+            pipelines: [vk::Pipeline::null(); 7],
             pool: vk::DescriptorPool::null(),
             sets: [vk::DescriptorSet::null(); 2],
         };
@@ -85,6 +90,8 @@ impl Pipelines {
             &sylva_shaders::OLIAPURAM_POSE_COMP,
             &sylva_shaders::OLIAPURAM_SUBTREE_COMP,
             &sylva_shaders::OLIAPURAM_PATCH_COMP,
+            &sylva_shaders::OLIAPURAM_SUBTREE_TREES_COMP,
+            &sylva_shaders::OLIAPURAM_LOADS_COMP,
         ];
         for (k, spirv) in shaders.into_iter().enumerate() {
             // The kernels declare the layout's storage buffers and push block.
@@ -158,7 +165,8 @@ impl Pipelines {
         unsafe { write_storage(&gpu.device, &infos) };
     }
 
-    /// Records one dispatch of `kernel` over `count` invocations with set `parity`.
+    /// Records one dispatch of `kernel` over `count` invocations with set `parity`
+    /// ([`Kernel::SubtreeTrees`]: `count` workgroups).
     pub fn dispatch(
         &self,
         gpu: &Gpu,
@@ -191,7 +199,11 @@ impl Pipelines {
                 0,
                 bytemuck::bytes_of(push),
             );
-            dev.cmd_dispatch(cmd, count.div_ceil(sylva_shaders::OLIAPURAM_LOCAL_SIZE), 1, 1);
+            let groups = match kernel {
+                Kernel::SubtreeTrees => count,
+                _ => count.div_ceil(sylva_shaders::OLIAPURAM_LOCAL_SIZE),
+            };
+            dev.cmd_dispatch(cmd, groups, 1, 1);
         }
     }
 
@@ -211,7 +223,7 @@ impl Pipelines {
         *self = Pipelines {
             set_layout: vk::DescriptorSetLayout::null(),
             layout: vk::PipelineLayout::null(),
-            pipelines: [vk::Pipeline::null(); 5],
+            pipelines: [vk::Pipeline::null(); 7],
             pool: vk::DescriptorPool::null(),
             sets: [vk::DescriptorSet::null(); 2],
         };
