@@ -189,6 +189,8 @@ struct Chunk<'a> {
     first: usize,
     phi: &'a mut [Vec3],
     omega: &'a mut [Vec3],
+    /// The drag each segment feels this step (`rupture::Drag`).
+    drag: &'a mut [Vec3],
 }
 
 impl<'a> Chunk<'a> {
@@ -196,15 +198,18 @@ impl<'a> Chunk<'a> {
     fn take_front(&mut self, segments: usize) -> Chunk<'a> {
         let (phi, phi1) = std::mem::take(&mut self.phi).split_at_mut(segments);
         let (omega, omega1) = std::mem::take(&mut self.omega).split_at_mut(segments);
+        let (drag, drag1) = std::mem::take(&mut self.drag).split_at_mut(segments);
         let front = Chunk {
             first: self.first,
             phi,
             omega,
+            drag,
         };
         *self = Chunk {
             first: self.first + segments,
             phi: phi1,
             omega: omega1,
+            drag: drag1,
         };
         front
     }
@@ -224,6 +229,7 @@ struct GroupPose<'a> {
     leaf_orient: &'a mut [Quat],
     seg_wind: &'a mut [Vec3],
     leaf_wind: &'a mut [Vec3],
+    leaf_drag: &'a mut [Vec3],
 }
 
 impl OliapuramModel {
@@ -251,12 +257,19 @@ impl OliapuramModel {
             psi_dot,
             seg_wind,
             leaf_wind,
+            seg_drag,
+            leaf_drag,
             ..
         } = state;
         // What is left of each level's state once the groups before are handed out.
         let mut left: Vec<Chunk<'_>> = Vec::with_capacity(levels.count());
         {
-            let mut rest = Chunk { first: 0, phi, omega };
+            let mut rest = Chunk {
+                first: 0,
+                phi,
+                omega,
+                drag: seg_drag,
+            };
             for d in 0..levels.count() {
                 left.push(rest.take_front(levels.level(d).len()));
             }
@@ -272,6 +285,7 @@ impl OliapuramModel {
             leaf_orient: &mut pose.leaf_orient,
             seg_wind,
             leaf_wind,
+            leaf_drag,
         };
         let finite = AtomicBool::new(true);
         let finite = &finite;
@@ -316,6 +330,7 @@ fn split_pose<'a>(rest: &mut GroupPose<'a>, segments: usize, leaves: usize, vary
     let (leaf_orient, leaf_orient1) = r.leaf_orient.split_at_mut(leaves);
     let (seg_wind, seg_wind1) = r.seg_wind.split_at_mut(if varying { segments } else { 0 });
     let (leaf_wind, leaf_wind1) = r.leaf_wind.split_at_mut(if varying { leaves } else { 0 });
+    let (leaf_drag, leaf_drag1) = r.leaf_drag.split_at_mut(leaves);
     *rest = GroupPose {
         seg_offset: r.seg_offset + segments,
         leaf_offset: r.leaf_offset + leaves,
@@ -327,6 +342,7 @@ fn split_pose<'a>(rest: &mut GroupPose<'a>, segments: usize, leaves: usize, vary
         leaf_orient: leaf_orient1,
         seg_wind: seg_wind1,
         leaf_wind: leaf_wind1,
+        leaf_drag: leaf_drag1,
     };
     GroupPose {
         seg_offset: r.seg_offset,
@@ -339,6 +355,7 @@ fn split_pose<'a>(rest: &mut GroupPose<'a>, segments: usize, leaves: usize, vary
         leaf_orient,
         seg_wind,
         leaf_wind,
+        leaf_drag,
     }
 }
 
@@ -394,7 +411,7 @@ fn step_group(
                     Some(u) => u,
                     None => gp.seg_wind[f],
                 };
-                let (phi1, omega1) = kernels::step_segment(
+                let (phi1, omega1, drag) = kernels::step_segment(
                     levels,
                     v,
                     (gp.orient[f], w),
@@ -405,20 +422,17 @@ fn step_group(
                 );
                 c.phi[k] = phi1;
                 c.omega[k] = omega1;
+                c.drag[k] = drag;
             }
             // Checked once per chunk, in a loop of its own (the same answer, out of the
             // segments' loop).
             finite &= all_finite(c.phi) & all_finite(c.omega);
-            // Breakage: the cheap check of every joint, while the chunk is in the cache.
-            if super::rupture::past_slack(c.phi, &m.strength.slack[c.first..c.first + c.phi.len()]) {
-                m.over.store(true, Ordering::Relaxed);
-            }
         }
         let wind = match uniform {
             Some(u) => LeafWind::Uniform(u),
             None => LeafWind::Samples(gp.leaf_wind),
         };
-        finite &= leaves::step_leaves(leaves, lo, (gp.psi, gp.psi_dot), gp.leaf_orient, wind, h);
+        finite &= leaves::step_leaves(leaves, lo, (gp.psi, gp.psi_dot), gp.leaf_orient, wind, h, gp.leaf_drag);
     });
     timed(&m.phase_ns[INTEGRATION], || {
         for c in chunks.iter() {

@@ -156,7 +156,8 @@ pub(super) fn renormalize(q: Quat) -> Quat {
 /// start, `wind` the wind at its centroid (Eq. 14), `phi` and `omega` its deflection and rate,
 /// `child_phi(c)` the deflection of its child c (level index) and `psi` the angles of its leaves
 /// (forest order) with `reaction` theirs (`Leaves::reaction`), all of the step's start. Returns
-/// the deflection and rate at the step's end.
+/// the deflection and rate at the step's end, and the wind's drag over the inertia, F/I, that
+/// the step applied (`rupture::Drag`).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(super) fn step_segment(
@@ -167,13 +168,14 @@ pub(super) fn step_segment(
     child_phi: impl Fn(usize) -> Vec3,
     (reaction, psi): (&[Vec3], &[f32]),
     h: f32,
-) -> (Vec3, Vec3) {
+) -> (Vec3, Vec3, Vec3) {
     // Eq. 12: N = F × c; the moment about the fixed end O of a force F at c is c × F.
     let body = &lv.body[v];
     let c = segment_axis(orient) * body.centroid;
     // Eq. 14: F_wind = S_f·σ·v at the centroid (or its quadratic form); and the segment's
     // weight.
-    let f = segment_drag(lv.drag_law, wind, omega, c, body.wind_gain, h) - Vec3::new(0.0, body.weight_gain, 0.0);
+    let drag = segment_drag(lv.drag_law, wind, omega, c, body.wind_gain, h);
+    let f = drag - Vec3::new(0.0, body.weight_gain, 0.0);
     let mut acc = c.cross(f) - body.weight_rest;
     // Eqs. 18–19: T = -Σ k_i·K_i over the children and leaves, with K_i = k_i·(θ - θ'_i)
     // (Eq. 15) of the step's start (the previous step's restoration forces, §3.2).
@@ -186,7 +188,8 @@ pub(super) fn step_segment(
     // Eqs. 16–17.
     acc += axial_damping(omega, body.damping_gain, h);
     // Eqs. 11, 15, 20, 21: the restoration K = -k·θ' is the spring of `step_body`.
-    step_body(phi, omega, acc, body.w2, body.den, h)
+    let (phi1, omega1) = step_body(phi, omega, acc, body.w2, body.den, h);
+    (phi1, omega1, drag)
 }
 
 /// The wind force on a segment over its inertia, with `gain` = σ·S_f/I (Eq. 14), `wind` the

@@ -43,6 +43,9 @@ pub(super) struct Leaves {
     pub along: Vec<f32>,
     /// Half the blade length, the lever of the wind force \[m\].
     pub half_length: Vec<f32>,
+    /// Mass m = `Material::leaf_mass_per_area` × area \[kg\] (its weight is a load of the
+    /// statics, `rupture`).
+    pub mass: Vec<f32>,
     /// Moment of inertia about the hinge, I = m·L²/3 [kg·m²].
     pub inertia: Vec<f32>,
     /// k_c · (Th_leaf / Th_segment) · k / I_segment along the hinge at rest, in world axes: the
@@ -91,12 +94,14 @@ impl Leaves {
             for j in forest.leaves_of(i) {
                 let length = forest.leaf.length_m(j);
                 let area = std::f32::consts::FRAC_PI_4 * length * length * tree.leaf_aspect;
-                let inertia = material.leaf_mass_per_area * area * length * length / 3.0;
+                let mass = material.leaf_mass_per_area * area;
+                let inertia = mass * length * length / 3.0;
                 let rest = unpack_quat(forest.leaf.rest[j]);
                 let (w2, den) = kernels::spring_constants(k, inertia, params.dt);
                 out.rest.push(rest);
                 out.along.push(forest.leaf.along_f32(j) * levels.length[v]);
                 out.half_length.push(0.5 * length);
+                out.mass.push(mass);
                 out.inertia.push(inertia);
                 let hinge = levels.rest_world[v] * (rest * Vec3::X);
                 let pull = params.propagation * params.leaf_thickness / levels.thickness[v] * k;
@@ -118,6 +123,7 @@ impl Leaves {
         b(&self.rest)
             + b(&self.along)
             + b(&self.half_length)
+            + b(&self.mass)
             + b(&self.inertia)
             + b(&self.reaction)
             + b(&self.wind_gain)
@@ -154,7 +160,9 @@ pub(super) enum LeafWind<'a> {
 /// Dynamics phase for the leaves `first..first + psi.len()` (forest order), in place: the wind's
 /// normal component's moment about the hinge (§4, Eq. 14), Eqs. 16–17 and 20–21 for each angle
 /// ψ and its rate; `orient` holds the leaves' world orientations at the step's start and `wind`
-/// the wind at their blades' centres. Returns false if a result is not finite.
+/// the wind at their blades' centres. Writes each blade's wind into `drag`, as its normal
+/// times the wind's angular acceleration about the hinge (`rupture::Drag`). Returns false if a
+/// result is not finite.
 pub(super) fn step_leaves(
     leaves: &Leaves,
     first: usize,
@@ -162,18 +170,19 @@ pub(super) fn step_leaves(
     orient: &[Quat],
     wind: LeafWind<'_>,
     dt: f32,
+    drag: &mut [Vec3],
 ) -> bool {
     // One loop per drag law, so that each vectorises without the law's test inside.
     let quadratic = leaves.drag_law == DragLaw::Quadratic;
     match (wind, quadratic) {
-        (LeafWind::Uniform(u), false) => step_leaves_in::<false>(leaves, first, psi, rate, orient, |_| u, dt),
-        (LeafWind::Uniform(u), true) => step_leaves_in::<true>(leaves, first, psi, rate, orient, |_| u, dt),
+        (LeafWind::Uniform(u), false) => step_leaves_in::<false>(leaves, first, psi, rate, orient, |_| u, dt, drag),
+        (LeafWind::Uniform(u), true) => step_leaves_in::<true>(leaves, first, psi, rate, orient, |_| u, dt, drag),
         (LeafWind::Samples(w), q) => {
             let w = &w[..psi.len()];
             if q {
-                step_leaves_in::<true>(leaves, first, psi, rate, orient, |k| w[k], dt)
+                step_leaves_in::<true>(leaves, first, psi, rate, orient, |k| w[k], dt, drag)
             } else {
-                step_leaves_in::<false>(leaves, first, psi, rate, orient, |k| w[k], dt)
+                step_leaves_in::<false>(leaves, first, psi, rate, orient, |k| w[k], dt, drag)
             }
         }
     }
@@ -181,6 +190,7 @@ pub(super) fn step_leaves(
 
 /// [`step_leaves`] with the wind of the k-th leaf `wind(k)`: one loop over the leaves, each
 /// alone, that the compiler vectorises.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn step_leaves_in<const QUADRATIC: bool>(
     leaves: &Leaves,
@@ -190,9 +200,10 @@ fn step_leaves_in<const QUADRATIC: bool>(
     orient: &[Quat],
     wind: impl Fn(usize) -> Vec3,
     dt: f32,
+    drag: &mut [Vec3],
 ) -> bool {
     let n = psi.len();
-    let (rate, orient) = (&mut rate[..n], &orient[..n]);
+    let (rate, orient, drag) = (&mut rate[..n], &orient[..n], &mut drag[..n]);
     let r = first..first + n;
     let (gain, w2, den) = (
         &leaves.wind_gain[r.clone()],
@@ -207,8 +218,9 @@ fn step_leaves_in<const QUADRATIC: bool>(
         // The orientation's four numbers read one by one (`to_array`), so the loop takes four
         // leaves at a time.
         let normal = axis_z(orient[k].to_array());
-        let acc =
-            kernels::leaf_drag(law, wind(k), normal, rate[k], half[k], gain[k], dt) + axial_damping_1d(rate[k], mu, dt);
+        let blown = kernels::leaf_drag(law, wind(k), normal, rate[k], half[k], gain[k], dt);
+        drag[k] = normal * blown;
+        let acc = blown + axial_damping_1d(rate[k], mu, dt);
         let (p, d) = step_body(psi[k], rate[k], acc, w2[k], den[k], dt);
         finite &= p.is_finite() & d.is_finite();
         psi[k] = p;

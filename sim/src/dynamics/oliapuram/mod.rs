@@ -99,10 +99,11 @@ use leaves::{LeafWind, Leaves};
 use levels::Levels;
 
 /// Names of the timed phases, as recorded in [`FrameTimings`].
-pub const PHASES: &[&str] = &["dynamics", "integration", "pose"];
+pub const PHASES: &[&str] = &["dynamics", "integration", "pose", "breakage"];
 const DYNAMICS: usize = 0;
 const INTEGRATION: usize = 1;
 const POSE: usize = 2;
+const BREAKAGE: usize = 3;
 
 /// Fewest segments or leaves worth a job of their own.
 const MIN_JOB: usize = 1024;
@@ -131,6 +132,10 @@ struct State {
     /// pose is what the next step reads.
     orient: Vec<Quat>,
     base: Vec<Vec3>,
+    /// The drag every segment (level order) and leaf (the forest's order) felt in the last
+    /// step, as `rupture::Drag` has it: the loads of the joints' statics.
+    seg_drag: Vec<Vec3>,
+    leaf_drag: Vec<Vec3>,
 }
 
 /// How a step is laid out over the threads; every schedule gives the same bits. Steps choose
@@ -161,12 +166,13 @@ pub struct OliapuramModel {
     /// clock.
     colliders: Vec<SphereCollider>,
     time: f64,
-    phase_ns: [AtomicU64; 3],
+    phase_ns: [AtomicU64; 4],
     nonfinite: bool,
-    /// What each joint carries and can carry (`rupture`).
+    /// What each joint can carry and the loads of its statics (`rupture`).
     strength: rupture::Strength,
-    /// Some deflection passed its slack this step (set by the dynamics loops).
-    over: AtomicBool,
+    /// Working room of the joints' statics: a subtree sum of forces and moments per segment
+    /// (the forest's order).
+    sums: Vec<(Vec3, Vec3)>,
     /// Per segment: part of a piece broken off or of an uprooted tree.
     gone: Vec<bool>,
     /// Per segment: a piece broke off at its joint (the first segment of a piece, which hangs
@@ -254,6 +260,8 @@ impl OliapuramModel {
             leaf_wind: Vec::new(),
             orient: Vec::new(),
             base: Vec::new(),
+            seg_drag: vec![Vec3::ZERO; n],
+            leaf_drag: vec![Vec3::ZERO; m],
         };
         let pose = Pose {
             base: vec![Vec3::ZERO; n],
@@ -263,10 +271,10 @@ impl OliapuramModel {
             removed: Vec::new(),
         };
         let gone = vec![false; n];
-        let strength = rupture::Strength::new(&forest, &levels, params.gravity, &gone);
+        let strength = rupture::Strength::new(&forest, &levels, &leaves, params.gravity, &gone);
         let mut model = OliapuramModel {
             strength,
-            over: AtomicBool::new(false),
+            sums: vec![(Vec3::ZERO, Vec3::ZERO); n],
             gone,
             cut: vec![false; n],
             debris: Debris::new(DebrisParams::default()).expect("the default debris settings are valid"),
@@ -313,7 +321,13 @@ impl OliapuramModel {
         (self.params, self.levels, self.leaves, self.groups) = (params, levels, leaves, groups);
         // The broken pieces stay out of the rebuilt data.
         rupture::mask(&self.forest, &mut self.levels, &mut self.leaves, &self.gone);
-        self.strength = rupture::Strength::new(&self.forest, &self.levels, self.params.gravity, &self.gone);
+        self.strength = rupture::Strength::new(
+            &self.forest,
+            &self.levels,
+            &self.leaves,
+            self.params.gravity,
+            &self.gone,
+        );
         Ok(())
     }
 
@@ -393,33 +407,120 @@ impl OliapuramModel {
         !self.cut[i]
     }
 
-    /// The bending moment joint `i` (forest order) carries after the last step \[N·m\]
-    /// (see `rupture`), the weight it holds up at rest included.
+    /// The bending moment joint `i` (forest order) carries after the last step \[N·m\]: the
+    /// statics of its tree in the pose, under the weights and the step's drag (see `rupture`);
+    /// 0 for a segment gone with the debris.
     pub fn joint_moment(&self, i: usize) -> f32 {
-        let v = self.levels.level_of[i] as usize;
-        self.strength.moment(v, self.state.phi[v])
+        let t = self.forest.tree_of(i);
+        let r = self.forest.trees[t].segments.start as usize..self.forest.trees[t].segments.end as usize;
+        let mut sums = vec![(Vec3::ZERO, Vec3::ZERO); r.len()];
+        let mut moment = 0.0;
+        self.statics()
+            .bending(r, &self.pose, Some(self.drag()), &mut sums, |j, b| {
+                if j == i {
+                    moment = b;
+                }
+            });
+        moment
     }
 
-    /// Breaks off every piece whose joint carries more than its rupture moment and uproots
-    /// every tree whose root carries more than its anchorage (see `rupture`), after a step in
-    /// which some deflection passed its slack: each piece goes to the debris with its
-    /// segments' velocities and leaves the model.
-    fn break_off(&mut self) {
+    /// The bending moment at which joint `i` (forest order) breaks, a root uproots \[N·m\]:
+    /// its rupture moment with its floors (see `rupture`), a root's anchorage.
+    pub fn joint_limit(&self, i: usize) -> f32 {
+        self.strength.limit[i]
+    }
+
+    /// What the joints' statics read.
+    fn statics(&self) -> rupture::Statics<'_> {
+        rupture::Statics {
+            forest: &self.forest,
+            levels: &self.levels,
+            leaves: &self.leaves,
+            loads: &self.strength.loads,
+            gone: &self.gone,
+        }
+    }
+
+    /// The drag of the last step.
+    fn drag(&self) -> rupture::Drag<'_> {
+        rupture::Drag {
+            segments: &self.state.seg_drag,
+            leaves: &self.state.leaf_drag,
+        }
+    }
+
+    /// Per tree with a joint over its limit after the step: the tree and those joints (see
+    /// `rupture`). Trees are checked in data-split jobs of whole trees; a tree whose bodies
+    /// all felt less drag than their caps is not summed.
+    fn joints_over(&mut self, jobs: &JobSystem) -> Vec<(usize, Vec<u32>)> {
+        let trees = &self.forest.trees;
+        let mut sums = std::mem::take(&mut self.sums);
+        let (statics, strength, drag, pose) = (self.statics(), &self.strength, self.drag(), &self.pose);
+        let check = |t: usize, sums: &mut [(Vec3, Vec3)]| -> Option<Vec<u32>> {
+            let r = trees[t].segments.start as usize..trees[t].segments.end as usize;
+            if !statics.past_caps(strength, r.clone(), drag) {
+                return None;
+            }
+            let over = statics.over(strength, r, pose, drag, sums);
+            (!over.is_empty()).then_some(over)
+        };
+        // Runs of whole trees of about equal work (segments and leaves).
+        let work = |t: usize| trees[t].segments.len() + trees[t].leaves.len();
+        let total: usize = (0..trees.len()).map(work).sum();
+        let size = job_size(total, jobs.threads());
+        let mut runs = Vec::new();
+        let mut first = 0;
+        while first < trees.len() {
+            let (mut last, mut w) = (first, 0);
+            while last < trees.len() && (last == first || w + work(last) <= size) {
+                w += work(last);
+                last += 1;
+            }
+            runs.push(first..last);
+            first = last;
+        }
+        let mut found: Vec<Vec<(usize, Vec<u32>)>> = vec![Vec::new(); runs.len()];
+        if runs.len() == 1 {
+            found[0] = (0..trees.len())
+                .filter_map(|t| check(t, &mut sums[..]).map(|o| (t, o)))
+                .collect();
+        } else {
+            let check = &check;
+            jobs.scope(|sc| {
+                let mut rest = &mut sums[..];
+                for (run, out) in runs.iter().zip(found.iter_mut()) {
+                    let end = trees[run.end - 1].segments.end as usize;
+                    let start = trees[run.start].segments.start as usize;
+                    let (mine, more) = std::mem::take(&mut rest).split_at_mut(end - start);
+                    rest = more;
+                    let run = run.clone();
+                    sc.spawn(move |_| {
+                        for t in run {
+                            let s0 = trees[t].segments.start as usize - start;
+                            let s1 = trees[t].segments.end as usize - start;
+                            if let Some(o) = check(t, &mut mine[s0..s1]) {
+                                out.push((t, o));
+                            }
+                        }
+                    });
+                }
+            });
+        }
+        self.sums = sums;
+        found.into_iter().flatten().collect()
+    }
+
+    /// Breaks off every piece whose joint carries more than its limit and uproots every tree
+    /// whose root does, tips first (`over`, from [`joints_over`](Self::joints_over); see `rupture`): each
+    /// piece goes to the debris with its segments' velocities and leaves the model.
+    fn break_off(&mut self, over: Vec<(usize, Vec<u32>)>) {
         let h = self.params.dt;
-        let mut any = false;
-        for t in 0..self.forest.tree_count() {
+        for (t, joints) in over {
+            // In the order the statics found them, tips first: every joint over its limit
+            // breaks (a piece beyond another's joint leaves first, on its own), and a root
+            // uproots what is left of its tree.
             let tree = &self.forest.trees[t].segments;
             let r = tree.start as usize..tree.end as usize;
-            let over: Vec<usize> = r
-                .clone()
-                .filter(|&i| {
-                    let v = self.levels.level_of[i] as usize;
-                    !self.gone[i] && self.strength.moment(v, self.state.phi[v]) > self.strength.limit[v]
-                })
-                .collect();
-            if over.is_empty() {
-                continue;
-            }
             let velocity = rupture::centre_velocities(
                 &self.levels,
                 &self.forest,
@@ -428,7 +529,8 @@ impl OliapuramModel {
                 &self.pose,
                 h,
             );
-            for i in over {
+            for i in joints {
+                let i = i as usize;
                 if self.gone[i] {
                     continue;
                 }
@@ -445,11 +547,7 @@ impl OliapuramModel {
                 } else {
                     self.broken += 1;
                 }
-                any = true;
             }
-        }
-        if !any {
-            return;
         }
         rupture::mask(&self.forest, &mut self.levels, &mut self.leaves, &self.gone);
         let s = &mut self.state;
@@ -460,7 +558,13 @@ impl OliapuramModel {
                 (s.psi[j], s.psi_dot[j]) = (0.0, 0.0);
             }
         }
-        self.strength = rupture::Strength::new(&self.forest, &self.levels, self.params.gravity, &self.gone);
+        self.strength = rupture::Strength::new(
+            &self.forest,
+            &self.levels,
+            &self.leaves,
+            self.params.gravity,
+            &self.gone,
+        );
     }
 
     /// Puts every tree back in its generated shape, at rest.
@@ -480,9 +584,16 @@ impl OliapuramModel {
             (self.levels, self.leaves, self.groups) = (levels, leaves, groups);
             self.gone.fill(false);
             self.cut.fill(false);
-            self.strength = rupture::Strength::new(&self.forest, &self.levels, self.params.gravity, &self.gone);
+            self.strength = rupture::Strength::new(
+                &self.forest,
+                &self.levels,
+                &self.leaves,
+                self.params.gravity,
+                &self.gone,
+            );
         }
-        self.over.store(false, Ordering::Relaxed);
+        self.state.seg_drag.fill(Vec3::ZERO);
+        self.state.leaf_drag.fill(Vec3::ZERO);
         self.debris.clear();
         (self.broken, self.uprooted) = (0, 0);
         self.refresh_pose();
@@ -541,6 +652,9 @@ impl OliapuramModel {
             + b(&s.psi_dot_next)
             + b(&s.seg_wind)
             + b(&s.leaf_wind)
+            + b(&s.seg_drag)
+            + b(&s.leaf_drag)
+            + b(&self.sums)
             + self.strength.heap_bytes()
             + b(&self.gone)
             + b(&self.cut)
@@ -569,9 +683,12 @@ impl OliapuramModel {
             }
             None => self.run_phases(jobs),
         }
-        if self.over.swap(false, Ordering::Relaxed) {
-            self.break_off();
+        let t0 = Instant::now();
+        let over = self.joints_over(jobs);
+        if !over.is_empty() {
+            self.break_off(over);
         }
+        self.phase_ns[BREAKAGE].fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
         if self.broken + self.uprooted > 0 {
             self.debris
                 .step(&self.forest, &*self.wind, &self.colliders, self.params.dt, jobs);
@@ -647,6 +764,8 @@ impl OliapuramModel {
             psi_dot_next,
             seg_wind,
             leaf_wind,
+            seg_drag,
+            leaf_drag,
             ..
         } = s;
         let (phi, omega, psi, psi_dot) = (&**phi, &**omega, &**psi, &**psi_dot);
@@ -654,19 +773,24 @@ impl OliapuramModel {
         let leaf_pose = (&*self.pose.leaf_pos, &*self.pose.leaf_orient);
         let seg_pose = (&*self.pose.orient, &*self.pose.base);
         let ns = &self.phase_ns[DYNAMICS];
-        let (strength, over) = (&self.strength, &self.over);
         let h = self.params.dt;
         let finite = AtomicBool::new(true);
         let finite = &finite;
         let varying = uniform.is_none();
         jobs.scope(|sc| {
-            let mut rest = (&mut phi_next[..], &mut omega_next[..], &mut seg_wind[..]);
+            let mut rest = (
+                &mut phi_next[..],
+                &mut omega_next[..],
+                &mut seg_wind[..],
+                &mut seg_drag[..],
+            );
             for (first, last) in runs(&levels.leaf_start, jobs.threads()) {
-                let (p, o, sw) = std::mem::take(&mut rest);
+                let (p, o, sw, sd) = std::mem::take(&mut rest);
                 let (p, p1) = p.split_at_mut(last - first);
                 let (o, o1) = o.split_at_mut(last - first);
                 let (sw, sw1) = sw.split_at_mut(if varying { last - first } else { 0 });
-                rest = (p1, o1, sw1);
+                let (sd, sd1) = sd.split_at_mut(last - first);
+                rest = (p1, o1, sw1, sd1);
                 sc.spawn(move |_| {
                     let ok = timed(ns, || {
                         if varying {
@@ -674,7 +798,7 @@ impl OliapuramModel {
                             wind.sample_in_place(sw);
                         }
                         let mut ok = true;
-                        for (k, (p, o)) in p.iter_mut().zip(o.iter_mut()).enumerate() {
+                        for (k, ((p, o), d)) in p.iter_mut().zip(o.iter_mut()).zip(sd.iter_mut()).enumerate() {
                             let v = first + k;
                             let l = levels.forest_leaf[v] as usize;
                             let l = l..l + (levels.leaf_start[v + 1] - levels.leaf_start[v]) as usize;
@@ -682,7 +806,7 @@ impl OliapuramModel {
                                 Some(u) => u,
                                 None => sw[k],
                             };
-                            (*p, *o) = kernels::step_segment(
+                            (*p, *o, *d) = kernels::step_segment(
                                 levels,
                                 v,
                                 (seg_pose.0[levels.order[v] as usize], w),
@@ -693,9 +817,6 @@ impl OliapuramModel {
                             );
                             ok &= p.is_finite() && o.is_finite();
                         }
-                        if rupture::past_slack(p, &strength.slack[first..last]) {
-                            over.store(true, Ordering::Relaxed);
-                        }
                         ok
                     });
                     if !ok {
@@ -704,15 +825,21 @@ impl OliapuramModel {
                 });
             }
             let size = job_size(m, jobs.threads());
-            let mut rest = (&mut psi_next[..], &mut psi_dot_next[..], &mut leaf_wind[..]);
+            let mut rest = (
+                &mut psi_next[..],
+                &mut psi_dot_next[..],
+                &mut leaf_wind[..],
+                &mut leaf_drag[..],
+            );
             let mut first = 0;
             while first < m {
                 let len = size.min(m - first);
-                let (q, d, lw) = std::mem::take(&mut rest);
+                let (q, d, lw, ld) = std::mem::take(&mut rest);
                 let (q, q1) = q.split_at_mut(len);
                 let (d, d1) = d.split_at_mut(len);
                 let (lw, lw1) = lw.split_at_mut(if varying { len } else { 0 });
-                rest = (q1, d1, lw1);
+                let (ld, ld1) = ld.split_at_mut(len);
+                rest = (q1, d1, lw1, ld1);
                 let r = first..first + len;
                 sc.spawn(move |_| {
                     let ok = timed(ns, || {
@@ -727,7 +854,7 @@ impl OliapuramModel {
                         };
                         q.copy_from_slice(&psi[r.clone()]);
                         d.copy_from_slice(&psi_dot[r.clone()]);
-                        leaves::step_leaves(leaves, r.start, (q, d), &leaf_pose.1[r.clone()], wind, h)
+                        leaves::step_leaves(leaves, r.start, (q, d), &leaf_pose.1[r.clone()], wind, h, ld)
                     });
                     if !ok {
                         finite.store(false, Ordering::Relaxed);

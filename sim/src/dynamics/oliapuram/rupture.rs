@@ -1,164 +1,387 @@
 //! Branches breaking and trees uprooting in Oliapuram & Kumar's model.
 //!
-//! The moment a joint carries. A segment's restoration is K = -k·θ' (Eq. 15), a moment about
-//! its fixed end, with θ' its deflection from the generated shape (a 3-vector in the world's
-//! axes); k·θ' is what the joint's wood carries beyond the generated shape. The generated shape
-//! is the tree under its own weight (the paper neglects gravity for that reason), so when the
-//! material pre-stresses the springs (`Material::compensate_gravity`) the joint also carries,
-//! at rest, the weight moment G of everything it holds up, G = Σ_subtree (c_j - b) × m_j·g
-//! (c_j the centres of mass at rest, b the joint, m_j wood and leaves): the spring's moment is
-//! -(G + k·θ'), and the bending moment the section carries is |G + k·θ'|. (G is taken at the
-//! rest pose: the change of the subtree's weight moment as it swings is second order, and the
-//! model itself carries only each segment's own, see `kernels::step_segment`.) Without the
-//! pre-stress the segments sag onto their springs and the moment is |k·θ'| alone.
+//! The moment a joint carries, by statics. The model passes moments, not forces, from a child to
+//! its parent (Eqs. 18–19): what reaches a joint's spring is well below the bending moment the
+//! real beam carries there (a 1,597-segment tree in a 36 m/s storm: at most 0.46× its rupture
+//! moment over 20 s). So the moment a joint carries is measured outside the model's load path,
+//! from the external loads on everything the joint holds up, in the current pose:
+//! - every live segment j (not broken off): the bark drag the model applies to it this step
+//!   (Eq. 14, `kernels::segment_drag`, the force the dynamics phase computed from the step's
+//!   start) plus the weight of its wood, m_wood·g, both at its centroid c_j (the frustum's
+//!   centre of mass, where the model applies its wind: `SegmentBody::centroid`);
+//! - every live leaf l: the wind force the model applies to its blade this step (§4, the
+//!   normal component, `kernels::leaf_drag`, force = moment about the hinge / (L/2) along the
+//!   blade's normal at the step's start) plus its weight m_l·g, at the blade's centre (the
+//!   hinge plus L/2 along the blade), counted in its segment's subtree.
 //!
-//! The rule is Weber's (see `dynamics::weber`): a joint breaks when that moment exceeds
-//! σ_rupture·π·r³/4 (`Material::rupture_moment`, r the segment's thickness Th of Eqs. 19 and
-//! 22, the one its restoration constant is made of: its mean radius, at least `min_radius` and
-//! the pipe-model radius of what it carries, `Levels::thickness`); a root uproots
-//! its tree when its moment exceeds `Material::anchorage` × the tree's generated mass. The
-//! step checks every joint cheaply inside its dynamics loops, against a slack |θ'| ≤
-//! (M_limit - |G|)/k that implies |G + k·θ'| ≤ M_limit; only a step where some deflection
-//! passes its slack checks the exact rule, joint by joint, afterwards.
+//! Quasi-static: external loads only, no inertial (d'Alembert) terms. Subtree sums from the
+//! tips to the root (the forest's parents-first order reversed): S_F(i) = Σ F and
+//! S_T(i) = Σ c × F over segment i and everything it holds up; the moment at joint i (its base
+//! p_i) is M_i = S_T(i) - p_i × S_F(i), and its bending moment is the part perpendicular to the
+//! segment's current axis a_i, |M_i - (M_i·a_i)·a_i| (the axial part twists the section).
+//! Positions are taken relative to the tree's root base (the same M_i, with less rounding far
+//! from the origin). For a static horizontal cantilever this is beam theory's M(x) = ∫ w·(s-x)
+//! ds of the load w beyond x.
+//!
+//! Masses. `Forest::seg.mass` holds a segment's wood and its leaves; the leaves' weight acts
+//! here at their own blades, so the segment's own load is its wood only, m_wood = m - Σ m_l
+//! (at least 0), with m_l = the leaf mass the model's leaves have
+//! (`Material::leaf_mass_per_area` × π/4·L²·aspect, `Leaves::mass`): every kilogram counted
+//! once, the tree's total as generated.
+//!
+//! The rule (Weber's, see `dynamics::weber`): a joint breaks when its bending moment exceeds
+//! σ_rupture·π·r³/4 (`Material::rupture_moment`, r the segment's thickness Th of Eqs. 19 and 22:
+//! its mean radius, at least `min_radius` and the pipe-model radius of what it carries,
+//! `Levels::thickness`), at least the moment the wind the trees grew in puts on it
+//! (`weber::grown_moments`), and, when the material pre-stresses the springs to hold the
+//! generated shape (`Material::compensate_gravity`), at least [`GROWN_MARGIN`] × the bending
+//! moment it carries at rest (the same statics, weights only, in the generated shape: the tree
+//! grew so). A root uproots its tree when its bending moment exceeds `Material::anchorage` ×
+//! the tree's generated mass (at least the same margin over its rest moment).
+//!
+//! Skipping the exact check. Segments are rigid, so |c_j - p_i| is at most the path length r_ij
+//! from p_i to c_j along the wood (static). Every drag force is a_j·p_j with a_j static (σ·S_f
+//! for a segment, σ_leaf·area for a leaf) and p_j = |F_drag,j|/a_j the "pressure" it felt
+//! (scale(|u|)·|u|, or |u·n|·scale for a leaf). Hence |M_i| ≤ q·B_i + G_i with
+//! B_i = Σ a_j·r_ij, G_i = Σ W_j·r_ij over the subtree and q the largest p_j in the tree; a
+//! tree whose q stays below min_i (limit_i - G_i)/B_i (`Strength::safe`) cannot break, and its
+//! exact statics are skipped. Each body's test is a squared comparison per segment and leaf
+//! (`Strength::seg_cap`, `leaf_cap`).
 //!
 //! What breaks leaves the model (`mask`): the piece's first segment stops pulling on its parent
 //! (its back-propagation factor, Eqs. 18–19, is zeroed), and every segment and leaf of the piece
 //! is frozen at rest (no wind, weight or leaf reaction; deflections, rates and leaf angles
-//! zeroed, so each stays exactly at rest). The weight moments G of the tree are recomputed
-//! without the piece. The piece goes to the debris as a free rigid body.
+//! zeroed, so each stays exactly at rest). Its loads leave the statics of the tree, and the
+//! limits are recomputed without it. The piece goes to the debris as a free rigid body.
+//!
+//! Invariants: the check of a tree reads only that tree's loads and pose and sums in a fixed
+//! order (the forest's, reversed), so its answer does not depend on the jobs or the schedule.
+
+use std::ops::Range;
 
 use glam::{Quat, Vec3};
 
 use super::kernels::{renormalize, rotation};
-use super::leaves::Leaves;
+use super::leaves::{self, Leaves};
 use super::levels::Levels;
 use crate::dynamics::pose::segment_axis;
 use crate::dynamics::weber::{grown_moments, GROWN_MARGIN};
 use crate::dynamics::Pose;
 use crate::forest::{Forest, NO_PARENT};
 
-/// Per segment (level order): the weight moment G it holds up at rest, its restoration
-/// constant k, its limit moment and the slack its deflection may reach unchecked.
+/// The drag of one step as the dynamics phase leaves it: per segment (level order) the drag
+/// over the segment's inertia, F/I (`kernels::segment_drag`); per leaf (the forest's leaf
+/// order) the blade's normal times its wind's angular acceleration about the hinge
+/// (`kernels::leaf_drag`), so that F = that × I/(L/2) ([`Loads::leaf_force`]).
+#[derive(Clone, Copy)]
+pub(super) struct Drag<'a> {
+    pub segments: &'a [Vec3],
+    pub leaves: &'a [Vec3],
+}
+
+/// The static part of the loads: weights and the factors that turn the stored drag into forces.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Loads {
+    /// Per segment (forest order): the weight of its wood, m_wood·g, 0 once gone \[N\].
+    pub wood: Vec<f32>,
+    /// Per leaf (forest order): its weight m_l·g, 0 once its segment is gone \[N\].
+    pub leaf: Vec<f32>,
+    /// Per leaf: I/(L/2), from its stored drag to its force \[kg·m\].
+    pub leaf_force: Vec<f32>,
+}
+
+/// Per segment (forest order): its limit and the caps of the cheap check; per tree: the
+/// pressure below which it cannot break.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Strength {
-    pub weight: Vec<Vec3>,
-    pub k: Vec<f32>,
+    pub loads: Loads,
+    /// The bending moment at which the joint breaks (a root: uproots) \[N·m\].
     pub limit: Vec<f32>,
-    /// ((limit - |G|)/k)², the squared deflection below which the joint surely holds
-    /// (infinite for segments of broken pieces, negative when it cannot hold at rest).
-    pub slack: Vec<f32>,
+    /// Per segment (forest order): (safe·σS_f/I)², the squared stored drag up to which its tree
+    /// surely holds (infinite once gone, negative when the tree is checked every step).
+    pub seg_cap: Vec<f32>,
+    /// Per leaf (forest order): the same for its stored drag.
+    pub leaf_cap: Vec<f32>,
+    /// Per tree: the largest pressure (drag force per unit of a_j) that cannot break it \[N/m²\].
+    pub safe: Vec<f32>,
+}
+
+/// Every segment's base and orientation at rest (θ' = 0), in the forest's order.
+fn rest_pose(forest: &Forest, levels: &Levels, leaves: &Leaves) -> Pose {
+    let n = forest.segment_count();
+    let m = forest.leaf_count();
+    let s = &forest.seg;
+    let mut rest = Pose {
+        base: vec![Vec3::ZERO; n],
+        orient: vec![Quat::IDENTITY; n],
+        leaf_pos: vec![Vec3::ZERO; m],
+        leaf_orient: vec![Quat::IDENTITY; m],
+        removed: Vec::new(),
+    };
+    for i in 0..n {
+        let v = levels.level_of[i] as usize;
+        rest.orient[i] = levels.rest_world[v];
+        rest.base[i] = match s.parent[i] {
+            NO_PARENT => levels.root_base[v],
+            p => {
+                let p = p as usize;
+                rest.base[p] + segment_axis(rest.orient[p]) * s.length[p]
+            }
+        };
+    }
+    leaves::pose(
+        &s.leaf_start,
+        leaves,
+        0,
+        (&rest.orient, &rest.base),
+        &vec![0.0; m],
+        (&mut rest.leaf_pos, &mut rest.leaf_orient),
+        &mut Vec::new(),
+    );
+    rest
 }
 
 impl Strength {
     /// The strength of every joint, from the material and the rest pose (θ' = 0), leaving out
     /// the segments `gone`.
-    pub fn new(forest: &Forest, levels: &Levels, gravity: f32, gone: &[bool]) -> Strength {
+    pub fn new(forest: &Forest, levels: &Levels, leaves: &Leaves, gravity: f32, gone: &[bool]) -> Strength {
         let n = forest.segment_count();
         let s = &forest.seg;
         let m = &forest.material;
-        let mass = |i: usize| if gone[i] { 0.0 } else { s.mass[i] };
-        // The rest pose, in the forest's order (parents first).
-        let mut rest = Pose {
-            base: vec![Vec3::ZERO; n],
-            orient: vec![Quat::IDENTITY; n],
-            ..Pose::default()
+        // Weights: the wood at the segment, each leaf at its blade.
+        let mut loads = Loads {
+            wood: vec![0.0; n],
+            leaf: vec![0.0; forest.leaf_count()],
+            leaf_force: (0..forest.leaf_count())
+                .map(|l| leaves.inertia[l] / leaves.half_length[l])
+                .collect(),
         };
         for i in 0..n {
-            let v = levels.level_of[i] as usize;
-            rest.orient[i] = levels.rest_world[v];
-            rest.base[i] = match s.parent[i] {
-                NO_PARENT => levels.root_base[v],
-                p => {
-                    let p = p as usize;
-                    rest.base[p] + segment_axis(rest.orient[p]) * s.length[p]
+            let r = forest.leaves_of(i);
+            let leaf_mass: f32 = leaves.mass[r.clone()].iter().sum();
+            if !gone[i] {
+                loads.wood[i] = (s.mass[i] - leaf_mass).max(0.0) * gravity;
+                for l in r {
+                    loads.leaf[l] = leaves.mass[l] * gravity;
                 }
-            };
+            }
         }
+        let rest = rest_pose(forest, levels, leaves);
         // The moment the wind the trees grew in puts on each joint in the rest pose: the
         // floor of its rupture moment (`weber::grown_moments`).
         let grown = grown_moments(forest, &rest.base, &rest.orient);
-        // Mass and first moment Σ m·c of every subtree, tips first (forest order: parents
-        // before children).
-        let (mut sub_mass, mut sub_first) = (vec![0.0f32; n], vec![Vec3::ZERO; n]);
-        for i in (0..n).rev() {
-            let v = levels.level_of[i] as usize;
-            let c = rest.base[i] + segment_axis(rest.orient[i]) * levels.body[v].centroid;
-            sub_mass[i] += mass(i);
-            sub_first[i] += c * mass(i);
-            if s.parent[i] != NO_PARENT {
-                let p = s.parent[i] as usize;
-                let (a, b) = (sub_mass[i], sub_first[i]);
-                sub_mass[p] += a;
-                sub_first[p] += b;
+        // What each joint carries at rest, weights only.
+        let mut at_rest = vec![0.0f32; n];
+        if m.compensate_gravity {
+            let mut sums = vec![(Vec3::ZERO, Vec3::ZERO); n];
+            for tree in &forest.trees {
+                let r = tree.segments.start as usize..tree.segments.end as usize;
+                let statics = Statics {
+                    forest,
+                    levels,
+                    leaves,
+                    loads: &loads,
+                    gone,
+                };
+                statics.bending(r.clone(), &rest, None, &mut sums[r], |i, b| at_rest[i] = b);
             }
         }
-        let mut out = Strength {
-            weight: vec![Vec3::ZERO; n],
-            k: vec![0.0; n],
-            limit: vec![0.0; n],
-            slack: vec![0.0; n],
-        };
+        let mut limit = vec![0.0f32; n];
         for tree in &forest.trees {
             let r = tree.segments.start as usize..tree.segments.end as usize;
             let tree_mass: f32 = s.mass[r.clone()].iter().sum();
             for i in r {
                 let v = levels.level_of[i] as usize;
-                let g = if m.compensate_gravity {
-                    (sub_first[i] - rest.base[i] * sub_mass[i]).cross(Vec3::new(0.0, -gravity, 0.0))
-                } else {
-                    Vec3::ZERO
-                };
-                let k = levels.body[v].w2 * levels.inertia[v];
-                // At least what the wind it grew in asks of it, and twice what it holds at rest
-                // (`weber::rupture::GROWN_MARGIN`).
-                let limit = if s.parent[i] == NO_PARENT {
+                limit[i] = if s.parent[i] == NO_PARENT {
                     m.anchorage_moment(tree_mass)
                 } else {
                     m.rupture_moment(levels.thickness[v]).max(grown[i])
                 }
-                .max(GROWN_MARGIN * g.length());
-                let room = (limit - g.length()) / k;
-                out.weight[v] = g;
-                out.k[v] = k;
-                out.limit[v] = limit;
-                out.slack[v] = if gone[i] {
-                    f32::INFINITY
-                } else if room >= 0.0 {
-                    room * room
-                } else {
-                    -1.0
-                };
+                .max(GROWN_MARGIN * at_rest[i]);
             }
         }
-        out
-    }
-
-    /// The bending moment joint `v` (level order) carries at deflection `phi` \[N·m\].
-    #[inline]
-    pub fn moment(&self, v: usize, phi: Vec3) -> f32 {
-        (self.weight[v] + phi * self.k[v]).length()
+        // The bound of the cheap check: per joint, A = Σ a_j, W = Σ W_j, B = Σ a_j·r_ij and
+        // G = Σ W_j·r_ij over its subtree, r_ij the path length from its base to the load,
+        // gathered tips first (a child's sums reach its parent over the parent's length).
+        let mut acc = vec![[0.0f32; 4]; n];
+        let mut safe = vec![f32::INFINITY; forest.tree_count()];
+        for (t, tree) in forest.trees.iter().enumerate() {
+            let r = tree.segments.start as usize..tree.segments.end as usize;
+            for i in r.clone().rev() {
+                if gone[i] {
+                    continue;
+                }
+                let v = levels.level_of[i] as usize;
+                let [mut a, mut w, mut b, mut g] = acc[i];
+                let (area, at) = (levels.body[v].wind_gain * levels.inertia[v], levels.body[v].centroid);
+                a += area;
+                b += area * at;
+                w += loads.wood[i];
+                g += loads.wood[i] * at;
+                for l in forest.leaves_of(i) {
+                    let (area, at) = (
+                        leaves.wind_gain[l] * loads.leaf_force[l],
+                        leaves.along[l] + leaves.half_length[l],
+                    );
+                    a += area;
+                    b += area * at;
+                    w += loads.leaf[l];
+                    g += loads.leaf[l] * at;
+                }
+                acc[i] = [a, w, b, g];
+                let room = limit[i] - g;
+                let q = if room < 0.0 {
+                    -1.0
+                } else if b > 0.0 {
+                    room / b
+                } else {
+                    f32::INFINITY
+                };
+                safe[t] = safe[t].min(q);
+                if s.parent[i] != NO_PARENT {
+                    let p = s.parent[i] as usize;
+                    let l = s.length[p];
+                    let e = &mut acc[p];
+                    e[0] += a;
+                    e[1] += w;
+                    e[2] += b + l * a;
+                    e[3] += g + l * w;
+                }
+            }
+        }
+        let cap = |q: f32, gain: f32| if q < 0.0 { -1.0 } else { (q * gain) * (q * gain) };
+        let mut seg_cap = vec![f32::INFINITY; n];
+        let mut leaf_cap = vec![f32::INFINITY; forest.leaf_count()];
+        for (t, tree) in forest.trees.iter().enumerate() {
+            for i in tree.segments.start as usize..tree.segments.end as usize {
+                if gone[i] {
+                    continue;
+                }
+                let v = levels.level_of[i] as usize;
+                seg_cap[i] = cap(safe[t], levels.body[v].wind_gain);
+                for l in forest.leaves_of(i) {
+                    leaf_cap[l] = cap(safe[t], leaves.wind_gain[l]);
+                }
+            }
+        }
+        Strength {
+            loads,
+            limit,
+            seg_cap,
+            leaf_cap,
+            safe,
+        }
     }
 
     pub fn heap_bytes(&self) -> usize {
         use crate::dynamics::vec_bytes as b;
-        b(&self.weight) + b(&self.k) + b(&self.limit) + b(&self.slack)
+        b(&self.loads.wood)
+            + b(&self.loads.leaf)
+            + b(&self.loads.leaf_force)
+            + b(&self.limit)
+            + b(&self.seg_cap)
+            + b(&self.leaf_cap)
+            + b(&self.safe)
     }
 }
 
-/// Whether a deflection of `phi` (a run of level indices) passes its slack: the cheap check
-/// the dynamics loops make.
-#[inline]
-pub(super) fn past_slack(phi: &[Vec3], slack: &[f32]) -> bool {
-    let mut over = false;
-    for (p, &s) in phi.iter().zip(slack) {
-        over |= p.length_squared() > s;
+/// What the statics of a tree read.
+#[derive(Clone, Copy)]
+pub(super) struct Statics<'a> {
+    pub forest: &'a Forest,
+    pub levels: &'a Levels,
+    pub leaves: &'a Leaves,
+    pub loads: &'a Loads,
+    pub gone: &'a [bool],
+}
+
+impl Statics<'_> {
+    /// Whether some body of the tree `tree` (forest range) felt more drag than its cap (the
+    /// cheap check: below every cap no joint of the tree can reach its limit).
+    pub fn past_caps(&self, strength: &Strength, tree: Range<usize>, drag: Drag<'_>) -> bool {
+        let mut over = false;
+        for i in tree.clone() {
+            let v = self.levels.level_of[i] as usize;
+            over |= drag.segments[v].length_squared() > strength.seg_cap[i];
+        }
+        let s = &self.forest.seg;
+        let l = s.leaf_start[tree.start] as usize..s.leaf_start[tree.end] as usize;
+        for (d, &c) in drag.leaves[l.clone()].iter().zip(&strength.leaf_cap[l]) {
+            over |= d.length_squared() > c;
+        }
+        over
     }
-    over
+
+    /// The bending moment every live joint of the tree `tree` (forest range) carries in `pose`
+    /// under the weights and, when given, the step's drag (see the module documentation),
+    /// handed to `out(joint, moment)` from the tips to the root. `sums` (the tree's length) is
+    /// working room.
+    pub fn bending(
+        &self,
+        tree: Range<usize>,
+        pose: &Pose,
+        drag: Option<Drag<'_>>,
+        sums: &mut [(Vec3, Vec3)],
+        mut out: impl FnMut(usize, f32),
+    ) {
+        let (s, lv, lf, loads) = (&self.forest.seg, self.levels, self.leaves, self.loads);
+        sums.fill((Vec3::ZERO, Vec3::ZERO));
+        let origin = pose.base[tree.start];
+        for i in tree.clone().rev() {
+            if self.gone[i] {
+                continue;
+            }
+            let v = lv.level_of[i] as usize;
+            let (mut sf, mut st) = sums[i - tree.start];
+            let axis = segment_axis(pose.orient[i]);
+            let c = pose.base[i] - origin + axis * lv.body[v].centroid;
+            let mut f = Vec3::new(0.0, -loads.wood[i], 0.0);
+            if let Some(d) = drag {
+                f += d.segments[v] * lv.inertia[v];
+            }
+            sf += f;
+            st += c.cross(f);
+            for l in self.forest.leaves_of(i) {
+                let c = pose.leaf_pos[l] - origin + segment_axis(pose.leaf_orient[l]) * lf.half_length[l];
+                let mut f = Vec3::new(0.0, -loads.leaf[l], 0.0);
+                if let Some(d) = drag {
+                    f += d.leaves[l] * loads.leaf_force[l];
+                }
+                sf += f;
+                st += c.cross(f);
+            }
+            let m = st - (pose.base[i] - origin).cross(sf);
+            out(i, (m - axis * m.dot(axis)).length());
+            if s.parent[i] != NO_PARENT {
+                let p = s.parent[i] as usize - tree.start;
+                sums[p].0 += sf;
+                sums[p].1 += st;
+            }
+        }
+    }
+
+    /// The joints of tree `tree` whose bending moment exceeds their limit, tips first.
+    pub fn over(
+        &self,
+        strength: &Strength,
+        tree: Range<usize>,
+        pose: &Pose,
+        drag: Drag<'_>,
+        sums: &mut [(Vec3, Vec3)],
+    ) -> Vec<u32> {
+        let mut over = Vec::new();
+        self.bending(tree, pose, Some(drag), sums, |i, b| {
+            if b > strength.limit[i] {
+                over.push(i as u32);
+            }
+        });
+        over
+    }
 }
 
 /// The segments (forest order) of the piece that breaks off at segment `first`: it and every
 /// descendant not already gone, parents first, within the tree `tree` (forest range).
-pub(super) fn piece(forest: &Forest, tree: std::ops::Range<usize>, first: usize, gone: &[bool]) -> Vec<u32> {
+pub(super) fn piece(forest: &Forest, tree: Range<usize>, first: usize, gone: &[bool]) -> Vec<u32> {
     let s = &forest.seg;
     let mut inside = vec![false; tree.len()];
     inside[first - tree.start] = true;
@@ -179,7 +402,7 @@ pub(super) fn piece(forest: &Forest, tree: std::ops::Range<usize>, first: usize,
 pub(super) fn centre_velocities(
     levels: &Levels,
     forest: &Forest,
-    tree: std::ops::Range<usize>,
+    tree: Range<usize>,
     (phi, omega): (&[Vec3], &[Vec3]),
     pose: &Pose,
     h: f32,

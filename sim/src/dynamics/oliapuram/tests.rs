@@ -762,3 +762,139 @@ fn quadratic_drag_never_reverses_a_swing() {
     let d = model.state.psi_dot[0];
     assert!(d <= 1.0e-6 && d > -8.0e-3, "leaf rate -8 -> {d}");
 }
+
+/// A thick two-segment trunk (y = 0..2 m) with a horizontal branch of `n` untapered segments of
+/// radius `r` along +x from its top, `length` long in all (segments 2..2 + n), no leaves.
+fn cantilever(n: usize, length: f32, r: f32, material: &Material) -> Forest {
+    let l = length / n as f32;
+    let seg = |parent: Option<u32>, base: Vec3, tip: Vec3, r: f32| SkeletonSegment {
+        parent,
+        base,
+        tip,
+        radius_base: r,
+        radius_tip: r,
+    };
+    let mut segments = vec![
+        seg(None, Vec3::ZERO, Vec3::Y, 0.15),
+        seg(Some(0), Vec3::Y, Vec3::Y * 2.0, 0.15),
+    ];
+    for j in 0..n {
+        let at = |k: usize| Vec3::new(l * k as f32, 2.0, 0.0);
+        segments.push(seg(Some(1 + j as u32), at(j), at(j + 1), r));
+    }
+    at_origin(
+        &Skeleton {
+            segments,
+            leaves: Vec::new(),
+        },
+        material,
+    )
+}
+
+/// The statics of a joint against beam theory. A horizontal cantilever of length L under its
+/// weight w per metre and a horizontal load q per metre across it carries, at x from its base,
+/// the bending moment (L - x)²/2·sqrt(w² + q²) (the resultant of each uniform load, (L - x)·w,
+/// at the middle of what lies beyond). The trunk's top joint, 1 m below the branch, carries the
+/// branch's weight moment w·L²/2 and the drag's q·L·1 m, and not the drag's twist about the
+/// trunk's axis, q·L²/2.
+#[test]
+fn joint_statics_match_a_cantilevers_moments() {
+    let (n, length, r) = (8, 2.0f32, 0.03);
+    let f = cantilever(n, length, r, &Material::default());
+    let model = OliapuramModel::new(f, OliapuramParams::default()).unwrap();
+    let s = &model.forest.seg;
+    let g = model.params.gravity;
+    let l = length / n as f32;
+    let w = s.mass[2] * g / l;
+    let q = 37.0f32;
+    // The drag, as the dynamics phase stores it: F/I per segment, in level order.
+    let mut seg_drag = vec![Vec3::ZERO; s.parent.len()];
+    for i in 2..2 + n {
+        let v = model.levels.level_of[i] as usize;
+        seg_drag[v] = Vec3::new(0.0, 0.0, q * l) / model.levels.inertia[v];
+    }
+    let drag = super::rupture::Drag {
+        segments: &seg_drag,
+        leaves: &[],
+    };
+    let mut sums = vec![(Vec3::ZERO, Vec3::ZERO); s.parent.len()];
+    let mut moment = vec![0.0f32; s.parent.len()];
+    let r0 = 0..s.parent.len();
+    model
+        .statics()
+        .bending(r0, &model.pose, Some(drag), &mut sums, |i, b| moment[i] = b);
+    for k in 0..n {
+        let beyond = length - k as f32 * l;
+        let beam = 0.5 * beyond * beyond * (w * w + q * q).sqrt();
+        println!("branch joint {k}: statics {} N·m, beam {beam} N·m", moment[2 + k]);
+        assert!(
+            (moment[2 + k] / beam - 1.0).abs() < 1e-4,
+            "joint {k}: {} vs {beam}",
+            moment[2 + k]
+        );
+    }
+    let top = (0.5 * w * length * length).hypot(q * length * 1.0);
+    println!("trunk top joint: statics {} N·m, expected {top} N·m", moment[1]);
+    assert!((moment[1] / top - 1.0).abs() < 1e-4, "{} vs {top}", moment[1]);
+    // Without the drag: the weight alone.
+    let mut rest = vec![0.0f32; s.parent.len()];
+    model
+        .statics()
+        .bending(0..s.parent.len(), &model.pose, None, &mut sums, |i, b| rest[i] = b);
+    assert!((rest[2] / (0.5 * w * length * length) - 1.0).abs() < 1e-4);
+}
+
+/// The drag the model applies, read by the statics: the branch of the cantilever in a steady
+/// 10 m/s wind across it, with the paper's linear drag (Eq. 14, σ·S_f·v with S_f = 2r·l per
+/// segment, q = σ·2r·v per metre), after one step (the branch has barely moved): its base joint
+/// carries the beam's L²/2·sqrt(w² + q²) within 1 %.
+#[test]
+fn the_steps_drag_reaches_the_joint_statics() {
+    let (n, length, r) = (8, 2.0f32, 0.03);
+    let material = Material {
+        drag_law: DragLaw::Linear,
+        ..Material::default()
+    };
+    let f = cantilever(n, length, r, &material);
+    let mut model = OliapuramModel::new(f, OliapuramParams::for_material(&material)).unwrap();
+    // Towards ±z, across the branch.
+    model.set_wind(Box::new(
+        GustingWind::new(10.0, std::f32::consts::FRAC_PI_2, 0.0, 1).unwrap(),
+    ));
+    let (j, t) = (jobs(1), timings());
+    model.step(&j, &t);
+    let l = length / n as f32;
+    let w = model.forest.seg.mass[2] * model.params.gravity / l;
+    let q = model.params.sigma * 2.0 * r * 10.0;
+    let beam = 0.5 * length * length * (w * w + q * q).sqrt();
+    let m = model.joint_moment(2);
+    println!("after one step: statics {m} N·m, beam {beam} N·m (w {w} N/m, q {q} N/m)");
+    assert!((m / beam - 1.0).abs() < 0.01, "{m} vs {beam}");
+}
+
+/// The breaks of the bench's storm on its test tree (`sylva bench sim --model oliapuram
+/// --segments 1597 --leaves 3603`): a 36 m/s wind breaks it (a branch, and the root at its
+/// anchorage, within 5 s), identically on 1, 2 and 4 workers; a 5 m/s wind breaks nothing in
+/// 20 s.
+#[test]
+fn a_storm_breaks_the_tree_and_a_breeze_does_not() {
+    let run = |speed: f32, steps: usize, threads: usize| {
+        let tf = TestForest::new(1, 1597, 3603, 1, &Material::default()).unwrap();
+        let mut model = OliapuramModel::new(tf.forest, OliapuramParams::default()).unwrap();
+        model.set_wind(Box::new(GustingWind::new(speed, 0.0, 0.5, 1).unwrap()));
+        let (j, t) = (jobs(threads), timings());
+        for _ in 0..steps {
+            model.step(&j, &t);
+        }
+        assert!(model.finite());
+        (model.branches_broken(), model.trees_uprooted(), model.state_hash())
+    };
+    let storm = run(36.0, 300, 1);
+    println!("36 m/s, 5 s: broken {}, uprooted {}", storm.0, storm.1);
+    assert!(storm.0 > 0, "no branch broke in a 36 m/s storm");
+    assert_eq!(run(36.0, 300, 2), storm);
+    assert_eq!(run(36.0, 300, 4), storm);
+    let breeze = run(5.0, 1200, 2);
+    println!("5 m/s, 20 s: broken {}, uprooted {}", breeze.0, breeze.1);
+    assert_eq!((breeze.0, breeze.1), (0, 0), "a 5 m/s breeze broke the tree");
+}
