@@ -609,6 +609,10 @@ impl DynamicsModel for GpuOliapuram {
                 timings.add(id, d);
             }
         }
+        // The breakage rule's dispatches, as the CPU model's breakage phase.
+        if let (Some(id), Some(d)) = (timings.phase_id("breakage"), self.dev.breakage_time()) {
+            timings.add(id, d);
+        }
         self.stale();
         self.time += h;
         for c in self.cpu.colliders_mut() {

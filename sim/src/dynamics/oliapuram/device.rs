@@ -4,14 +4,15 @@
 //! ([`OliapuramModel::breakage_constants`]), and what the model does when they break
 //! ([`OliapuramModel::break_joints`]), as [`OliapuramModel`]'s own step does it (`rupture`).
 //!
-//! The rule the device evaluates (quasi-static, external loads only): every live segment j
-//! carries the load F_j = its bark drag this step + m_j·g (m_j its wood) at its centre of mass
-//! c_j, every live leaf the wind force on its blade this step + m_l·g at its blade's centre;
-//! from the tips to the root, S_F(i) = Σ F and S_T(i) = Σ c × F over the subtree of segment i;
-//! the moment at joint i (its base p_i) is M_i = S_T(i) - p_i × S_F(i), its bending part
-//! |M_i - (M_i·a_i)·a_i| (a_i the segment's axis), and the joint breaks when that exceeds
-//! [`Strength::limit`](super::rupture::Strength) (the rupture moment with its floors; for a
-//! root, the tree's anchorage).
+//! The rule the device evaluates is the model's own (`rupture`, quasi-static, external loads
+//! only): every live segment j carries the load F_j = its bark drag this step + its wood's
+//! weight at its centre of mass c_j, every live leaf the wind force on its blade this step +
+//! its weight at its blade's centre; from the tips to the root, S_F(i) = Σ F and
+//! S_T(i) = Σ c × F over the subtree of segment i; the moment at joint i (its base p_i) is
+//! M_i = S_T(i) - p_i × S_F(i), its bending part |M_i - (M_i·a_i)·a_i| (a_i the segment's
+//! axis), and the joint breaks when that exceeds its limit (the rupture moment with its floors;
+//! for a root, the tree's anchorage). The weights, force factors and limits handed out are the
+//! model's (`rupture::Strength`).
 //!
 //! Invariants: segments in level order, leaves in the model's leaf order (the export's);
 //! broken pieces carry no load (weights zero here, wind gains zero in the masked constants) and
@@ -69,10 +70,11 @@ pub struct DebrisPose {
 
 impl OliapuramModel {
     /// What the device needs to find the joints that break (see [`BreakageConstants`]),
-    /// for the pieces broken off so far.
+    /// for the pieces broken off so far: the model's own weights, force factors and limits
+    /// (`rupture::Strength`), in the export's orders.
     pub fn breakage_constants(&self) -> BreakageConstants {
-        let (lv, f) = (&self.levels, &self.forest);
-        let (s, mat, g) = (&f.seg, &f.material, self.params.gravity);
+        let lv = &self.levels;
+        let loads = &self.strength.loads;
         let n = lv.order.len();
         let mut root = vec![0u32; n];
         for v in 0..n {
@@ -82,45 +84,22 @@ impl OliapuramModel {
             };
         }
         let live = |i: usize| !self.gone[i];
-        let weight = lv
+        let weight = lv.order.iter().map(|&i| loads.wood[i as usize]).collect();
+        let limit = lv
             .order
             .iter()
             .map(|&i| {
                 let i = i as usize;
-                let (l, r0, r1) = (s.length[i], s.radius_base[i], s.radius_tip[i]);
-                // The frustum of wood, as the forest weighs it (its leaves apart).
-                let wood = mat.wood_density * std::f32::consts::PI * l * (r0 * r0 + r0 * r1 + r1 * r1) / 3.0;
                 if live(i) {
-                    wood * g
-                } else {
-                    0.0
-                }
-            })
-            .collect();
-        let limit = (0..n)
-            .map(|v| {
-                if live(lv.order[v] as usize) {
-                    self.strength.limit[v]
+                    self.strength.limit[i]
                 } else {
                     f32::INFINITY
                 }
             })
             .collect();
-        let (mut leaf_force, mut leaf_weight) = (Vec::new(), Vec::new());
-        for v in 0..n {
-            let i = lv.order[v] as usize;
-            let aspect = f.trees[f.tree_of(i)].leaf_aspect;
-            for j in f.leaves_of(i) {
-                let length = f.leaf.length_m(j);
-                let area = std::f32::consts::FRAC_PI_4 * length * length * aspect;
-                leaf_force.push(self.leaves.inertia[j] / self.leaves.half_length[j]);
-                leaf_weight.push(if live(i) {
-                    mat.leaf_mass_per_area * area * g
-                } else {
-                    0.0
-                });
-            }
-        }
+        let model_order = || leaves::model_order(lv);
+        let leaf_force = model_order().map(|l| loads.leaf_force[l]).collect();
+        let leaf_weight = model_order().map(|l| loads.leaf[l]).collect();
         BreakageConstants {
             limit,
             weight,
@@ -156,8 +135,10 @@ impl OliapuramModel {
         }
         self.pose = pose;
         let mut joints: Vec<usize> = over.iter().map(|&v| lv.order[v as usize] as usize).collect();
-        // Forest order, as the model's own step takes them (tree by tree, parents first).
-        joints.sort_unstable();
+        // Tips first, as the model's own step takes them (the forest's order reversed): every
+        // joint over its limit breaks, a piece beyond another's joint on its own first, and a
+        // root uproots what is left of its tree.
+        joints.sort_unstable_by(|a, b| b.cmp(a));
         joints.dedup();
         let mut any = false;
         for t in 0..self.forest.tree_count() {
@@ -207,7 +188,13 @@ impl OliapuramModel {
                 (s.psi[j], s.psi_dot[j]) = (0.0, 0.0);
             }
         }
-        self.strength = rupture::Strength::new(&self.forest, &self.levels, self.params.gravity, &self.gone);
+        self.strength = rupture::Strength::new(
+            &self.forest,
+            &self.levels,
+            &self.leaves,
+            self.params.gravity,
+            &self.gone,
+        );
         true
     }
 
