@@ -581,8 +581,10 @@ impl DynamicsModel for GpuOliapuram {
                 self.fail(e);
             }
         }
-        // The GPU wind on this device is read there: its steps need not download the grid.
+        // The GPU wind on this device is read there: its steps need not download the grid,
+        // unless broken pieces fall through it (the debris, stepped on the CPU, samples it).
         let gpu = &self.dev.gpu;
+        let debris = !self.cpu.debris().is_empty();
         match self
             .cpu
             .wind_mut()
@@ -590,7 +592,8 @@ impl DynamicsModel for GpuOliapuram {
             .and_then(|a| a.downcast_mut::<GpuWind>())
             .filter(|w| Arc::ptr_eq(w.solver().device(), gpu))
         {
-            Some(w) => w.prepare_on_device(self.time, timings),
+            Some(w) if !debris => w.prepare_on_device(self.time, timings),
+            Some(w) => w.prepare(self.time, jobs, timings),
             None => self.cpu.wind_mut().prepare(self.time, jobs, timings),
         }
         if !self.failed() {
