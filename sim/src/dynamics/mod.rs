@@ -26,6 +26,7 @@
 //! [`ModelKind::phases`], its constructor in [`ModelKind::build_from`]). `--model` on the
 //! command line, the viewer's model key and `bench sim` pick it up from [`ModelKind::ALL`].
 
+pub mod breakage;
 pub mod debris;
 pub mod oliapuram;
 pub mod pose;

@@ -52,11 +52,7 @@ impl DynamicsModel for OliapuramModel {
         OliapuramModel::kinetic_energy(self) + self.debris().kinetic_energy()
     }
     fn breakage(&self) -> Option<Breakage> {
-        Some(Breakage {
-            broken: self.branches_broken(),
-            uprooted: self.trees_uprooted(),
-            debris: self.debris().len(),
-        })
+        Some(self.breakage_state().report())
     }
     fn attached(&self, i: usize) -> bool {
         OliapuramModel::attached(self, i)

@@ -88,7 +88,8 @@ use glam::{Quat, Vec3};
 use sylva_engine::{FrameTimings, JobSystem};
 
 use crate::collider::SphereCollider;
-use crate::dynamics::debris::{Debris, DebrisParams};
+use crate::dynamics::breakage::BreakageState;
+use crate::dynamics::debris::Debris;
 use crate::dynamics::{check_forest, ModelParts, Pose, Refused};
 use crate::error::SimError;
 use crate::forest::Forest;
@@ -173,16 +174,8 @@ pub struct OliapuramModel {
     /// Working room of the joints' statics: a subtree sum of forces and moments per segment
     /// (the forest's order).
     sums: Vec<(Vec3, Vec3)>,
-    /// Per segment: part of a piece broken off or of an uprooted tree.
-    gone: Vec<bool>,
-    /// Per segment: a piece broke off at its joint (the first segment of a piece, which hangs
-    /// from nothing even when its parent later breaks off too).
-    cut: Vec<bool>,
-    /// The broken pieces and uprooted trees, as free rigid bodies.
-    debris: Debris,
-    /// Branches broken off and trees uprooted since the last reset.
-    broken: usize,
-    uprooted: usize,
+    /// What broke: the pieces gone, the counts and the debris.
+    breakage: BreakageState,
 }
 
 /// Runs `f` and adds its duration to `ns`.
@@ -270,16 +263,12 @@ impl OliapuramModel {
             leaf_orient: vec![Quat::IDENTITY; m],
             removed: Vec::new(),
         };
-        let gone = vec![false; n];
-        let strength = rupture::Strength::new(&forest, &levels, &leaves, params.gravity, &gone);
+        let breakage = BreakageState::new(n);
+        let strength = rupture::Strength::new(&forest, &levels, &leaves, params.gravity, breakage.gone());
         let mut model = OliapuramModel {
             strength,
             sums: vec![(Vec3::ZERO, Vec3::ZERO); n],
-            gone,
-            cut: vec![false; n],
-            debris: Debris::new(DebrisParams::default()).expect("the default debris settings are valid"),
-            broken: 0,
-            uprooted: 0,
+            breakage,
             forest,
             params,
             levels,
@@ -320,13 +309,13 @@ impl OliapuramModel {
         let (levels, leaves, groups) = OliapuramModel::prepare(&self.forest, &params)?;
         (self.params, self.levels, self.leaves, self.groups) = (params, levels, leaves, groups);
         // The broken pieces stay out of the rebuilt data.
-        rupture::mask(&self.forest, &mut self.levels, &mut self.leaves, &self.gone);
+        rupture::mask(&self.forest, &mut self.levels, &mut self.leaves, self.breakage.gone());
         self.strength = rupture::Strength::new(
             &self.forest,
             &self.levels,
             &self.leaves,
             self.params.gravity,
-            &self.gone,
+            self.breakage.gone(),
         );
         Ok(())
     }
@@ -377,34 +366,39 @@ impl OliapuramModel {
     }
     /// False once any deflection, rate or leaf angle stopped being finite.
     pub fn finite(&self) -> bool {
-        !self.nonfinite && self.debris.finite()
+        !self.nonfinite && self.breakage.debris().finite()
     }
 
     /// The broken pieces and uprooted trees, falling and lying as free rigid bodies.
     pub fn debris(&self) -> &Debris {
-        &self.debris
+        self.breakage.debris()
     }
 
     /// Branches broken off since the last reset.
     pub fn branches_broken(&self) -> usize {
-        self.broken
+        self.breakage.branches_broken()
     }
 
     /// Trees uprooted since the last reset.
     pub fn trees_uprooted(&self) -> usize {
-        self.uprooted
+        self.breakage.trees_uprooted()
     }
 
     /// Whether segment `i` belongs to a piece broken off or to an uprooted tree (it left the
     /// model for the debris).
     pub fn in_piece(&self, i: usize) -> bool {
-        self.gone[i]
+        self.breakage.in_piece(i)
     }
 
     /// Whether segment `i` still hangs from its parent (a root: stands on its roots): false
     /// for the first segment of a piece broken off and for an uprooted tree's root.
     pub fn attached(&self, i: usize) -> bool {
-        !self.cut[i]
+        self.breakage.attached(i)
+    }
+
+    /// What broke: the pieces gone, the counts and the debris.
+    pub fn breakage_state(&self) -> &BreakageState {
+        &self.breakage
     }
 
     /// The bending moment joint `i` (forest order) carries after the last step \[N·m\]: the
@@ -416,7 +410,7 @@ impl OliapuramModel {
         let mut sums = vec![(Vec3::ZERO, Vec3::ZERO); r.len()];
         let mut moment = 0.0;
         self.statics()
-            .bending(r, &self.pose, Some(self.drag()), &mut sums, |j, b| {
+            .bending(r, rupture::At::of(&self.pose), Some(self.drag()), &mut sums, |j, b| {
                 if j == i {
                     moment = b;
                 }
@@ -437,7 +431,7 @@ impl OliapuramModel {
             levels: &self.levels,
             leaves: &self.leaves,
             loads: &self.strength.loads,
-            gone: &self.gone,
+            gone: self.breakage.gone(),
         }
     }
 
@@ -515,6 +509,7 @@ impl OliapuramModel {
     /// piece goes to the debris with its segments' velocities and leaves the model.
     fn break_off(&mut self, over: Vec<(usize, Vec<u32>)>) {
         let h = self.params.dt;
+        let trees: Vec<usize> = over.iter().map(|(t, _)| *t).collect();
         for (t, joints) in over {
             // In the order the statics found them, tips first: every joint over its limit
             // breaks (a piece beyond another's joint leaves first, on its own), and a root
@@ -531,40 +526,33 @@ impl OliapuramModel {
             );
             for i in joints {
                 let i = i as usize;
-                if self.gone[i] {
+                if self.breakage.in_piece(i) {
                     continue;
                 }
-                let segments = rupture::piece(&self.forest, r.clone(), i, &self.gone);
-                self.cut[i] = true;
-                for &g in &segments {
-                    self.gone[g as usize] = true;
-                }
+                let segments = rupture::piece(&self.forest, r.clone(), i, self.breakage.gone());
                 let v: Vec<Vec3> = segments.iter().map(|&g| velocity[g as usize - r.start]).collect();
                 let uprooted = self.forest.seg.parent[i] == crate::forest::NO_PARENT;
-                self.debris.spawn(&self.forest, &segments, &self.pose, &v, uprooted);
-                if uprooted {
-                    self.uprooted += 1;
-                } else {
-                    self.broken += 1;
-                }
+                self.breakage.detach(i, &segments, uprooted);
+                self.breakage
+                    .debris_mut()
+                    .spawn(&self.forest, &segments, &self.pose, &v, uprooted);
             }
         }
-        rupture::mask(&self.forest, &mut self.levels, &mut self.leaves, &self.gone);
+        let gone = self.breakage.gone();
+        rupture::mask(&self.forest, &mut self.levels, &mut self.leaves, gone);
         let s = &mut self.state;
-        for (i, _) in self.gone.iter().enumerate().filter(|(_, &g)| g) {
+        for (i, _) in gone.iter().enumerate().filter(|(_, &g)| g) {
             let v = self.levels.level_of[i] as usize;
             (s.phi[v], s.omega[v]) = (Vec3::ZERO, Vec3::ZERO);
             for j in self.forest.leaves_of(i) {
                 (s.psi[j], s.psi_dot[j]) = (0.0, 0.0);
             }
         }
-        self.strength = rupture::Strength::new(
-            &self.forest,
-            &self.levels,
-            &self.leaves,
-            self.params.gravity,
-            &self.gone,
-        );
+        // The limits and caps of the trees that lost a piece, without it.
+        for t in trees {
+            self.strength
+                .update_tree(&self.forest, &self.levels, &self.leaves, self.params.gravity, gone, t);
+        }
     }
 
     /// Puts every tree back in its generated shape, at rest.
@@ -577,27 +565,25 @@ impl OliapuramModel {
             v.fill(0.0);
         }
         self.nonfinite = false;
-        if self.gone.iter().any(|&g| g) {
+        if self.breakage.gone().iter().any(|&g| g) {
             // Every joint back: the static data rebuilt whole.
             let (levels, leaves, groups) = OliapuramModel::prepare(&self.forest, &self.params)
                 .expect("the model's own forest and settings were accepted before");
             (self.levels, self.leaves, self.groups) = (levels, leaves, groups);
-            self.gone.fill(false);
-            self.cut.fill(false);
+            self.breakage.clear();
             self.strength = rupture::Strength::new(
                 &self.forest,
                 &self.levels,
                 &self.leaves,
                 self.params.gravity,
-                &self.gone,
+                self.breakage.gone(),
             );
         }
         self.state.seg_drag.fill(Vec3::ZERO);
         self.state.leaf_drag.fill(Vec3::ZERO);
-        self.debris.clear();
-        (self.broken, self.uprooted) = (0, 0);
+        self.breakage.clear();
         self.refresh_pose();
-        self.debris.write_pose(&self.forest, &mut self.pose);
+        self.breakage.debris().write_pose(&self.forest, &mut self.pose);
     }
 
     /// Kinetic energy of the model's bodies, ½·Σ I·|ω|² over segments (I = m·l²/3 about the
@@ -623,10 +609,7 @@ impl OliapuramModel {
         h.add(s.phi.iter().chain(&s.omega).flat_map(|v| v.to_array()));
         h.add(leaves::model_order(&self.levels).map(|j| s.psi[j]));
         h.add(leaves::model_order(&self.levels).map(|j| s.psi_dot[j]));
-        if self.broken + self.uprooted > 0 {
-            h.add(self.gone.iter().map(|&g| if g { 1.0 } else { 0.0 }));
-            self.debris.hash_state(&mut h);
-        }
+        self.breakage.hash_state(&mut h);
         h.finish()
     }
 
@@ -656,9 +639,7 @@ impl OliapuramModel {
             + b(&s.leaf_drag)
             + b(&self.sums)
             + self.strength.heap_bytes()
-            + b(&self.gone)
-            + b(&self.cut)
-            + self.debris.heap_bytes()
+            + self.breakage.heap_bytes()
     }
 
     /// Advances one time step. Phase times (work time, summed over threads) are added to the
@@ -689,10 +670,10 @@ impl OliapuramModel {
             self.break_off(over);
         }
         self.phase_ns[BREAKAGE].fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        if self.broken + self.uprooted > 0 {
-            self.debris
-                .step(&self.forest, &*self.wind, &self.colliders, self.params.dt, jobs);
-            self.debris.write_pose(&self.forest, &mut self.pose);
+        if self.breakage.any() {
+            let debris = self.breakage.debris_mut();
+            debris.step(&self.forest, &*self.wind, &self.colliders, self.params.dt, jobs);
+            debris.write_pose(&self.forest, &mut self.pose);
         }
         for (k, name) in PHASES.iter().enumerate() {
             if let Some(id) = timings.phase_id(name) {

@@ -104,172 +104,217 @@ pub(super) struct Strength {
     pub leaf_cap: Vec<f32>,
     /// Per tree: the largest pressure (drag force per unit of a_j) that cannot break it \[N/m²\].
     pub safe: Vec<f32>,
+    /// Per segment: the moment the wind the trees grew in puts on its joint in the rest pose
+    /// (`weber::grown_moments`), the floor of its rupture moment \[N·m\].
+    grown: Vec<f32>,
 }
 
-/// Every segment's base and orientation at rest (θ' = 0), in the forest's order.
-fn rest_pose(forest: &Forest, levels: &Levels, leaves: &Leaves) -> Pose {
-    let n = forest.segment_count();
-    let m = forest.leaf_count();
+/// A pose, or a part of one: segments from forest index `seg0` on, leaves from forest leaf
+/// `leaf0` on.
+#[derive(Clone, Copy)]
+pub(super) struct At<'a> {
+    pub base: &'a [Vec3],
+    pub orient: &'a [Quat],
+    pub leaf_pos: &'a [Vec3],
+    pub leaf_orient: &'a [Quat],
+    pub seg0: usize,
+    pub leaf0: usize,
+}
+
+impl<'a> At<'a> {
+    /// The whole of `pose`.
+    pub fn of(pose: &'a Pose) -> At<'a> {
+        At {
+            base: &pose.base,
+            orient: &pose.orient,
+            leaf_pos: &pose.leaf_pos,
+            leaf_orient: &pose.leaf_orient,
+            seg0: 0,
+            leaf0: 0,
+        }
+    }
+}
+
+/// The segments' bases and orientations at rest (θ' = 0) of the forest range `r`, from
+/// `r.start` on; `r` holds whole trees (parents inside it).
+fn rest_segments(forest: &Forest, levels: &Levels, r: Range<usize>) -> (Vec<Vec3>, Vec<Quat>) {
     let s = &forest.seg;
-    let mut rest = Pose {
-        base: vec![Vec3::ZERO; n],
-        orient: vec![Quat::IDENTITY; n],
-        leaf_pos: vec![Vec3::ZERO; m],
-        leaf_orient: vec![Quat::IDENTITY; m],
-        removed: Vec::new(),
-    };
-    for i in 0..n {
-        let v = levels.level_of[i] as usize;
-        rest.orient[i] = levels.rest_world[v];
-        rest.base[i] = match s.parent[i] {
+    let (mut base, mut orient) = (vec![Vec3::ZERO; r.len()], vec![Quat::IDENTITY; r.len()]);
+    for i in r.clone() {
+        let (k, v) = (i - r.start, levels.level_of[i] as usize);
+        orient[k] = levels.rest_world[v];
+        base[k] = match s.parent[i] {
             NO_PARENT => levels.root_base[v],
             p => {
-                let p = p as usize;
-                rest.base[p] + segment_axis(rest.orient[p]) * s.length[p]
+                let p = p as usize - r.start;
+                base[p] + segment_axis(orient[p]) * s.length[p + r.start]
             }
         };
     }
-    leaves::pose(
-        &s.leaf_start,
-        leaves,
-        0,
-        (&rest.orient, &rest.base),
-        &vec![0.0; m],
-        (&mut rest.leaf_pos, &mut rest.leaf_orient),
-        &mut Vec::new(),
-    );
-    rest
+    (base, orient)
 }
 
 impl Strength {
     /// The strength of every joint, from the material and the rest pose (θ' = 0), leaving out
     /// the segments `gone`.
     pub fn new(forest: &Forest, levels: &Levels, leaves: &Leaves, gravity: f32, gone: &[bool]) -> Strength {
-        let n = forest.segment_count();
+        let (n, m) = (forest.segment_count(), forest.leaf_count());
+        let (base, orient) = rest_segments(forest, levels, 0..n);
+        let mut out = Strength {
+            loads: Loads {
+                wood: vec![0.0; n],
+                leaf: vec![0.0; m],
+                leaf_force: (0..m).map(|l| leaves.inertia[l] / leaves.half_length[l]).collect(),
+            },
+            limit: vec![0.0; n],
+            seg_cap: vec![f32::INFINITY; n],
+            leaf_cap: vec![f32::INFINITY; m],
+            safe: vec![f32::INFINITY; forest.tree_count()],
+            grown: grown_moments(forest, &base, &orient),
+        };
+        for t in 0..forest.tree_count() {
+            out.update_tree(forest, levels, leaves, gravity, gone, t);
+        }
+        out
+    }
+
+    /// Recomputes the loads, limits and caps of tree `t`, leaving out the segments `gone` (after
+    /// a piece of it broke off).
+    pub fn update_tree(
+        &mut self,
+        forest: &Forest,
+        levels: &Levels,
+        leaves: &Leaves,
+        gravity: f32,
+        gone: &[bool],
+        t: usize,
+    ) {
         let s = &forest.seg;
         let m = &forest.material;
+        let tree = &forest.trees[t];
+        let r = tree.segments.start as usize..tree.segments.end as usize;
+        let lr = s.leaf_start[r.start] as usize..s.leaf_start[r.end] as usize;
         // Weights: the wood at the segment, each leaf at its blade.
-        let mut loads = Loads {
-            wood: vec![0.0; n],
-            leaf: vec![0.0; forest.leaf_count()],
-            leaf_force: (0..forest.leaf_count())
-                .map(|l| leaves.inertia[l] / leaves.half_length[l])
-                .collect(),
-        };
-        for i in 0..n {
-            let r = forest.leaves_of(i);
-            let leaf_mass: f32 = leaves.mass[r.clone()].iter().sum();
-            if !gone[i] {
-                loads.wood[i] = (s.mass[i] - leaf_mass).max(0.0) * gravity;
-                for l in r {
-                    loads.leaf[l] = leaves.mass[l] * gravity;
-                }
+        let loads = &mut self.loads;
+        for i in r.clone() {
+            let own = forest.leaves_of(i);
+            let leaf_mass: f32 = leaves.mass[own.clone()].iter().sum();
+            loads.wood[i] = if gone[i] {
+                0.0
+            } else {
+                (s.mass[i] - leaf_mass).max(0.0) * gravity
+            };
+            for l in own {
+                loads.leaf[l] = if gone[i] { 0.0 } else { leaves.mass[l] * gravity };
             }
         }
-        let rest = rest_pose(forest, levels, leaves);
-        // The moment the wind the trees grew in puts on each joint in the rest pose: the
-        // floor of its rupture moment (`weber::grown_moments`).
-        let grown = grown_moments(forest, &rest.base, &rest.orient);
-        // What each joint carries at rest, weights only.
-        let mut at_rest = vec![0.0f32; n];
+        // What each joint carries at rest, weights only, when the springs hold it.
+        let mut at_rest = vec![0.0f32; r.len()];
         if m.compensate_gravity {
-            let mut sums = vec![(Vec3::ZERO, Vec3::ZERO); n];
-            for tree in &forest.trees {
-                let r = tree.segments.start as usize..tree.segments.end as usize;
-                let statics = Statics {
-                    forest,
-                    levels,
-                    leaves,
-                    loads: &loads,
-                    gone,
-                };
-                statics.bending(r.clone(), &rest, None, &mut sums[r], |i, b| at_rest[i] = b);
-            }
+            let (base, orient) = rest_segments(forest, levels, r.clone());
+            let (mut leaf_pos, mut leaf_orient) = (vec![Vec3::ZERO; lr.len()], vec![Quat::IDENTITY; lr.len()]);
+            leaves::pose(
+                &s.leaf_start,
+                leaves,
+                r.start,
+                (&orient, &base),
+                &vec![0.0; lr.len()],
+                (&mut leaf_pos, &mut leaf_orient),
+                &mut Vec::new(),
+            );
+            let at = At {
+                base: &base,
+                orient: &orient,
+                leaf_pos: &leaf_pos,
+                leaf_orient: &leaf_orient,
+                seg0: r.start,
+                leaf0: lr.start,
+            };
+            let statics = Statics {
+                forest,
+                levels,
+                leaves,
+                loads: &self.loads,
+                gone,
+            };
+            let mut sums = vec![(Vec3::ZERO, Vec3::ZERO); r.len()];
+            statics.bending(r.clone(), at, None, &mut sums, |i, b| at_rest[i - r.start] = b);
         }
-        let mut limit = vec![0.0f32; n];
-        for tree in &forest.trees {
-            let r = tree.segments.start as usize..tree.segments.end as usize;
-            let tree_mass: f32 = s.mass[r.clone()].iter().sum();
-            for i in r {
-                let v = levels.level_of[i] as usize;
-                limit[i] = if s.parent[i] == NO_PARENT {
-                    m.anchorage_moment(tree_mass)
-                } else {
-                    m.rupture_moment(levels.thickness[v]).max(grown[i])
-                }
-                .max(GROWN_MARGIN * at_rest[i]);
+        let tree_mass: f32 = s.mass[r.clone()].iter().sum();
+        for i in r.clone() {
+            let v = levels.level_of[i] as usize;
+            self.limit[i] = if s.parent[i] == NO_PARENT {
+                m.anchorage_moment(tree_mass)
+            } else {
+                m.rupture_moment(levels.thickness[v]).max(self.grown[i])
             }
+            .max(GROWN_MARGIN * at_rest[i - r.start]);
         }
         // The bound of the cheap check: per joint, A = Σ a_j, W = Σ W_j, B = Σ a_j·r_ij and
         // G = Σ W_j·r_ij over its subtree, r_ij the path length from its base to the load,
         // gathered tips first (a child's sums reach its parent over the parent's length).
-        let mut acc = vec![[0.0f32; 4]; n];
-        let mut safe = vec![f32::INFINITY; forest.tree_count()];
-        for (t, tree) in forest.trees.iter().enumerate() {
-            let r = tree.segments.start as usize..tree.segments.end as usize;
-            for i in r.clone().rev() {
-                if gone[i] {
-                    continue;
-                }
-                let v = levels.level_of[i] as usize;
-                let [mut a, mut w, mut b, mut g] = acc[i];
-                let (area, at) = (levels.body[v].wind_gain * levels.inertia[v], levels.body[v].centroid);
+        let loads = &self.loads;
+        let mut acc = vec![[0.0f32; 4]; r.len()];
+        let mut safe = f32::INFINITY;
+        for i in r.clone().rev() {
+            if gone[i] {
+                continue;
+            }
+            let v = levels.level_of[i] as usize;
+            let [mut a, mut w, mut b, mut g] = acc[i - r.start];
+            let (area, at) = (levels.body[v].wind_gain * levels.inertia[v], levels.body[v].centroid);
+            a += area;
+            b += area * at;
+            w += loads.wood[i];
+            g += loads.wood[i] * at;
+            for l in forest.leaves_of(i) {
+                let (area, at) = (
+                    leaves.wind_gain[l] * loads.leaf_force[l],
+                    leaves.along[l] + leaves.half_length[l],
+                );
                 a += area;
                 b += area * at;
-                w += loads.wood[i];
-                g += loads.wood[i] * at;
-                for l in forest.leaves_of(i) {
-                    let (area, at) = (
-                        leaves.wind_gain[l] * loads.leaf_force[l],
-                        leaves.along[l] + leaves.half_length[l],
-                    );
-                    a += area;
-                    b += area * at;
-                    w += loads.leaf[l];
-                    g += loads.leaf[l] * at;
-                }
-                acc[i] = [a, w, b, g];
-                let room = limit[i] - g;
-                let q = if room < 0.0 {
-                    -1.0
-                } else if b > 0.0 {
-                    room / b
-                } else {
-                    f32::INFINITY
-                };
-                safe[t] = safe[t].min(q);
-                if s.parent[i] != NO_PARENT {
-                    let p = s.parent[i] as usize;
-                    let l = s.length[p];
-                    let e = &mut acc[p];
-                    e[0] += a;
-                    e[1] += w;
-                    e[2] += b + l * a;
-                    e[3] += g + l * w;
-                }
+                w += loads.leaf[l];
+                g += loads.leaf[l] * at;
+            }
+            let room = self.limit[i] - g;
+            let q = if room < 0.0 {
+                -1.0
+            } else if b > 0.0 {
+                room / b
+            } else {
+                f32::INFINITY
+            };
+            safe = safe.min(q);
+            if s.parent[i] != NO_PARENT {
+                let p = s.parent[i] as usize;
+                let l = s.length[p];
+                let e = &mut acc[p - r.start];
+                e[0] += a;
+                e[1] += w;
+                e[2] += b + l * a;
+                e[3] += g + l * w;
             }
         }
-        let cap = |q: f32, gain: f32| if q < 0.0 { -1.0 } else { (q * gain) * (q * gain) };
-        let mut seg_cap = vec![f32::INFINITY; n];
-        let mut leaf_cap = vec![f32::INFINITY; forest.leaf_count()];
-        for (t, tree) in forest.trees.iter().enumerate() {
-            for i in tree.segments.start as usize..tree.segments.end as usize {
-                if gone[i] {
-                    continue;
-                }
-                let v = levels.level_of[i] as usize;
-                seg_cap[i] = cap(safe[t], levels.body[v].wind_gain);
-                for l in forest.leaves_of(i) {
-                    leaf_cap[l] = cap(safe[t], leaves.wind_gain[l]);
-                }
+        self.safe[t] = safe;
+        let cap = |gain: f32| {
+            if safe < 0.0 {
+                -1.0
+            } else {
+                (safe * gain) * (safe * gain)
             }
-        }
-        Strength {
-            loads,
-            limit,
-            seg_cap,
-            leaf_cap,
-            safe,
+        };
+        for i in r {
+            let gone = gone[i];
+            let v = levels.level_of[i] as usize;
+            self.seg_cap[i] = if gone {
+                f32::INFINITY
+            } else {
+                cap(levels.body[v].wind_gain)
+            };
+            for l in forest.leaves_of(i) {
+                self.leaf_cap[l] = if gone { f32::INFINITY } else { cap(leaves.wind_gain[l]) };
+            }
         }
     }
 
@@ -282,6 +327,7 @@ impl Strength {
             + b(&self.seg_cap)
             + b(&self.leaf_cap)
             + b(&self.safe)
+            + b(&self.grown)
     }
 }
 
@@ -312,29 +358,30 @@ impl Statics<'_> {
         over
     }
 
-    /// The bending moment every live joint of the tree `tree` (forest range) carries in `pose`
+    /// The bending moment every live joint of the tree `tree` (forest range) carries in `at`
     /// under the weights and, when given, the step's drag (see the module documentation),
     /// handed to `out(joint, moment)` from the tips to the root. `sums` (the tree's length) is
     /// working room.
     pub fn bending(
         &self,
         tree: Range<usize>,
-        pose: &Pose,
+        at: At<'_>,
         drag: Option<Drag<'_>>,
         sums: &mut [(Vec3, Vec3)],
         mut out: impl FnMut(usize, f32),
     ) {
         let (s, lv, lf, loads) = (&self.forest.seg, self.levels, self.leaves, self.loads);
         sums.fill((Vec3::ZERO, Vec3::ZERO));
-        let origin = pose.base[tree.start];
+        let (s0, l0) = (at.seg0, at.leaf0);
+        let origin = at.base[tree.start - s0];
         for i in tree.clone().rev() {
             if self.gone[i] {
                 continue;
             }
             let v = lv.level_of[i] as usize;
             let (mut sf, mut st) = sums[i - tree.start];
-            let axis = segment_axis(pose.orient[i]);
-            let c = pose.base[i] - origin + axis * lv.body[v].centroid;
+            let (base, axis) = (at.base[i - s0] - origin, segment_axis(at.orient[i - s0]));
+            let c = base + axis * lv.body[v].centroid;
             let mut f = Vec3::new(0.0, -loads.wood[i], 0.0);
             if let Some(d) = drag {
                 f += d.segments[v] * lv.inertia[v];
@@ -342,7 +389,7 @@ impl Statics<'_> {
             sf += f;
             st += c.cross(f);
             for l in self.forest.leaves_of(i) {
-                let c = pose.leaf_pos[l] - origin + segment_axis(pose.leaf_orient[l]) * lf.half_length[l];
+                let c = at.leaf_pos[l - l0] - origin + segment_axis(at.leaf_orient[l - l0]) * lf.half_length[l];
                 let mut f = Vec3::new(0.0, -loads.leaf[l], 0.0);
                 if let Some(d) = drag {
                     f += d.leaves[l] * loads.leaf_force[l];
@@ -350,7 +397,7 @@ impl Statics<'_> {
                 sf += f;
                 st += c.cross(f);
             }
-            let m = st - (pose.base[i] - origin).cross(sf);
+            let m = st - base.cross(sf);
             out(i, (m - axis * m.dot(axis)).length());
             if s.parent[i] != NO_PARENT {
                 let p = s.parent[i] as usize - tree.start;
@@ -370,7 +417,7 @@ impl Statics<'_> {
         sums: &mut [(Vec3, Vec3)],
     ) -> Vec<u32> {
         let mut over = Vec::new();
-        self.bending(tree, pose, Some(drag), sums, |i, b| {
+        self.bending(tree, At::of(pose), Some(drag), sums, |i, b| {
             if b > strength.limit[i] {
                 over.push(i as u32);
             }

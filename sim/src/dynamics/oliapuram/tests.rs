@@ -820,9 +820,13 @@ fn joint_statics_match_a_cantilevers_moments() {
     let mut sums = vec![(Vec3::ZERO, Vec3::ZERO); s.parent.len()];
     let mut moment = vec![0.0f32; s.parent.len()];
     let r0 = 0..s.parent.len();
-    model
-        .statics()
-        .bending(r0, &model.pose, Some(drag), &mut sums, |i, b| moment[i] = b);
+    model.statics().bending(
+        r0,
+        super::rupture::At::of(&model.pose),
+        Some(drag),
+        &mut sums,
+        |i, b| moment[i] = b,
+    );
     for k in 0..n {
         let beyond = length - k as f32 * l;
         let beam = 0.5 * beyond * beyond * (w * w + q * q).sqrt();
@@ -838,9 +842,13 @@ fn joint_statics_match_a_cantilevers_moments() {
     assert!((moment[1] / top - 1.0).abs() < 1e-4, "{} vs {top}", moment[1]);
     // Without the drag: the weight alone.
     let mut rest = vec![0.0f32; s.parent.len()];
-    model
-        .statics()
-        .bending(0..s.parent.len(), &model.pose, None, &mut sums, |i, b| rest[i] = b);
+    model.statics().bending(
+        0..s.parent.len(),
+        super::rupture::At::of(&model.pose),
+        None,
+        &mut sums,
+        |i, b| rest[i] = b,
+    );
     assert!((rest[2] / (0.5 * w * length * length) - 1.0).abs() < 1e-4);
 }
 

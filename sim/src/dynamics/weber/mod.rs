@@ -53,7 +53,8 @@ use glam::{DVec3, Quat, Vec3};
 use sylva_engine::{FrameTimings, JobGraph, JobGraphBuilder, JobSystem};
 
 use crate::collider::SphereCollider;
-use crate::dynamics::debris::{Debris, DebrisParams};
+use crate::dynamics::breakage::BreakageState;
+use crate::dynamics::debris::Debris;
 use crate::dynamics::{check_forest, split_lengths, ModelParts, Pose, PoseView, Refused};
 use crate::error::SimError;
 use crate::forest::Forest;
@@ -218,19 +219,11 @@ pub struct WeberModel {
     per_phase: JobGraph<Shared>,
     time: f64,
     stats: StepStats,
-    /// The broken pieces and uprooted trees, as free rigid bodies.
-    debris: Debris,
-    /// Per segment: part of a piece broken off or of an uprooted tree.
-    gone: Vec<bool>,
-    /// Per segment: a piece broke off at its joint (the first segment of a piece, which hangs
-    /// from nothing even when its parent later breaks off too).
-    cut: Vec<bool>,
+    /// What broke: the pieces gone, the counts and the debris.
+    breakage: BreakageState,
     /// Each joint's wind-grown moment \[N·m\] (`rupture::grown_moments`), from the generated
     /// shape: the floor of its rupture moment.
     grown: Vec<f32>,
-    /// Branches broken off and trees uprooted since the last reset.
-    broken: usize,
-    uprooted: usize,
 }
 
 impl WeberModel {
@@ -336,12 +329,8 @@ impl WeberModel {
             per_phase: per_phase_graph(),
             time: 0.0,
             stats: StepStats::default(),
-            debris: Debris::new(DebrisParams::default()).expect("the default debris settings are valid"),
-            gone: vec![false; n],
-            cut: vec![false; n],
+            breakage: BreakageState::new(n),
             grown: Vec::new(),
-            broken: 0,
-            uprooted: 0,
         };
         sim.sh.over = (0..sim.sh.forest.tree_count())
             .map(|_| AtomicBool::new(false))
@@ -444,7 +433,7 @@ impl WeberModel {
     }
     /// False once any angle or velocity stopped being finite.
     pub fn finite(&self) -> bool {
-        !self.sh.nonfinite.load(Ordering::Relaxed) && self.debris.finite()
+        !self.sh.nonfinite.load(Ordering::Relaxed) && self.breakage.debris().finite()
     }
 
     /// The pose of every segment and leaf after the last step.
@@ -492,46 +481,48 @@ impl WeberModel {
         if self.sh.live.take().is_some() {
             // Every joint back: the forest's arrays, their moments and factorisation.
             self.sh.limit = rupture::limits(&self.sh.forest, &self.grown);
-            self.gone.fill(false);
-            self.cut.fill(false);
             self.refresh_moments();
             self.prepare_solver();
         }
         for o in &self.sh.over {
             o.store(false, Ordering::Relaxed);
         }
-        self.debris.clear();
-        (self.broken, self.uprooted) = (0, 0);
+        self.breakage.clear();
         self.refresh_pose();
         let sh = &self.sh;
-        self.debris.write_pose(&sh.forest, &mut lock(&sh.pose));
+        self.breakage.debris().write_pose(&sh.forest, &mut lock(&sh.pose));
     }
 
     /// The broken pieces and uprooted trees, falling and lying as free rigid bodies.
     pub fn debris(&self) -> &Debris {
-        &self.debris
+        self.breakage.debris()
     }
 
     /// Branches broken off since the last reset.
     pub fn branches_broken(&self) -> usize {
-        self.broken
+        self.breakage.branches_broken()
     }
 
     /// Trees uprooted since the last reset.
     pub fn trees_uprooted(&self) -> usize {
-        self.uprooted
+        self.breakage.trees_uprooted()
     }
 
     /// Whether segment `i` belongs to a piece broken off or to an uprooted tree (it left the
     /// model for the debris).
     pub fn in_piece(&self, i: usize) -> bool {
-        self.gone[i]
+        self.breakage.in_piece(i)
     }
 
     /// Whether segment `i` still hangs from its parent (a root: stands on its roots): false
     /// for the first segment of a piece broken off and for an uprooted tree's root.
     pub fn attached(&self, i: usize) -> bool {
-        !self.cut[i]
+        self.breakage.attached(i)
+    }
+
+    /// What broke: the pieces gone, the counts and the debris.
+    pub fn breakage_state(&self) -> &BreakageState {
+        &self.breakage
     }
 
     /// The bending moment joint `i` carries after the last step \[N·m\]: its spring's torque,
@@ -625,10 +616,7 @@ impl WeberModel {
             let pl = self.plane(k);
             h.add(pl.theta.iter().chain(&pl.vel).chain(&pl.y).copied());
         }
-        if self.broken + self.uprooted > 0 {
-            h.add(self.gone.iter().map(|&g| if g { 1.0 } else { 0.0 }));
-            self.debris.hash_state(&mut h);
-        }
+        self.breakage.hash_state(&mut h);
         h.finish()
     }
 
@@ -651,8 +639,8 @@ impl WeberModel {
         total += b(&dir[0]) + b(&dir[1]);
         let scratch = read(&self.sh.scratch);
         total +=
-            b(&sh.limit) + b(&sh.over) + b(&self.gone) + b(&self.cut) + sh.live.as_ref().map_or(0, |l| l.heap_bytes());
-        total + b(&scratch.load) + b(&scratch.centre_wind) + b(&scratch.leaf_wind) + self.debris.heap_bytes()
+            b(&sh.limit) + b(&sh.over) + self.breakage.heap_bytes() + sh.live.as_ref().map_or(0, |l| l.heap_bytes());
+        total + b(&scratch.load) + b(&scratch.centre_wind) + b(&scratch.leaf_wind)
     }
 
     /// Advances one time step. Phase times (work time, summed over threads) are added to the
@@ -702,11 +690,11 @@ impl WeberModel {
                 self.break_tree(t);
             }
         }
-        if self.broken + self.uprooted > 0 {
+        if self.breakage.any() {
             let sh = &self.sh;
-            self.debris
-                .step(&sh.forest, &*sh.wind, &sh.colliders, sh.params.dt, jobs);
-            self.debris.write_pose(&sh.forest, &mut lock(&sh.pose));
+            let debris = self.breakage.debris_mut();
+            debris.step(&sh.forest, &*sh.wind, &sh.colliders, sh.params.dt, jobs);
+            debris.write_pose(&sh.forest, &mut lock(&sh.pose));
         }
         for (k, name) in PHASES.iter().enumerate() {
             if let Some(id) = timings.phase_id(name) {
@@ -821,17 +809,14 @@ impl WeberModel {
                 h,
             );
             for i in over {
-                if self.gone[offset + i] {
+                if self.breakage.in_piece(offset + i) {
                     continue;
                 }
-                let segments = rupture::piece(&sh.forest, offset, len, i, &self.gone);
-                self.cut[offset + i] = true;
-                for &g in &segments {
-                    self.gone[g as usize] = true;
-                }
+                let segments = rupture::piece(&sh.forest, offset, len, i, self.breakage.gone());
                 let uprooted = i == 0;
+                self.breakage.detach(offset + i, &segments, uprooted);
                 rupture::spawn(
-                    &mut self.debris,
+                    self.breakage.debris_mut(),
                     &sh.forest,
                     &segments,
                     offset,
@@ -844,7 +829,7 @@ impl WeberModel {
         }
         let forest = &self.sh.forest;
         let live = self.sh.live.get_or_insert_with(|| rupture::Live::of(forest));
-        for (segments, uprooted) in &pieces {
+        for (segments, _) in &pieces {
             rupture::mask(live, segments, h);
             for &g in segments {
                 self.sh.limit[g as usize] = f32::INFINITY;
@@ -864,11 +849,6 @@ impl WeberModel {
                     pl.vel[g as usize] = v;
                     pl.y[g as usize] = 0.0;
                 }
-            }
-            if *uprooted {
-                self.uprooted += 1;
-            } else {
-                self.broken += 1;
             }
         }
         rupture::tree_inertia(forest, live, offset, len);
