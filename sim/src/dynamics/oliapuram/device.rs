@@ -20,7 +20,7 @@
 
 use glam::{Quat, Vec3};
 
-use super::{leaves, rupture, OliapuramModel};
+use super::{leaves, OliapuramModel};
 use crate::dynamics::Pose;
 use crate::forest::NO_PARENT;
 
@@ -83,7 +83,7 @@ impl OliapuramModel {
                 p => root[p as usize],
             };
         }
-        let live = |i: usize| !self.gone[i];
+        let live = |i: usize| !self.breakage.in_piece(i);
         let weight = lv.order.iter().map(|&i| loads.wood[i as usize]).collect();
         let limit = lv
             .order
@@ -111,15 +111,13 @@ impl OliapuramModel {
     }
 
     /// Breaks the joints `over` (level indices) the device found over their limits after its
-    /// last step, from the device's state and pose: each piece (the joint's segment and what
-    /// it carries, not already broken off) goes to the debris with its segments' velocities,
-    /// or its tree is uprooted at a root, and leaves the model exactly as in
-    /// [`step`](Self::step) (`rupture::mask`, deflections and rates zeroed, weight moments
-    /// recomputed). The model's state and pose become the device's (the broken pieces'
-    /// zeroed), for the caller to upload again with [`export`](Self::export) and
-    /// [`breakage_constants`](Self::breakage_constants). Returns whether anything broke.
+    /// last step, from the device's state and pose: the model's state and pose become the
+    /// device's, and the model's own step breaks them off (`break_off`: tree by tree, tips
+    /// first, each piece to the debris with its segments' velocities, a root uprooting what is
+    /// left of its tree; then masked, zeroed, the tree's limits updated). The caller uploads
+    /// the model again ([`export`](Self::export),
+    /// [`breakage_constants`](Self::breakage_constants)). Returns whether anything broke.
     pub fn break_joints(&mut self, over: &[u32], device: DeviceState) -> bool {
-        let h = self.params.dt;
         let lv = &self.levels;
         let DeviceState {
             phi,
@@ -134,67 +132,28 @@ impl OliapuramModel {
             (s.psi[j], s.psi_dot[j]) = (psi[k], psi_dot[k]);
         }
         self.pose = pose;
-        let mut joints: Vec<usize> = over.iter().map(|&v| lv.order[v as usize] as usize).collect();
-        // Tips first, as the model's own step takes them (the forest's order reversed): every
-        // joint over its limit breaks, a piece beyond another's joint on its own first, and a
-        // root uproots what is left of its tree.
+        let mut joints: Vec<usize> = over
+            .iter()
+            .map(|&v| lv.order[v as usize] as usize)
+            .filter(|&i| !self.breakage.in_piece(i))
+            .collect();
+        // Tips first within each tree, as the model's statics find them (the forest's order
+        // reversed); trees in order.
         joints.sort_unstable_by(|a, b| b.cmp(a));
         joints.dedup();
-        let mut any = false;
-        for t in 0..self.forest.tree_count() {
-            let tree = &self.forest.trees[t].segments;
-            let r = tree.start as usize..tree.end as usize;
-            let here: Vec<usize> = joints.iter().copied().filter(|i| r.contains(i)).collect();
-            if here.iter().all(|&i| self.gone[i]) {
-                continue;
-            }
-            let velocity = rupture::centre_velocities(
-                &self.levels,
-                &self.forest,
-                r.clone(),
-                (&self.state.phi, &self.state.omega),
-                &self.pose,
-                h,
-            );
-            for i in here {
-                if self.gone[i] {
-                    continue;
-                }
-                let segments = rupture::piece(&self.forest, r.clone(), i, &self.gone);
-                self.cut[i] = true;
-                for &g in &segments {
-                    self.gone[g as usize] = true;
-                }
-                let v: Vec<Vec3> = segments.iter().map(|&g| velocity[g as usize - r.start]).collect();
-                let uprooted = self.forest.seg.parent[i] == NO_PARENT;
-                self.debris.spawn(&self.forest, &segments, &self.pose, &v, uprooted);
-                if uprooted {
-                    self.uprooted += 1;
-                } else {
-                    self.broken += 1;
-                }
-                any = true;
+        let mut by_tree: Vec<(usize, Vec<u32>)> = Vec::new();
+        for i in joints {
+            let t = self.forest.tree_of(i);
+            match by_tree.iter_mut().find(|(u, _)| *u == t) {
+                Some((_, js)) => js.push(i as u32),
+                None => by_tree.push((t, vec![i as u32])),
             }
         }
-        if !any {
+        by_tree.sort_by_key(|(t, _)| *t);
+        if by_tree.is_empty() {
             return false;
         }
-        rupture::mask(&self.forest, &mut self.levels, &mut self.leaves, &self.gone);
-        let s = &mut self.state;
-        for (i, _) in self.gone.iter().enumerate().filter(|(_, &g)| g) {
-            let v = self.levels.level_of[i] as usize;
-            (s.phi[v], s.omega[v]) = (Vec3::ZERO, Vec3::ZERO);
-            for j in self.forest.leaves_of(i) {
-                (s.psi[j], s.psi_dot[j]) = (0.0, 0.0);
-            }
-        }
-        self.strength = rupture::Strength::new(
-            &self.forest,
-            &self.levels,
-            &self.leaves,
-            self.params.gravity,
-            &self.gone,
-        );
+        self.break_off(by_tree);
         true
     }
 
@@ -204,14 +163,14 @@ impl OliapuramModel {
     /// broke.
     pub fn step_debris(&mut self, jobs: &sylva_engine::JobSystem) -> DebrisPose {
         let mut out = DebrisPose::default();
-        if self.broken + self.uprooted == 0 {
+        if !self.breakage.any() {
             return out;
         }
-        self.debris
-            .step(&self.forest, &*self.wind, &self.colliders, self.params.dt, jobs);
-        self.debris.write_pose(&self.forest, &mut self.pose);
+        let debris = self.breakage.debris_mut();
+        debris.step(&self.forest, &*self.wind, &self.colliders, self.params.dt, jobs);
+        debris.write_pose(&self.forest, &mut self.pose);
         let far = Vec3::new(0.0, -1.0e6, 0.0);
-        for (i, _) in self.gone.iter().enumerate().filter(|(_, &g)| g) {
+        for i in (0..self.forest.segment_count()).filter(|&i| self.breakage.in_piece(i)) {
             let removed = self.pose.is_removed(i);
             let at = |p: Vec3| if removed { far } else { p };
             out.segments
