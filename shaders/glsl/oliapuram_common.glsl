@@ -22,6 +22,18 @@
 // 9 points    where the CPU samples it, written by the pose kernel
 // 10 fluid    the GPU wind's face velocities (wind mode 2), as `FieldBuffers::velocity`
 // 11 status   x: set to 1 once a result is not finite
+// Breakage (oliapuram_loads.comp, oliapuram_subtree*.comp; the rule of `sylva_sim::dynamics::oliapuram::device`):
+// 12 loads    the external load on every segment [0, n) and leaf [n, n + m) this step: its
+//             wind force plus its weight [N], written by the dynamics phase
+// 13 brk      static: per segment [0, n) (limit [N·m], wood weight [N], inertia I,
+//             uintBitsToFloat(its root's level index)); per leaf [n, n + m) (I/(L/2), blade
+//             weight [N], 0, 0)
+// 14 sums     per segment: (S_F, bending moment) [0, n) and (S_T about its root's base, 0)
+//             [n, 2n), its subtree's sums, tips to root
+// 15 over     host-visible: [0] joints over their limits this step, then their level indices
+// 16 patch    the pose of the broken pieces, written into the renderer's pose after the pose
+//             kernel (oliapuram_patch.comp): per entry (pose slot of the position, of the
+//             orientation, 0, 0), position, orientation
 
 layout(local_size_x = 64) in;
 
@@ -66,6 +78,17 @@ layout(set = 0, binding = 8, std430) readonly buffer Samples { vec4 samples[]; }
 layout(set = 0, binding = 9, std430) writeonly buffer Points { vec4 points[]; };
 layout(set = 0, binding = 10, std430) readonly buffer Fluid { float fluid[]; };
 layout(set = 0, binding = 11, std430) buffer Status { uint status[]; };
+layout(set = 0, binding = 12, std430) buffer Loads { vec4 loads[]; };
+layout(set = 0, binding = 13, std430) readonly buffer Brk { vec4 brk[]; };
+layout(set = 0, binding = 14, std430) buffer Sums { vec4 sums[]; };
+layout(set = 0, binding = 15, std430) buffer Over { uint over[]; };
+
+struct Patch {
+    uvec4 slot;
+    vec4 p;
+    vec4 q;
+};
+layout(set = 0, binding = 16, std430) readonly buffer Patches { Patch patches[]; };
 
 const uint NO_PARENT = 0xffffffffu;
 

@@ -83,8 +83,12 @@ void main() {
         vec3 omega = seg_in[n + v].xyz;
         // Eq. 14: F_wind = S_f·σ·v at the centroid (or its quadratic form); and the segment's
         // weight.
-        vec3 f = segment_drag(wind, omega, c, s.b.x, h) - vec3(0.0, s.b.y, 0.0);
+        vec3 drag = segment_drag(wind, omega, c, s.b.x, h);
+        vec3 f = drag - vec3(0.0, s.b.y, 0.0);
         vec3 acc = cross(c, f) - s.a.xyz;
+        // The breakage rule's load: the bark drag as a force (times I) and the wood's weight.
+        vec4 k = brk[v];
+        loads[v] = vec4(drag * k.z - vec3(0.0, k.y, 0.0), 0.0);
         // Eqs. 18–19: T = -Σ k_i·K_i over the children and leaves, K_i = k_i·(θ - θ'_i)
         // (Eq. 15) of the step's start (§3.2).
         for (uint ch = s.topo.y; ch < s.topo.z; ch++) {
@@ -116,7 +120,13 @@ void main() {
             wind = fluid_sample(pose[2u * n + f].xyz + segment_axis(q) * l.b.w);
         }
         vec2 st = leaf_in[j];
-        float acc = leaf_drag(wind, axis_z(q), st.y, l.b.w, l.a.w, h) + axial_damping_1d(st.y, pc.leaf.x, h);
+        vec3 nrm = axis_z(q);
+        float drag = leaf_drag(wind, nrm, st.y, l.b.w, l.a.w, h);
+        float acc = drag + axial_damping_1d(st.y, pc.leaf.x, h);
+        // The breakage rule's load: the wind's force along the normal (the angular
+        // acceleration about the hinge times I/(L/2)) and the blade's weight.
+        vec4 k = brk[n + j];
+        loads[n + j] = vec4(nrm * (drag * k.x) - vec3(0.0, k.y, 0.0), 0.0);
         float psi1 = (st.x + st.y * h + acc * (0.5 * h * h)) * l.b.y;
         float rate1 = st.y + (acc - psi1 * l.b.x) * h;
         flag(finite1(psi1) && finite1(rate1));

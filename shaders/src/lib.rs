@@ -60,6 +60,10 @@ spirv!(WIND_MG_SCALAR_COMP, "wind_mg_scalar.comp");
 spirv!(OLIAPURAM_DYNAMICS_COMP, "oliapuram_dynamics.comp");
 spirv!(OLIAPURAM_INTEGRATE_COMP, "oliapuram_integrate.comp");
 spirv!(OLIAPURAM_POSE_COMP, "oliapuram_pose.comp");
+spirv!(OLIAPURAM_LOADS_COMP, "oliapuram_loads.comp");
+spirv!(OLIAPURAM_SUBTREE_COMP, "oliapuram_subtree.comp");
+spirv!(OLIAPURAM_SUBTREE_TREES_COMP, "oliapuram_subtree_trees.comp");
+spirv!(OLIAPURAM_PATCH_COMP, "oliapuram_patch.comp");
 spirv!(POSE_PATCH_COMP, "pose_patch.comp");
 
 /// Every stage, for tools that check them all.
@@ -102,6 +106,10 @@ pub const ALL: &[Spirv] = &[
     OLIAPURAM_DYNAMICS_COMP,
     OLIAPURAM_INTEGRATE_COMP,
     OLIAPURAM_POSE_COMP,
+    OLIAPURAM_LOADS_COMP,
+    OLIAPURAM_SUBTREE_COMP,
+    OLIAPURAM_SUBTREE_TREES_COMP,
+    OLIAPURAM_PATCH_COMP,
     POSE_PATCH_COMP,
 ];
 
@@ -117,7 +125,9 @@ pub const OLIAPURAM_LOCAL_SIZE: u32 = 64;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct OliapuramPush {
-    /// Segments n, leaves m, first level index of the level, its length (integration).
+    /// Segments n, leaves m, first level index of the level, its length (integration and the
+    /// breakage sums, `glsl/oliapuram_subtree.comp`); z: the entries to write
+    /// (`glsl/oliapuram_patch.comp`).
     pub counts: [u32; 4],
     /// The uniform wind (wind mode 0) \[m/s\]; w: the time step \[s\].
     pub wind: [f32; 4],
@@ -136,6 +146,10 @@ pub struct OliapuramPush {
     /// `sylva_sim::material` defines them.
     pub leaf: [f32; 4],
 }
+
+/// Most depth levels `glsl/oliapuram_subtree_trees.comp` takes in one dispatch (one tree per
+/// workgroup); a deeper forest takes `glsl/oliapuram_subtree.comp`, one dispatch per level.
+pub const OLIAPURAM_SUBTREE_LEVELS: u32 = 1024;
 
 /// Local workgroup size of `glsl/pose_patch.comp`.
 pub const POSE_PATCH_LOCAL_SIZE: u32 = 64;
@@ -180,6 +194,19 @@ pub struct OliapuramLeaf {
     pub rest: [f32; 4],
     /// Segment (level index), forest leaf index.
     pub idx: [u32; 4],
+}
+
+/// One entry of the broken pieces' pose (`Patch` in `glsl/oliapuram_common.glsl`): where in
+/// the renderer's pose (vec4 slots) the position and the orientation go, and what.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct OliapuramPatch {
+    /// The position's slot, the orientation's slot, 0, 0.
+    pub slot: [u32; 4],
+    /// Position (xyz) \[m\].
+    pub p: [f32; 4],
+    /// Orientation (x, y, z, w).
+    pub q: [f32; 4],
 }
 
 impl Spirv {

@@ -1372,6 +1372,38 @@ mod tests {
         );
     }
 
+    /// The overlay's breakage line for Oliapuram's model stepped on the GPU (lavapipe where
+    /// there is no GPU; the test fails without a Vulkan device): the counts come from the
+    /// device's model, and what it breaks in a storm shows.
+    #[test]
+    fn the_overlay_counts_what_breaks_on_the_gpu() {
+        let options = sylva_render::GpuOptions {
+            validation: true,
+            device_name: None,
+        };
+        let gpu = Arc::new(Gpu::new(&options, None).expect("a Vulkan device (lavapipe will do)"));
+        let mut d = driver();
+        d.handle(SimCommand::CycleModel);
+        assert_eq!(filled(&mut d).info.model, "oliapuram");
+        d.use_gpu_dynamics(gpu.clone()).unwrap();
+        assert!(d.scene.sim.as_any().is::<GpuOliapuram>());
+        let b = filled(&mut d).info.breakage.expect("the GPU model's trees break");
+        assert_eq!((b.broken, b.uprooted, b.debris), (0, 0, 0));
+        d.handle(SimCommand::Storm);
+        for _ in 0..40 {
+            d.advance(Duration::from_secs_f64(0.1));
+        }
+        let f = filled(&mut d);
+        let b = f.info.breakage.expect("the GPU model's trees break");
+        assert_eq!(Some(b), d.scene.sim.breakage());
+        assert!(f.info.settings.contains("on the GPU"), "{}", f.info.settings);
+        eprintln!(
+            "4 s of storm on the GPU: broken {}, uprooted {}, debris {}",
+            b.broken, b.uprooted, b.debris
+        );
+        assert_eq!(gpu.validation_errors(), 0, "{:#?}", gpu.validation_messages());
+    }
+
     #[test]
     fn a_forest_too_large_is_refused_before_it_is_grown() {
         let tupelo = species::builtin("black_tupelo").unwrap();

@@ -2,7 +2,9 @@
 //! as the kernels read it (`OliapuramSeg`, `OliapuramLeaf` in `sylva_shaders`), the state in two
 //! copies (the dynamics phase reads one and writes the other), the level-ordered pose, the
 //! renderer's pose (several buffers, `pose_ring.rs`), and the host-visible buffers the CPU writes (wind samples) or reads (sample
-//! points, status, the read-back copy).
+//! points, status, the read-back copy), and those of the breakage rule: each body's load, each
+//! joint's limit and subtree sums, the joints found over their limits (host-visible) and the
+//! broken pieces' pose (host-visible).
 //!
 //! Invariants: every buffer holds at least one element (a forest may have no leaves); the
 //! layouts are those listed in `shaders/glsl/oliapuram_common.glsl`; device-local buffers are
@@ -11,7 +13,8 @@
 use ash::vk;
 use glam::{Quat, Vec3};
 use gpu_allocator::MemoryLocation;
-use sylva_shaders::{OliapuramLeaf, OliapuramSeg};
+use sylva_shaders::{OliapuramLeaf, OliapuramPatch, OliapuramSeg};
+use sylva_sim::dynamics::oliapuram::device::BreakageConstants;
 use sylva_sim::dynamics::oliapuram::OliapuramExport;
 
 use super::pose_ring::PoseRing;
@@ -45,6 +48,18 @@ pub(super) struct DeviceBuffers {
     pub status: Buffer,
     /// Host-visible: the pose and the state, copied back on demand.
     pub readback: Buffer,
+    /// Every segment's and leaf's load this step (wind force and weight).
+    pub loads: Buffer,
+    /// The breakage constants (`pack_breakage`).
+    pub brk: Buffer,
+    /// Every segment's subtree sums and bending moment.
+    pub sums: Buffer,
+    /// Host-visible: the count of joints over their limits, then their level indices.
+    pub over: Buffer,
+    /// Host-visible: the broken pieces' pose (`OliapuramPatch` entries), grown on demand.
+    pub patch: Buffer,
+    /// Entries `patch` holds.
+    pub patch_capacity: usize,
 }
 
 /// Byte sizes of the per-body buffers for `n` segments and `m` leaves.
@@ -73,6 +88,25 @@ impl Sizes {
     pub fn readback(&self) -> u64 {
         self.pose() + self.seg_state() + self.leaf_state()
     }
+}
+
+/// Packs the breakage constants as `glsl/oliapuram_subtree.comp` reads them: per segment (limit,
+/// wood weight, inertia, its root's level index as float bits), then per leaf (I/(L/2), blade
+/// weight, 0, 0). An infinite limit (a broken piece) is packed as the largest float, which no
+/// finite moment exceeds.
+pub(super) fn pack_breakage(b: &BreakageConstants) -> Vec<[f32; 4]> {
+    let mut out: Vec<[f32; 4]> = (0..b.limit.len())
+        .map(|v| {
+            [
+                b.limit[v].min(f32::MAX),
+                b.weight[v],
+                b.inertia[v],
+                f32::from_bits(b.root[v]),
+            ]
+        })
+        .collect();
+    out.extend(b.leaf_force.iter().zip(&b.leaf_weight).map(|(&f, &w)| [f, w, 0.0, 0.0]));
+    out
 }
 
 /// Packs the segments' static data as the kernels read it. Every root (a segment without a
@@ -188,6 +222,16 @@ impl DeviceBuffers {
             no_fluid: device("oliapuram no fluid", VEC4)?,
             status: host("oliapuram status", VEC4, MemoryLocation::GpuToCpu)?,
             readback: host("oliapuram readback", s.readback(), MemoryLocation::GpuToCpu)?,
+            loads: device("oliapuram loads", (s.n + s.m) * VEC4)?,
+            brk: device("oliapuram breakage constants", (s.n + s.m) * VEC4)?,
+            sums: device("oliapuram subtree sums", 2 * s.n * VEC4)?,
+            over: host("oliapuram joints over", 4 * (s.n + 1).max(4), MemoryLocation::GpuToCpu)?,
+            patch: host(
+                "oliapuram debris pose",
+                size_of::<OliapuramPatch>() as u64,
+                MemoryLocation::CpuToGpu,
+            )?,
+            patch_capacity: 1,
         })
     }
 
@@ -204,6 +248,11 @@ impl DeviceBuffers {
             self.no_fluid,
             self.status,
             self.readback,
+            self.loads,
+            self.brk,
+            self.sums,
+            self.over,
+            self.patch,
         ];
         for b in all.into_iter().chain(self.seg_state).chain(self.leaf_state) {
             gpu.destroy_buffer(b);

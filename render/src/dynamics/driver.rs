@@ -2,9 +2,12 @@
 //! (the dedicated compute family when the device has one), and reads the pose back.
 //!
 //! One step is one submission: the dynamics dispatch over every segment and leaf, then one
-//! integration dispatch per depth level, root to tips, then the pose dispatch, with a compute →
-//! compute barrier between dispatches (each reads what the one before wrote) and a compute →
-//! host barrier at the end (the CPU reads the sample points and the status word).
+//! integration dispatch per depth level, root to tips, then the pose dispatch, then the
+//! breakage rule: each segment's own loads, then the sums over the subtrees (one workgroup per
+//! tree, its levels tips to root, in one dispatch; or, for a forest too deep for that, one
+//! dispatch per level), and the broken pieces' pose, with a compute → compute barrier between dispatches (each reads what the one before
+//! wrote) and a compute → host barrier at the end (the CPU reads the sample points, the status
+//! word and the joints over their limits).
 //!
 //! Synchronisation: every submission waits for the timeline value of the one before and
 //! signals the next; a step that reads the GPU wind's field also waits for the wind's timeline
@@ -19,7 +22,7 @@ use std::time::Duration;
 
 use ash::vk;
 use gpu_allocator::MemoryLocation;
-use sylva_shaders::OliapuramPush;
+use sylva_shaders::{OliapuramPatch, OliapuramPush};
 use sylva_sim::dynamics::oliapuram::OliapuramExport;
 
 use super::buffers::{pack_leaves, pack_segments, pack_state, DeviceBuffers, Sizes};
@@ -30,8 +33,9 @@ use crate::gpu::Gpu;
 use crate::timeline::Timeline;
 use crate::timestamps::TimestampClock;
 
-/// Timestamps per step: before the dynamics, after it, after the integration, after the pose.
-const TIMESTAMPS: u32 = 4;
+/// Timestamps per step: before the dynamics, after it, after the integration, after the pose,
+/// after the breakage rule.
+const TIMESTAMPS: u32 = 5;
 
 /// The read-back command buffer and its fence.
 struct Readback {
@@ -75,6 +79,11 @@ pub(super) struct Device {
     /// Device time of the dynamics, integration and pose dispatches of the last step whose
     /// timestamps were read.
     phase_times: Option<[Duration; 3]>,
+    /// Device time of the breakage rule's dispatches of that step.
+    breakage_time: Option<Duration>,
+    /// Whether the breakage rule's sums take one dispatch per level even when the forest is
+    /// shallow enough for one per tree (the tests compare the two).
+    pub per_level: bool,
 }
 
 fn barrier(gpu: &Gpu, cmd: vk::CommandBuffer, src: vk::PipelineStageFlags2, dst: vk::PipelineStageFlags2) {
@@ -107,9 +116,9 @@ fn barrier(gpu: &Gpu, cmd: vk::CommandBuffer, src: vk::PipelineStageFlags2, dst:
 const COMPUTE: vk::PipelineStageFlags2 = vk::PipelineStageFlags2::COMPUTE_SHADER;
 
 impl Device {
-    /// Creates the buffers, pipelines and submission objects, uploads the model's static data
-    /// and state and computes its pose.
-    pub fn new(gpu: &Arc<Gpu>, e: &OliapuramExport) -> Result<Device> {
+    /// Creates the buffers, pipelines and submission objects, uploads the model's static data,
+    /// state and breakage constants (`buffers::pack_breakage`) and computes its pose.
+    pub fn new(gpu: &Arc<Gpu>, e: &OliapuramExport, brk: &[[f32; 4]]) -> Result<Device> {
         let (n, m) = (e.order.len(), e.leaves.len());
         let groups = (n + m).div_ceil(sylva_shaders::OLIAPURAM_LOCAL_SIZE as usize) as u64;
         let limit = gpu.properties.limits.max_compute_work_group_count[0] as u64;
@@ -154,13 +163,15 @@ impl Device {
             queries: vk::QueryPool::null(),
             timed: false,
             phase_times: None,
+            breakage_time: None,
+            per_level: false,
         };
         // From here on, `d`'s Drop destroys whatever exists.
         d.bufs = Some(DeviceBuffers::new(gpu, n, m)?);
         d.create_submission()?;
         let no_fluid = d.bufs().no_fluid.raw;
         d.bind_fluid(no_fluid)?;
-        d.upload(e, true)?;
+        d.upload(e, brk, true)?;
         Ok(d)
     }
 
@@ -260,30 +271,32 @@ impl Device {
         self.bound_fluid = vk::Buffer::null();
     }
 
-    /// Uploads the static data and the state of `e` (a forest of this device's size) and
+    /// Uploads the static data and the state of `e` (a forest of this device's size), and the
+    /// breakage constants `brk` (`buffers::pack_breakage`; left as they are when empty), and
     /// computes the pose from it. Clears the status word when `fresh` (a new or reset state);
     /// otherwise keeps it, so a state carried over that was not finite is still reported.
     /// Waits for it.
-    pub fn upload(&mut self, e: &OliapuramExport, fresh: bool) -> Result<()> {
+    pub fn upload(&mut self, e: &OliapuramExport, brk: &[[f32; 4]], fresh: bool) -> Result<()> {
         self.writable_pose()?;
         let segs = pack_segments(e)?;
         let leaves = pack_leaves(e);
         let (seg_state, leaf_state) = pack_state(e);
         let bytes = |v: &[u8]| v.len() as u64;
-        let parts: [&[u8]; 4] = [
+        let parts: [&[u8]; 5] = [
             bytemuck::cast_slice(&segs),
             bytemuck::cast_slice(&leaves),
             bytemuck::cast_slice(&seg_state),
             bytemuck::cast_slice(&leaf_state),
+            bytemuck::cast_slice(brk),
         ];
-        let total: u64 = parts.iter().map(|p| bytes(p)).sum();
+        let total: u64 = parts.iter().map(|p| bytes(p)).sum::<u64>().max(4);
         let mut staging = self.gpu.create_buffer(
             "oliapuram upload",
             total,
             vk::BufferUsageFlags::TRANSFER_SRC,
             MemoryLocation::CpuToGpu,
         )?;
-        let mut offsets = [0u64; 4];
+        let mut offsets = [0u64; 5];
         let mut at = 0u64;
         for (k, p) in parts.iter().enumerate() {
             staging.write(at as usize, p);
@@ -293,14 +306,25 @@ impl Device {
         if fresh {
             self.bufs_mut().status.write(0, &[0u32; 4]);
         }
+        // No joint of the uploaded state was found over its limit (a step finds them).
+        self.bufs_mut().over.write(0, &[0u32]);
         self.parity = 0;
         let b = self.bufs();
-        let dsts = [b.segs.raw, b.leaves.raw, b.seg_state[0].raw, b.leaf_state[0].raw];
+        let dsts = [
+            b.segs.raw,
+            b.leaves.raw,
+            b.seg_state[0].raw,
+            b.leaf_state[0].raw,
+            b.brk.raw,
+        ];
         let src = staging.raw;
         let gpu = self.gpu.clone();
         let result = self.submit(
             |d, cmd| {
-                for k in 0..4 {
+                for k in 0..5 {
+                    if parts[k].is_empty() {
+                        continue;
+                    }
                     let region = [vk::BufferCopy {
                         src_offset: offsets[k],
                         dst_offset: 0,
@@ -310,7 +334,7 @@ impl Device {
                     unsafe { gpu.device.cmd_copy_buffer(cmd, src, dsts[k], &region) };
                 }
                 barrier(&gpu, cmd, vk::PipelineStageFlags2::TRANSFER, COMPUTE);
-                d.record_pose(cmd, &OliapuramPush::default(), false);
+                d.record_pose(cmd, &OliapuramPush::default(), false, None);
             },
             None,
         );
@@ -362,13 +386,22 @@ impl Device {
         // submission, which has completed (waited above).
         if unsafe { clock.read(&self.gpu.device, self.queries, &mut ticks, false) }? {
             self.phase_times = Some([0, 1, 2].map(|k| clock.span(ticks[k], ticks[k + 1])));
+            self.breakage_time = Some(clock.span(ticks[3], ticks[4]));
         }
         Ok(())
     }
 
+    /// Device time of the breakage rule's dispatches of the step [`phase_times`](Self::phase_times)
+    /// reports.
+    pub fn breakage_time(&self) -> Option<Duration> {
+        self.breakage_time
+    }
+
     /// Records the integration (one dispatch per level) and the pose from the current state,
-    /// with the step's timestamps 2 and 3 when `timed`.
-    fn record_pose(&self, cmd: vk::CommandBuffer, base: &OliapuramPush, timed: bool) {
+    /// with the step's timestamps 2 and 3 when `timed`; then, with `breakage` = Some(entries),
+    /// the breakage rule's sums (one dispatch per level, tips to root) and the broken pieces'
+    /// pose (`entries` of the patch buffer), and timestamp 4.
+    fn record_pose(&self, cmd: vk::CommandBuffer, base: &OliapuramPush, timed: bool, breakage: Option<u32>) {
         let mut push = *base;
         push.counts[0] = self.n;
         push.counts[1] = self.m;
@@ -387,17 +420,54 @@ impl Device {
         if timed {
             self.stamp(cmd, 3);
         }
+        if let Some(entries) = breakage {
+            barrier(&self.gpu, cmd, COMPUTE, COMPUTE);
+            self.pipes
+                .dispatch(&self.gpu, cmd, Kernel::Loads, self.parity, &push, self.n);
+            barrier(&self.gpu, cmd, COMPUTE, COMPUTE);
+            let levels = self.starts.len() as u32 - 1;
+            if levels <= sylva_shaders::OLIAPURAM_SUBTREE_LEVELS && !self.per_level {
+                // One workgroup per tree, its levels in turn: one dispatch.
+                push.counts[2] = levels;
+                let trees = self.starts[1] - self.starts[0];
+                self.pipes
+                    .dispatch(&self.gpu, cmd, Kernel::SubtreeTrees, self.parity, &push, trees);
+                barrier(&self.gpu, cmd, COMPUTE, COMPUTE);
+            } else {
+                for w in self.starts.windows(2).rev() {
+                    push.counts[2] = w[0];
+                    push.counts[3] = w[1] - w[0];
+                    self.pipes
+                        .dispatch(&self.gpu, cmd, Kernel::Subtree, self.parity, &push, w[1] - w[0]);
+                    barrier(&self.gpu, cmd, COMPUTE, COMPUTE);
+                }
+            }
+            push.counts[2] = entries;
+            self.pipes
+                .dispatch(&self.gpu, cmd, Kernel::Patch, self.parity, &push, entries);
+        }
+        if timed {
+            self.stamp(cmd, 4);
+        }
         barrier(&self.gpu, cmd, COMPUTE, vk::PipelineStageFlags2::HOST);
         barrier(&self.gpu, cmd, COMPUTE, vk::PipelineStageFlags2::TRANSFER);
     }
 
     /// Records and submits one step (`push` with the wind filled in), after `wind` (the GPU
-    /// wind's timeline value) when given. Returns once submitted.
-    pub fn step(&mut self, push: &OliapuramPush, wind: Option<(vk::Semaphore, u64)>) -> Result<()> {
+    /// wind's timeline value) when given; with `breakage` = Some(entries), the breakage rule
+    /// after the pose and the `entries` written by [`write_patches`](Self::write_patches).
+    /// Clears the count of joints over their limits first. Returns once submitted.
+    pub fn step(
+        &mut self,
+        push: &OliapuramPush,
+        wind: Option<(vk::Semaphore, u64)>,
+        breakage: Option<u32>,
+    ) -> Result<()> {
         let mut push = *push;
         push.counts[0] = self.n;
         push.counts[1] = self.m;
         self.writable_pose()?;
+        self.bufs_mut().over.write(0, &[0u32]);
         self.submit(
             |d, cmd| {
                 d.stamp(cmd, 0);
@@ -406,7 +476,7 @@ impl Device {
                 d.stamp(cmd, 1);
                 barrier(&d.gpu, cmd, COMPUTE, COMPUTE);
                 d.parity = 1 - d.parity;
-                d.record_pose(cmd, &push, true);
+                d.record_pose(cmd, &push, true, breakage);
             },
             wind,
         )?;
@@ -505,14 +575,95 @@ impl Device {
         Ok(())
     }
 
+    /// The joints (level indices) the breakage rule found over their limits in the last step
+    /// (waits for it): a count and at most as many indices as segments, read from a
+    /// host-visible buffer.
+    pub fn over(&self) -> Result<Vec<u32>> {
+        self.wait()?;
+        let words: &[u32] = bytemuck::cast_slice(self.bufs().over.read());
+        let count = (words[0] as usize).min(self.n as usize);
+        Ok(words[1..1 + count].to_vec())
+    }
+
+    /// Writes the broken pieces' pose for the next step, growing the buffer (and pointing the
+    /// sets at the new one) when it is too small. Waits for the last submission.
+    pub fn write_patches(&mut self, entries: &[OliapuramPatch]) -> Result<()> {
+        self.wait()?;
+        if entries.len() > self.bufs().patch_capacity {
+            let capacity = entries.len().next_power_of_two();
+            let families = [self.gpu.queues.graphics, self.gpu.queues.compute_family()];
+            let buffer = self.gpu.create_buffer_shared(
+                "oliapuram debris pose",
+                (capacity * size_of::<OliapuramPatch>()) as u64,
+                vk::BufferUsageFlags::STORAGE_BUFFER,
+                MemoryLocation::CpuToGpu,
+                &families,
+            )?;
+            let gpu = self.gpu.clone();
+            let b = self.bufs_mut();
+            let old = std::mem::replace(&mut b.patch, buffer);
+            b.patch_capacity = capacity;
+            gpu.destroy_buffer(old);
+            self.pipes.write_patch(&gpu, self.bufs().patch.raw);
+        }
+        if !entries.is_empty() {
+            self.bufs_mut().patch.write(0, entries);
+        }
+        Ok(())
+    }
+
+    /// Copies `size` bytes of the device-local buffer `which` back (after the last step):
+    /// the breakage rule's loads (`true`) or subtree sums (`false`), for the tests and tools
+    /// that check them.
+    pub fn read_breakage(&self, loads: bool) -> Result<Vec<f32>> {
+        let b = self.bufs();
+        let (src, size) = if loads {
+            (b.loads.raw, (self.n + self.m) as u64 * 16)
+        } else {
+            (b.sums.raw, 2 * self.n as u64 * 16)
+        };
+        let staging = self.gpu.create_buffer(
+            "oliapuram breakage read-back",
+            size,
+            vk::BufferUsageFlags::TRANSFER_DST,
+            MemoryLocation::GpuToCpu,
+        )?;
+        let result = self.copy_back(&[(src, 0, size)], staging.raw);
+        let out = result.map(|_| bytemuck::cast_slice::<u8, f32>(&staging.read()[..size as usize]).to_vec());
+        if out.is_err() {
+            let _ = self.gpu.wait_idle();
+        }
+        self.gpu.destroy_buffer(staging);
+        out
+    }
+
     /// Copies the pose and the state back, after the last step.
     pub fn read_back(&self) -> Result<ReadBack> {
-        let rb = self.readback.lock().unwrap_or_else(|e| e.into_inner());
         let b = self.bufs();
         let s = Sizes {
             n: self.n as u64,
             m: self.m as u64,
         };
+        let copies = [
+            (b.poses.current().raw(), 0, s.pose()),
+            (b.seg_state[self.parity].raw, s.pose(), s.seg_state()),
+            (b.leaf_state[self.parity].raw, s.pose() + s.seg_state(), s.leaf_state()),
+        ];
+        self.copy_back(&copies, b.readback.raw)?;
+        let floats: &[f32] = bytemuck::cast_slice(b.readback.read());
+        let (p, rest) = floats.split_at((s.pose() / 4) as usize);
+        let (seg, leaf) = rest.split_at((s.seg_state() / 4) as usize);
+        Ok(ReadBack {
+            pose: p.to_vec(),
+            seg_state: seg.to_vec(),
+            leaf_state: leaf[..2 * self.m as usize].to_vec(),
+        })
+    }
+
+    /// Copies whole buffers (`(source, offset in dst, bytes)`) into the host-visible `dst`
+    /// after the last step, and waits for the copy.
+    fn copy_back(&self, copies: &[(vk::Buffer, u64, u64)], dst: vk::Buffer) -> Result<()> {
+        let rb = self.readback.lock().unwrap_or_else(|e| e.into_inner());
         let dev = &self.gpu.device;
         let cmd = rb.cmd;
         // SAFETY: the read-back buffer's last use was waited on with its fence (below, under
@@ -523,18 +674,13 @@ impl Device {
             let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
             dev.begin_command_buffer(cmd, &begin)
                 .map_err(vk_err("vkBeginCommandBuffer"))?;
-            let copies = [
-                (b.poses.current().raw(), 0, s.pose()),
-                (b.seg_state[self.parity].raw, s.pose(), s.seg_state()),
-                (b.leaf_state[self.parity].raw, s.pose() + s.seg_state(), s.leaf_state()),
-            ];
-            for (src, dst_offset, size) in copies {
+            for &(src, dst_offset, size) in copies {
                 let region = [vk::BufferCopy {
                     src_offset: 0,
                     dst_offset,
                     size,
                 }];
-                dev.cmd_copy_buffer(cmd, src, b.readback.raw, &region);
+                dev.cmd_copy_buffer(cmd, src, dst, &region);
             }
             barrier(
                 &self.gpu,
@@ -560,14 +706,7 @@ impl Device {
                 .map_err(vk_err("vkWaitForFences"))?;
             dev.reset_fences(&[rb.fence]).map_err(vk_err("vkResetFences"))?;
         }
-        let floats: &[f32] = bytemuck::cast_slice(b.readback.read());
-        let (p, rest) = floats.split_at((s.pose() / 4) as usize);
-        let (seg, leaf) = rest.split_at((s.seg_state() / 4) as usize);
-        Ok(ReadBack {
-            pose: p.to_vec(),
-            seg_state: seg.to_vec(),
-            leaf_state: leaf[..2 * self.m as usize].to_vec(),
-        })
+        Ok(())
     }
 }
 

@@ -27,6 +27,18 @@
 //! ([`GpuWind::prepare_on_device`]): nothing on the CPU samples it for the trees.
 //! A device error stops the model (the clock goes on, the trees keep their last pose); it is
 //! reported by [`DynamicsModel::failure`] and [`DynamicsModel::finite`] turns false.
+//!
+//! Breakage and uprooting (the rule of `sylva_sim::dynamics::oliapuram::device`): each step's
+//! kernels, after the pose, sum every subtree's loads level by level from the tips and list
+//! the joints whose bending moment exceeds their limit in a small host-visible buffer. The next
+//! step, which waits for this one before it records anyway, reads the count there (four bytes,
+//! no copy) and, only when some joint broke, reads the state and pose back once, lets the CPU
+//! model break the pieces off as its own step does (masking them, spawning them as debris from
+//! the device's pose and velocities) and uploads the changed constants and state, all before
+//! recording: the trees lose the piece before the step after the one that broke it, as in the
+//! CPU model. The debris steps on the CPU, before each step is recorded, and its pieces'
+//! segments and leaves are written into the device's pose after the pose kernel, so the
+//! renderer draws them where the debris is.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -34,15 +46,19 @@ use std::time::{Duration, Instant};
 
 use glam::{Quat, Vec3, Vec4};
 use sylva_engine::{FrameTimings, JobSystem};
-use sylva_shaders::OliapuramPush;
+use sylva_shaders::{OliapuramPatch, OliapuramPush};
 use sylva_sim::collider::SphereCollider;
-use sylva_sim::dynamics::{DynamicsModel, ModelKind, ModelParts, OliapuramModel, OliapuramParams, Pose, PoseView};
+use sylva_sim::dynamics::oliapuram::device::DeviceState;
+use sylva_sim::dynamics::{
+    Breakage, DynamicsModel, ModelKind, ModelParts, OliapuramModel, OliapuramParams, Pose, PoseView,
+};
 use sylva_sim::error::SimError;
 use sylva_sim::forest::Forest;
 use sylva_sim::hash::StateHash;
 use sylva_sim::material::{DragLaw, DRAG_MATCH_SPEED, LEAF_RECONFIGURATION_SPEED, LEAF_VOGEL_EXPONENT};
 use sylva_sim::wind::WindField;
 
+use super::buffers::pack_breakage;
 use super::driver::{Device, ReadBack};
 use crate::device_pose::DevicePose;
 use crate::error::{RenderError, Result};
@@ -115,6 +131,11 @@ pub struct GpuOliapuram {
     last_wind: Option<WindSource>,
     /// Read-backs of the pose and state.
     downloads: DownloadCounter,
+    /// Whether the steps evaluate the breakage rule (on unless switched off to measure its
+    /// cost, [`set_breakage_check`](Self::set_breakage_check)).
+    check_breakage: bool,
+    /// Scratch of the broken pieces' pose.
+    patches: Vec<OliapuramPatch>,
 }
 
 impl GpuOliapuram {
@@ -152,7 +173,8 @@ impl GpuOliapuram {
             }
         };
         let e = cpu.export();
-        match Device::new(gpu, &e) {
+        let brk = pack_breakage(&cpu.breakage_constants());
+        match Device::new(gpu, &e, &brk) {
             Ok(dev) => {
                 let leaf_inertia = e.leaves.iter().map(|l| l.inertia).collect();
                 // The CPU model's pose is the rest pose the device starts from: the pose shown
@@ -174,6 +196,8 @@ impl GpuOliapuram {
                     pose_fresh: AtomicBool::new(false),
                     last_wind: None,
                     downloads: DownloadCounter::default(),
+                    check_breakage: true,
+                    patches: Vec::new(),
                 };
                 Ok(model)
             }
@@ -322,6 +346,111 @@ impl GpuOliapuram {
         Ok(None)
     }
 
+    /// Switches the breakage rule on (the default) or off. Off, nothing breaks and the steps
+    /// skip its dispatches: for measuring what it costs.
+    pub fn set_breakage_check(&mut self, on: bool) {
+        self.check_breakage = on;
+    }
+
+    /// Makes the breakage rule's sums take one dispatch per depth level (`true`) rather than one
+    /// workgroup per tree in a single dispatch (the default for forests of at most
+    /// `OLIAPURAM_SUBTREE_LEVELS` levels): the same arithmetic, for the tests to compare.
+    pub fn set_breakage_per_level(&mut self, on: bool) {
+        self.dev.per_level = on;
+    }
+
+    /// Device time of the breakage rule's dispatches in the newest step whose timestamps were
+    /// read (`None` without timestamps).
+    pub fn breakage_time(&self) -> Option<Duration> {
+        self.dev.breakage_time()
+    }
+
+    /// The breakage rule as the last step evaluated it, read back: every segment's and leaf's
+    /// load \[N\] (segments in level order, then leaves in the model's order, as the export
+    /// has them) and every joint's bending moment \[N·m\] (level order). Waits for the step.
+    pub fn breakage_probe(&self) -> Result<(Vec<Vec3>, Vec<f32>)> {
+        let loads = self.dev.read_breakage(true)?;
+        let sums = self.dev.read_breakage(false)?;
+        let n = self.dev.n as usize;
+        let v3 = |c: &[f32]| Vec3::new(c[0], c[1], c[2]);
+        Ok((
+            loads.chunks_exact(4).map(v3).collect(),
+            sums.chunks_exact(4).take(n).map(|c| c[3]).collect(),
+        ))
+    }
+
+    /// The CPU model the device mirrors (its breakage counts, pieces and debris).
+    pub fn cpu(&self) -> &OliapuramModel {
+        &self.cpu
+    }
+
+    /// Reads the joints the last step found over their limits and, when there are any, breaks
+    /// them off on the CPU from the device's state and pose and uploads what changed.
+    fn apply_breakage(&mut self) -> Result<()> {
+        let over = self.dev.over()?;
+        if over.is_empty() {
+            return Ok(());
+        }
+        let state = {
+            let Some(cache) = self.read_back() else {
+                return Ok(());
+            };
+            let r = cache.as_ref().expect("read back above");
+            let n = self.dev.n as usize;
+            let v = |k: usize| Vec3::new(r.seg_state[4 * k], r.seg_state[4 * k + 1], r.seg_state[4 * k + 2]);
+            DeviceState {
+                phi: (0..n).map(v).collect(),
+                omega: (n..2 * n).map(v).collect(),
+                psi: r.leaf_state.iter().step_by(2).copied().collect(),
+                psi_dot: r.leaf_state.iter().skip(1).step_by(2).copied().collect(),
+                pose: self.pose_of(r),
+            }
+        };
+        if self.cpu.break_joints(&over, state) {
+            let e = self.cpu.export();
+            let brk = pack_breakage(&self.cpu.breakage_constants());
+            self.dev.upload(&e, &brk, false)?;
+        }
+        self.stale();
+        Ok(())
+    }
+
+    /// Steps the debris on the CPU and writes its pieces' pose for the next step's patch;
+    /// returns the entries written.
+    fn debris_patches(&mut self, jobs: &JobSystem) -> Result<u32> {
+        let d = self.cpu.step_debris(jobs);
+        let (n, m) = (self.dev.n, self.dev.m);
+        self.patches.clear();
+        let entry = |slot: [u32; 2], p: Vec3, q: Quat| OliapuramPatch {
+            slot: [slot[0], slot[1], 0, 0],
+            p: p.extend(0.0).to_array(),
+            q: q.to_array(),
+        };
+        for &(i, b, q) in &d.segments {
+            self.patches.push(entry([i, n + i], b, q));
+        }
+        for &(j, p, q) in &d.leaves {
+            self.patches.push(entry([2 * n + j, 2 * n + m + j], p, q));
+        }
+        self.dev.write_patches(&self.patches)?;
+        Ok(self.patches.len() as u32)
+    }
+
+    /// The pose in a read-back, as the CPU models hand it out.
+    fn pose_of(&self, r: &ReadBack) -> Pose {
+        let (n, m) = (self.dev.n as usize, self.dev.m as usize);
+        let v4: &[[f32; 4]] = bytemuck::cast_slice(&r.pose);
+        let v3 = |p: &[f32; 4]| Vec3::new(p[0], p[1], p[2]);
+        let q = |p: &[f32; 4]| Quat::from_vec4(Vec4::from_array(*p));
+        Pose {
+            base: v4[..n].iter().map(v3).collect(),
+            orient: v4[n..2 * n].iter().map(q).collect(),
+            leaf_pos: v4[2 * n..2 * n + m].iter().map(v3).collect(),
+            leaf_orient: v4[2 * n + m..2 * n + 2 * m].iter().map(q).collect(),
+            removed: self.cpu.pose().removed.clone(),
+        }
+    }
+
     fn try_step(&mut self, jobs: &JobSystem) -> Result<()> {
         let mut push = OliapuramPush {
             wind: [0.0, 0.0, 0.0, self.cpu.params().dt],
@@ -339,7 +468,12 @@ impl GpuOliapuram {
             DragLaw::Linear => 0,
             DragLaw::Quadratic => 1,
         };
-        self.dev.step(&push, wind)
+        let breakage = if self.check_breakage {
+            Some(self.debris_patches(jobs)?)
+        } else {
+            None
+        };
+        self.dev.step(&push, wind, breakage)
     }
 
     /// The last step's read-back, reading it when needed; `None` after a device error.
@@ -370,15 +504,8 @@ impl GpuOliapuram {
             return;
         };
         let r = cache.as_ref().expect("read back above");
-        let (n, m) = (self.dev.n as usize, self.dev.m as usize);
-        let v4: &[[f32; 4]] = bytemuck::cast_slice(&r.pose);
-        let v3 = |p: &[f32; 4]| Vec3::new(p[0], p[1], p[2]);
-        let q = |p: &[f32; 4]| Quat::from_vec4(Vec4::from_array(*p));
-        let mut pose = self.pose.write().unwrap_or_else(|e| e.into_inner());
-        pose.base = v4[..n].iter().map(v3).collect();
-        pose.orient = v4[n..2 * n].iter().map(q).collect();
-        pose.leaf_pos = v4[2 * n..2 * n + m].iter().map(v3).collect();
-        pose.leaf_orient = v4[2 * n + m..2 * n + 2 * m].iter().map(q).collect();
+        let fresh = self.pose_of(r);
+        *self.pose.write().unwrap_or_else(|e| e.into_inner()) = fresh;
         self.pose_fresh.store(true, Ordering::Release);
     }
 
@@ -429,8 +556,9 @@ impl DynamicsModel for GpuOliapuram {
         if let Some((phi, omega, psi, psi_dot)) = old {
             (e.phi, e.omega, e.psi, e.psi_dot) = (phi, omega, psi, psi_dot);
         }
+        let brk = pack_breakage(&self.cpu.breakage_constants());
         // The state carried over keeps its status: a non-finite one stays reported.
-        if let Err(err) = self.dev.upload(&e, false) {
+        if let Err(err) = self.dev.upload(&e, &brk, false) {
             self.fail(err);
         }
         self.stale();
@@ -447,8 +575,16 @@ impl DynamicsModel for GpuOliapuram {
         if let Err(e) = self.dev.wait() {
             self.fail(e);
         }
-        // The GPU wind on this device is read there: its steps need not download the grid.
+        // What the last step broke leaves the trees before this one.
+        if self.check_breakage && !self.failed() {
+            if let Err(e) = self.apply_breakage() {
+                self.fail(e);
+            }
+        }
+        // The GPU wind on this device is read there: its steps need not download the grid,
+        // unless broken pieces fall through it (the debris, stepped on the CPU, samples it).
         let gpu = &self.dev.gpu;
+        let debris = !self.cpu.debris().is_empty();
         match self
             .cpu
             .wind_mut()
@@ -456,7 +592,8 @@ impl DynamicsModel for GpuOliapuram {
             .and_then(|a| a.downcast_mut::<GpuWind>())
             .filter(|w| Arc::ptr_eq(w.solver().device(), gpu))
         {
-            Some(w) => w.prepare_on_device(self.time, timings),
+            Some(w) if !debris => w.prepare_on_device(self.time, timings),
+            Some(w) => w.prepare(self.time, jobs, timings),
             None => self.cpu.wind_mut().prepare(self.time, jobs, timings),
         }
         if !self.failed() {
@@ -475,6 +612,10 @@ impl DynamicsModel for GpuOliapuram {
                 timings.add(id, d);
             }
         }
+        // The breakage rule's dispatches, as the CPU model's breakage phase.
+        if let (Some(id), Some(d)) = (timings.phase_id("breakage"), self.dev.breakage_time()) {
+            timings.add(id, d);
+        }
         self.stale();
         self.time += h;
         for c in self.cpu.colliders_mut() {
@@ -486,12 +627,15 @@ impl DynamicsModel for GpuOliapuram {
         PoseView::Locked(self.pose.read().unwrap_or_else(|e| e.into_inner()))
     }
     fn reset(&mut self) {
+        // Every joint back, the debris gone (the CPU model's reset), then the device's copy.
+        self.cpu.reset();
+        let brk = pack_breakage(&self.cpu.breakage_constants());
         let mut e = self.cpu.export();
         e.phi.fill(Vec3::ZERO);
         e.omega.fill(Vec3::ZERO);
         e.psi.fill(0.0);
         e.psi_dot.fill(0.0);
-        if let Err(err) = self.dev.upload(&e, true) {
+        if let Err(err) = self.dev.upload(&e, &brk, true) {
             self.fail(err);
         }
         self.stale();
@@ -513,6 +657,11 @@ impl DynamicsModel for GpuOliapuram {
             h.add(xyz(n..2 * n));
             h.add(r.leaf_state.iter().step_by(2).copied());
             h.add(r.leaf_state.iter().skip(1).step_by(2).copied());
+            // What broke, as the CPU model hashes it.
+            if self.cpu.branches_broken() + self.cpu.trees_uprooted() > 0 {
+                h.add((0..n).map(|i| if self.cpu.in_piece(i) { 1.0 } else { 0.0 }));
+                self.cpu.debris().hash_state(&mut h);
+            }
         } else {
             // No state to hash (a device error): a marker, so a failed model's hash is neither
             // the hash of an empty state nor a real state's.
@@ -536,7 +685,8 @@ impl DynamicsModel for GpuOliapuram {
         let leaves: f64 = (0..self.leaf_inertia.len())
             .map(|j| 0.5 * self.leaf_inertia[j] as f64 * (r.leaf_state[2 * j + 1] as f64).powi(2))
             .sum();
-        segments + leaves
+        // The trees' and the debris's, as the CPU model's.
+        segments + leaves + self.cpu.debris().kinetic_energy()
     }
     fn finite(&self) -> bool {
         if self.failed() {
@@ -552,6 +702,16 @@ impl DynamicsModel for GpuOliapuram {
     }
     fn failure(&self) -> Option<String> {
         self.failure.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+    fn breakage(&self) -> Option<Breakage> {
+        Some(Breakage {
+            broken: self.cpu.branches_broken(),
+            uprooted: self.cpu.trees_uprooted(),
+            debris: self.cpu.debris().len(),
+        })
+    }
+    fn attached(&self, i: usize) -> bool {
+        self.cpu.attached(i)
     }
     fn heap_bytes(&self) -> usize {
         DynamicsModel::heap_bytes(&self.cpu)

@@ -1,6 +1,7 @@
 //! The compute pipelines of [`GpuOliapuram`](super::GpuOliapuram) and their descriptors: one set
 //! layout of [`BINDINGS`] storage buffers (listed in `shaders/glsl/oliapuram_common.glsl`), one
-//! push block ([`OliapuramPush`]), the three kernels, and two descriptor sets, one per parity
+//! push block ([`OliapuramPush`]), the seven kernels (the step's three and the breakage rule's
+//! four), and two descriptor sets, one per parity
 //! of the state: set `p` reads state copy `p` and writes copy `1 − p`.
 //!
 //! Invariant: a set is rewritten ([`Pipelines::write`]) only while no submission that uses it
@@ -16,7 +17,7 @@ use crate::gpu::Gpu;
 use crate::wind::compute_pipeline;
 
 /// Storage buffers the kernels bind.
-pub(super) const BINDINGS: u32 = 12;
+pub(super) const BINDINGS: u32 = 17;
 
 /// The kernels, in the order of [`Pipelines::pipelines`].
 #[derive(Clone, Copy)]
@@ -24,13 +25,22 @@ pub(super) enum Kernel {
     Dynamics,
     Integrate,
     Pose,
+    /// The breakage rule's subtree sums and moments, one level (`oliapuram_subtree.comp`).
+    Subtree,
+    /// The broken pieces' pose into the renderer's (`oliapuram_patch.comp`).
+    Patch,
+    /// The breakage rule's sums and moments, one tree per workgroup
+    /// (`oliapuram_subtree_trees.comp`).
+    SubtreeTrees,
+    /// The breakage rule's loads per segment with its leaves (`oliapuram_loads.comp`).
+    Loads,
 }
 
 /// Layouts, pipelines and the two descriptor sets.
 pub(super) struct Pipelines {
     pub set_layout: vk::DescriptorSetLayout,
     pub layout: vk::PipelineLayout,
-    pub pipelines: [vk::Pipeline; 3],
+    pub pipelines: [vk::Pipeline; 7],
     pub pool: vk::DescriptorPool,
     pub sets: [vk::DescriptorSet; 2],
 }
@@ -49,7 +59,7 @@ impl Pipelines {
         let mut p = Pipelines {
             set_layout: vk::DescriptorSetLayout::null(),
             layout: vk::PipelineLayout::null(),
-            pipelines: [vk::Pipeline::null(); 3],
+            pipelines: [vk::Pipeline::null(); 7],
             pool: vk::DescriptorPool::null(),
             sets: [vk::DescriptorSet::null(); 2],
         };
@@ -78,9 +88,13 @@ impl Pipelines {
             &sylva_shaders::OLIAPURAM_DYNAMICS_COMP,
             &sylva_shaders::OLIAPURAM_INTEGRATE_COMP,
             &sylva_shaders::OLIAPURAM_POSE_COMP,
+            &sylva_shaders::OLIAPURAM_SUBTREE_COMP,
+            &sylva_shaders::OLIAPURAM_PATCH_COMP,
+            &sylva_shaders::OLIAPURAM_SUBTREE_TREES_COMP,
+            &sylva_shaders::OLIAPURAM_LOADS_COMP,
         ];
         for (k, spirv) in shaders.into_iter().enumerate() {
-            // The kernels declare the layout's twelve storage buffers and push block.
+            // The kernels declare the layout's storage buffers and push block.
             self.pipelines[k] = compute_pipeline(gpu, self.layout, spirv, None)?;
         }
         let sizes = [vk::DescriptorPoolSize {
@@ -118,6 +132,11 @@ impl Pipelines {
                 b.points.raw,
                 fluid,
                 b.status.raw,
+                b.loads.raw,
+                b.brk.raw,
+                b.sums.raw,
+                b.over.raw,
+                b.patch.raw,
             ];
             for (i, buffer) in order.into_iter().enumerate() {
                 infos.push((self.sets[p], i as u32, whole(buffer)));
@@ -137,7 +156,17 @@ impl Pipelines {
         unsafe { write_storage(&gpu.device, &infos) };
     }
 
-    /// Records one dispatch of `kernel` over `count` invocations with set `parity`.
+    /// Points binding 16 (the broken pieces' pose) of both sets at `patch`. No submission
+    /// using the sets may be pending.
+    pub fn write_patch(&self, gpu: &Gpu, patch: vk::Buffer) {
+        let infos = [(self.sets[0], 16, whole(patch)), (self.sets[1], 16, whole(patch))];
+        // SAFETY: the sets and the buffer are alive; no pending submission uses the sets (the
+        // caller's guarantee).
+        unsafe { write_storage(&gpu.device, &infos) };
+    }
+
+    /// Records one dispatch of `kernel` over `count` invocations with set `parity`
+    /// ([`Kernel::SubtreeTrees`]: `count` workgroups).
     pub fn dispatch(
         &self,
         gpu: &Gpu,
@@ -170,7 +199,11 @@ impl Pipelines {
                 0,
                 bytemuck::bytes_of(push),
             );
-            dev.cmd_dispatch(cmd, count.div_ceil(sylva_shaders::OLIAPURAM_LOCAL_SIZE), 1, 1);
+            let groups = match kernel {
+                Kernel::SubtreeTrees => count,
+                _ => count.div_ceil(sylva_shaders::OLIAPURAM_LOCAL_SIZE),
+            };
+            dev.cmd_dispatch(cmd, groups, 1, 1);
         }
     }
 
@@ -190,7 +223,7 @@ impl Pipelines {
         *self = Pipelines {
             set_layout: vk::DescriptorSetLayout::null(),
             layout: vk::PipelineLayout::null(),
-            pipelines: [vk::Pipeline::null(); 3],
+            pipelines: [vk::Pipeline::null(); 7],
             pool: vk::DescriptorPool::null(),
             sets: [vk::DescriptorSet::null(); 2],
         };

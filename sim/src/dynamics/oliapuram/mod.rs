@@ -68,6 +68,7 @@
 //! sample buffers the first time the wind varies in space, and the next state and the
 //! level-ordered pose the first time the level schedule runs).
 
+pub mod device;
 mod export;
 mod groups;
 mod interface;
