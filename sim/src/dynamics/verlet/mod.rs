@@ -12,6 +12,10 @@
 //! - "Tree Structure and Algorithms" (Figure 1): branches of skeletal particles with a
 //!   branching plane of five particles at their base, children tied to their parents by three
 //!   shared particles, and a root structure of static anchors (`structure`).
+//! - "Breaking Branches": a branch breaks off when its first constraint leaves its cone
+//!   (`breakage`); each cone is the thesis's strain cone, at least the turn the branch grew to
+//!   carry under `Material::grown_wind`, measured on the model itself when it is built
+//!   (`grown`).
 //! - Contacts: every moving particle is kept above the ground and outside the sphere colliders
 //!   after every pass.
 //!
