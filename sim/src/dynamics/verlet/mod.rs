@@ -12,6 +12,10 @@
 //! - "Tree Structure and Algorithms" (Figure 1): branches of skeletal particles with a
 //!   branching plane of five particles at their base, children tied to their parents by three
 //!   shared particles, and a root structure of static anchors (`structure`).
+//! - "Breaking Branches": a branch breaks off when its first constraint leaves its cone
+//!   (`breakage`); each cone is the thesis's strain cone, at least the turn the branch grew to
+//!   carry under `Material::grown_wind`, measured on the model itself when it is built
+//!   (`grown`).
 //! - Contacts: every moving particle is kept above the ground and outside the sphere colliders
 //!   after every pass.
 //!
@@ -41,6 +45,7 @@
 //! the state is bit-identical for any number of workers.
 
 mod breakage;
+mod grown;
 mod interface;
 mod params;
 mod solve;
@@ -70,6 +75,39 @@ pub const PHASES: &[&str] = &["verlet", "constraints", "roots", "pose"];
 
 /// Particles worth a job of their own.
 const MIN_JOB: usize = 4096;
+
+/// Per particle, exp(−drag/mass·dt): the share of its velocity relative to the wind a
+/// particle keeps over a substep `dt` of linear drag (see `solve`).
+fn drag_decay(st: &Structure, dt: f32) -> Vec<f32> {
+    st.mass
+        .iter()
+        .zip(&st.drag)
+        .map(|(&m, &c)| if m > 0.0 && c > 0.0 { (-c / m * dt).exp() } else { 1.0 })
+        .collect()
+}
+
+/// Most threads the branches' cones are measured on when a model is built.
+const GROWN_THREADS: usize = 8;
+
+/// Sets every branch's cone: the thesis's strain cone, at least the turn the branch grew to
+/// carry (`grown`), at most π.
+fn grow_cones(st: &mut Structure, forest: &Forest, params: &VerletParams, keep_wind: &[f32]) {
+    for b in &mut st.branches {
+        // (No breaking while the cones are measured.)
+        b.cone = std::f32::consts::PI;
+    }
+    let grown = if params.break_strain > 0.0 {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(GROWN_THREADS);
+        grown::grown_turns(st, forest, params, keep_wind, threads)
+    } else {
+        vec![0.0; st.branches.len()]
+    };
+    for (b, g) in st.branches.iter_mut().zip(grown) {
+        b.cone = b.strain_cone.max(g).min(std::f32::consts::PI);
+    }
+}
 
 /// Manavi's Verlet model over a forest.
 pub struct VerletModel {
@@ -116,7 +154,7 @@ impl VerletModel {
             .validate()
             .and_then(|()| check_forest(&parts.forest))
             .and_then(|()| Structure::build(&parts.forest, &params));
-        let st = match built {
+        let mut st = match built {
             Ok(st) => st,
             Err(error) => return Err(Box::new(Refused { error, parts })),
         };
@@ -126,6 +164,8 @@ impl VerletModel {
             colliders,
             time,
         } = parts;
+        let keep_wind = drag_decay(&st, params.substep());
+        grow_cones(&mut st, &forest, &params, &keep_wind);
         let (n, m) = (forest.segment_count(), forest.leaf_count());
         let mut model = VerletModel {
             pos: st.rest.iter().map(|&p| Vec3A::from(p)).collect(),
@@ -133,7 +173,7 @@ impl VerletModel {
             root_cut: vec![false; st.root_anchor.len()],
             links: st.links.clone(),
             broken: vec![false; st.branches.len()],
-            keep_wind: Vec::new(),
+            keep_wind,
             pose: Pose {
                 base: vec![Vec3::ZERO; n],
                 orient: vec![Quat::IDENTITY; n],
@@ -152,7 +192,6 @@ impl VerletModel {
             branches_broken: 0,
             scratch: Vec::new(),
         };
-        model.keep_wind = model.drag_decay(params.substep());
         model.set_wind(wind);
         for mut c in colliders {
             c.move_to(time);
@@ -162,17 +201,9 @@ impl VerletModel {
         Ok(model)
     }
 
-    fn drag_decay(&self, dt: f32) -> Vec<f32> {
-        self.st
-            .mass
-            .iter()
-            .zip(&self.st.drag)
-            .map(|(&m, &c)| if m > 0.0 && c > 0.0 { (-c / m * dt).exp() } else { 1.0 })
-            .collect()
-    }
-
     /// Changes the time step \[s\], keeping every particle's velocity (the previous positions
-    /// are rescaled). Refuses an invalid one, keeping the old.
+    /// are rescaled). The relaxation's stiffness depends on the step, so the branches' grown
+    /// cones are measured again (`grown`). Refuses an invalid one, keeping the old.
     pub fn set_time_step(&mut self, dt: f32) -> Result<(), SimError> {
         let params = VerletParams { dt, ..self.params };
         params.validate()?;
@@ -181,7 +212,8 @@ impl VerletModel {
             *q = *p - (*p - *q) * ratio;
         }
         self.params = params;
-        self.keep_wind = self.drag_decay(params.substep());
+        self.keep_wind = drag_decay(&self.st, params.substep());
+        grow_cones(&mut self.st, &self.forest, &self.params, &self.keep_wind);
         Ok(())
     }
 

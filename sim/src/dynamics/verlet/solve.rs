@@ -319,7 +319,7 @@ pub(super) fn relax(
 /// ground's grip, μ·g·Δt with μ = `ground_friction` (Coulomb's static friction: the speed a
 /// deceleration of μ·g removes within the substep), so that a lying tree that the
 /// relaxation keeps pushing by a little each substep stays put instead of creeping.
-fn ground_friction(sh: &Shared<'_>, tree: &TreeLayout, pos: &[Vec3A], prev: &mut [Vec3A], anchored: bool) {
+pub(super) fn ground_friction(sh: &Shared<'_>, tree: &TreeLayout, pos: &[Vec3A], prev: &mut [Vec3A], anchored: bool) {
     let mu = sh.params.ground_friction;
     if mu == 0.0 {
         return;

@@ -103,8 +103,12 @@ pub(super) struct Branch {
     /// The particle that takes the centre's place in this branch once it breaks off
     /// (tree-local; unused, and not stepped, until then; [`NO_BRANCH`] for a trunk).
     pub twin: u32,
+    /// Its cone from the wood's strain alone, the thesis's rule (`VerletParams::cone_for`)
+    /// \[rad\].
+    pub strain_cone: f32,
     /// Its cone: it breaks off when its first segment leaves the cone of this half-angle
-    /// \[rad\] around its rest direction in its parent's frame.
+    /// \[rad\] around its rest direction in its parent's frame; at least `strain_cone` and
+    /// the turn the branch grew to carry (`grown`).
     pub cone: f32,
 }
 
@@ -388,6 +392,7 @@ impl Structure {
                     parent: parent_branch,
                     centre,
                     twin: twin_of[i - first_seg],
+                    strain_cone: cone,
                     cone,
                 });
                 chain_of.push(vec![centre]);
