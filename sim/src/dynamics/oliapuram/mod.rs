@@ -312,6 +312,12 @@ impl OliapuramModel {
         (self.params, self.levels, self.leaves, self.groups) = (params, levels, leaves, groups);
         // The broken pieces stay out of the rebuilt data.
         rupture::mask(&self.forest, &mut self.levels, &mut self.leaves, self.breakage.gone());
+        self.renew_strength();
+        Ok(())
+    }
+
+    /// Every joint's strength again, from the static data and the pieces broken off.
+    fn renew_strength(&mut self) {
         self.strength = rupture::Strength::new(
             &self.forest,
             &self.levels,
@@ -319,7 +325,6 @@ impl OliapuramModel {
             self.params.gravity,
             self.breakage.gone(),
         );
-        Ok(())
     }
 
     /// The model's name (`"oliapuram"`).
@@ -573,13 +578,7 @@ impl OliapuramModel {
                 .expect("the model's own forest and settings were accepted before");
             (self.levels, self.leaves, self.groups) = (levels, leaves, groups);
             self.breakage.clear();
-            self.strength = rupture::Strength::new(
-                &self.forest,
-                &self.levels,
-                &self.leaves,
-                self.params.gravity,
-                self.breakage.gone(),
-            );
+            self.renew_strength();
         }
         self.state.seg_drag.fill(Vec3::ZERO);
         self.state.leaf_drag.fill(Vec3::ZERO);
