@@ -159,12 +159,38 @@ pub fn read_text(path: &Path, limit: u64, what: &str) -> Result<String, ReadErro
 mod tests {
     use super::*;
 
-    fn temp(name: &str, bytes: &[u8]) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("sylva-io-{}", std::process::id()));
+    /// A file of one test in a folder of its own, removed with the folder when the test ends,
+    /// passed or failed.
+    struct Temp {
+        dir: std::path::PathBuf,
+        file: std::path::PathBuf,
+    }
+
+    impl std::ops::Deref for Temp {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.file
+        }
+    }
+
+    impl Drop for Temp {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+
+    /// A folder of its own for the test that names it (tests run in parallel in one process).
+    fn folder(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("sylva-io-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join(name);
-        std::fs::write(&p, bytes).unwrap();
-        p
+        dir
+    }
+
+    fn temp(name: &str, bytes: &[u8]) -> Temp {
+        let dir = folder(name);
+        let file = dir.join(name);
+        std::fs::write(&file, bytes).unwrap();
+        Temp { dir, file }
     }
 
     #[test]
@@ -204,18 +230,19 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn refuses_a_fifo_without_blocking() {
-        let dir = std::env::temp_dir().join(format!("sylva-io-fifo-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let fifo = dir.join("pipe");
-        let _ = std::fs::remove_file(&fifo);
-        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        let dir = folder("fifo");
+        let fifo = Temp {
+            file: dir.join("pipe"),
+            dir,
+        };
+        let _ = std::fs::remove_file(&*fifo);
+        let made = std::process::Command::new("mkfifo").arg(&*fifo).status();
         if !made.is_ok_and(|s| s.success()) {
             eprintln!("mkfifo is not available; FIFO case not run");
             return;
         }
         let e = read_bytes(&fifo, 10, "L-system file").unwrap_err();
         assert!(e.message.contains("FIFO"), "{e}");
-        std::fs::remove_file(&fifo).unwrap();
     }
 
     #[test]

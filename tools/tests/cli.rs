@@ -244,11 +244,28 @@ fn fixture(rel: &str) -> String {
     sylva_tests::fixture(rel).display().to_string()
 }
 
-fn scratch(name: &str) -> std::path::PathBuf {
+/// A test's scratch folder, removed with everything in it when the test ends, passed or failed
+/// (the guard is dropped while a failing test unwinds).
+struct Scratch(std::path::PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("sylva-cli-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Scratch(dir)
 }
 
 /// `spec stats --json` on an Arbaro file: its species, levels, trunk children and height.
