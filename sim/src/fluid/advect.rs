@@ -1,23 +1,103 @@
 //! Semi-Lagrangian advection (paper 004, Eq. 4), one row of faces `(j, k)` at a time.
 //!
+//! The velocity at a face needs, for each of the two components other than the face's own, the
+//! mean of the cell-centred values of the two cells beside the face. Those cell-centred values
+//! are computed once per step by [`centres`] (each cell's `0.5 (v⁻ + v⁺)` per component, the
+//! same operations as [`super::centre_velocity`]), so a face reads two of them per component
+//! instead of four faces.
+//!
 //! Every face of a row is computed by the portable [`Advect::face`]; on CPUs with AVX2 all faces
 //! of a row but its two ends are taken eight at a time by the AVX2 kernel instead, which does
 //! the same float operations in the same order (no fused multiply-adds), so both give
 //! bit-identical results. A row on a closed or inflow side along its own axis has no active
 //! face and is filled with its prescribed value at once.
 //!
-//! The AVX2 kernel is `unsafe` (`std::arch` intrinsics behind `#[target_feature]`), which this
-//! module alone of `sim` besides [`super::jacobi`] allows; it is called only when
-//! [`Isa::Avx2`] was chosen, which requires the CPU to report AVX2 at run time.
+//! The AVX2 kernels are `unsafe` (`std::arch` intrinsics behind `#[target_feature]`), which this
+//! module alone of `sim` besides [`super::jacobi`] and [`super::sample`] allows; they are called
+//! only when [`Isa::Avx2`] was chosen, which requires the CPU to report AVX2 at run time.
 
 #![allow(unsafe_code)]
 
-use super::{Dims, Isa, StepInputs};
+use sylva_engine::JobSystem;
+
+use super::{par_slabs, Dims, Isa, StepInputs};
+
+/// Length of the cell-centred velocity array of a grid: per cell slab `k`, one plane of `nx ×
+/// ny` cells for each component (u, v, w in turn).
+pub(super) fn centres_len(d: &Dims) -> usize {
+    3 * d.cells()
+}
+
+/// Index in the cell-centred array of cell `(0, j, k)`'s value of component `b`.
+#[inline(always)]
+fn centre_row(d: &Dims, b: usize, j: usize, k: usize) -> usize {
+    let plane = d.n[0] * d.n[1];
+    (3 * k + b) * plane + d.n[0] * j
+}
+
+/// The cell-centred velocity of every cell into `out` ([`centres_len`] long, laid out as
+/// [`centre_row`] says): per component the mean of the cell's two faces along its axis,
+/// `0.5 (v⁻ + v⁺)`, as [`super::centre_velocity`] computes it.
+pub(super) fn centres(jobs: &JobSystem, isa: Isa, d: &Dims, vel: &[Vec<f32>; 3], out: &mut [f32]) {
+    assert_eq!(
+        out.len(),
+        centres_len(d),
+        "one cell-centred value per cell and component"
+    );
+    let plane = d.n[0] * d.n[1];
+    par_slabs(jobs, out, 3 * plane, |k0, chunk| match isa {
+        Isa::Portable => centre_slabs(d, vel, k0, chunk),
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2.
+        Isa::Avx2 => unsafe { centre_slabs_avx2(d, vel, k0, chunk) },
+    });
+}
+
+/// [`centres`] on the cell slabs of `chunk`, the first being slab `k0`.
+#[inline(always)]
+fn centre_slabs(d: &Dims, vel: &[Vec<f32>; 3], k0: usize, chunk: &mut [f32]) {
+    let [nx, ny, _] = d.n;
+    let plane = nx * ny;
+    for (s, slab) in chunk.chunks_mut(3 * plane).enumerate() {
+        let k = k0 + s;
+        let (cu, rest) = slab.split_at_mut(plane);
+        let (cv, cw) = rest.split_at_mut(plane);
+        for j in 0..ny {
+            let u = &vel[0][(nx + 1) * (j + ny * k)..][..nx + 1];
+            let out = &mut cu[nx * j..][..nx];
+            for i in 0..nx {
+                out[i] = 0.5 * (u[i] + u[i + 1]);
+            }
+            let v = &vel[1][nx * (j + (ny + 1) * k)..][..2 * nx];
+            let out = &mut cv[nx * j..][..nx];
+            for i in 0..nx {
+                out[i] = 0.5 * (v[i] + v[nx + i]);
+            }
+        }
+        let w0 = &vel[2][plane * k..][..plane];
+        let w1 = &vel[2][plane * (k + 1)..][..plane];
+        for i in 0..plane {
+            cw[i] = 0.5 * (w0[i] + w1[i]);
+        }
+    }
+}
+
+/// [`centre_slabs`] vectorised for AVX2 (the same operations, eight lanes wide).
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn centre_slabs_avx2(d: &Dims, vel: &[Vec<f32>; 3], k0: usize, chunk: &mut [f32]) {
+    centre_slabs(d, vel, k0, chunk)
+}
 
 /// One advection pass: reads the face velocities, writes each component's new values.
 pub(super) struct Advect<'a> {
     d: Dims,
     vel: &'a [Vec<f32>; 3],
+    /// The cell-centred velocities of `vel` ([`centres`]).
+    centre: &'a [f32],
     /// Padded cell activity (see `FluidGrid::act`).
     act: &'a [f32],
     inputs: &'a StepInputs,
@@ -39,13 +119,23 @@ struct Row<'a> {
     /// Activity of the cells below and above each face of the row along the component's axis.
     act_lo: &'a [f32],
     act_hi: &'a [f32],
-    /// For each other component `b`: index of the lower `b`-face at x = 0 of the cell row below
-    /// the faces (along the component's axis) and of the cell row above, and `b`'s stride.
-    others: [(usize, usize, usize); 3],
+    /// For each other component `b`: its cell-centred values on the cell row below the faces
+    /// along the component's axis and on the row above (for u-faces both are the faces' own
+    /// row: face `i` lies between cells `i − 1` and `i`). Empty for the component itself.
+    cells: [(&'a [f32], &'a [f32]); 3],
 }
 
 impl<'a> Advect<'a> {
-    pub fn new(d: Dims, vel: &'a [Vec<f32>; 3], act: &'a [f32], dt: f32, inputs: &'a StepInputs, isa: Isa) -> Self {
+    pub fn new(
+        d: Dims,
+        vel: &'a [Vec<f32>; 3],
+        centre: &'a [f32],
+        act: &'a [f32],
+        dt: f32,
+        inputs: &'a StepInputs,
+        isa: Isa,
+    ) -> Self {
+        assert_eq!(centre.len(), centres_len(&d), "the cell-centred velocities of the grid");
         let mut lo = [[f32::NEG_INFINITY; 3]; 3];
         let mut hi = [[f32::INFINITY; 3]; 3];
         for a in 0..3 {
@@ -63,6 +153,7 @@ impl<'a> Advect<'a> {
         Advect {
             d,
             vel,
+            centre,
             act,
             inputs,
             k_dt: [dt / d.h[0], dt / d.h[1], dt / d.h[2]],
@@ -74,32 +165,24 @@ impl<'a> Advect<'a> {
 
     /// New values of component `A` on the face rows of `chunk`, whose first slab is `k0`.
     pub fn rows<const A: usize>(&self, k0: usize, chunk: &mut [f32]) {
-        let fd = self.d.face_dims(A);
-        for (r, out) in chunk.chunks_mut(fd[0]).enumerate() {
-            let (j, k) = (r % fd[1], k0 + r / fd[1]);
-            let row = self.row::<A>(j, k);
-            let f_a = [0, j, k][A];
-            if A != 0 && ((f_a == 0 && row.act_lo[0] == 0.0) || (f_a == self.d.n[A] && row.act_hi[0] == 0.0)) {
-                // Beyond a closed or inflow side every cell is inactive.
-                out.fill(self.prescribed::<A>(f_a));
-                continue;
-            }
-            // The faces but the first and last of the row have a face each side along x (and
-            // for u a cell each side).
-            let vector = match self.isa {
-                Isa::Portable => false,
-                #[cfg(target_arch = "x86_64")]
-                // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2.
-                Isa::Avx2 => unsafe { avx2::run::<A>(self, &row, out) },
-            };
-            if vector {
-                out[0] = self.face::<A>(&row, 0);
-                out[fd[0] - 1] = self.face::<A>(&row, fd[0] - 1);
-            } else {
-                for (i, o) in out.iter_mut().enumerate() {
-                    *o = self.face::<A>(&row, i);
+        match self.isa {
+            Isa::Portable => {
+                let fd = self.d.face_dims(A);
+                for (r, out) in chunk.chunks_mut(fd[0]).enumerate() {
+                    let (j, k) = (r % fd[1], k0 + r / fd[1]);
+                    let row = self.row::<A>(j, k);
+                    if let Some(value) = self.side_value::<A>(&row) {
+                        out.fill(value);
+                        continue;
+                    }
+                    for (i, o) in out.iter_mut().enumerate() {
+                        *o = self.face::<A>(&row, i);
+                    }
                 }
             }
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2.
+            Isa::Avx2 => unsafe { avx2::rows::<A>(self, k0, chunk) },
         }
     }
 
@@ -109,8 +192,8 @@ impl<'a> Advect<'a> {
         let fd = d.face_dims(A);
         let pad_row = d.pad(0, j as isize, k as isize);
         let below = pad_row - d.pad_strides()[A];
-        // Rows of the cells beside this face row (lower and upper along A, x = 0), and for each
-        // other component b: the index of those cells' lower b-face and b's stride.
+        // The cell rows beside this face row (lower and upper along A, x = 0; clamped into the
+        // grid on a domain side).
         let mut lo = [0, j, k];
         let mut hi = [0, j, k];
         if A != 0 {
@@ -121,12 +204,11 @@ impl<'a> Advect<'a> {
                 hi[A] -= 1;
             }
         }
-        let mut others = [(0usize, 0usize, 0usize); 3];
-        for (b, o) in others.iter_mut().enumerate() {
+        let mut cells: [(&'a [f32], &'a [f32]); 3] = [(&[], &[]); 3];
+        for (b, c) in cells.iter_mut().enumerate() {
             if b != A {
-                let fb = d.face_dims(b);
-                let sb = [1, fb[0], fb[0] * fb[1]][b];
-                *o = (fb[0] * (lo[1] + fb[1] * lo[2]), fb[0] * (hi[1] + fb[1] * hi[2]), sb);
+                let (l, h) = (centre_row(d, b, lo[1], lo[2]), centre_row(d, b, hi[1], hi[2]));
+                *c = (&self.centre[l..l + n[0]], &self.centre[h..h + n[0]]);
             }
         }
         Row {
@@ -135,7 +217,18 @@ impl<'a> Advect<'a> {
             own: &self.vel[A][fd[0] * (j + fd[1] * k)..][..fd[0]],
             act_lo: &self.act[below..below + fd[0]],
             act_hi: &self.act[pad_row..pad_row + fd[0]],
-            others,
+            cells,
+        }
+    }
+
+    /// The value of every face of a row on a closed or inflow side along its own axis (beyond
+    /// which every cell is inactive), or `None` for a row with active faces.
+    fn side_value<const A: usize>(&self, row: &Row<'_>) -> Option<f32> {
+        let f_a = [0, row.j, row.k][A];
+        if A != 0 && ((f_a == 0 && row.act_lo[0] == 0.0) || (f_a == self.d.n[A] && row.act_hi[0] == 0.0)) {
+            Some(self.prescribed::<A>(f_a))
+        } else {
+            None
         }
     }
 
@@ -172,13 +265,10 @@ impl<'a> Advect<'a> {
         };
         let mut v = [0.0f32; 3];
         v[A] = row.own[i];
-        for (b, &(lb, hb, sb)) in row.others.iter().enumerate() {
-            if b == A {
-                continue;
+        for (b, (l, h)) in row.cells.iter().enumerate() {
+            if b != A {
+                v[b] = 0.5 * (l[xl] + h[xh]);
             }
-            let vb = &self.vel[b];
-            let (l, h) = (lb + xl, hb + xh);
-            v[b] = 0.5 * (0.5 * (vb[l] + vb[l + sb]) + 0.5 * (vb[h] + vb[h + sb]));
         }
         // Back-traced point in this component's grid coordinates.
         let f = [i as f32, row.j as f32, row.k as f32];
@@ -223,18 +313,36 @@ pub(super) fn trilinear(f: &[f32], fd: [usize; 3], g: [f32; 3]) -> f32 {
 /// The AVX2 kernel: [`Advect::face`] on eight faces at a time.
 ///
 /// The trilinear sample (Eq. 4) reads the 2×2×2 faces around the back-traced point. Where, as
-/// usual, that point lies within one cell of the face along every axis, those faces are among
-/// the 3×3×3 around it: the kernel loads the nine rows of three, interpolates each along x and
-/// picks per lane, which gives the same values as gathering the eight corners and needs no
-/// gather; otherwise it gathers.
+/// usual, that point lies within one cell of the face along every axis (its lower corner is
+/// the face's own coordinate or the one below), those faces are among the 3×3×3 around it: the
+/// kernel loads the rows it needs of those nine, interpolates each along x and picks per lane,
+/// which gives the same values as gathering the eight corners and needs no gather; otherwise
+/// it gathers. Along y and z, where every lane has the same lower corner (the usual case), only
+/// its two rows are read and nothing is picked.
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use std::arch::x86_64::*;
 
     use super::{Advect, Row};
 
-    /// Eight floats of `s` from `i`.
-    /// (Safe to call only from code compiled for AVX2, such as [`run`].)
+    /// `a + (b − a) t`, as the portable `lerp`.
+    /// (Safe to call only from code compiled for AVX2, such as [`rows`].)
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn lerp(a: __m256, b: __m256, t: __m256) -> __m256 {
+        _mm256_add_ps(a, _mm256_mul_ps(_mm256_sub_ps(b, a), t))
+    }
+
+    /// Per lane, `b` where the sign bit of `pick` is set, else `a`.
+    /// (Safe to call only from code compiled for AVX2, such as [`rows`].)
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn pick(a: __m256, b: __m256, pick: __m256) -> __m256 {
+        _mm256_blendv_ps(a, b, pick)
+    }
+
+    /// Eight floats of `s` from `i`, checked.
+    /// (Safe to call only from code compiled for AVX2, such as [`rows`].)
     #[inline]
     #[target_feature(enable = "avx2")]
     fn load(s: &[f32], i: usize) -> __m256 {
@@ -243,61 +351,88 @@ mod avx2 {
         unsafe { _mm256_loadu_ps(s.as_ptr()) }
     }
 
-    /// `a + (b − a) t`, as the portable `lerp`.
-    /// (Safe to call only from code compiled for AVX2, such as [`run`].)
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn lerp(a: __m256, b: __m256, t: __m256) -> __m256 {
-        _mm256_add_ps(a, _mm256_mul_ps(_mm256_sub_ps(b, a), t))
+    /// What every row of component `A` shares.
+    struct Consts {
+        fd: [usize; 3],
+        half: __m256,
+        k_dt: [__m256; 3],
+        lo: [__m256; 3],
+        hi: [__m256; 3],
+        /// Whether an axis has an inflow side to test the back-traced point against.
+        inflow: [bool; 3],
+        max_f: [__m256; 3],
+        max_i: [__m256i; 3],
+        border: __m256,
     }
 
-    /// Per lane, `b` where `pick` is set, else `a`.
-    /// (Safe to call only from code compiled for AVX2, such as [`run`].)
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn pick(a: __m256, b: __m256, pick: __m256i) -> __m256 {
-        _mm256_blendv_ps(a, b, _mm256_castsi256_ps(pick))
-    }
-
-    /// The faces `1..fd[0] − 1` of `row` of component `A`, eight at a time (the last eight
-    /// overlapping the others); returns false, having done nothing, when the row is too short.
+    /// New values of component `A` on the face rows of `chunk`, whose first slab is `k0`
+    /// ([`Advect::rows`]).
     ///
     /// # Safety
     /// The CPU must have AVX2.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn run<const A: usize>(ctx: &Advect<'_>, row: &Row<'_>, out: &mut [f32]) -> bool {
-        let d = &ctx.d;
-        let fd = d.face_dims(A);
-        let (first, end) = (1, fd[0] - 1);
-        if end < first + 8 {
-            return false;
-        }
+    pub(super) unsafe fn rows<const A: usize>(ctx: &Advect<'_>, k0: usize, chunk: &mut [f32]) {
+        let fd = ctx.d.face_dims(A);
         let own = &ctx.vel[A][..];
-        // Every gathered index is below the component's face count; it must fit an i32.
+        // Every index the kernel reads is below the component's face count; it must fit an
+        // i32 for the gathers.
         assert!(own.len() == fd[0] * fd[1] * fd[2] && own.len() <= i32::MAX as usize);
+        let c = Consts {
+            fd,
+            half: _mm256_set1_ps(0.5),
+            k_dt: ctx.k_dt.map(|k| _mm256_set1_ps(k)),
+            lo: ctx.lo[A].map(|x| _mm256_set1_ps(x)),
+            hi: ctx.hi[A].map(|x| _mm256_set1_ps(x)),
+            inflow: std::array::from_fn(|b| ctx.lo[A][b] > f32::NEG_INFINITY || ctx.hi[A][b] < f32::INFINITY),
+            max_f: fd.map(|n| _mm256_set1_ps((n - 1) as f32)),
+            max_i: fd.map(|n| _mm256_set1_epi32((n - 2) as i32)),
+            border: _mm256_set1_ps(ctx.inputs.border[A]),
+        };
+        for (r, out) in chunk.chunks_mut(fd[0]).enumerate() {
+            let (j, k) = (r % fd[1], k0 + r / fd[1]);
+            let row = ctx.row::<A>(j, k);
+            if let Some(value) = ctx.side_value::<A>(&row) {
+                out.fill(value);
+                continue;
+            }
+            // The faces but the first and last of the row have a face each side along x (and
+            // for u a cell each side).
+            if fd[0] >= 10 {
+                row_inside::<A>(ctx, &c, &row, out);
+                out[0] = ctx.face::<A>(&row, 0);
+                out[fd[0] - 1] = ctx.face::<A>(&row, fd[0] - 1);
+            } else {
+                for (i, o) in out.iter_mut().enumerate() {
+                    *o = ctx.face::<A>(&row, i);
+                }
+            }
+        }
+    }
+
+    /// The faces `1..fd[0] − 1` of `row` of component `A` (at least eight), eight at a time, the
+    /// last eight overlapping the others.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn row_inside<const A: usize>(ctx: &Advect<'_>, c: &Consts, row: &Row<'_>, out: &mut [f32]) {
+        let fd = c.fd;
+        let (first, end) = (1, fd[0] - 1);
+        assert!(end >= first + 8 && out.len() == fd[0] && row.own.len() == fd[0]);
+        let own = &ctx.vel[A][..];
         let zero = _mm256_setzero_ps();
-        let half = _mm256_set1_ps(0.5);
-        let k_dt = ctx.k_dt.map(|k| _mm256_set1_ps(k));
-        let lo = ctx.lo[A].map(|x| _mm256_set1_ps(x));
-        let hi = ctx.hi[A].map(|x| _mm256_set1_ps(x));
-        let max_f = fd.map(|n| _mm256_set1_ps((n - 1) as f32));
-        let max_i = fd.map(|n| _mm256_set1_epi32((n - 2) as i32));
         let (sy, sz) = (fd[0], fd[0] * fd[1]);
         let (v_sy, v_sz) = (_mm256_set1_epi32(sy as i32), _mm256_set1_epi32(sz as i32));
         let one = _mm256_set1_epi32(1);
         let (j, k) = (row.j, row.k);
         let fy = _mm256_set1_ps(j as f32);
         let fz = _mm256_set1_ps(k as f32);
-        let (vj, vk) = (_mm256_set1_epi32(j as i32), _mm256_set1_epi32(k as i32));
+        // The coordinate below the faces' own, per axis (−1 on the first row or slab).
+        let (jm1, km1) = (_mm256_set1_epi32(j as i32 - 1), _mm256_set1_epi32(k as i32 - 1));
         let iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-        let border = _mm256_set1_ps(ctx.inputs.border[A]);
+        let not_one = _mm256_set1_epi32(!1);
         // Faces inside along x lie on a side only along y or z: one value per row.
         let prescribed = _mm256_set1_ps(ctx.prescribed::<A>([1, j, k][A]));
-        // Index of face (0, y, z) of the rows around this one (clamped into the grid: a row
-        // beyond it is never picked).
-        let ys = [j.saturating_sub(1), j, (j + 1).min(fd[1] - 1)];
-        let zs = [k.saturating_sub(1), k, (k + 1).min(fd[2] - 1)];
-        let near_rows: [[usize; 3]; 3] = zs.map(|z| ys.map(|y| sy * y + sz * z));
+        // Index of face (0, j, k) of this row: the rows around are ± sy, ± sz from it.
+        let here = sy * j + sz * k;
         // The lower cell along x of u-face i is cell i − 1.
         let shift = (A == 0) as usize;
         let mut next = first;
@@ -306,102 +441,109 @@ mod avx2 {
             next = i + 8;
             let mut v = [zero; 3];
             v[A] = load(row.own, i);
-            for (b, &(lb, hb, sb)) in row.others.iter().enumerate() {
-                if b == A {
-                    continue;
+            for (b, &(l, h)) in row.cells.iter().enumerate() {
+                if b != A {
+                    v[b] = _mm256_mul_ps(c.half, _mm256_add_ps(load(l, i - shift), load(h, i)));
                 }
-                let vb = &ctx.vel[b][..];
-                let (l, h) = (lb + i - shift, hb + i);
-                let cl = _mm256_mul_ps(half, _mm256_add_ps(load(vb, l), load(vb, l + sb)));
-                let ch = _mm256_mul_ps(half, _mm256_add_ps(load(vb, h), load(vb, h + sb)));
-                v[b] = _mm256_mul_ps(half, _mm256_add_ps(cl, ch));
             }
             let vi = _mm256_add_epi32(_mm256_set1_epi32(i as i32), iota);
             let g = [
-                _mm256_sub_ps(_mm256_cvtepi32_ps(vi), _mm256_mul_ps(v[0], k_dt[0])),
-                _mm256_sub_ps(fy, _mm256_mul_ps(v[1], k_dt[1])),
-                _mm256_sub_ps(fz, _mm256_mul_ps(v[2], k_dt[2])),
+                _mm256_sub_ps(_mm256_cvtepi32_ps(vi), _mm256_mul_ps(v[0], c.k_dt[0])),
+                _mm256_sub_ps(fy, _mm256_mul_ps(v[1], c.k_dt[1])),
+                _mm256_sub_ps(fz, _mm256_mul_ps(v[2], c.k_dt[2])),
             ];
-            let mut beyond = _mm256_setzero_ps();
+            let mut beyond = zero;
             let mut fl = [_mm256_setzero_si256(); 3];
             let mut t = [zero; 3];
             for b in 0..3 {
-                beyond = _mm256_or_ps(
-                    beyond,
-                    _mm256_or_ps(
-                        _mm256_cmp_ps::<_CMP_LT_OQ>(g[b], lo[b]),
-                        _mm256_cmp_ps::<_CMP_GT_OQ>(g[b], hi[b]),
-                    ),
-                );
+                if c.inflow[b] {
+                    beyond = _mm256_or_ps(
+                        beyond,
+                        _mm256_or_ps(
+                            _mm256_cmp_ps::<_CMP_LT_OQ>(g[b], c.lo[b]),
+                            _mm256_cmp_ps::<_CMP_GT_OQ>(g[b], c.hi[b]),
+                        ),
+                    );
+                }
                 // max(g, 0) returns 0 for NaN, as f32::max; then 0 ≤ x ≤ fd − 1.
-                let x = _mm256_min_ps(_mm256_max_ps(g[b], zero), max_f[b]);
-                fl[b] = _mm256_min_epi32(_mm256_cvttps_epi32(x), max_i[b]);
+                let x = _mm256_min_ps(_mm256_max_ps(g[b], zero), c.max_f[b]);
+                fl[b] = _mm256_min_epi32(_mm256_cvttps_epi32(x), c.max_i[b]);
                 t[b] = _mm256_sub_ps(x, _mm256_cvtepi32_ps(fl[b]));
             }
-            // Per axis: whether the lower corner is the face's own coordinate (else the one
-            // below), and whether every lane's is one of those two.
-            let up = [
-                _mm256_cmpeq_epi32(fl[0], vi),
-                _mm256_cmpeq_epi32(fl[1], vj),
-                _mm256_cmpeq_epi32(fl[2], vk),
+            // Per axis, the lower corner less the coordinate below the face's: 1 where the
+            // corner is the face's own coordinate, 0 where it is the one below, anything else
+            // when the point lies farther.
+            let e = [
+                _mm256_sub_epi32(fl[0], _mm256_sub_epi32(vi, one)),
+                _mm256_sub_epi32(fl[1], jm1),
+                _mm256_sub_epi32(fl[2], km1),
             ];
-            let near = _mm256_and_si256(
-                _mm256_and_si256(
-                    _mm256_or_si256(up[0], _mm256_cmpeq_epi32(fl[0], _mm256_sub_epi32(vi, one))),
-                    _mm256_or_si256(up[1], _mm256_cmpeq_epi32(fl[1], _mm256_sub_epi32(vj, one))),
-                ),
-                _mm256_or_si256(up[2], _mm256_cmpeq_epi32(fl[2], _mm256_sub_epi32(vk, one))),
-            );
-            let [c00, c10, c01, c11] = if _mm256_movemask_ps(_mm256_castsi256_ps(near)) == 0xff {
-                // The rows around, each interpolated along x between the lanes' own two faces;
-                // then per lane the rows y0, y0 + 1 of slabs z0, z0 + 1. Along each axis, where
-                // every lane has the same lower corner only its two rows are needed and nothing
-                // is picked.
-                let mask = |m: __m256i| _mm256_movemask_ps(_mm256_castsi256_ps(m));
-                let (xm, ym, zm) = (mask(up[0]), mask(up[1]), mask(up[2]));
-                let (y_first, y_rows) = if ym == 0xff {
-                    (1, 2)
-                } else {
-                    (0, 2 + (ym != 0) as usize)
-                };
-                let (z_first, z_rows) = if zm == 0xff {
-                    (1, 2)
-                } else {
-                    (0, 2 + (zm != 0) as usize)
-                };
-                let mut xl = [[zero; 3]; 3];
-                for (xz, rz) in xl.iter_mut().zip(&near_rows[z_first..z_first + z_rows]) {
-                    for (x, &r) in xz.iter_mut().zip(&rz[y_first..y_first + y_rows]) {
-                        let (a, b) = match xm {
-                            0xff => (load(own, r + i), load(own, r + i + 1)),
-                            0 => (load(own, r + i - 1), load(own, r + i)),
+            let any = _mm256_or_si256(_mm256_or_si256(e[0], e[1]), e[2]);
+            let sampled = if _mm256_testz_si256(any, not_one) == 1 {
+                // Every lane's corners are among the 3×3×3 faces around its own. `up[b]`: the
+                // sign bit set where the lower corner is the face's own coordinate.
+                let up = e.map(|e| _mm256_castsi256_ps(_mm256_slli_epi32::<31>(e)));
+                let (xm, ym, zm) = (
+                    _mm256_movemask_ps(up[0]),
+                    _mm256_movemask_ps(up[1]),
+                    _mm256_movemask_ps(up[2]),
+                );
+                // The row of faces starting at index `r` (face (0, y, z)), interpolated along x
+                // between each lane's two corners (macros rather than closures, which the
+                // compiler leaves uninlined).
+                macro_rules! along_x {
+                    ($r:expr) => {{
+                        let s = &own[$r..$r + fd[0]];
+                        match xm {
+                            0xff => lerp(load(s, i), load(s, i + 1), t[0]),
+                            0 => lerp(load(s, i - 1), load(s, i), t[0]),
                             _ => {
-                                let (a, b, c) = (load(own, r + i - 1), load(own, r + i), load(own, r + i + 1));
-                                (pick(a, b, up[0]), pick(b, c, up[0]))
+                                let (a, b, m) = (load(s, i - 1), load(s, i), load(s, i + 1));
+                                lerp(pick(a, b, up[0]), pick(b, m, up[0]), t[0])
                             }
-                        };
-                        *x = lerp(a, b, t[0]);
+                        }
+                    }};
+                }
+                // The rows at the lower and upper y corner of slab `s` (index of face (0, j, z)),
+                // interpolated along x. A row beyond the grid is never read: the corners lie in
+                // it (0 ≤ corner ≤ fd − 2), and a mixed axis has both rows beside this one.
+                macro_rules! along_y {
+                    ($s:expr) => {{
+                        let s = $s;
+                        match ym {
+                            0xff => (along_x!(s), along_x!(s + sy)),
+                            0 => (along_x!(s - sy), along_x!(s)),
+                            _ => {
+                                let (a, b, m) = (along_x!(s - sy), along_x!(s), along_x!(s + sy));
+                                (pick(a, b, up[1]), pick(b, m, up[1]))
+                            }
+                        }
+                    }};
+                }
+                let [c00, c10, c01, c11] = match zm {
+                    0xff => {
+                        let (c00, c10) = along_y!(here);
+                        let (c01, c11) = along_y!(here + sz);
+                        [c00, c10, c01, c11]
                     }
-                }
-                let mut y0 = [zero; 3];
-                let mut y1 = [zero; 3];
-                for z in 0..z_rows {
-                    (y0[z], y1[z]) = if y_rows == 2 {
-                        (xl[z][0], xl[z][1])
-                    } else {
-                        (pick(xl[z][0], xl[z][1], up[1]), pick(xl[z][1], xl[z][2], up[1]))
-                    };
-                }
-                if z_rows == 2 {
-                    [y0[0], y1[0], y0[1], y1[1]]
-                } else {
-                    [
-                        pick(y0[0], y0[1], up[2]),
-                        pick(y1[0], y1[1], up[2]),
-                        pick(y0[1], y0[2], up[2]),
-                        pick(y1[1], y1[2], up[2]),
-                    ]
-                }
+                    0 => {
+                        let (c00, c10) = along_y!(here - sz);
+                        let (c01, c11) = along_y!(here);
+                        [c00, c10, c01, c11]
+                    }
+                    _ => {
+                        let (a0, a1) = along_y!(here - sz);
+                        let (b0, b1) = along_y!(here);
+                        let (m0, m1) = along_y!(here + sz);
+                        [
+                            pick(a0, b0, up[2]),
+                            pick(a1, b1, up[2]),
+                            pick(b0, m0, up[2]),
+                            pick(b1, m1, up[2]),
+                        ]
+                    }
+                };
+                lerp(lerp(c00, c10, t[1]), lerp(c01, c11, t[1]), t[2])
             } else {
                 let base = _mm256_add_epi32(
                     fl[0],
@@ -411,8 +553,8 @@ mod avx2 {
                 let row_y = _mm256_add_epi32(base, v_sy);
                 let row_z = _mm256_add_epi32(base, v_sz);
                 let row_zy = _mm256_add_epi32(row_z, v_sy);
-                let mut c = [zero; 4];
-                for (c, idx) in c.iter_mut().zip([base, row_y, row_z, row_zy]) {
+                let mut cs = [zero; 4];
+                for (cs, idx) in cs.iter_mut().zip([base, row_y, row_z, row_zy]) {
                     // SAFETY: 0 ≤ fl[b] ≤ fd[b] − 2, so every index, at most base + sz + sy + 1
                     // ≤ fd[0]·fd[1]·fd[2] − 1, lies in `own` (asserted to have that length).
                     let (a, b) = unsafe {
@@ -421,19 +563,18 @@ mod avx2 {
                             _mm256_i32gather_ps::<4>(p, _mm256_add_epi32(idx, one)),
                         )
                     };
-                    *c = lerp(a, b, t[0]);
+                    *cs = lerp(a, b, t[0]);
                 }
-                c
+                let [c00, c10, c01, c11] = cs;
+                lerp(lerp(c00, c10, t[1]), lerp(c01, c11, t[1]), t[2])
             };
-            let sampled = lerp(lerp(c00, c10, t[1]), lerp(c01, c11, t[1]), t[2]);
             // Active where act_lo · act_hi ≠ 0, as the portable test.
             let live = _mm256_cmp_ps::<_CMP_NEQ_UQ>(_mm256_mul_ps(load(row.act_lo, i), load(row.act_hi, i)), zero);
-            let value = _mm256_blendv_ps(sampled, border, beyond);
+            let value = _mm256_blendv_ps(sampled, c.border, beyond);
             let value = _mm256_blendv_ps(prescribed, value, live);
             let o = &mut out[i..i + 8];
             // SAFETY: `o` holds the eight floats written.
             unsafe { _mm256_storeu_ps(o.as_mut_ptr(), value) };
         }
-        true
     }
 }
