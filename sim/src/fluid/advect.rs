@@ -341,14 +341,15 @@ mod avx2 {
         _mm256_blendv_ps(a, b, pick)
     }
 
-    /// Eight floats of `s` from `i`, checked.
-    /// (Safe to call only from code compiled for AVX2, such as [`rows`].)
+    /// Eight floats from `p`.
+    ///
+    /// # Safety
+    /// `p` must point to eight readable floats, and the CPU must have AVX2.
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn load(s: &[f32], i: usize) -> __m256 {
-        let s = &s[i..i + 8];
-        // SAFETY: `s` holds the eight floats read.
-        unsafe { _mm256_loadu_ps(s.as_ptr()) }
+    unsafe fn ld(p: *const f32) -> __m256 {
+        // SAFETY: the caller's bound; the read is unaligned.
+        unsafe { _mm256_loadu_ps(p) }
     }
 
     /// What every row of component `A` shares.
@@ -416,8 +417,18 @@ mod avx2 {
     fn row_inside<const A: usize>(ctx: &Advect<'_>, c: &Consts, row: &Row<'_>, out: &mut [f32]) {
         let fd = c.fd;
         let (first, end) = (1, fd[0] - 1);
-        assert!(end >= first + 8 && out.len() == fd[0] && row.own.len() == fd[0]);
         let own = &ctx.vel[A][..];
+        // The loads below read, for the chunk of faces i..i + 8 (1 ≤ i ≤ fd[0] − 9), floats
+        // i − 1 ..= i + 8 of rows of fd[0] floats (the own faces, the activities, the own
+        // component's rows around) and i − 1 ..= i + 7 (u) or i ..= i + 7 (v, w) of the
+        // cell-centred rows (nx = fd[0] − 1 floats for u, fd[0] for v and w): all inside.
+        assert!(end >= first + 8 && out.len() == fd[0] && row.own.len() == fd[0]);
+        assert!(row.act_lo.len() == fd[0] && row.act_hi.len() == fd[0]);
+        assert!((0..3).all(|b| b == A || (row.cells[b].0.len() == ctx.d.n[0] && row.cells[b].1.len() == ctx.d.n[0])));
+        assert!(own.len() == fd[0] * fd[1] * fd[2] && row.j < fd[1] && row.k < fd[2]);
+        let (own_p, own_row) = (own.as_ptr(), row.own.as_ptr());
+        let (act_lo, act_hi) = (row.act_lo.as_ptr(), row.act_hi.as_ptr());
+        let cells = row.cells.map(|(l, h)| (l.as_ptr(), h.as_ptr()));
         let zero = _mm256_setzero_ps();
         let (sy, sz) = (fd[0], fd[0] * fd[1]);
         let (v_sy, v_sz) = (_mm256_set1_epi32(sy as i32), _mm256_set1_epi32(sz as i32));
@@ -440,10 +451,13 @@ mod avx2 {
             let i = next.min(end - 8);
             next = i + 8;
             let mut v = [zero; 3];
-            v[A] = load(row.own, i);
-            for (b, &(l, h)) in row.cells.iter().enumerate() {
+            // SAFETY: within the row (see the asserts above).
+            v[A] = unsafe { ld(own_row.add(i)) };
+            for (b, &(l, h)) in cells.iter().enumerate() {
                 if b != A {
-                    v[b] = _mm256_mul_ps(c.half, _mm256_add_ps(load(l, i - shift), load(h, i)));
+                    // SAFETY: within the cell rows (see the asserts above).
+                    let (l, h) = unsafe { (ld(l.add(i - shift)), ld(h.add(i))) };
+                    v[b] = _mm256_mul_ps(c.half, _mm256_add_ps(l, h));
                 }
             }
             let vi = _mm256_add_epi32(_mm256_set1_epi32(i as i32), iota);
@@ -493,14 +507,15 @@ mod avx2 {
                 // compiler leaves uninlined).
                 macro_rules! along_x {
                     ($r:expr) => {{
-                        let s = &own[$r..$r + fd[0]];
+                        // SAFETY: row `$r` lies in the grid (below) and floats i − 1 ..= i + 8
+                        // of it are read.
+                        let s = unsafe { own_p.add($r + i) };
+                        // SAFETY: as above.
+                        let (a, b, m) = unsafe { (ld(s.sub(1)), ld(s), ld(s.add(1))) };
                         match xm {
-                            0xff => lerp(load(s, i), load(s, i + 1), t[0]),
-                            0 => lerp(load(s, i - 1), load(s, i), t[0]),
-                            _ => {
-                                let (a, b, m) = (load(s, i - 1), load(s, i), load(s, i + 1));
-                                lerp(pick(a, b, up[0]), pick(b, m, up[0]), t[0])
-                            }
+                            0xff => lerp(b, m, t[0]),
+                            0 => lerp(a, b, t[0]),
+                            _ => lerp(pick(a, b, up[0]), pick(b, m, up[0]), t[0]),
                         }
                     }};
                 }
@@ -569,12 +584,13 @@ mod avx2 {
                 lerp(lerp(c00, c10, t[1]), lerp(c01, c11, t[1]), t[2])
             };
             // Active where act_lo · act_hi ≠ 0, as the portable test.
-            let live = _mm256_cmp_ps::<_CMP_NEQ_UQ>(_mm256_mul_ps(load(row.act_lo, i), load(row.act_hi, i)), zero);
+            // SAFETY: within the activity rows (see the asserts above).
+            let (al, ah) = unsafe { (ld(act_lo.add(i)), ld(act_hi.add(i))) };
+            let live = _mm256_cmp_ps::<_CMP_NEQ_UQ>(_mm256_mul_ps(al, ah), zero);
             let value = _mm256_blendv_ps(sampled, c.border, beyond);
             let value = _mm256_blendv_ps(prescribed, value, live);
-            let o = &mut out[i..i + 8];
-            // SAFETY: `o` holds the eight floats written.
-            unsafe { _mm256_storeu_ps(o.as_mut_ptr(), value) };
+            // SAFETY: within the row (see the asserts above).
+            unsafe { _mm256_storeu_ps(out.as_mut_ptr().add(i), value) };
         }
     }
 }
