@@ -273,25 +273,30 @@ mod avx2 {
     fn finish(k: &Consts<'_>, pre: &Prepared, dst: &mut [Vec3]) {
         assert_eq!(dst.len(), 8 * pre.chunks, "one sample per prepared point");
         for ch in 0..pre.chunks {
-            let mut v = [_mm256_setzero_ps(); 3];
-            for (a, c) in k.comp.iter().enumerate() {
-                let t = &pre.t[ch][a];
-                let lane = &pre.lane[ch][a];
-                // The two corners along x of each of the four rows are adjacent floats: one
-                // 8-byte load per lane and row, then split into the lower and upper corners
-                // (scalar loads run several per cycle where a gather takes about one element
-                // per cycle).
-                let mut cx = [_mm256_setzero_ps(); 4];
-                for (cx, off) in cx.iter_mut().zip([0, c.row_y, c.row_z, c.row_y + c.row_z]) {
-                    // SAFETY: 0 ≤ fl[b] ≤ fd[b] − 2, so for every lane base + off + 1 ≤ base +
-                    // sz + sy + 1 ≤ fd[0]·fd[1]·fd[2] − 1 lies in `f` (asserted to have that
-                    // length).
-                    let (lo, hi) = unsafe { pairs(c.f.as_ptr(), lane, off) };
-                    *cx = lerp(lo, hi, t[0]);
-                }
-                let [c00, c10, c01, c11] = cx;
-                v[a] = lerp(lerp(c00, c10, t[1]), lerp(c01, c11, t[1]), t[2]);
+            // One component's trilinear sample (a macro, so that the three are laid out one
+            // after the other rather than as a loop).
+            macro_rules! component {
+                ($a:expr) => {{
+                    let c = &k.comp[$a];
+                    let t = &pre.t[ch][$a];
+                    let lane = &pre.lane[ch][$a];
+                    // The two corners along x of each of the four rows are adjacent floats: one
+                    // 8-byte load per lane and row, then split into the lower and upper corners
+                    // (scalar loads run several per cycle where a gather takes about one element
+                    // per cycle).
+                    let mut cx = [_mm256_setzero_ps(); 4];
+                    for (cx, off) in cx.iter_mut().zip([0, c.row_y, c.row_z, c.row_y + c.row_z]) {
+                        // SAFETY: 0 ≤ fl[b] ≤ fd[b] − 2, so for every lane base + off + 1 ≤ base +
+                        // sz + sy + 1 ≤ fd[0]·fd[1]·fd[2] − 1 lies in `f` (asserted to have that
+                        // length).
+                        let (lo, hi) = unsafe { pairs(c.f.as_ptr(), lane, off) };
+                        *cx = lerp(lo, hi, t[0]);
+                    }
+                    let [c00, c10, c01, c11] = cx;
+                    lerp(lerp(c00, c10, t[1]), lerp(c01, c11, t[1]), t[2])
+                }};
             }
+            let v = [component!(0), component!(1), component!(2)];
             let out = &mut dst[8 * ch..8 * ch + 8];
             // SAFETY: eight `Vec3` are 24 packed floats.
             unsafe { store_aos(v, out.as_mut_ptr().cast()) };
