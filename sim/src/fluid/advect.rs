@@ -1,10 +1,12 @@
 //! Semi-Lagrangian advection (paper 004, Eq. 4), one row of faces `(j, k)` at a time.
 //!
 //! The velocity at a face needs, for each of the two components other than the face's own, the
-//! mean of the cell-centred values of the two cells beside the face. Those cell-centred values
-//! are computed once per step by [`centres`] (each cell's `0.5 (v⁻ + v⁺)` per component, the
-//! same operations as [`super::centre_velocity`]), so a face reads two of them per component
-//! instead of four faces.
+//! mean of the cell-centred values of the two cells beside the face. Each job of the pass first
+//! computes the cell-centred values of the cell slabs its faces touch into scratch of its own
+//! thread ([`Advect::with_centres`]: each cell's `0.5 (v⁻ + v⁺)` per component, the same
+//! operations as [`super::centre_velocity`]), so a face reads two of them per component instead
+//! of four faces. A slab beside two jobs is computed by both, from the same faces by the same
+//! operations, so the grouping changes no bit.
 //!
 //! Every face of a row is computed by the portable [`Advect::face`]; on CPUs with AVX2 all faces
 //! of a row but its two ends are taken eight at a time by the AVX2 kernel instead, which does
@@ -18,47 +20,31 @@
 
 #![allow(unsafe_code)]
 
-use sylva_engine::JobSystem;
+use std::cell::RefCell;
 
-use super::{par_slabs, Dims, Isa, StepInputs};
+use super::{Dims, Isa, StepInputs};
 
-/// Length of the cell-centred velocity array of a grid: per cell slab `k`, one plane of `nx ×
-/// ny` cells for each component (u, v, w in turn).
-pub(super) fn centres_len(d: &Dims) -> usize {
-    3 * d.cells()
-}
-
-/// Index in the cell-centred array of cell `(0, j, k)`'s value of component `b`.
+/// Index in cell-centred scratch holding slabs `k0..` of cell `(0, j, k)`'s value of component
+/// `b`: per cell slab, one plane of `nx × ny` cells for each component (u, v, w in turn).
 #[inline(always)]
-fn centre_row(d: &Dims, b: usize, j: usize, k: usize) -> usize {
+fn centre_row(d: &Dims, k0: usize, b: usize, j: usize, k: usize) -> usize {
     let plane = d.n[0] * d.n[1];
-    (3 * k + b) * plane + d.n[0] * j
+    (3 * (k - k0) + b) * plane + d.n[0] * j
 }
 
-/// The cell-centred velocity of every cell into `out` ([`centres_len`] long, laid out as
-/// [`centre_row`] says): per component the mean of the cell's two faces along its axis,
+thread_local! {
+    /// Each thread's cell-centred scratch for the jobs it runs.
+    static CENTRES: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The cell-centred velocity of cell slabs `k0..k0 + out.len() / (3 nx ny)` into `out`, laid
+/// out as [`centre_row`] says: per component the mean of the cell's two faces along its axis,
 /// `0.5 (v⁻ + v⁺)`, as [`super::centre_velocity`] computes it.
-pub(super) fn centres(jobs: &JobSystem, isa: Isa, d: &Dims, vel: &[Vec<f32>; 3], out: &mut [f32]) {
-    assert_eq!(
-        out.len(),
-        centres_len(d),
-        "one cell-centred value per cell and component"
-    );
-    let plane = d.n[0] * d.n[1];
-    par_slabs(jobs, out, 3 * plane, |k0, chunk| match isa {
-        Isa::Portable => centre_slabs(d, vel, k0, chunk),
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2.
-        Isa::Avx2 => unsafe { centre_slabs_avx2(d, vel, k0, chunk) },
-    });
-}
-
-/// [`centres`] on the cell slabs of `chunk`, the first being slab `k0`.
 #[inline(always)]
-fn centre_slabs(d: &Dims, vel: &[Vec<f32>; 3], k0: usize, chunk: &mut [f32]) {
+fn centre_slabs(d: &Dims, vel: &[Vec<f32>; 3], k0: usize, out: &mut [f32]) {
     let [nx, ny, _] = d.n;
     let plane = nx * ny;
-    for (s, slab) in chunk.chunks_mut(3 * plane).enumerate() {
+    for (s, slab) in out.chunks_mut(3 * plane).enumerate() {
         let k = k0 + s;
         let (cu, rest) = slab.split_at_mut(plane);
         let (cv, cw) = rest.split_at_mut(plane);
@@ -88,16 +74,19 @@ fn centre_slabs(d: &Dims, vel: &[Vec<f32>; 3], k0: usize, chunk: &mut [f32]) {
 /// The CPU must have AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn centre_slabs_avx2(d: &Dims, vel: &[Vec<f32>; 3], k0: usize, chunk: &mut [f32]) {
-    centre_slabs(d, vel, k0, chunk)
+unsafe fn centre_slabs_avx2(d: &Dims, vel: &[Vec<f32>; 3], k0: usize, out: &mut [f32]) {
+    centre_slabs(d, vel, k0, out)
 }
 
 /// One advection pass: reads the face velocities, writes each component's new values.
+#[derive(Clone, Copy)]
 pub(super) struct Advect<'a> {
     d: Dims,
     vel: &'a [Vec<f32>; 3],
-    /// The cell-centred velocities of `vel` ([`centres`]).
+    /// The cell-centred velocities of `vel` on cell slabs `centre_k0..` ([`centre_row`]);
+    /// empty outside [`Advect::with_centres`].
     centre: &'a [f32],
+    centre_k0: usize,
     /// Padded cell activity (see `FluidGrid::act`).
     act: &'a [f32],
     inputs: &'a StepInputs,
@@ -126,16 +115,7 @@ struct Row<'a> {
 }
 
 impl<'a> Advect<'a> {
-    pub fn new(
-        d: Dims,
-        vel: &'a [Vec<f32>; 3],
-        centre: &'a [f32],
-        act: &'a [f32],
-        dt: f32,
-        inputs: &'a StepInputs,
-        isa: Isa,
-    ) -> Self {
-        assert_eq!(centre.len(), centres_len(&d), "the cell-centred velocities of the grid");
+    pub fn new(d: Dims, vel: &'a [Vec<f32>; 3], act: &'a [f32], dt: f32, inputs: &'a StepInputs, isa: Isa) -> Self {
         let mut lo = [[f32::NEG_INFINITY; 3]; 3];
         let mut hi = [[f32::INFINITY; 3]; 3];
         for a in 0..3 {
@@ -153,7 +133,8 @@ impl<'a> Advect<'a> {
         Advect {
             d,
             vel,
-            centre,
+            centre: &[],
+            centre_k0: 0,
             act,
             inputs,
             k_dt: [dt / d.h[0], dt / d.h[1], dt / d.h[2]],
@@ -163,7 +144,35 @@ impl<'a> Advect<'a> {
         }
     }
 
-    /// New values of component `A` on the face rows of `chunk`, whose first slab is `k0`.
+    /// Runs `f` with this pass given the cell-centred velocities of cell slabs `k0..k1` (the
+    /// slabs that the face slabs `k0..k1` of u and v and `k0..=k1` of w touch, but for a cell
+    /// slab below `k0`, which a w-face slab `k0` touches too and which is included), computed
+    /// into this thread's scratch.
+    pub fn with_centres<R>(&self, k0: usize, k1: usize, f: impl FnOnce(&Advect<'_>) -> R) -> R {
+        let nz = self.d.n[2];
+        let (lo, hi) = (k0.saturating_sub(1), k1.min(nz));
+        assert!(lo < hi, "at least one cell slab");
+        let plane = self.d.n[0] * self.d.n[1];
+        CENTRES.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            scratch.resize(3 * plane * (hi - lo), 0.0);
+            match self.isa {
+                Isa::Portable => centre_slabs(&self.d, self.vel, lo, &mut scratch),
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2.
+                Isa::Avx2 => unsafe { centre_slabs_avx2(&self.d, self.vel, lo, &mut scratch) },
+            }
+            let with = Advect {
+                centre: &scratch,
+                centre_k0: lo,
+                ..*self
+            };
+            f(&with)
+        })
+    }
+
+    /// New values of component `A` on the face rows of `chunk`, whose first slab is `k0`
+    /// (within [`with_centres`](Self::with_centres) for those slabs).
     pub fn rows<const A: usize>(&self, k0: usize, chunk: &mut [f32]) {
         match self.isa {
             Isa::Portable => {
@@ -207,7 +216,10 @@ impl<'a> Advect<'a> {
         let mut cells: [(&'a [f32], &'a [f32]); 3] = [(&[], &[]); 3];
         for (b, c) in cells.iter_mut().enumerate() {
             if b != A {
-                let (l, h) = (centre_row(d, b, lo[1], lo[2]), centre_row(d, b, hi[1], hi[2]));
+                let (l, h) = (
+                    centre_row(d, self.centre_k0, b, lo[1], lo[2]),
+                    centre_row(d, self.centre_k0, b, hi[1], hi[2]),
+                );
                 *c = (&self.centre[l..l + n[0]], &self.centre[h..h + n[0]]);
             }
         }

@@ -397,8 +397,6 @@ pub struct FluidGrid {
     vel: [Vec<f32>; 3],
     /// The step's output: advected, forced and projected here, then swapped with `vel`.
     next: [Vec<f32>; 3],
-    /// Scratch of the advection: the cell-centred velocities of the field it advects.
-    centre: Vec<f32>,
     /// Padded: 1 for fluid cells, 0 for solid; ghosts 1 beyond open sides, 0 otherwise.
     act: Vec<f32>,
     /// Unpadded: solid cells.
@@ -430,7 +428,6 @@ impl FluidGrid {
         let vel = [vec![0.0; faces(0)], vec![0.0; faces(1)], vec![0.0; faces(2)]];
         Ok(FluidGrid {
             next: vel.clone(),
-            centre: vec![0.0; advect::centres_len(&dims)],
             vel,
             act: vec![0.0; dims.padded()],
             solid: vec![false; dims.cells()],
@@ -928,8 +925,7 @@ impl FluidGrid {
     /// Semi-Lagrangian advection of every face of `from` (Eq. 4), into `next`.
     fn advect(&mut self, jobs: &JobSystem, inputs: &StepInputs, from: &[Vec<f32>; 3]) {
         let d = self.dims;
-        advect::centres(jobs, self.isa, &d, from, &mut self.centre);
-        let ctx = Advect::new(d, from, &self.centre, &self.act, self.params.dt, inputs, self.isa);
+        let ctx = Advect::new(d, from, &self.act, self.params.dt, inputs, self.isa);
         let ctx = &ctx;
         let [nu, nv, nw] = &mut self.next;
         let fd = [d.face_dims(0), d.face_dims(1), d.face_dims(2)];
@@ -963,12 +959,16 @@ impl FluidGrid {
             Option<&'s mut [f32]>,
         );
         let run = |(k0, u, v, w, last): &mut Job<'_>| {
-            ctx.rows::<0>(*k0, u);
-            ctx.rows::<1>(*k0, v);
-            ctx.rows::<2>(*k0, w);
-            if let Some(last) = last {
-                ctx.rows::<2>(nz, last);
-            }
+            // The cell-centred velocities of the cell slabs these face slabs touch.
+            let k1 = *k0 + u.len() / plane[0];
+            ctx.with_centres(*k0, k1, |ctx| {
+                ctx.rows::<0>(*k0, u);
+                ctx.rows::<1>(*k0, v);
+                ctx.rows::<2>(*k0, w);
+                if let Some(last) = last {
+                    ctx.rows::<2>(nz, last);
+                }
+            });
         };
         if chunks.len() == 1 || jobs.threads() == 1 {
             chunks.iter_mut().for_each(run);
