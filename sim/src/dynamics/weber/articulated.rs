@@ -148,12 +148,22 @@ pub(crate) fn moments(t: &TreeStatic<'_>, first: &mut [f64], second: &mut [f64])
     }
 }
 
-/// The children sums (P̄, r̄, s̄) of the factorisation: P̄ symmetric, stored xx, yy, zz, xy, xz, yz.
+/// The children sums of one segment: (P̄, r̄, s̄) of the factorisation, P̄ symmetric, stored
+/// xx, yy, zz, xy, xz, yz, and (f̄, ḡ) of the right-hand side (gathered by [`factor_solve`]
+/// only; [`factor`] leaves them zero).
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Block {
     p: [f64; 6],
     r: DVec3,
     s: f64,
+    f: DVec3,
+    g: f64,
+}
+
+impl Block {
+    fn is_zero(&self) -> bool {
+        self.p == [0.0; 6] && self.r == DVec3::ZERO && self.s == 0.0 && self.f == DVec3::ZERO && self.g == 0.0
+    }
 }
 
 /// Factors A = M + E + c·diag(extra) for one tree and plane (E with couplings
@@ -173,7 +183,7 @@ pub(crate) fn factor(
         let u = d3(m.u[j]);
         let mass = t.mass[j] as f64;
         let e = t.coupling(j, h) as f64;
-        let Block { p, r, s } = blocks[j];
+        let Block { p, r, s, .. } = blocks[j];
         let pu = DVec3::new(
             p[0] * u.x + p[3] * u.y + p[4] * u.z,
             p[3] * u.x + p[1] * u.y + p[5] * u.z,
@@ -251,6 +261,116 @@ pub(crate) fn solve_both(
         back(j, p, u[0], fac[0], rx, ax, px);
         back(j, p, u[1], fac[1], rz, az, pz);
     }
+}
+
+/// One plane's arrays for [`factor_solve`] and [`factor_solve_both`]: u and the extra
+/// diagonal `extra` (read), b in `rhs` (x out), and scratch of the tree's length: `blocks`
+/// (the children sums; all zero on entry, as allocated, and left all zero: each segment's sums
+/// are taken as it is eliminated, which spares clearing them in a pass of their own), `out` ((β_j/D_j, e_j/D_j, ρ_j/D_j) per segment) and `acc` ((V_j + u_j·x_j,
+/// x_j) per segment, the root-to-tip pass).
+pub(crate) struct Elimination<'a> {
+    pub u: &'a [Vec3],
+    pub extra: &'a [f32],
+    pub rhs: &'a mut [f32],
+    pub blocks: &'a mut [Block],
+    pub out: &'a mut [Pivot],
+    pub acc: &'a mut [[f64; 4]],
+}
+
+/// [`factor`] then [`solve`] of A = M + E + c·diag(extra) for one tree and plane, for a matrix
+/// factored once and solved once (Newmark or the quadratic drag law refactor A every step):
+/// both recursions go tip to root over the same segments, so one pass gathers (P, r, s) and
+/// (f, g) together and keeps (β_j/D_j, e_j/D_j, ρ_j/D_j), then the root-to-tip pass
+/// substitutes. The same operations in the same order as [`factor`] then [`solve`], so the
+/// same bits, with one traversal and one scratch array fewer.
+pub(crate) fn factor_solve(t: &TreeStatic<'_>, h: f32, c: f64, mut pl: Elimination<'_>) {
+    let n = t.len();
+    debug_assert!(pl.blocks[..n].iter().all(Block::is_zero), "blocks must enter zero");
+    for j in (0..n).rev() {
+        let p = if j > 0 { t.parent_of(j) } else { 0 };
+        eliminate(j, p, t.mass[j] as f64, t.coupling(j, h) as f64, c, &mut pl);
+    }
+    for j in 1..n {
+        substitute(j, t.parent_of(j), &mut pl);
+    }
+}
+
+/// [`factor_solve`] for both planes, in one pair of passes over the tree: the planes are
+/// independent systems (so the same bits per plane as apart), and walking them together reads
+/// the tree's structure and masses once and gives the processor two independent chains of
+/// divisions to overlap.
+pub(crate) fn factor_solve_both(t: &TreeStatic<'_>, h: f32, c: f64, planes: [Elimination<'_>; 2]) {
+    let n = t.len();
+    let [mut x, mut z] = planes;
+    debug_assert!(
+        x.blocks[..n].iter().chain(&z.blocks[..n]).all(Block::is_zero),
+        "blocks must enter zero"
+    );
+    for j in (0..n).rev() {
+        let p = if j > 0 { t.parent_of(j) } else { 0 };
+        let (mass, e) = (t.mass[j] as f64, t.coupling(j, h) as f64);
+        eliminate(j, p, mass, e, c, &mut x);
+        eliminate(j, p, mass, e, c, &mut z);
+    }
+    for j in 1..n {
+        let p = t.parent_of(j);
+        substitute(j, p, &mut x);
+        substitute(j, p, &mut z);
+    }
+}
+
+/// Tip to root, segment j (parent p, ignored for the root): the pivot D_j, β_j and ρ_j from the
+/// children sums, the parent gathers (P_j, r_j, s_j) and (f_j, g_j); the root's x_0 = ρ_0/D_0
+/// starts the root-to-tip pass. The expressions are [`factor`]'s and [`forward`]'s.
+#[inline(always)]
+fn eliminate(j: usize, p: usize, mass: f64, e: f64, c: f64, pl: &mut Elimination<'_>) {
+    let u = d3(pl.u[j]);
+    // Taken, leaving zero: nothing reads segment j's sums after this, and the pass returns
+    // `blocks` all zero, as the next pass needs it.
+    let Block { p: pm, r, s, f, g } = std::mem::take(&mut pl.blocks[j]);
+    let pu = DVec3::new(
+        pm[0] * u.x + pm[3] * u.y + pm[4] * u.z,
+        pm[3] * u.x + pm[1] * u.y + pm[5] * u.z,
+        pm[4] * u.x + pm[5] * u.y + pm[2] * u.z,
+    );
+    let own = pl.extra.get(j).map_or(0.0, |s| c * *s as f64);
+    let d = SECOND * mass * u.length_squared() + e + own + u.dot(pu) + 2.0 * u.dot(r) + s;
+    let beta = FIRST * mass * u + pu + r;
+    let inv = 1.0 / d;
+    let rho = pl.rhs[j] as f64 + u.x * f.x + u.y * f.y + u.z * f.z + g;
+    let bd = beta * inv;
+    let ed = e * inv;
+    let x = rho * inv;
+    pl.out[j] = [bd.x, bd.y, bd.z, ed, x];
+    if j == 0 {
+        pl.acc[0] = [u.x * x, u.y * x, u.z * x, x];
+        pl.rhs[0] = x as f32;
+        return;
+    }
+    let b = &mut pl.blocks[p];
+    b.p[0] += mass + pm[0] - beta.x * bd.x;
+    b.p[1] += mass + pm[1] - beta.y * bd.y;
+    b.p[2] += mass + pm[2] - beta.z * bd.z;
+    b.p[3] += pm[3] - beta.x * bd.y;
+    b.p[4] += pm[4] - beta.x * bd.z;
+    b.p[5] += pm[5] - beta.y * bd.z;
+    b.r += e * bd;
+    b.s += e - e * e * inv;
+    b.f.x += f.x - rho * bd.x;
+    b.f.y += f.y - rho * bd.y;
+    b.f.z += f.z - rho * bd.z;
+    b.g += rho * ed;
+}
+
+/// Root to tip, segment j (parent p): x_j = ρ_j/D_j - (β_j/D_j)·V_j + (e_j/D_j)·x_p, as [`back`].
+#[inline(always)]
+fn substitute(j: usize, p: usize, pl: &mut Elimination<'_>) {
+    let [vx, vy, vz, xp] = pl.acc[p];
+    let [bx, by, bz, e, rd] = pl.out[j];
+    let x = rd - (bx * vx + by * vy + bz * vz) + e * xp;
+    let uj = m3(pl.u[j]);
+    pl.acc[j] = [vx + uj[0] * x, vy + uj[1] * x, vz + uj[2] * x, x];
+    pl.rhs[j] = x as f32;
 }
 
 /// Tip to root, segment j (parent p): ρ_j = b_j + u_j·f̄ + ḡ; the parent gathers f_j and g_j;
