@@ -98,6 +98,7 @@ pub(super) fn solve_work(c: &mut CgBuffers, r: std::ops::Range<usize>) -> SolveW
         fac,
         blocks,
         pivot,
+        ..
     } = c;
     let cg = (!x.is_empty()).then(|| CgWork {
         x: &mut x[r.clone()],
@@ -423,15 +424,27 @@ fn step_tree<'a>(
             if refactor {
                 let gh = sh.params.integrator.gamma() * sh.params.dt;
                 let h2 = (gh as f64) * (gh as f64);
-                let planes = [(&mut px, wx, 0), (&mut pz, wz, 1)].map(|(pl, w, k)| articulated::Elimination {
-                    u: ts.rest_dir[k],
-                    extra: &*pl.stiff,
-                    rhs: &mut *pl.rhs,
-                    blocks: w.blocks,
-                    out: w.fac,
-                    acc: w.acc,
-                });
-                articulated::factor_solve_both(&ts, gh, h2, planes);
+                // A scratch of the pool (one per job at a time; the pool grows only when more
+                // jobs run at once than it was made for). Its content never changes a result.
+                let mut scratch = sh
+                    .pair_pool
+                    .lock()
+                    .expect("solver scratch pool poisoned by a panic in an earlier step")
+                    .pop()
+                    .unwrap_or_else(|| articulated::PairScratch::new(ts.len()));
+                scratch.fit(ts.len());
+                let pair = articulated::Pair {
+                    u: ts.rest_dir,
+                    extra: [&*px.stiff, &*pz.stiff],
+                    rhs: [&mut *px.rhs, &mut *pz.rhs],
+                    slots: &mut scratch.slots,
+                    held: &mut scratch.held,
+                };
+                articulated::factor_solve_pair(&ts, gh, h2, pair);
+                sh.pair_pool
+                    .lock()
+                    .expect("solver scratch pool poisoned by a panic in an earlier step")
+                    .push(scratch);
             } else {
                 articulated::solve_both(
                     &ts,
