@@ -99,6 +99,12 @@
 //! V_j = V_p + u_p·x_p, x_j = (ρ_j - β_j·V_j + e_j·x_p)/D_j. Both passes touch each segment
 //! once: O(n) per tree and plane, no allocation, arithmetic in f64.
 //!
+//! When A changes every step (Newmark's load stiffness, the quadratic drag's damping), it is
+//! factored once and solved once, and both tip-to-root recursions walk the same segments in
+//! the same order: [`factor_solve`] runs them in one pass (one plane), [`factor_solve_pair`]
+//! runs both planes' in the two lanes of packed f64 operations. Either performs the same
+//! operations in the same order as [`factor`] then [`solve`], so gives the same bits.
+//!
 //! The conjugate gradient (Weber's cross-check) uses the same matrix through [`apply_mass`],
 //! M·v in O(n): with V_a = Σ_{b ≺ a} u_b·v_b (root to tip) and S_a = Σ_{b ≻ a} W_b·u_b·v_b
 //! (tip to root), (M·v)_a = Q_a·|u_a|²·v_a + u_a·S_a + W_a·(u_a·V_a).
