@@ -9,7 +9,9 @@ use super::articulated::{self, MassView};
 use super::mapping::{self, Bend, BendBatch, BATCH};
 use crate::collider::{Contact, SphereCollider};
 use crate::dynamics::pose::segment_axis;
-use crate::material::{DragLaw, Material};
+use crate::material::{
+    quadratic_drag_scale, DragLaw, Material, DRAG_MATCH_SPEED, LEAF_RECONFIGURATION_SPEED, LEAF_VOGEL_EXPONENT,
+};
 
 /// One tree's static data.
 pub(crate) struct TreeStatic<'a> {
@@ -397,6 +399,21 @@ fn pose_batched(
     }
 }
 
+/// Populate's scratch for one segment (see [`populate`]).
+#[derive(Clone, Copy, Default, Debug)]
+pub(crate) struct SegLoad {
+    /// The sum of the external forces on the segment's strict descendants \[N\].
+    pub carried: Vec3,
+    /// Quadratic law: the velocity of the segment's tip \[m/s\].
+    pub tip_v: Vec3,
+    /// Quadratic law: the tip's path length L, Σ (|D_x| + |D_z|) from the root \[m\].
+    pub path: f32,
+    /// Quadratic law: the damping's row sums carried up from the subtree.
+    pub below: f32,
+    /// Quadratic law: |D_x| and |D_z| of the segment \[m\].
+    pub dir_len: [f32; 2],
+}
+
 /// Forms Eq. 1's right-hand side for both planes, tip to root:
 ///
 /// ```text
@@ -431,7 +448,7 @@ fn pose_batched(
 /// u = w - v (see [`quadratic_drag`]): a first pass, root outward, gives every segment's tip
 /// velocity (in absolute angles turning segment j moves its tip by its correction direction
 /// vector D_j per radian and carries everything outboard along, so v_tip(i) = Σ_{j on the path
-/// to i} D_j·Θ'_j), kept in `load[i][1]`; `load[i][0]` is the load carried.
+/// to i} D_j·Θ'_j), kept in `load[i].tip_v`; `load[i].carried` is the load carried.
 ///
 /// Stability of the relative-velocity drag: it damps the motion, ∂f/∂Θ' = -Jᵀ·B·J with B the
 /// drag's ∂F/∂u (b·scale·(I + û·ûᵀ) ≤ 2·b·scale for the quadratic law) at each point. Explicit,
@@ -442,7 +459,7 @@ fn pose_batched(
 /// Σ_p 2·b_p·|J_p,i|·Σ_j |J_p,j| (Gershgorin: D - Jᵀ·B·J is then positive semi-definite, and
 /// (M + γh·D)⁻¹·γh·Jᵀ·B·J has no eigenvalue beyond 1, whatever the pose). |J_p,j| is |D_j| for
 /// a point beyond segment j, |D_j|/2 at j's centre, so Σ_j |J_p,j| is the path length L_p of
-/// `load[i][2].x` and the subtree sums ride along with the loads (`load[i][2].y`). The force
+/// `load[i].path` and the subtree sums ride along with the loads (`load[i].below`). The force
 /// itself stays the explicit f(v0); the diagonal only slows the drag's own mode, which the
 /// drag overdamps on twigs anyway (they follow the air). It goes in `stiff` as D/(γh), beside
 /// Newmark's load stiffness, and `solve_plane` refactors A with it each step.
@@ -451,7 +468,7 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
     t: &TreeStatic<'_>,
     planes: [&mut PlaneMut<'_>; 2],
     pose: PoseRef<'_>,
-    load: &mut [[Vec3; 3]],
+    load: &mut [SegLoad],
     h: f32,
     gamma: f32,
     gravity: f32,
@@ -462,40 +479,41 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
     let [px, pz] = planes;
     px.rhs.fill(0.0);
     pz.rhs.fill(0.0);
+    let load = &mut load[..n];
+    let dir = [&pose.dir[0][..n], &pose.dir[1][..n]];
+    let orient = &pose.orient[..n];
     let quadratic = t.material.drag_law == DragLaw::Quadratic;
     if quadratic {
-        for i in 0..n {
-            let (base, path) = if i == 0 {
-                (Vec3::ZERO, 0.0)
-            } else {
-                let p = &load[t.parent_of(i)];
-                (p[1], p[2].x)
-            };
-            load[i][1] = base + pose.dir[0][i] * px.vel[i] + pose.dir[1][i] * pz.vel[i];
-            load[i][2] = Vec3::new(path + pose.dir[0][i].length() + pose.dir[1][i].length(), 0.0, 0.0);
+        tip_velocities(t, dir, [&*px.vel, &*pz.vel], load);
+    } else {
+        for l in load.iter_mut() {
+            l.carried = Vec3::ZERO;
         }
     }
-    for l in load.iter_mut() {
-        l[0] = Vec3::ZERO;
-    }
+    let newmark = gamma < 1.0;
     for i in (0..n).rev() {
+        let parent = if i > 0 { Some(t.parent_of(i)) } else { None };
+        let axis = segment_axis(orient[i]);
+        let d = [dir[0][i], dir[1][i]];
+        // The quadratic law's damping row (see above) and |D| of both planes.
         let mut aero = None;
         let wind_force = if quadratic {
-            let (f, bark_b, leaves_b) = quadratic_drag(t, i, pose, load, leaf_wind, &centre_wind);
+            let (f, bark_b, leaves_b) = quadratic_drag(t, i, axis, load, leaf_wind, &centre_wind);
             // Row sums of the drag's damping (see above): the bark at the centre, the leaves
             // (their force at the centre, their velocity up to the tip) at the tip's path length.
-            let (own_d, path_tip) = (pose.dir[0][i].length() + pose.dir[1][i].length(), load[i][2].x);
+            let len = load[i].dir_len;
+            let (own_d, path_tip) = (len[0] + len[1], load[i].path);
             let own = 2.0 * (bark_b * (path_tip - 0.5 * own_d) + leaves_b * path_tip);
-            let below = load[i][2].y;
-            if i > 0 {
-                load[t.parent_of(i)][2].y += below + own;
+            let below = load[i].below;
+            if let Some(p) = parent {
+                load[p].below += below + own;
             }
-            aero = Some(0.5 * own + below);
+            aero = Some((0.5 * own + below, len));
             f
         } else {
             let leaves = t.leaves_of(i);
             let leaf = t.leaf_drag[i];
-            let bark = across_axis(centre_wind(i), segment_axis(pose.orient[i])) * (t.drag[i] - leaf);
+            let bark = across_axis(centre_wind(i), axis) * (t.drag[i] - leaf);
             match leaf_wind {
                 Some(at_leaves) if !leaves.is_empty() => {
                     let mut sum = Vec3::ZERO;
@@ -508,89 +526,162 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
             }
         };
         let f = Vec3::new(0.0, -t.mass[i] * gravity, 0.0) + wind_force;
-        let lever = 0.5 * f + load[i][0];
-        let tau = [pose.dir[0][i].dot(lever), pose.dir[1][i].dot(lever)];
-        if gamma < 1.0 {
-            load_stiffness(t, i, pose, lever, h, gamma, [&mut *px, &mut *pz]);
-        }
-        if let Some(row) = aero {
-            for (k, pl) in [&mut *px, &mut *pz].into_iter().enumerate() {
-                let d = pose.dir[k][i].length() * row / (gamma * h);
-                pl.stiff[i] = if gamma < 1.0 { pl.stiff[i] + d } else { d };
-            }
-        }
+        let lever = 0.5 * f + load[i].carried;
+        // Newmark's load stiffness per unit |D|² (see `load_stiffness`).
+        let tension = if newmark {
+            load_tension(axis, lever, t.length[i])
+        } else {
+            0.0
+        };
         let (k, c) = (t.stiffness[i], t.damping[i]);
-        if i > 0 {
-            let p = t.parent_of(i);
-            let below = load[i][0];
-            load[p][0] += f + below;
-            for (plane, pl) in [&mut *px, &mut *pz].into_iter().enumerate() {
-                let dv = pl.vel[i] - pl.vel[p];
-                let g =
-                    k * (pl.theta[i] - pl.theta[p] - t.rest[plane][i] + gamma * (h * dv + pl.y[i] - pl.y[p])) + c * dv;
-                pl.rhs[i] += h * (tau[plane] - g);
+        if let Some(p) = parent {
+            let below = load[i].carried;
+            load[p].carried += f + below;
+        }
+        for (plane, pl) in [&mut *px, &mut *pz].into_iter().enumerate() {
+            let tau = d[plane].dot(lever);
+            if newmark {
+                load_stiffness(pl, i, tension * d[plane].length_squared(), h, gamma);
+            }
+            if let Some((row, len)) = aero {
+                let damping = len[plane] * row / (gamma * h);
+                pl.stiff[i] = if newmark { pl.stiff[i] + damping } else { damping };
+            }
+            // The joint's spring and damper against the parent (the ground for the root, whose
+            // parent terms are zeros: x - 0 = x, so one formula gives both bit for bit).
+            let (theta_p, vel_p, y_p) = match parent {
+                Some(p) => (pl.theta[p], pl.vel[p], pl.y[p]),
+                None => (0.0, 0.0, 0.0),
+            };
+            let dv = pl.vel[i] - vel_p;
+            let g = k * (pl.theta[i] - theta_p - t.rest[plane][i] + gamma * (h * dv + pl.y[i] - y_p)) + c * dv;
+            pl.rhs[i] += h * (tau - g);
+            if let Some(p) = parent {
                 pl.rhs[p] += h * g;
             }
-        } else {
-            for (plane, pl) in [&mut *px, &mut *pz].into_iter().enumerate() {
-                let dv = pl.vel[i];
-                let g = k * (pl.theta[i] - t.rest[plane][i] + gamma * (h * dv + pl.y[i])) + c * dv;
-                pl.rhs[i] += h * (tau[plane] - g);
-            }
         }
+    }
+}
+
+/// The quadratic law's first pass, root outward: every segment's tip velocity
+/// v_tip(i) = v_tip(parent) + D_x·Θ'_x + D_z·Θ'_z, its tip's path length L and its |D| per
+/// plane, with the carried load and the damping's subtree sum zeroed for the second pass.
+#[inline(always)]
+fn tip_velocities(t: &TreeStatic<'_>, dir: [&[Vec3]; 2], vel: [&[f32]; 2], load: &mut [SegLoad]) {
+    let n = load.len();
+    let (d0, d1, v0, v1) = (&dir[0][..n], &dir[1][..n], &vel[0][..n], &vel[1][..n]);
+    for i in 0..n {
+        let (base, path) = if i == 0 {
+            (Vec3::ZERO, 0.0)
+        } else {
+            let p = &load[t.parent_of(i)];
+            (p.tip_v, p.path)
+        };
+        let len = [d0[i].length(), d1[i].length()];
+        load[i] = SegLoad {
+            carried: Vec3::ZERO,
+            tip_v: base + d0[i] * v0[i] + d1[i] * v1[i],
+            path: path + len[0] + len[1],
+            below: 0.0,
+            dir_len: len,
+        };
     }
 }
 
 /// Segment i's wind force under [`DragLaw::Quadratic`]: ½·ρ_air·C_d·A·|u|·u on the velocity of
 /// the air relative to the surface, as the linear coefficient times
 /// [`Material::drag_scale`](crate::Material::drag_scale)(|u|) times u. The bark takes u at the
-/// segment's centre, across its axis (a cylinder's drag follows the normal component of the
-/// relative flow, |u_n|·u_n); each leaf takes the whole u at its own attachment point (the
-/// segment's base velocity plus `along` of the segment's own swing). `load[j][1]` holds the
+/// segment's centre, across its axis `axis` (a cylinder's drag follows the normal component of
+/// the relative flow, |u_n|·u_n); each leaf takes the whole u at its own attachment point (the
+/// segment's base velocity plus `along` of the segment's own swing). `load[j].tip_v` holds the
 /// tips' velocities (see [`populate`]). Returns the force and the bark's and the leaves'
 /// coefficient·scale (their damping, for the implicit diagonal).
-#[inline]
+#[inline(always)]
 fn quadratic_drag<W: Fn(usize) -> Vec3>(
     t: &TreeStatic<'_>,
     i: usize,
-    pose: PoseRef<'_>,
-    load: &[[Vec3; 3]],
+    axis: Vec3,
+    load: &[SegLoad],
     leaf_wind: Option<&[Vec3]>,
     centre_wind: &W,
 ) -> (Vec3, f32, f32) {
-    let material = t.material;
-    let base_v = if i == 0 { Vec3::ZERO } else { load[t.parent_of(i)][1] };
-    let swing = load[i][1] - base_v;
+    let base_v = if i == 0 { Vec3::ZERO } else { load[t.parent_of(i)].tip_v };
+    let swing = load[i].tip_v - base_v;
     let leaves = t.leaves_of(i);
     let leaf = t.leaf_drag[i];
-    let u = across_axis(centre_wind(i) - (base_v + 0.5 * swing), segment_axis(pose.orient[i]));
-    let bark_b = (t.drag[i] - leaf) * material.drag_scale(u.length(), false);
+    let centre = centre_wind(i);
+    let u = across_axis(centre - (base_v + 0.5 * swing), axis);
+    let bark_b = (t.drag[i] - leaf) * quadratic_drag_scale(u.length(), false);
     let bark = u * bark_b;
     let (mut leaves_f, mut leaves_b) = (Vec3::ZERO, 0.0);
     if !leaves.is_empty() && leaf > 0.0 {
         let per_leaf = leaf / leaves.len() as f32;
-        for (k, &along) in t.leaf_along[leaves.clone()].iter().enumerate() {
-            let w = match leaf_wind {
-                Some(at_leaves) => at_leaves[leaves.start + k],
-                None => centre_wind(i),
-            };
-            let u = w - (base_v + swing * (along as f32 * (1.0 / 65535.0)));
-            let b = per_leaf * material.drag_scale(u.length(), true);
-            leaves_f += u * b;
-            leaves_b += b;
-        }
+        let along = &t.leaf_along[leaves.clone()];
+        (leaves_f, leaves_b) = match leaf_wind {
+            Some(at_leaves) => leaf_drag(&at_leaves[leaves], along, base_v, swing, per_leaf),
+            None => leaf_drag_uniform(centre, along, base_v, swing, per_leaf),
+        };
     } else if leaf > 0.0 {
         // Leaf drag without leaves (a forest built from bare arrays): on the centre.
-        let u = centre_wind(i) - (base_v + 0.5 * swing);
-        leaves_b = leaf * material.drag_scale(u.length(), true);
+        let u = centre - (base_v + 0.5 * swing);
+        leaves_b = leaf * leaf_drag_scale(u.length());
         leaves_f = u * leaves_b;
     }
     (bark + leaves_f, bark_b, leaves_b)
 }
 
+/// The drag of one segment's leaves under [`DragLaw::Quadratic`], each in the wind `wind[k]` at
+/// its attachment point `along[k]` (1/65535 of the segment's length): the sum of b·u and of b,
+/// b = `per_leaf`·[`leaf_drag_scale`](|u|), u = w - (base_v + swing·along), in leaf order.
+#[inline(always)]
+fn leaf_drag(wind: &[Vec3], along: &[u16], base_v: Vec3, swing: Vec3, per_leaf: f32) -> (Vec3, f32) {
+    let (mut force, mut sum_b) = (Vec3::ZERO, 0.0);
+    for (&w, &a) in wind.iter().zip(along) {
+        let u = w - (base_v + swing * (a as f32 * (1.0 / 65535.0)));
+        let b = per_leaf * leaf_drag_scale(u.length());
+        force += u * b;
+        sum_b += b;
+    }
+    (force, sum_b)
+}
+
+/// [`leaf_drag`] in one wind for all the leaves (a uniform wind).
+#[inline(always)]
+fn leaf_drag_uniform(wind: Vec3, along: &[u16], base_v: Vec3, swing: Vec3, per_leaf: f32) -> (Vec3, f32) {
+    let (mut force, mut sum_b) = (Vec3::ZERO, 0.0);
+    for &a in along {
+        let u = wind - (base_v + swing * (a as f32 * (1.0 / 65535.0)));
+        let b = per_leaf * leaf_drag_scale(u.length());
+        force += u * b;
+        sum_b += b;
+    }
+    (force, sum_b)
+}
+
+/// [`quadratic_drag_scale`]`(speed, true)`, the leaves' scale, bit for bit. With the Vogel
+/// exponent β = -1 the scale is constant above the reconfiguration speed U_r, so it is
+/// min(|u|/U, U_r/U) without a branch: rounding is monotonic, so |u| ≤ U_r gives
+/// |u|·(1/U) ≤ U_r·(1/U) and |u| > U_r the reverse (and `min` keeps U_r/U for a NaN, as the
+/// law's comparison does).
+#[inline(always)]
+fn leaf_drag_scale(speed: f32) -> f32 {
+    if 1.0 + LEAF_VOGEL_EXPONENT == 0.0 {
+        (speed * (1.0 / DRAG_MATCH_SPEED)).min(LEAF_RECONFIGURATION_SPEED * (1.0 / DRAG_MATCH_SPEED))
+    } else {
+        quadratic_drag_scale(speed, true)
+    }
+}
+
+/// The tension of segment i's loads per unit length, max(a·lever, 0)/l, of which Newmark's
+/// load stiffness S_i takes |D|² per plane (see [`load_stiffness`]).
+#[inline(always)]
+fn load_tension(axis: Vec3, lever: Vec3, length: f32) -> f32 {
+    axis.dot(lever).max(0.0) / length
+}
+
 /// Newmark's load stiffness of segment i's own angle, S_i = (|u|²/l)·(a·lever) when the
-/// loads pull the segment outward along its axis a (tension), else 0, for both planes, and
-/// its term in Eq. 1's right-hand side.
+/// loads pull the segment outward along its axis a (tension), else 0, for one plane (`s`, from
+/// [`load_tension`]·|D|²), and its term in Eq. 1's right-hand side.
 ///
 /// The generalized force of the loads is u·lever (see [`populate`]); turning the segment by
 /// its own angle turns u towards -a at the rate |u|²/l (the tip's second derivative of a
@@ -603,22 +694,9 @@ fn quadratic_drag<W: Fn(usize) -> Vec3>(
 /// b gains -h·γ·S·(h·v0 + y) and A gains (γh)²·S (`solve_plane` refactors A with it each
 /// step). The softening part stays explicit, which keeps A positive definite.
 #[inline(always)]
-fn load_stiffness(
-    t: &TreeStatic<'_>,
-    i: usize,
-    pose: PoseRef<'_>,
-    lever: Vec3,
-    h: f32,
-    gamma: f32,
-    planes: [&mut PlaneMut<'_>; 2],
-) {
-    let tension = segment_axis(pose.orient[i]).dot(lever).max(0.0);
-    let per_length = tension / t.length[i];
-    for (k, pl) in planes.into_iter().enumerate() {
-        let s = per_length * pose.dir[k][i].length_squared();
-        pl.stiff[i] = s;
-        pl.rhs[i] -= h * gamma * s * (h * pl.vel[i] + pl.y[i]);
-    }
+fn load_stiffness(pl: &mut PlaneMut<'_>, i: usize, s: f32, h: f32, gamma: f32) {
+    pl.stiff[i] = s;
+    pl.rhs[i] -= h * gamma * s * (h * pl.vel[i] + pl.y[i]);
 }
 
 /// The part of the wind `w` across a segment of unit axis `a`: w - (w·a)a. A cylinder's
