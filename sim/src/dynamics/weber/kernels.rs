@@ -2,7 +2,7 @@
 //! tree: segment 0 is the root, `parent[i] - offset < i`) so trees, planes and subtree blocks
 //! can run as independent jobs. Nothing here allocates.
 
-use glam::{DVec3, Mat3A, Quat, Vec3, Vec3A};
+use glam::{DVec3, Mat3A, Quat, Vec3, Vec3A, Vec4};
 
 use super::articulated::{self, MassView};
 
@@ -617,10 +617,14 @@ fn quadratic_drag<W: Fn(usize) -> Vec3>(
     if !leaves.is_empty() && leaf > 0.0 {
         let per_leaf = leaf / leaves.len() as f32;
         let along = &t.leaf_along[leaves.clone()];
-        (leaves_f, leaves_b) = match leaf_wind {
-            Some(at_leaves) => leaf_drag(&at_leaves[leaves], along, base_v, swing, per_leaf),
-            None => leaf_drag_uniform(centre, along, base_v, swing, per_leaf),
+        let (f, sum) = match leaf_wind {
+            Some(at_leaves) => {
+                let at_leaves = &at_leaves[leaves];
+                leaf_drag(|k| at_leaves[k], along, base_v, swing)
+            }
+            None => leaf_drag(|_| centre, along, base_v, swing),
         };
+        (leaves_f, leaves_b) = (f * per_leaf, sum * per_leaf);
     } else if leaf > 0.0 {
         // Leaf drag without leaves (a forest built from bare arrays): on the centre.
         let u = centre - (base_v + 0.5 * swing);
@@ -630,32 +634,55 @@ fn quadratic_drag<W: Fn(usize) -> Vec3>(
     (bark + leaves_f, bark_b, leaves_b)
 }
 
-/// The drag of one segment's leaves under [`DragLaw::Quadratic`], each in the wind `wind[k]` at
-/// its attachment point `along[k]` (1/65535 of the segment's length): the sum of b·u and of b,
-/// b = `per_leaf`·[`leaf_drag_scale`](|u|), u = w - (base_v + swing·along), in leaf order.
+/// Leaves the leaf loop takes at once (one SSE register of f32).
+const LEAF_LANES: usize = 4;
+
+/// The drag of one segment's `along.len()` (≥ 1) leaves under [`DragLaw::Quadratic`], each in
+/// the wind `wind(k)` at its attachment point `along[k]` (1/65535 of the segment's length):
+/// Σ s·u and Σ s over the leaves, s = [`leaf_drag_scale`](|u|), u = w - (base_v + swing·along)
+/// (the caller multiplies both by the coefficient per leaf). The leaves go [`LEAF_LANES`] at a
+/// time, each lane summing its own leaves, the lanes summed at the end: the same sums as one
+/// leaf after another up to the order of the additions (see `tests::leaf_drag_lanes_match_scalar`).
+/// The last group repeats the last leaf in its spare lanes and counts them with s = 0.
 #[inline(always)]
-fn leaf_drag(wind: &[Vec3], along: &[u16], base_v: Vec3, swing: Vec3, per_leaf: f32) -> (Vec3, f32) {
-    let (mut force, mut sum_b) = (Vec3::ZERO, 0.0);
-    for (&w, &a) in wind.iter().zip(along) {
-        let u = w - (base_v + swing * (a as f32 * (1.0 / 65535.0)));
-        let b = per_leaf * leaf_drag_scale(u.length());
-        force += u * b;
-        sum_b += b;
+fn leaf_drag<F: Fn(usize) -> Vec3>(wind: F, along: &[u16], base_v: Vec3, swing: Vec3) -> (Vec3, f32) {
+    let n = along.len();
+    let last = n - 1;
+    let (bx, by, bz) = (Vec4::splat(base_v.x), Vec4::splat(base_v.y), Vec4::splat(base_v.z));
+    let (sx, sy, sz) = (Vec4::splat(swing.x), Vec4::splat(swing.y), Vec4::splat(swing.z));
+    let (mut fx, mut fy, mut fz, mut sum) = (Vec4::ZERO, Vec4::ZERO, Vec4::ZERO, Vec4::ZERO);
+    let lane = Vec4::new(0.0, 1.0, 2.0, 3.0);
+    let mut k = 0;
+    while k < n {
+        let (k1, k2, k3) = ((k + 1).min(last), (k + 2).min(last), (k + 3).min(last));
+        let (w0, w1, w2, w3) = (wind(k), wind(k1), wind(k2), wind(k3));
+        let a = Vec4::new(along[k] as f32, along[k1] as f32, along[k2] as f32, along[k3] as f32) * (1.0 / 65535.0);
+        let ux = Vec4::new(w0.x, w1.x, w2.x, w3.x) - (bx + sx * a);
+        let uy = Vec4::new(w0.y, w1.y, w2.y, w3.y) - (by + sy * a);
+        let uz = Vec4::new(w0.z, w1.z, w2.z, w3.z) - (bz + sz * a);
+        let speed = (ux * ux + uy * uy + uz * uz).sqrt();
+        let live = lane.cmplt(Vec4::splat((n - k) as u32 as f32));
+        let scale = Vec4::select(live, leaf_drag_scale4(speed), Vec4::ZERO);
+        fx += ux * scale;
+        fy += uy * scale;
+        fz += uz * scale;
+        sum += scale;
+        k += LEAF_LANES;
     }
-    (force, sum_b)
+    (
+        Vec3::new(fx.element_sum(), fy.element_sum(), fz.element_sum()),
+        sum.element_sum(),
+    )
 }
 
-/// [`leaf_drag`] in one wind for all the leaves (a uniform wind).
+/// [`leaf_drag_scale`] of four speeds.
 #[inline(always)]
-fn leaf_drag_uniform(wind: Vec3, along: &[u16], base_v: Vec3, swing: Vec3, per_leaf: f32) -> (Vec3, f32) {
-    let (mut force, mut sum_b) = (Vec3::ZERO, 0.0);
-    for &a in along {
-        let u = wind - (base_v + swing * (a as f32 * (1.0 / 65535.0)));
-        let b = per_leaf * leaf_drag_scale(u.length());
-        force += u * b;
-        sum_b += b;
+fn leaf_drag_scale4(speed: Vec4) -> Vec4 {
+    if 1.0 + LEAF_VOGEL_EXPONENT == 0.0 {
+        (speed * (1.0 / DRAG_MATCH_SPEED)).min(Vec4::splat(LEAF_RECONFIGURATION_SPEED * (1.0 / DRAG_MATCH_SPEED)))
+    } else {
+        Vec4::from_array(speed.to_array().map(|s| quadratic_drag_scale(s, true)))
     }
-    (force, sum_b)
 }
 
 /// [`quadratic_drag_scale`]`(speed, true)`, the leaves' scale, bit for bit. With the Vogel
