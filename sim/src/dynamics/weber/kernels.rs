@@ -750,10 +750,13 @@ pub(crate) fn across_axis(w: Vec3, a: Vec3) -> Vec3 {
     w - a * w.dot(a)
 }
 
-/// The centre of each of the tree's segments, where its bark's drag takes the wind.
+/// The centre of each of the tree's segments, where its bark's drag takes the wind: the base
+/// plus half the length along the axis (q·(0, l/2, 0) = (l/2)·q·(0, 1, 0), see [`segment_axis`]).
 pub(crate) fn segment_centres(t: &TreeStatic<'_>, pose: PoseRef<'_>, out: &mut [Vec3]) {
-    for (i, c) in out.iter_mut().enumerate().take(t.len()) {
-        *c = pose.base[i] + pose.orient[i] * Vec3::new(0.0, 0.5 * t.length[i], 0.0);
+    let n = t.len();
+    let (base, orient, length) = (&pose.base[..n], &pose.orient[..n], &t.length[..n]);
+    for (i, c) in out[..n].iter_mut().enumerate() {
+        *c = base[i] + segment_axis(orient[i]) * (0.5 * length[i]);
     }
 }
 
@@ -1015,7 +1018,10 @@ mod tests {
             for ((want_f, want_b), (f, b)) in [(want, got), uniform] {
                 let tol = 1e-5 * want_b.max(1.0) * 40.0;
                 assert!((f - want_f).length() <= tol, "n {n}: {f} against {want_f}");
-                assert!((b - want_b).abs() <= 1e-5 * want_b.max(1.0), "n {n}: {b} against {want_b}");
+                assert!(
+                    (b - want_b).abs() <= 1e-5 * want_b.max(1.0),
+                    "n {n}: {b} against {want_b}"
+                );
             }
         }
     }
