@@ -403,9 +403,9 @@ fn pose_batched(
 #[derive(Clone, Copy, Default, Debug)]
 pub(crate) struct SegLoad {
     /// The sum of the external forces on the segment's strict descendants \[N\].
-    pub carried: Vec3,
+    pub carried: Vec3A,
     /// Quadratic law: the velocity of the segment's tip \[m/s\].
-    pub tip_v: Vec3,
+    pub tip_v: Vec3A,
     /// Quadratic law: the tip's path length L, Σ (|D_x| + |D_z|) from the root \[m\].
     pub path: f32,
     /// Quadratic law: the damping's row sums carried up from the subtree.
@@ -485,7 +485,7 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
         tip_velocities(t, dir, [&*px.vel, &*pz.vel], load);
     } else {
         for l in load.iter_mut() {
-            l.carried = Vec3::ZERO;
+            l.carried = Vec3A::ZERO;
         }
     }
     // Every per-segment slice cut to n once, so the loop below checks only parent indices.
@@ -505,8 +505,8 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
     let per_gamma_h = 1.0 / (gamma * h);
     for i in (0..n).rev() {
         let parent = if i > 0 { Some(t.parent_of(i)) } else { None };
-        let axis = segment_axis(orient[i]);
-        let d = [dir[0][i], dir[1][i]];
+        let axis = Vec3A::from(segment_axis(orient[i]));
+        let d = [Vec3A::from(dir[0][i]), Vec3A::from(dir[1][i])];
         // The quadratic law's damping row (see above) and |D| of both planes.
         let mut aero = None;
         let wind_force = if quadratic {
@@ -525,8 +525,8 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
         } else {
             let leaves = t.leaves_of(i);
             let leaf = t.leaf_drag[i];
-            let bark = across_axis(centre_wind(i), axis) * (t.drag[i] - leaf);
-            match leaf_wind {
+            let bark = across_axis(centre_wind(i), axis.into()) * (t.drag[i] - leaf);
+            Vec3A::from(match leaf_wind {
                 Some(at_leaves) if !leaves.is_empty() => {
                     let mut sum = Vec3::ZERO;
                     for &w in &at_leaves[leaves.clone()] {
@@ -535,9 +535,9 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
                     bark + sum * (leaf / leaves.len() as f32)
                 }
                 _ => bark + centre_wind(i) * leaf,
-            }
+            })
         };
-        let f = Vec3::new(0.0, -mass[i] * gravity, 0.0) + wind_force;
+        let f = Vec3A::new(0.0, -mass[i] * gravity, 0.0) + wind_force;
         let carried = load[i].carried;
         let lever = 0.5 * f + carried;
         if let Some(p) = parent {
@@ -587,15 +587,15 @@ fn tip_velocities(t: &TreeStatic<'_>, dir: [&[Vec3]; 2], vel: [&[f32]; 2], load:
     let (d0, d1, v0, v1) = (&dir[0][..n], &dir[1][..n], &vel[0][..n], &vel[1][..n]);
     for i in 0..n {
         let (base, path) = if i == 0 {
-            (Vec3::ZERO, 0.0)
+            (Vec3A::ZERO, 0.0)
         } else {
             let p = &load[t.parent_of(i)];
             (p.tip_v, p.path)
         };
         let len = [d0[i].length(), d1[i].length()];
         load[i] = SegLoad {
-            carried: Vec3::ZERO,
-            tip_v: base + d0[i] * v0[i] + d1[i] * v1[i],
+            carried: Vec3A::ZERO,
+            tip_v: base + Vec3A::from(d0[i]) * v0[i] + Vec3A::from(d1[i]) * v1[i],
             path: path + len[0] + len[1],
             below: 0.0,
             dir_len: len,
@@ -615,20 +615,23 @@ fn tip_velocities(t: &TreeStatic<'_>, dir: [&[Vec3]; 2], vel: [&[f32]; 2], load:
 fn quadratic_drag<W: Fn(usize) -> Vec3>(
     t: &TreeStatic<'_>,
     i: usize,
-    axis: Vec3,
+    axis: Vec3A,
     load: &[SegLoad],
     leaf_wind: Option<&[Vec3]>,
     centre_wind: &W,
-) -> (Vec3, f32, f32) {
-    let base_v = if i == 0 { Vec3::ZERO } else { load[t.parent_of(i)].tip_v };
+) -> (Vec3A, f32, f32) {
+    let base_v = if i == 0 { Vec3A::ZERO } else { load[t.parent_of(i)].tip_v };
     let swing = load[i].tip_v - base_v;
     let leaves = t.leaves_of(i);
     let leaf = t.leaf_drag[i];
-    let centre = centre_wind(i);
-    let u = across_axis(centre - (base_v + 0.5 * swing), axis);
+    let centre3 = centre_wind(i);
+    let centre = Vec3A::from(centre3);
+    // Across the axis, as `across_axis` (the same operations in SIMD lanes).
+    let w = centre - (base_v + 0.5 * swing);
+    let u = w - axis * w.dot(axis);
     let bark_b = (t.drag[i] - leaf) * quadratic_drag_scale(u.length(), false);
     let bark = u * bark_b;
-    let (mut leaves_f, mut leaves_b) = (Vec3::ZERO, 0.0);
+    let (mut leaves_f, mut leaves_b) = (Vec3A::ZERO, 0.0);
     if !leaves.is_empty() && leaf > 0.0 {
         let per_leaf = leaf / leaves.len() as f32;
         let along = &t.leaf_along[leaves.clone()];
@@ -637,7 +640,7 @@ fn quadratic_drag<W: Fn(usize) -> Vec3>(
                 let at_leaves = &at_leaves[leaves];
                 leaf_drag(|k| at_leaves[k], along, base_v, swing)
             }
-            None => leaf_drag(|_| centre, along, base_v, swing),
+            None => leaf_drag(|_| centre3, along, base_v, swing),
         };
         (leaves_f, leaves_b) = (f * per_leaf, sum * per_leaf);
     } else if leaf > 0.0 {
@@ -660,7 +663,7 @@ const LEAF_LANES: usize = 4;
 /// leaf after another up to the order of the additions (see `tests::leaf_drag_lanes_match_scalar`).
 /// The last group repeats the last leaf in its spare lanes and counts them with s = 0.
 #[inline(always)]
-fn leaf_drag<F: Fn(usize) -> Vec3>(wind: F, along: &[u16], base_v: Vec3, swing: Vec3) -> (Vec3, f32) {
+fn leaf_drag<F: Fn(usize) -> Vec3>(wind: F, along: &[u16], base_v: Vec3A, swing: Vec3A) -> (Vec3A, f32) {
     let n = along.len();
     let last = n - 1;
     let (bx, by, bz) = (Vec4::splat(base_v.x), Vec4::splat(base_v.y), Vec4::splat(base_v.z));
@@ -685,7 +688,7 @@ fn leaf_drag<F: Fn(usize) -> Vec3>(wind: F, along: &[u16], base_v: Vec3, swing: 
         k += LEAF_LANES;
     }
     (
-        Vec3::new(fx.element_sum(), fy.element_sum(), fz.element_sum()),
+        Vec3A::new(fx.element_sum(), fy.element_sum(), fz.element_sum()),
         sum.element_sum(),
     )
 }
@@ -717,7 +720,7 @@ fn leaf_drag_scale(speed: f32) -> f32 {
 /// The tension of segment i's loads per unit length, max(a·lever, 0)/l, of which Newmark's
 /// load stiffness S_i takes |D|² per plane (see [`load_stiffness_rhs`]).
 #[inline(always)]
-fn load_tension(axis: Vec3, lever: Vec3, length: f32) -> f32 {
+fn load_tension(axis: Vec3A, lever: Vec3A, length: f32) -> f32 {
     axis.dot(lever).max(0.0) / length
 }
 
@@ -1013,11 +1016,12 @@ mod tests {
                 (f, sum)
             };
             // A varying wind (one per leaf) and a uniform one.
-            let (want, got) = (scalar(&|k| wind[k]), leaf_drag(|k| wind[k], &along, base_v, swing));
-            let uniform = (scalar(&|_| wind[0]), leaf_drag(|_| wind[0], &along, base_v, swing));
+            let (b3, s3) = (base_v.into(), swing.into());
+            let (want, got) = (scalar(&|k| wind[k]), leaf_drag(|k| wind[k], &along, b3, s3));
+            let uniform = (scalar(&|_| wind[0]), leaf_drag(|_| wind[0], &along, b3, s3));
             for ((want_f, want_b), (f, b)) in [(want, got), uniform] {
                 let tol = 1e-5 * want_b.max(1.0) * 40.0;
-                assert!((f - want_f).length() <= tol, "n {n}: {f} against {want_f}");
+                assert!((Vec3::from(f) - want_f).length() <= tol, "n {n}: {f} against {want_f}");
                 assert!(
                     (b - want_b).abs() <= 1e-5 * want_b.max(1.0),
                     "n {n}: {b} against {want_b}"
