@@ -412,6 +412,10 @@ pub(crate) struct SegLoad {
     pub below: f32,
     /// Quadratic law: |D_x| and |D_z| of the segment \[m\].
     pub dir_len: [f32; 2],
+    /// Quadratic law: the segment's own load, its weight and the drag on it and its leaves \[N\].
+    pub force: Vec3A,
+    /// Quadratic law: the segment's own term of the damping's row sums.
+    pub own: f32,
 }
 
 /// Forms Eq. 1's right-hand side for both planes, tip to root:
@@ -483,6 +487,7 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
     let quadratic = t.material.drag_law == DragLaw::Quadratic;
     if quadratic {
         tip_velocities(t, dir, [&*px.vel, &*pz.vel], load);
+        quadratic_loads(t, orient, gravity, load, leaf_wind, &centre_wind);
     } else {
         for l in load.iter_mut() {
             l.carried = Vec3A::ZERO;
@@ -509,24 +514,18 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
         let d = [Vec3A::from(dir[0][i]), Vec3A::from(dir[1][i])];
         // The quadratic law's damping row (see above) and |D| of both planes.
         let mut aero = None;
-        let wind_force = if quadratic {
-            let (f, bark_b, leaves_b) = quadratic_drag(t, i, axis, load, leaf_wind, &centre_wind);
-            // Row sums of the drag's damping (see above): the bark at the centre, the leaves
-            // (their force at the centre, their velocity up to the tip) at the tip's path length.
-            let SegLoad {
-                dir_len, path, below, ..
-            } = load[i];
-            let own = 2.0 * (bark_b * (path - 0.5 * (dir_len[0] + dir_len[1])) + leaves_b * path);
+        let f = if quadratic {
+            let SegLoad { below, own, force, .. } = load[i];
             if let Some(p) = parent {
                 load[p].below += below + own;
             }
             aero = Some((0.5 * own + below) * per_gamma_h);
-            f
+            force
         } else {
             let leaves = t.leaves_of(i);
             let leaf = t.leaf_drag[i];
             let bark = across_axis(centre_wind(i), axis.into()) * (t.drag[i] - leaf);
-            Vec3A::from(match leaf_wind {
+            let wind_force = Vec3A::from(match leaf_wind {
                 Some(at_leaves) if !leaves.is_empty() => {
                     let mut sum = Vec3::ZERO;
                     for &w in &at_leaves[leaves.clone()] {
@@ -535,9 +534,9 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
                     bark + sum * (leaf / leaves.len() as f32)
                 }
                 _ => bark + centre_wind(i) * leaf,
-            })
+            });
+            Vec3A::new(0.0, -mass[i] * gravity, 0.0) + wind_force
         };
-        let f = Vec3A::new(0.0, -mass[i] * gravity, 0.0) + wind_force;
         let carried = load[i].carried;
         let lever = 0.5 * f + carried;
         if let Some(p) = parent {
@@ -599,7 +598,34 @@ fn tip_velocities(t: &TreeStatic<'_>, dir: [&[Vec3]; 2], vel: [&[f32]; 2], load:
             path: path + len[0] + len[1],
             below: 0.0,
             dir_len: len,
+            ..SegLoad::default()
         };
+    }
+}
+
+/// The quadratic law's loads, root outward after [`tip_velocities`]: each segment's own load
+/// (its weight and [`quadratic_drag`]) and its own term of the damping's row sums (see
+/// [`populate`]): the bark at the centre, the leaves (their force at the centre, their velocity
+/// up to the tip) at the tip's path length. No segment's load depends on another's, so the
+/// loop's iterations overlap; the tip-to-root pass then only sums them.
+#[inline(always)]
+fn quadratic_loads<W: Fn(usize) -> Vec3>(
+    t: &TreeStatic<'_>,
+    orient: &[Quat],
+    gravity: f32,
+    load: &mut [SegLoad],
+    leaf_wind: Option<&[Vec3]>,
+    centre_wind: &W,
+) {
+    let n = load.len();
+    let (orient, mass) = (&orient[..n], &t.mass[..n]);
+    for i in 0..n {
+        let axis = Vec3A::from(segment_axis(orient[i]));
+        let (f, bark_b, leaves_b) = quadratic_drag(t, i, axis, load, leaf_wind, centre_wind);
+        let l = &mut load[i];
+        let path = l.path;
+        l.own = 2.0 * (bark_b * (path - 0.5 * (l.dir_len[0] + l.dir_len[1])) + leaves_b * path);
+        l.force = Vec3A::new(0.0, -mass[i] * gravity, 0.0) + f;
     }
 }
 
