@@ -646,7 +646,11 @@ fn quadratic_drag<W: Fn(usize) -> Vec3>(
     leaf_wind: Option<&[Vec3]>,
     centre_wind: &W,
 ) -> (Vec3A, f32, f32) {
-    let base_v = if i == 0 { Vec3A::ZERO } else { load[t.parent_of(i)].tip_v };
+    let base_v = if i == 0 {
+        Vec3A::ZERO
+    } else {
+        load[t.parent_of(i)].tip_v
+    };
     let swing = load[i].tip_v - base_v;
     let leaves = t.leaves_of(i);
     let leaf = t.leaf_drag[i];
@@ -683,7 +687,7 @@ const LEAF_LANES: usize = 4;
 
 /// The drag of one segment's `along.len()` (≥ 1) leaves under [`DragLaw::Quadratic`], each in
 /// the wind `wind(k)` at its attachment point `along[k]` (1/65535 of the segment's length):
-/// Σ s·u and Σ s over the leaves, s = [`leaf_drag_scale`](|u|), u = w - (base_v + swing·along)
+/// Σ s·u and Σ s over the leaves, s = [`leaf_drag_scale`] of |u|, u = w - (base_v + swing·along)
 /// (the caller multiplies both by the coefficient per leaf). The leaves go [`LEAF_LANES`] at a
 /// time, each lane summing its own leaves, the lanes summed at the end: the same sums as one
 /// leaf after another up to the order of the additions (see `tests::leaf_drag_lanes_match_scalar`).
