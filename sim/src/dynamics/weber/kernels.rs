@@ -486,8 +486,16 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
     let orient = &pose.orient[..n];
     let quadratic = t.material.drag_law == DragLaw::Quadratic;
     if quadratic {
-        tip_velocities(t, dir, [&*px.vel, &*pz.vel], load);
-        quadratic_loads(t, orient, gravity, load, leaf_wind, &centre_wind);
+        quadratic_loads(
+            t,
+            orient,
+            dir,
+            [&*px.vel, &*pz.vel],
+            gravity,
+            load,
+            leaf_wind,
+            &centre_wind,
+        );
     } else {
         for l in load.iter_mut() {
             l.carried = Vec3A::ZERO;
@@ -579,39 +587,18 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
 
 /// The quadratic law's first pass, root outward: every segment's tip velocity
 /// v_tip(i) = v_tip(parent) + D_x·Θ'_x + D_z·Θ'_z, its tip's path length L and its |D| per
-/// plane, with the carried load and the damping's subtree sum zeroed for the second pass.
-#[inline(always)]
-fn tip_velocities(t: &TreeStatic<'_>, dir: [&[Vec3]; 2], vel: [&[f32]; 2], load: &mut [SegLoad]) {
-    let n = load.len();
-    let (d0, d1, v0, v1) = (&dir[0][..n], &dir[1][..n], &vel[0][..n], &vel[1][..n]);
-    for i in 0..n {
-        let (base, path) = if i == 0 {
-            (Vec3A::ZERO, 0.0)
-        } else {
-            let p = &load[t.parent_of(i)];
-            (p.tip_v, p.path)
-        };
-        let len = [d0[i].length(), d1[i].length()];
-        load[i] = SegLoad {
-            carried: Vec3A::ZERO,
-            tip_v: base + Vec3A::from(d0[i]) * v0[i] + Vec3A::from(d1[i]) * v1[i],
-            path: path + len[0] + len[1],
-            below: 0.0,
-            dir_len: len,
-            ..SegLoad::default()
-        };
-    }
-}
-
-/// The quadratic law's loads, root outward after [`tip_velocities`]: each segment's own load
-/// (its weight and [`quadratic_drag`]) and its own term of the damping's row sums (see
-/// [`populate`]): the bark at the centre, the leaves (their force at the centre, their velocity
-/// up to the tip) at the tip's path length. No segment's load depends on another's, so the
-/// loop's iterations overlap; the tip-to-root pass then only sums them.
+/// plane, then its own load (its weight and [`quadratic_drag`], which needs its parent's and
+/// its own tip velocity) and its own term of the damping's row sums (see [`populate`]): the
+/// bark at the centre, the leaves (their force at the centre, their velocity up to the tip) at
+/// the tip's path length. The carried load and the subtree sums are zeroed for the second pass,
+/// which only sums these. Apart from the tip velocities no segment's load depends on another's,
+/// so the loop's iterations overlap.
 #[inline(always)]
 fn quadratic_loads<W: Fn(usize) -> Vec3>(
     t: &TreeStatic<'_>,
     orient: &[Quat],
+    dir: [&[Vec3]; 2],
+    vel: [&[f32]; 2],
     gravity: f32,
     load: &mut [SegLoad],
     leaf_wind: Option<&[Vec3]>,
@@ -619,7 +606,23 @@ fn quadratic_loads<W: Fn(usize) -> Vec3>(
 ) {
     let n = load.len();
     let (orient, mass) = (&orient[..n], &t.mass[..n]);
+    let (dir, vel) = ([&dir[0][..n], &dir[1][..n]], [&vel[0][..n], &vel[1][..n]]);
     for i in 0..n {
+        // The tip's velocity v_tip(i) = v_tip(parent) + D_x·Θ'_x + D_z·Θ'_z and path length.
+        let (d0, d1) = (dir[0][i], dir[1][i]);
+        let (base, path) = if i == 0 {
+            (Vec3A::ZERO, 0.0)
+        } else {
+            let p = &load[t.parent_of(i)];
+            (p.tip_v, p.path)
+        };
+        let len = [d0.length(), d1.length()];
+        let l = &mut load[i];
+        l.carried = Vec3A::ZERO;
+        l.tip_v = base + Vec3A::from(d0) * vel[0][i] + Vec3A::from(d1) * vel[1][i];
+        l.path = path + len[0] + len[1];
+        l.below = 0.0;
+        l.dir_len = len;
         let axis = Vec3A::from(segment_axis(orient[i]));
         let (f, bark_b, leaves_b) = quadratic_drag(t, i, axis, load, leaf_wind, centre_wind);
         let l = &mut load[i];
