@@ -486,16 +486,7 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
     let orient = &pose.orient[..n];
     let quadratic = t.material.drag_law == DragLaw::Quadratic;
     if quadratic {
-        quadratic_loads(
-            t,
-            orient,
-            dir,
-            [&*px.vel, &*pz.vel],
-            gravity,
-            load,
-            leaf_wind,
-            &centre_wind,
-        );
+        quadratic_loads(t, pose, [&*px.vel, &*pz.vel], gravity, load, leaf_wind, &centre_wind);
     } else {
         for l in load.iter_mut() {
             l.carried = Vec3A::ZERO;
@@ -520,7 +511,7 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
         let parent = if i > 0 { Some(t.parent_of(i)) } else { None };
         let axis = Vec3A::from(segment_axis(orient[i]));
         let d = [Vec3A::from(dir[0][i]), Vec3A::from(dir[1][i])];
-        // The quadratic law's damping row (see above) and |D| of both planes.
+        // The quadratic law's damping row over γh (see above).
         let mut aero = None;
         let f = if quadratic {
             let SegLoad { below, own, force, .. } = load[i];
@@ -596,8 +587,7 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
 #[inline(always)]
 fn quadratic_loads<W: Fn(usize) -> Vec3>(
     t: &TreeStatic<'_>,
-    orient: &[Quat],
-    dir: [&[Vec3]; 2],
+    pose: PoseRef<'_>,
     vel: [&[f32]; 2],
     gravity: f32,
     load: &mut [SegLoad],
@@ -605,8 +595,8 @@ fn quadratic_loads<W: Fn(usize) -> Vec3>(
     centre_wind: &W,
 ) {
     let n = load.len();
-    let (orient, mass) = (&orient[..n], &t.mass[..n]);
-    let (dir, vel) = ([&dir[0][..n], &dir[1][..n]], [&vel[0][..n], &vel[1][..n]]);
+    let (orient, mass) = (&pose.orient[..n], &t.mass[..n]);
+    let (dir, vel) = ([&pose.dir[0][..n], &pose.dir[1][..n]], [&vel[0][..n], &vel[1][..n]]);
     for i in 0..n {
         // The tip's velocity v_tip(i) = v_tip(parent) + D_x·Θ'_x + D_z·Θ'_z and path length.
         let (d0, d1) = (dir[0][i], dir[1][i]);
