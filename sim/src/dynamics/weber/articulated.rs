@@ -99,6 +99,12 @@
 //! V_j = V_p + u_p·x_p, x_j = (ρ_j - β_j·V_j + e_j·x_p)/D_j. Both passes touch each segment
 //! once: O(n) per tree and plane, no allocation, arithmetic in f64.
 //!
+//! When A changes every step (Newmark's load stiffness, the quadratic drag's damping), it is
+//! factored once and solved once, and both tip-to-root recursions walk the same segments in
+//! the same order: [`factor_solve`] runs them in one pass (one plane), [`factor_solve_pair`]
+//! runs both planes' in the two lanes of packed f64 operations. Either performs the same
+//! operations in the same order as [`factor`] then [`solve`], so gives the same bits.
+//!
 //! The conjugate gradient (Weber's cross-check) uses the same matrix through [`apply_mass`],
 //! M·v in O(n): with V_a = Σ_{b ≺ a} u_b·v_b (root to tip) and S_a = Σ_{b ≻ a} W_b·u_b·v_b
 //! (tip to root), (M·v)_a = Q_a·|u_a|²·v_a + u_a·S_a + W_a·(u_a·V_a).
@@ -148,12 +154,22 @@ pub(crate) fn moments(t: &TreeStatic<'_>, first: &mut [f64], second: &mut [f64])
     }
 }
 
-/// The children sums (P̄, r̄, s̄) of the factorisation: P̄ symmetric, stored xx, yy, zz, xy, xz, yz.
+/// The children sums of one segment: (P̄, r̄, s̄) of the factorisation, P̄ symmetric, stored
+/// xx, yy, zz, xy, xz, yz, and (f̄, ḡ) of the right-hand side (gathered by [`factor_solve`]
+/// only; [`factor`] leaves them zero).
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Block {
     p: [f64; 6],
     r: DVec3,
     s: f64,
+    f: DVec3,
+    g: f64,
+}
+
+impl Block {
+    fn is_zero(&self) -> bool {
+        self.p == [0.0; 6] && self.r == DVec3::ZERO && self.s == 0.0 && self.f == DVec3::ZERO && self.g == 0.0
+    }
 }
 
 /// Factors A = M + E + c·diag(extra) for one tree and plane (E with couplings
@@ -173,7 +189,7 @@ pub(crate) fn factor(
         let u = d3(m.u[j]);
         let mass = t.mass[j] as f64;
         let e = t.coupling(j, h) as f64;
-        let Block { p, r, s } = blocks[j];
+        let Block { p, r, s, .. } = blocks[j];
         let pu = DVec3::new(
             p[0] * u.x + p[3] * u.y + p[4] * u.z,
             p[3] * u.x + p[1] * u.y + p[5] * u.z,
@@ -250,6 +266,292 @@ pub(crate) fn solve_both(
         let p = t.parent_of(j);
         back(j, p, u[0], fac[0], rx, ax, px);
         back(j, p, u[1], fac[1], rz, az, pz);
+    }
+}
+
+/// One plane's arrays for [`factor_solve`]: u and the extra
+/// diagonal `extra` (read), b in `rhs` (x out), and scratch of the tree's length: `blocks`
+/// (the children sums; all zero on entry, as allocated, and left all zero: each segment's sums
+/// are taken as it is eliminated, which spares clearing them in a pass of their own), `out` ((β_j/D_j, e_j/D_j, ρ_j/D_j) per segment) and `acc` ((V_j + u_j·x_j,
+/// x_j) per segment, the root-to-tip pass).
+pub(crate) struct Elimination<'a> {
+    pub u: &'a [Vec3],
+    pub extra: &'a [f32],
+    pub rhs: &'a mut [f32],
+    pub blocks: &'a mut [Block],
+    pub out: &'a mut [Pivot],
+    pub acc: &'a mut [[f64; 4]],
+}
+
+/// [`factor`] then [`solve`] of A = M + E + c·diag(extra) for one tree and plane, for a matrix
+/// factored once and solved once (Newmark or the quadratic drag law refactor A every step):
+/// both recursions go tip to root over the same segments, so one pass gathers (P, r, s) and
+/// (f, g) together and keeps (β_j/D_j, e_j/D_j, ρ_j/D_j), then the root-to-tip pass
+/// substitutes. The same operations in the same order as [`factor`] then [`solve`], so the
+/// same bits, with one traversal and one scratch array fewer.
+pub(crate) fn factor_solve(t: &TreeStatic<'_>, h: f32, c: f64, mut pl: Elimination<'_>) {
+    let n = t.len();
+    debug_assert!(pl.blocks[..n].iter().all(Block::is_zero), "blocks must enter zero");
+    for j in (0..n).rev() {
+        let p = if j > 0 { t.parent_of(j) } else { 0 };
+        eliminate(j, p, t.mass[j] as f64, t.coupling(j, h) as f64, c, &mut pl);
+    }
+    for j in 1..n {
+        substitute(j, t.parent_of(j), &mut pl);
+    }
+}
+
+/// Tip to root, segment j (parent p, ignored for the root): the pivot D_j, β_j and ρ_j from the
+/// children sums, the parent gathers (P_j, r_j, s_j) and (f_j, g_j); the root's x_0 = ρ_0/D_0
+/// starts the root-to-tip pass. The expressions are [`factor`]'s and [`forward`]'s.
+#[inline(always)]
+fn eliminate(j: usize, p: usize, mass: f64, e: f64, c: f64, pl: &mut Elimination<'_>) {
+    let u = d3(pl.u[j]);
+    // Taken, leaving zero: nothing reads segment j's sums after this, and the pass returns
+    // `blocks` all zero, as the next pass needs it.
+    let Block { p: pm, r, s, f, g } = std::mem::take(&mut pl.blocks[j]);
+    let pu = DVec3::new(
+        pm[0] * u.x + pm[3] * u.y + pm[4] * u.z,
+        pm[3] * u.x + pm[1] * u.y + pm[5] * u.z,
+        pm[4] * u.x + pm[5] * u.y + pm[2] * u.z,
+    );
+    let own = pl.extra.get(j).map_or(0.0, |s| c * *s as f64);
+    let d = SECOND * mass * u.length_squared() + e + own + u.dot(pu) + 2.0 * u.dot(r) + s;
+    let beta = FIRST * mass * u + pu + r;
+    let inv = 1.0 / d;
+    let rho = pl.rhs[j] as f64 + u.x * f.x + u.y * f.y + u.z * f.z + g;
+    let bd = beta * inv;
+    let ed = e * inv;
+    let x = rho * inv;
+    pl.out[j] = [bd.x, bd.y, bd.z, ed, x];
+    if j == 0 {
+        pl.acc[0] = [u.x * x, u.y * x, u.z * x, x];
+        pl.rhs[0] = x as f32;
+        return;
+    }
+    let b = &mut pl.blocks[p];
+    b.p[0] += mass + pm[0] - beta.x * bd.x;
+    b.p[1] += mass + pm[1] - beta.y * bd.y;
+    b.p[2] += mass + pm[2] - beta.z * bd.z;
+    b.p[3] += pm[3] - beta.x * bd.y;
+    b.p[4] += pm[4] - beta.x * bd.z;
+    b.p[5] += pm[5] - beta.y * bd.z;
+    b.r += e * bd;
+    b.s += e - e * e * inv;
+    b.f.x += f.x - rho * bd.x;
+    b.f.y += f.y - rho * bd.y;
+    b.f.z += f.z - rho * bd.z;
+    b.g += rho * ed;
+}
+
+/// Root to tip, segment j (parent p): x_j = ρ_j/D_j - (β_j/D_j)·V_j + (e_j/D_j)·x_p, as [`back`].
+#[inline(always)]
+fn substitute(j: usize, p: usize, pl: &mut Elimination<'_>) {
+    let [vx, vy, vz, xp] = pl.acc[p];
+    let [bx, by, bz, e, rd] = pl.out[j];
+    let x = rd - (bx * vx + by * vy + bz * vz) + e * xp;
+    let uj = m3(pl.u[j]);
+    pl.acc[j] = [vx + uj[0] * x, vy + uj[1] * x, vz + uj[2] * x, x];
+    pl.rhs[j] = x as f32;
+}
+
+/// Two f64 lanes, one per plane (x, z). The planes' recursions are the same operations on
+/// different numbers, so one packed operation carries both planes, each lane with exactly the
+/// bits of the one-plane arithmetic (IEEE operations are lane by lane).
+#[derive(Clone, Copy, Default, PartialEq, Debug)]
+#[repr(C, align(16))]
+pub(crate) struct F2(pub [f64; 2]);
+
+impl F2 {
+    #[inline(always)]
+    fn splat(v: f64) -> F2 {
+        F2([v, v])
+    }
+    #[inline(always)]
+    fn of(u: [Vec3; 2]) -> [F2; 3] {
+        [
+            F2([u[0].x as f64, u[1].x as f64]),
+            F2([u[0].y as f64, u[1].y as f64]),
+            F2([u[0].z as f64, u[1].z as f64]),
+        ]
+    }
+}
+
+macro_rules! lanes {
+    ($tr:ident, $f:ident, $op:tt) => {
+        impl std::ops::$tr for F2 {
+            type Output = F2;
+            #[inline(always)]
+            fn $f(self, o: F2) -> F2 {
+                F2([self.0[0] $op o.0[0], self.0[1] $op o.0[1]])
+            }
+        }
+    };
+}
+lanes!(Add, add, +);
+lanes!(Sub, sub, -);
+lanes!(Mul, mul, *);
+lanes!(Div, div, /);
+
+impl std::ops::AddAssign for F2 {
+    #[inline(always)]
+    fn add_assign(&mut self, o: F2) {
+        *self = *self + o;
+    }
+}
+
+/// One segment's scratch in [`factor_solve_pair`], both planes (lane k holding plane k). Tip
+/// to root it first holds the children sums of [`Block`] (P̄ at [`P`], r̄ at [`R`], s̄ at [`S`],
+/// f̄ at [`F`], ḡ at [`G`]); once the segment is eliminated nothing reads those, and the slot
+/// holds (β_j/D_j, e_j/D_j, ρ_j/D_j) at [`OUT`] and, root to tip, (V_j + u_j·x_j, x_j) at
+/// [`ACC`]. One slot of 14 lanes pairs per segment is all the scratch the passes stream.
+pub(crate) type PairSlot = [F2; 14];
+const P: usize = 0;
+const R: usize = 6;
+const S: usize = 9;
+const F: usize = 10;
+const G: usize = 13;
+const OUT: usize = 0;
+const ACC: usize = 5;
+
+/// The scratch of [`factor_solve_pair`] for trees of up to its length. The per-tree step keeps
+/// a few and reuses them tree after tree rather than one per segment of the forest: the passes
+/// are bound by the latency of their scratch's memory, and a scratch used by the tree before
+/// is still in the caches, where the forest's (9 MB for the default forest) is not.
+pub(crate) struct PairScratch {
+    pub slots: Vec<PairSlot>,
+    /// All false between passes.
+    pub held: Vec<bool>,
+}
+
+impl PairScratch {
+    pub fn new(n: usize) -> PairScratch {
+        PairScratch {
+            slots: vec![[F2::default(); 14]; n],
+            held: vec![false; n],
+        }
+    }
+    /// Grows to `n` segments if shorter (only when the forest has grown since it was made).
+    pub fn fit(&mut self, n: usize) {
+        if self.slots.len() < n {
+            *self = PairScratch::new(n);
+        }
+    }
+    /// Heap bytes.
+    pub fn bytes(&self) -> usize {
+        self.slots.capacity() * size_of::<PairSlot>() + self.held.capacity()
+    }
+}
+
+/// Both planes' arrays for [`factor_solve_pair`]: u, the extra diagonals and b (x out) per
+/// plane, and the scratch of the tree's length: `slots` (any content on entry) and `held`
+/// (whether slot j holds children sums of this pass: all false on entry, as allocated, and
+/// left all false).
+pub(crate) struct Pair<'a> {
+    pub u: [&'a [Vec3]; 2],
+    pub extra: [&'a [f32]; 2],
+    pub rhs: [&'a mut [f32]; 2],
+    pub slots: &'a mut [PairSlot],
+    pub held: &'a mut [bool],
+}
+
+/// [`factor_solve`] for both planes at once, the planes in the two lanes of packed f64
+/// operations ([`F2`]): the same operations per plane in the same order, so the same bits as
+/// [`factor_solve`] per plane (and as [`factor`] then [`solve`]), with half the arithmetic
+/// instructions, one walk of the tree and its data (parents, masses, couplings) read once.
+///
+/// Memory (the passes are bound by it in a forest, whose scratch leaves the caches between
+/// steps): one [`PairSlot`] per segment; the sums of a segment's first child (in the pass's
+/// order) are stored, not added to zeroed memory, and a segment without children reads none
+/// (`held`), so the scratch is never cleared and no load waits on a line of it that this pass
+/// has not written.
+pub(crate) fn factor_solve_pair(t: &TreeStatic<'_>, h: f32, c: f64, pl: Pair<'_>) {
+    let n = t.len();
+    let Pair {
+        u: [ux, uz],
+        extra: [ex, ez],
+        rhs: [rx, rz],
+        slots,
+        held,
+    } = pl;
+    let (ux, uz, rx, rz) = (&ux[..n], &uz[..n], &mut rx[..n], &mut rz[..n]);
+    let (slots, held) = (&mut slots[..n], &mut held[..n]);
+    debug_assert!(held.iter().all(|h| !h), "`held` must enter all false");
+    let extra = |e: &[f32], j: usize| e.get(j).map_or(0.0, |s| c * *s as f64);
+    for j in (0..n).rev() {
+        let mass = t.mass[j] as f64;
+        let e = t.coupling(j, h) as f64;
+        let u = F2::of([ux[j], uz[j]]);
+        // Nothing reads segment j's sums after this: `held` goes back to false.
+        let b = if std::mem::replace(&mut held[j], false) {
+            slots[j]
+        } else {
+            [F2::default(); 14]
+        };
+        let (pm, r, s, f, g) = (&b[P..P + 6], &b[R..R + 3], b[S], &b[F..F + 3], b[G]);
+        let pu = [
+            pm[0] * u[0] + pm[3] * u[1] + pm[4] * u[2],
+            pm[3] * u[0] + pm[1] * u[1] + pm[5] * u[2],
+            pm[4] * u[0] + pm[5] * u[1] + pm[2] * u[2],
+        ];
+        let own = F2([extra(ex, j), extra(ez, j)]);
+        let (es, ms) = (F2::splat(e), F2::splat(mass));
+        let lsq = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
+        let upu = u[0] * pu[0] + u[1] * pu[1] + u[2] * pu[2];
+        let ur = u[0] * r[0] + u[1] * r[1] + u[2] * r[2];
+        let d = F2::splat(SECOND * mass) * lsq + es + own + upu + F2::splat(2.0) * ur + s;
+        let fm = F2::splat(FIRST * mass);
+        let beta = [
+            fm * u[0] + pu[0] + r[0],
+            fm * u[1] + pu[1] + r[1],
+            fm * u[2] + pu[2] + r[2],
+        ];
+        let inv = F2::splat(1.0) / d;
+        let rho = F2([rx[j] as f64, rz[j] as f64]) + u[0] * f[0] + u[1] * f[1] + u[2] * f[2] + g;
+        let bd = [beta[0] * inv, beta[1] * inv, beta[2] * inv];
+        let ed = es * inv;
+        let x = rho * inv;
+        let add = [
+            ms + pm[0] - beta[0] * bd[0],
+            ms + pm[1] - beta[1] * bd[1],
+            ms + pm[2] - beta[2] * bd[2],
+            pm[3] - beta[0] * bd[1],
+            pm[4] - beta[0] * bd[2],
+            pm[5] - beta[1] * bd[2],
+            es * bd[0],
+            es * bd[1],
+            es * bd[2],
+            es - F2::splat(e * e) * inv,
+            f[0] - rho * bd[0],
+            f[1] - rho * bd[1],
+            f[2] - rho * bd[2],
+            rho * ed,
+        ];
+        slots[j][OUT..OUT + 5].copy_from_slice(&[bd[0], bd[1], bd[2], ed, x]);
+        if j == 0 {
+            slots[0][ACC..ACC + 4].copy_from_slice(&[u[0] * x, u[1] * x, u[2] * x, x]);
+            rx[0] = x.0[0] as f32;
+            rz[0] = x.0[1] as f32;
+            continue;
+        }
+        let p = t.parent_of(j);
+        if std::mem::replace(&mut held[p], true) {
+            for (a, b) in slots[p].iter_mut().zip(&add) {
+                *a += *b;
+            }
+        } else {
+            // 0 + x, not x: the bits of adding to zeroed sums, -0 included.
+            slots[p] = add.map(|a| F2::default() + a);
+        }
+    }
+    for j in 1..n {
+        let [v0, v1, v2, xp]: [F2; 4] = slots[t.parent_of(j)][ACC..ACC + 4].try_into().unwrap();
+        let [b0, b1, b2, e, rd]: [F2; 5] = slots[j][OUT..OUT + 5].try_into().unwrap();
+        let x = rd - (b0 * v0 + b1 * v1 + b2 * v2) + e * xp;
+        let u = F2::of([ux[j], uz[j]]);
+        slots[j][ACC..ACC + 4].copy_from_slice(&[v0 + u[0] * x, v1 + u[1] * x, v2 + u[2] * x, x]);
+        rx[j] = x.0[0] as f32;
+        rz[j] = x.0[1] as f32;
     }
 }
 
@@ -469,6 +771,94 @@ mod tests {
                 one[k].iter().zip(&both[k]).all(|(a, b)| a.to_bits() == b.to_bits()),
                 "plane {k}"
             );
+        }
+    }
+
+    /// Random right-hand sides and extra diagonals (as Newmark's load stiffness and the drag's
+    /// damping give) for both planes of a tree.
+    fn random_system(ts: &TreeStatic<'_>, seed: u64) -> ([Vec<f32>; 2], [Vec<f32>; 2]) {
+        let n = ts.len();
+        let b = [0, 1].map(|k| random(n, seed + k).iter().map(|x| *x as f32).collect());
+        // Up to about the joints' own stiffness, as large as the loads make it.
+        let extra = [0, 1].map(|k| {
+            random(n, seed + 7 + k)
+                .iter()
+                .zip(ts.stiffness)
+                .map(|(x, k)| ((x + 1.0) as f32) * k)
+                .collect()
+        });
+        (b, extra)
+    }
+
+    /// The fused passes (one plane, and both planes in packed lanes) against the separate
+    /// [`factor`] then [`solve`] on random trees and systems: equal within 1e-12 relative in
+    /// f64 (the same operations in the same order, so in fact the same bits).
+    #[test]
+    fn fused_factor_and_solve_match_the_separate_passes() {
+        for (seed, segs, leaves) in [(1, 1, 0), (2, 2, 1), (3, 60, 40), (4, 400, 300), (9, 1500, 900)] {
+            let sim = sim(seed, segs, leaves);
+            let ts = tree_static(&sim.sh, 0);
+            let n = ts.len();
+            let h = sim.params().dt * sim.params().integrator.gamma();
+            let c = (h as f64) * (h as f64);
+            let (b, extra) = random_system(&ts, 40 + seed);
+            let mut want = [vec![0f64; n], vec![0f64; n]];
+            let mut want32 = b.clone();
+            for k in 0..2 {
+                let m = ts.mass_view(k).unwrap();
+                let (mut blocks, mut fac) = (vec![Block::default(); n], vec![[0.0; 5]; n]);
+                factor(&ts, m, h, (&extra[k], c), &mut blocks, &mut fac);
+                let (mut acc, mut rho) = (vec![[0.0; 4]; n], vec![0.0; n]);
+                solve(&ts, m.u, &fac, &mut want32[k], &mut acc, &mut rho);
+                want[k] = acc.iter().map(|a| a[3]).collect();
+            }
+            let close = |got: &[f64], want: &[f64], what: &str| {
+                let scale = want.iter().fold(0f64, |m, x| m.max(x.abs()));
+                for (j, (g, w)) in got.iter().zip(want).enumerate() {
+                    assert!(
+                        (g - w).abs() <= 1e-12 * scale,
+                        "{what}, tree {seed}, segment {j}: {g:e} vs {w:e}"
+                    );
+                }
+            };
+            // One plane at a time, twice over the same scratch (it must come back zero).
+            let mut blocks = vec![Block::default(); n];
+            for round in 0..2 {
+                for k in 0..2 {
+                    let mut rhs = b[k].clone();
+                    let (mut out, mut acc) = (vec![[0.0; 5]; n], vec![[0.0; 4]; n]);
+                    let e = Elimination {
+                        u: ts.rest_dir[k],
+                        extra: &extra[k],
+                        rhs: &mut rhs,
+                        blocks: &mut blocks,
+                        out: &mut out,
+                        acc: &mut acc,
+                    };
+                    factor_solve(&ts, h, c, e);
+                    let x: Vec<f64> = acc.iter().map(|a| a[3]).collect();
+                    close(&x, &want[k], &format!("one plane {k}, round {round}"));
+                    assert_eq!(rhs, want32[k], "one plane {k}: the f32 result");
+                }
+            }
+            let mut slots = vec![[F2::default(); 14]; n];
+            let mut held = vec![false; n];
+            for round in 0..2 {
+                let [mut rx, mut rz] = b.clone();
+                let pair = Pair {
+                    u: ts.rest_dir,
+                    extra: [&extra[0], &extra[1]],
+                    rhs: [&mut rx, &mut rz],
+                    slots: &mut slots,
+                    held: &mut held,
+                };
+                factor_solve_pair(&ts, h, c, pair);
+                for (k, r) in [rx, rz].iter().enumerate() {
+                    let x: Vec<f64> = slots.iter().map(|s| s[ACC + 3].0[k]).collect();
+                    close(&x, &want[k], &format!("pair, plane {k}, round {round}"));
+                    assert_eq!(*r, want32[k], "pair, plane {k}: the f32 result");
+                }
+            }
         }
     }
 

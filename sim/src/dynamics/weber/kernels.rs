@@ -6,7 +6,7 @@ use glam::{DVec3, Mat3A, Quat, Vec3, Vec3A, Vec4};
 
 use super::articulated::{self, MassView};
 
-use super::mapping::{self, Bend, BendBatch, BATCH};
+use super::mapping::{self, BendBatch, BendParts, BATCH};
 use crate::collider::{Contact, SphereCollider};
 use crate::dynamics::pose::segment_axis;
 use crate::material::{
@@ -219,16 +219,31 @@ struct Joint {
 /// attachment points; orientations derive from the segment's, see
 /// `Pose::leaf_orientation`).
 #[inline(always)]
-fn pose_one(t: &TreeStatic<'_>, i: usize, bend: Bend, parent: Joint, own: &mut Part<'_>, k: usize, leaf_lo: usize) {
+fn pose_one(
+    t: &TreeStatic<'_>,
+    i: usize,
+    bend: BendParts,
+    parent: Joint,
+    own: &mut Part<'_>,
+    k: usize,
+    leaf_lo: usize,
+) {
     let frame = Mat3A::from_quat(parent.orient);
     let base = Vec3A::from(parent.base) + frame.y_axis * parent.length;
     let l = t.length[i];
     let q = renormalize(parent.orient * bend.rotation);
-    let axis = frame * Vec3A::from(bend.axis);
+    // The mapping's axis and its derivatives (`mapping::BendParts`) in the parent's axes
+    // X, Y, Z: u = xS·X + cos w·Y + zS·Z, ∂u/∂x = S·X + x·V and ∂u/∂z = S·Z + z·V with
+    // V = xG·X - S·Y + zG·Z; the direction vectors are those derivatives times the length.
+    let BendParts { x, z, s, cos_w, g, .. } = bend;
+    let (ax, ay, az) = (frame.x_axis, frame.y_axis, frame.z_axis);
+    let axis = ax * (x * s) + ay * cos_w + az * (z * s);
+    let v = ax * (x * g) - ay * s + az * (z * g);
+    let sl = s * l;
     own.base[k] = base.into();
     own.orient[k] = q;
-    own.dir[0][k] = (frame * Vec3A::from(bend.d_dx * l)).into();
-    own.dir[1][k] = (frame * Vec3A::from(bend.d_dz * l)).into();
+    own.dir[0][k] = (ax * sl + v * (x * l)).into();
+    own.dir[1][k] = (az * sl + v * (z * l)).into();
     let step = axis * (l * (1.0 / 65535.0));
     let leaves = t.leaves_of(i);
     let out = &mut own.leaf_pos[leaves.start - leaf_lo..leaves.end - leaf_lo];
@@ -275,7 +290,7 @@ pub(crate) fn kinematics(
         let parent = joint(t, theta, lo, top.as_ref(), own, i);
         let k = i - lo;
         let [x, z] = relative_angles(theta, lo, own, i, &parent);
-        pose_one(t, i, mapping::bend(x, z), parent, own, k, leaf_lo);
+        pose_one(t, i, mapping::bend_parts(x, z), parent, own, k, leaf_lo);
         let (l, r0, r1) = (t.length[i], t.radius_base[i], t.radius_tip[i]);
         for _ in 0..contacts.params.passes {
             let base = own.base[k];
@@ -308,7 +323,7 @@ pub(crate) fn kinematics(
                 own.vel[1][k] = 0.0;
             }
             let [x, z] = relative_angles(theta, lo, own, i, &parent);
-            pose_one(t, i, mapping::bend(x, z), parent, own, k, leaf_lo);
+            pose_one(t, i, mapping::bend_parts(x, z), parent, own, k, leaf_lo);
             corrections += 1;
         }
     }
@@ -393,7 +408,7 @@ fn pose_batched(
         for l in 0..n {
             let i = start + l;
             let parent = joint(t, theta, lo, top.as_ref(), own, i);
-            pose_one(t, i, batch.get(l), parent, own, i - lo, leaf_lo);
+            pose_one(t, i, batch.parts(l), parent, own, i - lo, leaf_lo);
         }
         start += n;
     }

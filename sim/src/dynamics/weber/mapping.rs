@@ -125,6 +125,47 @@ fn assemble(x: f32, z: f32, k: BendScalars) -> Bend {
     }
 }
 
+/// A bend in the form the pose consumes: the rotation, the angles and the scalars S = sin(w)/w,
+/// cos w and G(w). The axis and its derivatives of the module header regroup as
+///
+/// ```text
+/// u = (x·S, cos w, z·S),   ∂u/∂x = S·e_x + x·v,   ∂u/∂z = S·e_z + z·v,   v = (x·G, -S, z·G)
+/// ```
+///
+/// so that rotated into the parent's frame they cost a few vector products of its axes (see
+/// `kernels::pose_one`) instead of three full rotations of the assembled [`Bend`].
+#[derive(Clone, Copy, Debug)]
+pub struct BendParts {
+    /// Rotation from the parent's frame to the child's.
+    pub rotation: Quat,
+    pub x: f32,
+    pub z: f32,
+    /// S = sin(w)/w.
+    pub s: f32,
+    pub cos_w: f32,
+    /// G(w) = (cos w - S)/w².
+    pub g: f32,
+}
+
+#[inline(always)]
+fn parts(x: f32, z: f32, k: BendScalars) -> BendParts {
+    let BendScalars { hs, c, s, cos_w, g } = k;
+    BendParts {
+        rotation: Quat::from_xyzw(z * hs, 0.0, -x * hs, c),
+        x,
+        z,
+        s,
+        cos_w,
+        g,
+    }
+}
+
+/// [`bend`] in the form of [`BendParts`].
+#[inline(always)]
+pub fn bend_parts(x: f32, z: f32) -> BendParts {
+    parts(x, z, scalars(x, z))
+}
+
 /// Evaluates the mapping for relative angles `x` = Θx and `z` = Θz (radians).
 #[inline(always)]
 pub fn bend(x: f32, z: f32) -> Bend {
@@ -180,6 +221,12 @@ impl BendBatch {
     #[inline(always)]
     pub fn get(&self, l: usize) -> Bend {
         assemble(self.x[l], self.z[l], self.k[l])
+    }
+
+    /// Lane `l`'s bend as [`BendParts`] (the bits of [`bend_parts`]).
+    #[inline(always)]
+    pub fn parts(&self, l: usize) -> BendParts {
+        parts(self.x[l], self.z[l], self.k[l])
     }
 }
 
@@ -301,6 +348,42 @@ mod tests {
             batch.eval(&x, &z, chunk.len());
             for (l, &(a, b)) in chunk.iter().enumerate() {
                 assert_eq!(bits(batch.get(l)), bits(bend(a, b)), "lane {l} at ({a}, {b})");
+            }
+        }
+    }
+
+    /// The regrouped axis and derivatives of [`BendParts`] are those of [`Bend`], and the
+    /// batch's parts have the bits of the one-at-a-time parts.
+    #[test]
+    fn parts_regroup_the_axis_and_its_derivatives() {
+        let mut rng = crate::rng::Rng::new(8);
+        let mut angles: Vec<(f32, f32)> = (0..40).map(|_| (rng.sym(0.6), rng.sym(0.6))).collect();
+        angles.extend((0..20).map(|_| (rng.sym(4.0), rng.sym(4.0))));
+        angles.extend([(0.0, 0.0), (0.3, 0.0), (0.0, -0.3), (3.2, 0.1)]);
+        let mut batch = BendBatch::default();
+        for chunk in angles.chunks(BATCH) {
+            let (mut x, mut z) = ([0f32; BATCH], [0f32; BATCH]);
+            for (l, &(a, b)) in chunk.iter().enumerate() {
+                x[l] = a;
+                z[l] = b;
+            }
+            batch.eval(&x, &z, chunk.len());
+            for (l, &(a, b)) in chunk.iter().enumerate() {
+                let (p, q) = (bend_parts(a, b), batch.parts(l));
+                assert_eq!(
+                    [p.rotation.to_array(), [p.x, p.z, p.s, p.cos_w]].concat(),
+                    [q.rotation.to_array(), [q.x, q.z, q.s, q.cos_w]].concat(),
+                    "lane {l}"
+                );
+                assert_eq!(p.g.to_bits(), q.g.to_bits());
+                let full = bend(a, b);
+                let v = Vec3::new(p.x * p.g, -p.s, p.z * p.g);
+                let axis = Vec3::new(p.x * p.s, p.cos_w, p.z * p.s);
+                let (dx, dz) = (Vec3::X * p.s + v * p.x, Vec3::Z * p.s + v * p.z);
+                assert_eq!(p.rotation.to_array(), full.rotation.to_array());
+                assert!(close(axis, full.axis, 1e-6), "axis at {a},{b}");
+                assert!(close(dx, full.d_dx, 2e-6), "d/dx at {a},{b}: {dx:?} vs {:?}", full.d_dx);
+                assert!(close(dz, full.d_dz, 2e-6), "d/dz at {a},{b}: {dz:?} vs {:?}", full.d_dz);
             }
         }
     }

@@ -46,7 +46,7 @@ pub use rupture::{grown_moments, section_radii, GROWN_MARGIN};
 
 use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
 use glam::{DVec3, Quat, Vec3};
@@ -171,6 +171,9 @@ struct Shared {
     dir: RwLock<Directions>,
     scratch: RwLock<Scratch>,
     cg: [RwLock<CgBuffers>; 2],
+    /// Scratch of `articulated::factor_solve_pair` (the per-tree step with the direct solver
+    /// and a matrix refactored every step), one per tree job running at a time.
+    pair_pool: Mutex<Vec<articulated::PairScratch>>,
     wind: Box<dyn WindField>,
     colliders: Vec<SphereCollider>,
     phase_ns: [AtomicU64; 3],
@@ -312,6 +315,7 @@ impl WeberModel {
                 leaf_wind: Vec::new(),
             }),
             cg: [RwLock::new(CgBuffers::default()), RwLock::new(CgBuffers::default())],
+            pair_pool: Mutex::new(Vec::new()),
             wind: Box::new(Calm),
             colliders: Vec::new(),
             phase_ns: Default::default(),
@@ -634,6 +638,9 @@ impl WeberModel {
             total += b(&cg.x) + b(&cg.r) + b(&cg.p) + b(&cg.ap) + b(&cg.tmp) + b(&cg.mp) + b(&cg.acc) + b(&cg.rho);
             total += b(&cg.fac) + b(&cg.blocks) + b(&cg.pivot);
         }
+        if let Ok(pool) = sh.pair_pool.lock() {
+            total += pool.iter().map(articulated::PairScratch::bytes).sum::<usize>();
+        }
         total += self.pose().heap_bytes();
         let dir = self.directions();
         total += b(&dir[0]) + b(&dir[1]);
@@ -942,6 +949,16 @@ impl WeberModel {
         };
         for c in &mut sh.cg {
             *c.get_mut().unwrap() = fresh();
+        }
+        // The per-tree step's scratch for both planes at once: one per job running at a time,
+        // each sized to the largest tree, taken from the pool by each tree's job and given back
+        // (see `PairScratch`).
+        let pool = sh.pair_pool.get_mut().unwrap();
+        pool.clear();
+        if articulated && newmark && !cg {
+            let longest = sh.forest.trees.iter().map(|t| t.segments.len()).max().unwrap_or(0);
+            let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+            pool.extend((0..jobs).map(|_| articulated::PairScratch::new(longest)));
         }
         if cg {
             sh.cg_scale = diag.map(|d| d.iter().map(|d| 1.0 / d.sqrt()).collect());

@@ -98,6 +98,7 @@ pub(super) fn solve_work(c: &mut CgBuffers, r: std::ops::Range<usize>) -> SolveW
         fac,
         blocks,
         pivot,
+        ..
     } = c;
     let cg = (!x.is_empty()).then(|| CgWork {
         x: &mut x[r.clone()],
@@ -308,6 +309,12 @@ pub(super) fn wind_per_tree<'a>(
         .collect()
 }
 
+/// Whether A gains a diagonal each step and is factored for that step (Newmark's load
+/// stiffness, the quadratic drag law's aerodynamic damping; see [`solve_plane`]).
+fn refactors_every_step(sh: &Shared, ts: &TreeStatic<'_>) -> bool {
+    sh.params.integrator == IntegratorKind::Newmark || ts.material.drag_law == DragLaw::Quadratic
+}
+
 /// Solves plane `k` of one tree, leaving Δv in `rhs`.
 pub(super) fn solve_plane(sh: &Shared, ts: &TreeStatic<'_>, k: usize, pl: &mut PlaneMut<'_>, work: SolveWork<'_>) {
     // Newmark and the semi-implicit step share the matrix form with h scaled by γ.
@@ -317,7 +324,7 @@ pub(super) fn solve_plane(sh: &Shared, ts: &TreeStatic<'_>, k: usize, pl: &mut P
     // factored in `prepare_solver`.
     // The quadratic drag law adds its aerodynamic damping to the diagonal the same way
     // (`kernels::populate` stores it in `stiff` scaled to sit beside S: γh·D = (γh)²·D/(γh)).
-    let newmark = sh.params.integrator == IntegratorKind::Newmark || ts.material.drag_law == DragLaw::Quadratic;
+    let newmark = refactors_every_step(sh, ts);
     let extra = if newmark { &*pl.stiff } else { &[] };
     let h2 = (h as f64) * (h as f64);
     match (sh.params.solver, work.cg) {
@@ -339,8 +346,15 @@ pub(super) fn solve_plane(sh: &Shared, ts: &TreeStatic<'_>, k: usize, pl: &mut P
         }
         _ => match ts.mass_view(k) {
             Some(m) if newmark => {
-                articulated::factor(ts, m, h, (extra, h2), work.blocks, work.fac);
-                articulated::solve(ts, m.u, work.fac, pl.rhs, work.acc, work.rho)
+                let e = articulated::Elimination {
+                    u: m.u,
+                    extra,
+                    rhs: &mut *pl.rhs,
+                    blocks: work.blocks,
+                    out: work.fac,
+                    acc: work.acc,
+                };
+                articulated::factor_solve(ts, h, h2, e)
             }
             Some(m) => articulated::solve(ts, m.u, ts.fac[k], pl.rhs, work.acc, work.rho),
             None if newmark => {
@@ -401,21 +415,46 @@ fn step_tree<'a>(
     });
     let [wx, wz] = work;
     timed(sh, SOLVE, || {
-        // The default (direct, articulated, semi-implicit) solves both planes in one walk of
-        // the tree; the per-phase graph solves them apart, with the same bits.
-        let fused = sh.params.solver == SolverKind::Direct
-            && sh.params.integrator == IntegratorKind::SemiImplicit
-            && ts.material.drag_law == DragLaw::Linear
-            && ts.mass_view(0).is_some();
-        if fused {
-            articulated::solve_both(
-                &ts,
-                ts.rest_dir,
-                ts.fac,
-                [&mut *px.rhs, &mut *pz.rhs],
-                [wx.acc, wz.acc],
-                [wx.rho, wz.rho],
-            );
+        // The direct solver with the articulated inertia solves both planes in one walk of the
+        // tree (factoring A in the same walk when it changes every step); the per-phase graph
+        // solves them apart, with the same bits.
+        let direct = sh.params.solver == SolverKind::Direct && ts.mass_view(0).is_some();
+        let refactor = refactors_every_step(sh, &ts);
+        if direct {
+            if refactor {
+                let gh = sh.params.integrator.gamma() * sh.params.dt;
+                let h2 = (gh as f64) * (gh as f64);
+                // A scratch of the pool (one per job at a time; the pool grows only when more
+                // jobs run at once than it was made for). Its content never changes a result.
+                let mut scratch = sh
+                    .pair_pool
+                    .lock()
+                    .expect("solver scratch pool poisoned by a panic in an earlier step")
+                    .pop()
+                    .unwrap_or_else(|| articulated::PairScratch::new(ts.len()));
+                scratch.fit(ts.len());
+                let pair = articulated::Pair {
+                    u: ts.rest_dir,
+                    extra: [&*px.stiff, &*pz.stiff],
+                    rhs: [&mut *px.rhs, &mut *pz.rhs],
+                    slots: &mut scratch.slots,
+                    held: &mut scratch.held,
+                };
+                articulated::factor_solve_pair(&ts, gh, h2, pair);
+                sh.pair_pool
+                    .lock()
+                    .expect("solver scratch pool poisoned by a panic in an earlier step")
+                    .push(scratch);
+            } else {
+                articulated::solve_both(
+                    &ts,
+                    ts.rest_dir,
+                    ts.fac,
+                    [&mut *px.rhs, &mut *pz.rhs],
+                    [wx.acc, wz.acc],
+                    [wx.rho, wz.rho],
+                );
+            }
             for pl in [&mut px, &mut pz] {
                 if !kernels::integrate(pl, sh.params.dt, sh.params.integrator.gamma()) {
                     sh.nonfinite.store(true, Ordering::Relaxed);
