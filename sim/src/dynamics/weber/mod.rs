@@ -61,7 +61,7 @@ use crate::forest::Forest;
 use crate::hash::StateHash;
 use crate::material::DragLaw;
 use crate::wind::{Calm, WindField};
-use kernels::{CgWork, ContactParams, Contacts, Part, PlaneMut, PoseRef, TreeStatic};
+use kernels::{CgWork, ContactParams, Contacts, Part, PlaneMut, PoseRef, SegLoad, TreeStatic};
 use step::*;
 
 /// Names of the timed phases, as recorded in [`FrameTimings`].
@@ -108,7 +108,7 @@ pub type Directions = [Vec<Vec3>; 2];
 struct Scratch {
     /// Per segment: the sum of the external forces on its strict descendants, the velocity of
     /// its tip, and the quadratic drag's path length and subtree sum (see `kernels::populate`).
-    load: Vec<[Vec3; 3]>,
+    load: Vec<SegLoad>,
     /// A varying wind at each segment's centre and at each leaf (empty in a uniform wind).
     centre_wind: Vec<Vec3>,
     leaf_wind: Vec<Vec3>,
@@ -310,7 +310,7 @@ impl WeberModel {
             pose: RwLock::new(pose),
             dir: RwLock::new(dir),
             scratch: RwLock::new(Scratch {
-                load: vec![[Vec3::ZERO; 3]; n],
+                load: vec![SegLoad::default(); n],
                 centre_wind: Vec::new(),
                 leaf_wind: Vec::new(),
             }),

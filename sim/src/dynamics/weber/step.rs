@@ -267,7 +267,7 @@ pub(super) fn populate_tree(
     ts: &TreeStatic<'_>,
     planes: [&mut PlaneMut<'_>; 2],
     pose: PoseRef<'_>,
-    load: &mut [[Vec3; 3]],
+    load: &mut [SegLoad],
     wind: &mut WindScratch<'_>,
 ) {
     let (h, g) = (sh.params.dt, sh.params.gravity);
@@ -393,7 +393,7 @@ fn step_tree<'a>(
     mut px: PlaneMut<'a>,
     mut pz: PlaneMut<'a>,
     pose: PoseParts<'a>,
-    load: &mut [[Vec3; 3]],
+    load: &mut [SegLoad],
     mut wind: WindScratch<'_>,
     work: [SolveWork<'_>; 2],
 ) {
