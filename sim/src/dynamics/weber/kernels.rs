@@ -393,16 +393,20 @@ fn pose_batched(
     while start < hi {
         let n = (hi - start).min(BATCH);
         let (mut x, mut z) = ([0f32; BATCH], [0f32; BATCH]);
-        for l in 0..n {
-            let i = start + l;
-            let parent = if i == 0 {
-                [0.0; 2]
-            } else {
-                angle(theta, lo, top.as_ref(), own, t.parent_of(i))
-            };
-            let a = angle(theta, lo, None, own, i);
-            x[l] = a[0] - parent[0];
-            z[l] = a[1] - parent[1];
+        if top.is_none() {
+            relative_batch(t, theta, lo, hi, own, start, n, [&mut x, &mut z]);
+        } else {
+            for l in 0..n {
+                let i = start + l;
+                let parent = if i == 0 {
+                    [0.0; 2]
+                } else {
+                    angle(theta, lo, top.as_ref(), own, t.parent_of(i))
+                };
+                let a = angle(theta, lo, None, own, i);
+                x[l] = a[0] - parent[0];
+                z[l] = a[1] - parent[1];
+            }
         }
         batch.eval(&x, &z, n);
         for l in 0..n {
@@ -411,6 +415,45 @@ fn pose_batched(
             pose_one(t, i, batch.parts(l), parent, own, i - lo, leaf_lo);
         }
         start += n;
+    }
+}
+
+/// The relative angles (Θ + y of `i` less its parent's, both planes) of the local segments
+/// `start..start + n` into `out`, when every parent lies in `own` (no top block): the same
+/// sums as [`angle`] in the same order, with the segments' own angles in lanes and only the
+/// parents' gathered.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn relative_batch(
+    t: &TreeStatic<'_>,
+    theta: [&[f32]; 2],
+    lo: usize,
+    hi: usize,
+    own: &Part<'_>,
+    start: usize,
+    n: usize,
+    out: [&mut [f32; BATCH]; 2],
+) {
+    let m = hi - lo;
+    let (s0, s1) = (start - lo, start - lo + n);
+    let parent = &t.parent[start..start + n];
+    for (k, out) in out.into_iter().enumerate() {
+        let (th, y) = (&theta[k][lo..hi], &own.y[k][..m]);
+        let out = &mut out[..n];
+        for ((o, &a), &b) in out.iter_mut().zip(&th[s0..s1]).zip(&y[s0..s1]) {
+            *o = a + b;
+        }
+        let mut up = [0f32; BATCH];
+        for (l, (u, &p)) in up[..n].iter_mut().zip(parent).enumerate() {
+            // The root (local 0, only ever the first lane) has the ground as parent: 0.
+            if start + l != 0 {
+                let p = (p - t.offset) as usize - lo;
+                *u = th[p] + y[p];
+            }
+        }
+        for (o, &u) in out.iter_mut().zip(&up[..n]) {
+            *o -= u;
+        }
     }
 }
 
