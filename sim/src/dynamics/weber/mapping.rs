@@ -172,8 +172,9 @@ pub fn bend(x: f32, z: f32) -> Bend {
     assemble(x, z, scalars(x, z))
 }
 
-/// How many bends [`BendBatch`] evaluates at once.
-pub const BATCH: usize = 32;
+/// How many bends [`BendBatch`] evaluates at once (128 costs kinematics about 6 % less than
+/// 32: fewer batch set-ups per tree; 256 measures the same as 128).
+pub const BATCH: usize = 128;
 
 /// Up to [`BATCH`] bends evaluated together, a structure of arrays so that the compiler runs
 /// several lanes per instruction. Invariant: lane k holds exactly the bits of
