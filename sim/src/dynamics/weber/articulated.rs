@@ -190,29 +190,43 @@ pub(crate) fn factor(
         let mass = t.mass[j] as f64;
         let e = t.coupling(j, h) as f64;
         let Block { p, r, s, .. } = blocks[j];
-        let pu = DVec3::new(
-            p[0] * u.x + p[3] * u.y + p[4] * u.z,
-            p[3] * u.x + p[1] * u.y + p[5] * u.z,
-            p[4] * u.x + p[5] * u.y + p[2] * u.z,
-        );
         let own = extra.0.get(j).map_or(0.0, |s| extra.1 * *s as f64);
-        let d = SECOND * mass * u.length_squared() + e + own + u.dot(pu) + 2.0 * u.dot(r) + s;
-        let beta = FIRST * mass * u + pu + r;
-        let inv = 1.0 / d;
+        let (beta, inv) = pivot(u, mass, e, own, &p, r, s);
         fac[j] = [beta.x * inv, beta.y * inv, beta.z * inv, e * inv, inv];
         if j > 0 {
-            let b = &mut blocks[t.parent_of(j)];
-            let bd = beta * inv;
-            b.p[0] += mass + p[0] - beta.x * bd.x;
-            b.p[1] += mass + p[1] - beta.y * bd.y;
-            b.p[2] += mass + p[2] - beta.z * bd.z;
-            b.p[3] += p[3] - beta.x * bd.y;
-            b.p[4] += p[4] - beta.x * bd.z;
-            b.p[5] += p[5] - beta.y * bd.z;
-            b.r += e * bd;
-            b.s += e - e * e * inv;
+            fold(&mut blocks[t.parent_of(j)], mass, &p, beta, beta * inv, e, inv);
         }
     }
+}
+
+/// Segment j's pivot from its children's sums (P̄, r̄, s̄) and its own extra diagonal `own`:
+/// returns (β_j, 1/D_j) with D_j = q·m_j·|u_j|² + e_j + own + u_jᵀ·P̄·u_j + 2·u_j·r̄ + s̄ and
+/// β_j = c·m_j·u_j + P̄·u_j + r̄ (the module header). P̄ is symmetric, stored
+/// (xx, yy, zz, xy, xz, yz).
+#[inline(always)]
+fn pivot(u: DVec3, mass: f64, e: f64, own: f64, pm: &[f64; 6], r: DVec3, s: f64) -> (DVec3, f64) {
+    let pu = DVec3::new(
+        pm[0] * u.x + pm[3] * u.y + pm[4] * u.z,
+        pm[3] * u.x + pm[1] * u.y + pm[5] * u.z,
+        pm[4] * u.x + pm[5] * u.y + pm[2] * u.z,
+    );
+    let d = SECOND * mass * u.length_squared() + e + own + u.dot(pu) + 2.0 * u.dot(r) + s;
+    let beta = FIRST * mass * u + pu + r;
+    (beta, 1.0 / d)
+}
+
+/// Folds segment j into its parent's sums `b`: P_j = m_j·I + P̄ - β_j·β_jᵀ/D_j,
+/// r_j = e_j·β_j/D_j, s_j = e_j - e_j²/D_j (the module header), with `bd` = β_j/D_j.
+#[inline(always)]
+fn fold(b: &mut Block, mass: f64, pm: &[f64; 6], beta: DVec3, bd: DVec3, e: f64, inv: f64) {
+    b.p[0] += mass + pm[0] - beta.x * bd.x;
+    b.p[1] += mass + pm[1] - beta.y * bd.y;
+    b.p[2] += mass + pm[2] - beta.z * bd.z;
+    b.p[3] += pm[3] - beta.x * bd.y;
+    b.p[4] += pm[4] - beta.x * bd.z;
+    b.p[5] += pm[5] - beta.y * bd.z;
+    b.r += e * bd;
+    b.s += e - e * e * inv;
 }
 
 /// Solves A·x = b for one tree and plane with the factorisation, in place in `rhs` (b in, x
@@ -310,15 +324,8 @@ fn eliminate(j: usize, p: usize, mass: f64, e: f64, c: f64, pl: &mut Elimination
     // Taken, leaving zero: nothing reads segment j's sums after this, and the pass returns
     // `blocks` all zero, as the next pass needs it.
     let Block { p: pm, r, s, f, g } = std::mem::take(&mut pl.blocks[j]);
-    let pu = DVec3::new(
-        pm[0] * u.x + pm[3] * u.y + pm[4] * u.z,
-        pm[3] * u.x + pm[1] * u.y + pm[5] * u.z,
-        pm[4] * u.x + pm[5] * u.y + pm[2] * u.z,
-    );
     let own = pl.extra.get(j).map_or(0.0, |s| c * *s as f64);
-    let d = SECOND * mass * u.length_squared() + e + own + u.dot(pu) + 2.0 * u.dot(r) + s;
-    let beta = FIRST * mass * u + pu + r;
-    let inv = 1.0 / d;
+    let (beta, inv) = pivot(u, mass, e, own, &pm, r, s);
     let rho = pl.rhs[j] as f64 + u.x * f.x + u.y * f.y + u.z * f.z + g;
     let bd = beta * inv;
     let ed = e * inv;
@@ -330,14 +337,7 @@ fn eliminate(j: usize, p: usize, mass: f64, e: f64, c: f64, pl: &mut Elimination
         return;
     }
     let b = &mut pl.blocks[p];
-    b.p[0] += mass + pm[0] - beta.x * bd.x;
-    b.p[1] += mass + pm[1] - beta.y * bd.y;
-    b.p[2] += mass + pm[2] - beta.z * bd.z;
-    b.p[3] += pm[3] - beta.x * bd.y;
-    b.p[4] += pm[4] - beta.x * bd.z;
-    b.p[5] += pm[5] - beta.y * bd.z;
-    b.r += e * bd;
-    b.s += e - e * e * inv;
+    fold(b, mass, &pm, beta, bd, e, inv);
     b.f.x += f.x - rho * bd.x;
     b.f.y += f.y - rho * bd.y;
     b.f.z += f.z - rho * bd.z;
