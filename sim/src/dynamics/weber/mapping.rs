@@ -339,6 +339,14 @@ mod tests {
             ]
             .map(f32::to_bits)
         };
+        in_batches(&angles, |batch, l, a, b| {
+            assert_eq!(bits(batch.get(l)), bits(bend(a, b)), "lane {l} at ({a}, {b})");
+        });
+    }
+
+    /// Evaluates `angles` (x, z) in batches of [`BATCH`], the last one short, and calls `check`
+    /// with the batch, the lane and the lane's angles.
+    fn in_batches(angles: &[(f32, f32)], mut check: impl FnMut(&BendBatch, usize, f32, f32)) {
         let mut batch = BendBatch::default();
         for chunk in angles.chunks(BATCH) {
             let (mut x, mut z) = ([0f32; BATCH], [0f32; BATCH]);
@@ -348,7 +356,7 @@ mod tests {
             }
             batch.eval(&x, &z, chunk.len());
             for (l, &(a, b)) in chunk.iter().enumerate() {
-                assert_eq!(bits(batch.get(l)), bits(bend(a, b)), "lane {l} at ({a}, {b})");
+                check(&batch, l, a, b);
             }
         }
     }
@@ -361,32 +369,23 @@ mod tests {
         let mut angles: Vec<(f32, f32)> = (0..40).map(|_| (rng.sym(0.6), rng.sym(0.6))).collect();
         angles.extend((0..20).map(|_| (rng.sym(4.0), rng.sym(4.0))));
         angles.extend([(0.0, 0.0), (0.3, 0.0), (0.0, -0.3), (3.2, 0.1)]);
-        let mut batch = BendBatch::default();
-        for chunk in angles.chunks(BATCH) {
-            let (mut x, mut z) = ([0f32; BATCH], [0f32; BATCH]);
-            for (l, &(a, b)) in chunk.iter().enumerate() {
-                x[l] = a;
-                z[l] = b;
-            }
-            batch.eval(&x, &z, chunk.len());
-            for (l, &(a, b)) in chunk.iter().enumerate() {
-                let (p, q) = (bend_parts(a, b), batch.parts(l));
-                assert_eq!(
-                    [p.rotation.to_array(), [p.x, p.z, p.s, p.cos_w]].concat(),
-                    [q.rotation.to_array(), [q.x, q.z, q.s, q.cos_w]].concat(),
-                    "lane {l}"
-                );
-                assert_eq!(p.g.to_bits(), q.g.to_bits());
-                let full = bend(a, b);
-                let v = Vec3::new(p.x * p.g, -p.s, p.z * p.g);
-                let axis = Vec3::new(p.x * p.s, p.cos_w, p.z * p.s);
-                let (dx, dz) = (Vec3::X * p.s + v * p.x, Vec3::Z * p.s + v * p.z);
-                assert_eq!(p.rotation.to_array(), full.rotation.to_array());
-                assert!(close(axis, full.axis, 1e-6), "axis at {a},{b}");
-                assert!(close(dx, full.d_dx, 2e-6), "d/dx at {a},{b}: {dx:?} vs {:?}", full.d_dx);
-                assert!(close(dz, full.d_dz, 2e-6), "d/dz at {a},{b}: {dz:?} vs {:?}", full.d_dz);
-            }
-        }
+        in_batches(&angles, |batch, l, a, b| {
+            let (p, q) = (bend_parts(a, b), batch.parts(l));
+            assert_eq!(
+                [p.rotation.to_array(), [p.x, p.z, p.s, p.cos_w]].concat(),
+                [q.rotation.to_array(), [q.x, q.z, q.s, q.cos_w]].concat(),
+                "lane {l}"
+            );
+            assert_eq!(p.g.to_bits(), q.g.to_bits());
+            let full = bend(a, b);
+            let v = Vec3::new(p.x * p.g, -p.s, p.z * p.g);
+            let axis = Vec3::new(p.x * p.s, p.cos_w, p.z * p.s);
+            let (dx, dz) = (Vec3::X * p.s + v * p.x, Vec3::Z * p.s + v * p.z);
+            assert_eq!(p.rotation.to_array(), full.rotation.to_array());
+            assert!(close(axis, full.axis, 1e-6), "axis at {a},{b}");
+            assert!(close(dx, full.d_dx, 2e-6), "d/dx at {a},{b}: {dx:?} vs {:?}", full.d_dx);
+            assert!(close(dz, full.d_dz, 2e-6), "d/dz at {a},{b}: {dz:?} vs {:?}", full.d_dz);
+        });
     }
 
     #[test]
