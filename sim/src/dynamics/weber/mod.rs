@@ -923,8 +923,7 @@ impl WeberModel {
             }
         }
         // Newmark and the quadratic drag law add a diagonal to A each step (`solve_plane`).
-        let newmark =
-            sh.params.integrator == IntegratorKind::Newmark || sh.forest.material.drag_law == DragLaw::Quadratic;
+        let newmark = refactors_every_step(sh);
         let fresh = || {
             let mut c = CgBuffers::default();
             if cg {

@@ -311,8 +311,8 @@ pub(super) fn wind_per_tree<'a>(
 
 /// Whether A gains a diagonal each step and is factored for that step (Newmark's load
 /// stiffness, the quadratic drag law's aerodynamic damping; see [`solve_plane`]).
-fn refactors_every_step(sh: &Shared, ts: &TreeStatic<'_>) -> bool {
-    sh.params.integrator == IntegratorKind::Newmark || ts.material.drag_law == DragLaw::Quadratic
+pub(super) fn refactors_every_step(sh: &Shared) -> bool {
+    sh.params.integrator == IntegratorKind::Newmark || sh.forest.material.drag_law == DragLaw::Quadratic
 }
 
 /// Solves plane `k` of one tree, leaving Δv in `rhs`.
@@ -324,7 +324,7 @@ pub(super) fn solve_plane(sh: &Shared, ts: &TreeStatic<'_>, k: usize, pl: &mut P
     // factored in `prepare_solver`.
     // The quadratic drag law adds its aerodynamic damping to the diagonal the same way
     // (`kernels::populate` stores it in `stiff` scaled to sit beside S: γh·D = (γh)²·D/(γh)).
-    let newmark = refactors_every_step(sh, ts);
+    let newmark = refactors_every_step(sh);
     let extra = if newmark { &*pl.stiff } else { &[] };
     let h2 = (h as f64) * (h as f64);
     match (sh.params.solver, work.cg) {
@@ -419,7 +419,7 @@ fn step_tree<'a>(
         // tree (factoring A in the same walk when it changes every step); the per-phase graph
         // solves them apart, with the same bits.
         let direct = sh.params.solver == SolverKind::Direct && ts.mass_view(0).is_some();
-        let refactor = refactors_every_step(sh, &ts);
+        let refactor = refactors_every_step(sh);
         if direct {
             if refactor {
                 let gh = sh.params.integrator.gamma() * sh.params.dt;
