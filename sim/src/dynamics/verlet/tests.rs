@@ -18,6 +18,21 @@ use crate::wind::{Calm, GustingWind};
 
 use crate::dynamics::test_winds::Swirl;
 
+/// Per branch of `layout`'s tree: whether it hangs free in model `m`'s state, broken off itself
+/// or beyond a branch that is ([`solve::hanging_free`]).
+fn hanging_free(m: &VerletModel, layout: &TreeLayout) -> Vec<bool> {
+    let sh = Shared {
+        st: &m.st,
+        forest: &m.forest,
+        params: &m.params,
+        keep_wind: &m.keep_wind,
+        wind: &Calm,
+        uniform: Some(Vec3::ZERO),
+        colliders: &[],
+    };
+    solve::hanging_free(&sh, layout, &m.broken)
+}
+
 fn jobs(threads: usize) -> JobSystem {
     JobSystem::new(threads).unwrap()
 }
@@ -439,18 +454,7 @@ fn ridiculous_wind_stays_finite_and_bounded() {
     }
     assert!(m.finite());
     let layout = m.st.trees[0].clone();
-    let free = {
-        let sh = Shared {
-            st: &m.st,
-            forest: &m.forest,
-            params: &m.params,
-            keep_wind: &m.keep_wind,
-            wind: &Calm,
-            uniform: Some(Vec3::ZERO),
-            colliders: &[],
-        };
-        solve::hanging_free(&sh, &layout, &m.broken)
-    };
+    let free = hanging_free(&m, &layout);
     let piece = |j: usize| free[m.st.particle_branch[j] as usize - layout.branches.start];
     let far = |debris: bool| {
         layout
@@ -764,18 +768,7 @@ fn broken_pieces_land_and_come_to_rest() {
     // The broken pieces' skeletal particles, as the tree's others settle too.
     let layout = &m.st.trees[0];
     let (p0, ground) = (layout.particles.start, layout.ground);
-    let hanging = {
-        let sh = Shared {
-            st: &m.st,
-            forest: &m.forest,
-            params: &m.params,
-            keep_wind: &m.keep_wind,
-            wind: &Calm,
-            uniform: Some(Vec3::ZERO),
-            colliders: &[],
-        };
-        solve::hanging_free(&sh, layout, &m.broken)
-    };
+    let hanging = hanging_free(&m, layout);
     let free: Vec<usize> = (0..layout.contact)
         .filter(|&j| hanging[m.st.particle_branch[p0 + j] as usize])
         .map(|j| p0 + j)
