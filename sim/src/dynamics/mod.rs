@@ -30,6 +30,7 @@ pub mod breakage;
 pub mod debris;
 pub mod oliapuram;
 pub mod pose;
+pub mod schedule;
 #[cfg(test)]
 mod test_winds;
 pub mod verlet;
@@ -151,6 +152,23 @@ pub trait DynamicsModel: Send {
     fn step(&mut self, jobs: &JobSystem, timings: &FrameTimings);
     /// The pose of every segment and leaf after the last step: all the renderer reads.
     fn pose(&self) -> PoseView<'_>;
+    /// Temporal level of detail ([`schedule`]): tree `t` steps once in `periods[t]` steps, by
+    /// the steps it missed. A model that steps every tree at every step refuses, naming
+    /// itself; so does a list of the wrong length or with a period out of range (the old
+    /// periods stay).
+    fn set_step_periods(&mut self, periods: &[u8]) -> Result<(), SimError> {
+        let _ = periods;
+        Err(SimError::param(
+            "step periods",
+            format!("{} values", periods.len()),
+            format!("the {} model steps every tree at every step", self.name()),
+        ))
+    }
+    /// Each tree's period, for a model that keeps a schedule (`None`: every tree steps at
+    /// every step).
+    fn step_periods(&self) -> Option<&[u8]> {
+        None
+    }
     /// Puts every tree back in its generated shape, at rest (the clock, wind and colliders
     /// stay).
     fn reset(&mut self);

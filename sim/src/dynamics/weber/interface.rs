@@ -48,6 +48,12 @@ impl DynamicsModel for WeberModel {
     fn pose(&self) -> PoseView<'_> {
         WeberModel::pose(self)
     }
+    fn set_step_periods(&mut self, periods: &[u8]) -> Result<(), SimError> {
+        WeberModel::set_step_periods(self, periods)
+    }
+    fn step_periods(&self) -> Option<&[u8]> {
+        Some(self.sh.schedule.periods())
+    }
     fn reset(&mut self) {
         WeberModel::reset(self)
     }

@@ -55,6 +55,7 @@ use sylva_engine::{FrameTimings, JobGraph, JobGraphBuilder, JobSystem};
 use crate::collider::SphereCollider;
 use crate::dynamics::breakage::BreakageState;
 use crate::dynamics::debris::Debris;
+use crate::dynamics::schedule::StepSchedule;
 use crate::dynamics::{check_forest, split_lengths, ModelParts, Pose, PoseView, Refused};
 use crate::error::SimError;
 use crate::forest::Forest;
@@ -189,6 +190,9 @@ struct Shared {
     /// The segment arrays with the broken pieces masked out, once anything broke (`rupture`);
     /// the step reads the forest's own until then.
     live: Option<rupture::Live>,
+    /// Which trees step this step, and by how many steps of `params.dt` (temporal level of
+    /// detail; every tree every step unless the caller set periods).
+    schedule: StepSchedule,
 }
 
 /// Write access for a step's job. The job graph orders the jobs, so this never waits.
@@ -326,6 +330,7 @@ impl WeberModel {
             limit: Vec::new(),
             over: Vec::new(),
             live: None,
+            schedule: StepSchedule::default(),
         };
         let mut sim = WeberModel {
             sh,
@@ -339,6 +344,7 @@ impl WeberModel {
         sim.sh.over = (0..sim.sh.forest.tree_count())
             .map(|_| AtomicBool::new(false))
             .collect();
+        sim.sh.schedule = StepSchedule::new(sim.sh.forest.tree_count());
         sim.refresh_pose();
         sim.prepare_inertia();
         sim.prepare_solver();
@@ -408,6 +414,20 @@ impl WeberModel {
     pub fn set_integrator(&mut self, integrator: IntegratorKind) {
         self.sh.params.integrator = integrator;
         self.prepare_solver();
+    }
+
+    /// Temporal level of detail (see [`StepSchedule`]): tree `t` steps once in `periods[t]`
+    /// steps, by `periods[t]·dt` (Eq. 1 with that h; its matrix is factored for that step).
+    /// Refuses a list of the wrong length or a period outside 1 to
+    /// [`MAX_STEP_PERIOD`](crate::dynamics::schedule::MAX_STEP_PERIOD), keeping the old.
+    pub fn set_step_periods(&mut self, periods: &[u8]) -> Result<(), SimError> {
+        let was = self.sh.schedule.full_rate();
+        self.sh.schedule.set_periods(periods)?;
+        if was != self.sh.schedule.full_rate() {
+            // The scratch of a matrix factored per step is kept only while some tree needs it.
+            self.prepare_solver();
+        }
+        Ok(())
     }
 
     /// Changes the time step (refactors the system matrix).
@@ -491,6 +511,7 @@ impl WeberModel {
         for o in &self.sh.over {
             o.store(false, Ordering::Relaxed);
         }
+        self.sh.schedule.catch_up();
         self.breakage.clear();
         self.refresh_pose();
         let sh = &self.sh;
@@ -645,8 +666,11 @@ impl WeberModel {
         let dir = self.directions();
         total += b(&dir[0]) + b(&dir[1]);
         let scratch = read(&self.sh.scratch);
-        total +=
-            b(&sh.limit) + b(&sh.over) + self.breakage.heap_bytes() + sh.live.as_ref().map_or(0, |l| l.heap_bytes());
+        total += b(&sh.limit)
+            + b(&sh.over)
+            + sh.schedule.heap_bytes()
+            + self.breakage.heap_bytes()
+            + sh.live.as_ref().map_or(0, |l| l.heap_bytes());
         total + b(&scratch.load) + b(&scratch.centre_wind) + b(&scratch.leaf_wind)
     }
 
@@ -663,6 +687,7 @@ impl WeberModel {
         for ns in &self.sh.phase_ns {
             ns.store(0, Ordering::Relaxed);
         }
+        self.sh.schedule.plan(self.stats.steps);
         // Whole trees are the jobs when there are enough of them to keep every thread busy;
         // otherwise phases, planes and subtrees are. Both run the same arithmetic per tree.
         let graph = if jobs.threads() == 1 || self.sh.forest.tree_count() >= 2 * jobs.threads() {
@@ -687,7 +712,7 @@ impl WeberModel {
         }
         if !std::ptr::eq(graph, &self.per_tree) {
             // The per-phase graph (a few trees) leaves the check to here.
-            for t in 0..self.sh.forest.tree_count() {
+            for t in (0..self.sh.forest.tree_count()).filter(|&t| self.sh.schedule.steps_of(t) > 0) {
                 let over = self.tree_over(t);
                 self.sh.over[t].store(over, Ordering::Relaxed);
             }
@@ -759,10 +784,11 @@ impl WeberModel {
                 pose_ref(&pose, &dir, r.clone(), leaf_range(sh, t)),
                 &mut load[r.clone()],
                 wind,
+                sh.params.dt,
             );
             if solver.is_some() {
-                solve_plane(sh, &ts, 0, &mut px, solve_work(&mut ca, r.clone()));
-                solve_plane(sh, &ts, 1, &mut pz, solve_work(&mut cb, r.clone()));
+                solve_plane(sh, &ts, 0, &mut px, solve_work(&mut ca, r.clone()), sh.params.dt);
+                solve_plane(sh, &ts, 1, &mut pz, solve_work(&mut cb, r.clone()), sh.params.dt);
             }
         }
         // The right-hand side is scratch: the next step recomputes it.
@@ -792,7 +818,8 @@ impl WeberModel {
     /// its rupture moment, or uproots the tree (see `rupture`): each piece goes to the debris
     /// with its segments' velocities, and leaves the tree's equations.
     fn break_tree(&mut self, t: usize) {
-        let h = self.sh.params.dt;
+        // The tree's own step (longer than dt under a temporal level of detail).
+        let h = self.sh.params.dt * self.sh.schedule.steps_of(t).max(1) as f32;
         let r = seg_range(&self.sh, t);
         let (offset, len) = (r.start, r.len());
         let mut pieces: Vec<(Vec<u32>, bool)> = Vec::new();
@@ -922,8 +949,9 @@ impl WeberModel {
                 kernels::diagonal(&ts, h, inertia, &mut d[r.clone()]);
             }
         }
-        // Newmark and the quadratic drag law add a diagonal to A each step (`solve_plane`).
-        let newmark = refactors_every_step(sh);
+        // Newmark and the quadratic drag law add a diagonal to A each step (`solve_plane`); a
+        // tree stepping by more than dt (temporal level of detail) factors A for its step.
+        let newmark = refactors_every_step(sh) || !sh.schedule.full_rate();
         let fresh = || {
             let mut c = CgBuffers::default();
             if cg {

@@ -269,8 +269,9 @@ pub(super) fn populate_tree(
     pose: PoseRef<'_>,
     load: &mut [SegLoad],
     wind: &mut WindScratch<'_>,
+    h: f32,
 ) {
-    let (h, g) = (sh.params.dt, sh.params.gravity);
+    let g = sh.params.gravity;
     let gamma = sh.params.integrator.gamma();
     match sh.wind.uniform() {
         Some(w) => kernels::populate(ts, planes, pose, load, h, gamma, g, None, |_| w),
@@ -315,17 +316,45 @@ pub(super) fn refactors_every_step(sh: &Shared) -> bool {
     sh.params.integrator == IntegratorKind::Newmark || sh.forest.material.drag_law == DragLaw::Quadratic
 }
 
-/// Solves plane `k` of one tree, leaving Δv in `rhs`.
-pub(super) fn solve_plane(sh: &Shared, ts: &TreeStatic<'_>, k: usize, pl: &mut PlaneMut<'_>, work: SolveWork<'_>) {
+/// Tree `t`'s step this step \[s\]: `dt`, or a multiple of it under a temporal level of detail
+/// (0 when the tree holds this step; see `StepSchedule`).
+pub(super) fn tree_dt(sh: &Shared, t: usize) -> f32 {
+    match sh.schedule.steps_of(t) {
+        1 => sh.params.dt,
+        k => k as f32 * sh.params.dt,
+    }
+}
+
+/// Whether tree `t` steps this step.
+fn steps_now(sh: &Shared, t: usize) -> bool {
+    sh.schedule.steps_of(t) > 0
+}
+
+/// Whether a step of `dt` factors A for itself: always when A changes every step, and for a
+/// step other than the one `prepare_solver` factored A for.
+fn refactors(sh: &Shared, dt: f32) -> bool {
+    refactors_every_step(sh) || dt != sh.params.dt
+}
+
+/// Solves plane `k` of one tree for a step of `dt`, leaving Δv in `rhs`.
+pub(super) fn solve_plane(
+    sh: &Shared,
+    ts: &TreeStatic<'_>,
+    k: usize,
+    pl: &mut PlaneMut<'_>,
+    work: SolveWork<'_>,
+    dt: f32,
+) {
     // Newmark and the semi-implicit step share the matrix form with h scaled by γ.
-    let h = sh.params.integrator.gamma() * sh.params.dt;
+    let h = sh.params.integrator.gamma() * dt;
     // Newmark adds the step's load stiffness S (`PlaneMut::stiff`) to the matrix: A gains
     // (γh)²·S on its diagonal and is factored for this step; otherwise A is constant and was
     // factored in `prepare_solver`.
     // The quadratic drag law adds its aerodynamic damping to the diagonal the same way
     // (`kernels::populate` stores it in `stiff` scaled to sit beside S: γh·D = (γh)²·D/(γh)).
-    let newmark = refactors_every_step(sh);
-    let extra = if newmark { &*pl.stiff } else { &[] };
+    let newmark = refactors(sh, dt);
+    // `stiff` holds this step's diagonal only where populate wrote one.
+    let extra = if refactors_every_step(sh) { &*pl.stiff } else { &[] };
     let h2 = (h as f64) * (h as f64);
     match (sh.params.solver, work.cg) {
         (SolverKind::Cg, Some(cg)) => {
@@ -370,9 +399,16 @@ pub(super) fn solve_plane(sh: &Shared, ts: &TreeStatic<'_>, k: usize, pl: &mut P
     }
 }
 
-fn solve_and_integrate(sh: &Shared, ts: &TreeStatic<'_>, k: usize, pl: &mut PlaneMut<'_>, work: SolveWork<'_>) {
-    solve_plane(sh, ts, k, pl, work);
-    if !kernels::integrate(pl, sh.params.dt, sh.params.integrator.gamma()) {
+fn solve_and_integrate(
+    sh: &Shared,
+    ts: &TreeStatic<'_>,
+    k: usize,
+    pl: &mut PlaneMut<'_>,
+    work: SolveWork<'_>,
+    dt: f32,
+) {
+    solve_plane(sh, ts, k, pl, work, dt);
+    if !kernels::integrate(pl, dt, sh.params.integrator.gamma()) {
         sh.nonfinite.store(true, Ordering::Relaxed);
     }
 }
@@ -398,6 +434,7 @@ fn step_tree<'a>(
     work: [SolveWork<'_>; 2],
 ) {
     let ts = tree_static(sh, t);
+    let dt = tree_dt(sh, t);
     let PoseParts {
         base,
         orient,
@@ -411,7 +448,7 @@ fn step_tree<'a>(
             dir: [&*dir[0], &*dir[1]],
             leaf_pos: &*leaf_pos,
         };
-        populate_tree(sh, &ts, [&mut px, &mut pz], pr, load, &mut wind)
+        populate_tree(sh, &ts, [&mut px, &mut pz], pr, load, &mut wind, dt)
     });
     let [wx, wz] = work;
     timed(sh, SOLVE, || {
@@ -419,10 +456,10 @@ fn step_tree<'a>(
         // tree (factoring A in the same walk when it changes every step); the per-phase graph
         // solves them apart, with the same bits.
         let direct = sh.params.solver == SolverKind::Direct && ts.mass_view(0).is_some();
-        let refactor = refactors_every_step(sh);
+        let refactor = refactors(sh, dt);
         if direct {
             if refactor {
-                let gh = sh.params.integrator.gamma() * sh.params.dt;
+                let gh = sh.params.integrator.gamma() * dt;
                 let h2 = (gh as f64) * (gh as f64);
                 // A scratch of the pool (one per job at a time; the pool grows only when more
                 // jobs run at once than it was made for). Its content never changes a result.
@@ -433,9 +470,15 @@ fn step_tree<'a>(
                     .pop()
                     .unwrap_or_else(|| articulated::PairScratch::new(ts.len()));
                 scratch.fit(ts.len());
+                // `stiff` holds this step's diagonal only where populate wrote one.
+                let extra: [&[f32]; 2] = if refactors_every_step(sh) {
+                    [&*px.stiff, &*pz.stiff]
+                } else {
+                    [&[], &[]]
+                };
                 let pair = articulated::Pair {
                     u: ts.rest_dir,
-                    extra: [&*px.stiff, &*pz.stiff],
+                    extra,
                     rhs: [&mut *px.rhs, &mut *pz.rhs],
                     slots: &mut scratch.slots,
                     held: &mut scratch.held,
@@ -456,13 +499,13 @@ fn step_tree<'a>(
                 );
             }
             for pl in [&mut px, &mut pz] {
-                if !kernels::integrate(pl, sh.params.dt, sh.params.integrator.gamma()) {
+                if !kernels::integrate(pl, dt, sh.params.integrator.gamma()) {
                     sh.nonfinite.store(true, Ordering::Relaxed);
                 }
             }
         } else {
-            solve_and_integrate(sh, &ts, 0, &mut px, wx);
-            solve_and_integrate(sh, &ts, 1, &mut pz, wz);
+            solve_and_integrate(sh, &ts, 0, &mut px, wx, dt);
+            solve_and_integrate(sh, &ts, 1, &mut pz, wz, dt);
         }
     });
     timed(sh, KINEMATICS, || {
@@ -547,7 +590,10 @@ pub(super) fn per_tree_graph() -> JobGraph<Shared> {
             .zip(cgx.into_iter().zip(cgz));
         jobs.scope(|s| {
             for (t, ((((px, pz), pose), (load, wind)), (cx, cz))) in work.enumerate() {
-                s.spawn(move |_| step_tree(sh, t, px, pz, pose, load, wind, [cx, cz]));
+                // A tree holding this step (temporal level of detail) keeps its state and pose.
+                if steps_now(sh, t) {
+                    s.spawn(move |_| step_tree(sh, t, px, pz, pose, load, wind, [cx, cz]));
+                }
             }
         });
     });
@@ -577,11 +623,14 @@ pub(super) fn per_phase_graph() -> JobGraph<Shared> {
             for (t, ((mut px, mut pz), (load, mut wind))) in
                 xs.into_iter().zip(zs).zip(loads.into_iter().zip(winds)).enumerate()
             {
+                if !steps_now(sh, t) {
+                    continue;
+                }
                 s.spawn(move |_| {
                     let ts = tree_static(sh, t);
                     let pr = pose_ref(pose, dir, seg_range(sh, t), leaf_range(sh, t));
                     timed(sh, POPULATE, || {
-                        populate_tree(sh, &ts, [&mut px, &mut pz], pr, load, &mut wind)
+                        populate_tree(sh, &ts, [&mut px, &mut pz], pr, load, &mut wind, tree_dt(sh, t))
                     });
                 });
             }
@@ -595,9 +644,12 @@ pub(super) fn per_phase_graph() -> JobGraph<Shared> {
             let cgs = cg_per_tree(&mut cg, sh);
             jobs.scope(|s| {
                 for (t, (mut p, c)) in planes.into_iter().zip(cgs).enumerate() {
+                    if !steps_now(sh, t) {
+                        continue;
+                    }
                     s.spawn(move |_| {
                         let ts = tree_static(sh, t);
-                        timed(sh, SOLVE, || solve_and_integrate(sh, &ts, k, &mut p, c));
+                        timed(sh, SOLVE, || solve_and_integrate(sh, &ts, k, &mut p, c, tree_dt(sh, t)));
                     });
                 }
             });
@@ -613,6 +665,9 @@ pub(super) fn per_phase_graph() -> JobGraph<Shared> {
             let (theta, parts) = parts_per_tree(&mut pose, &mut dir, &mut pa, &mut pz, sh);
             jobs.scope(|s| {
                 for (t, part) in parts.into_iter().enumerate() {
+                    if !steps_now(sh, t) {
+                        continue;
+                    }
                     let r = seg_range(sh, t);
                     let th = [&theta[0][r.clone()], &theta[1][r]];
                     s.spawn(move |s| kinematics_tree(sh, t, th, part, s));
