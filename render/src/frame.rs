@@ -37,7 +37,7 @@ use sylva_engine::JobSystem;
 pub use sylva_shaders::{LeafInstance, SegmentInstance};
 use sylva_shaders::{SphereInstance, WindArrow};
 use sylva_sim::dynamics::{Breakage, Pose};
-use sylva_sim::forest::Forest;
+use sylva_sim::forest::{Forest, TreeInfo};
 
 /// Levels of detail: 0 near, 2 far.
 pub const LODS: usize = 3;
@@ -378,6 +378,52 @@ fn tree_sphere(root: Vec3, reach: f32) -> (Vec3, f32) {
     (root + Vec3::new(0.0, 0.5 * reach, 0.0), reach)
 }
 
+/// Where a tree stands on screen: its level of detail, pixels per metre at its distance and
+/// its bounding radius in pixels; `None` outside the view.
+struct OnScreen {
+    level: usize,
+    scale_px: f32,
+    radius_px: f32,
+}
+
+/// The tree's [`OnScreen`] from `camera` (its frustum and pixels per radian given), as the fill
+/// picks it.
+fn on_screen(tree: &TreeInfo, frustum: &Frustum, camera: &Camera, ppr: f32, lod: &LodSettings) -> Option<OnScreen> {
+    let (center, radius) = tree_sphere(tree.root, tree.reach);
+    if !frustum.sees(center, radius) {
+        return None;
+    }
+    let distance = (center - camera.eye).length().max(1e-3);
+    let scale_px = ppr / distance / lod.bias.max(1.0);
+    let radius_px = radius * scale_px;
+    let level = if radius_px >= lod.radius_px[0] {
+        0
+    } else if radius_px >= lod.radius_px[1] {
+        1
+    } else {
+        2
+    };
+    Some(OnScreen {
+        level,
+        scale_px,
+        radius_px,
+    })
+}
+
+/// Each tree's level of detail from `camera` as [`RenderFrame::fill`] picks it (`None`: the tree
+/// is outside the view), in the forest's order: what a simulation level of detail follows.
+pub fn tree_levels(forest: &Forest, camera: &Camera, lod: &LodSettings, out: &mut Vec<Option<u8>>) {
+    let frustum = Frustum::new(camera.view_proj());
+    let ppr = camera.pixels_per_radian();
+    out.clear();
+    out.extend(
+        forest
+            .trees
+            .iter()
+            .map(|t| on_screen(t, &frustum, camera, ppr, lod).map(|s| s.level as u8)),
+    );
+}
+
 /// Cheap colour variation per leaf in [0, 1].
 #[inline(always)]
 fn leaf_shade(j: usize) -> f32 {
@@ -550,18 +596,13 @@ impl RenderFrame {
             let (center, radius) = tree_sphere(tree.root, tree.reach);
             lo = lo.min(center - Vec3::splat(radius));
             hi = hi.max(center + Vec3::splat(radius));
-            if !frustum.sees(center, radius) {
+            let Some(OnScreen {
+                level,
+                scale_px,
+                radius_px,
+            }) = on_screen(tree, &frustum, camera, ppr, lod)
+            else {
                 continue;
-            }
-            let distance = (center - camera.eye).length().max(1e-3);
-            let scale_px = ppr / distance / lod.bias.max(1.0);
-            let radius_px = radius * scale_px;
-            let level = if radius_px >= lod.radius_px[0] {
-                0
-            } else if radius_px >= lod.radius_px[1] {
-                1
-            } else {
-                2
             };
             self.trees_drawn[level] += 1;
             // Segments thickest first: those at least `min_px` wide on screen are drawn, with the

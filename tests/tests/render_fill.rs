@@ -4,7 +4,7 @@
 
 use glam::{Quat, Vec3};
 use sylva_engine::{FrameTimings, JobSystem};
-use sylva_render::frame::{Camera, FillIndex, LodSettings, RenderFrame};
+use sylva_render::frame::{tree_levels, Camera, FillIndex, LodSettings, RenderFrame};
 use sylva_sim::dynamics::weber::{WeberModel, WeberParams, PHASES};
 use sylva_sim::scene::SpeciesForest;
 use sylva_sim::{species, Material};
@@ -192,6 +192,12 @@ fn trees_out_of_view_are_culled() {
     let mut frame = RenderFrame::default();
     frame.fill(forest, &index, &sim.pose(), [], &away, &LodSettings::default());
     assert_eq!(frame.trees_drawn, [0, 0, 0]);
+    let mut levels = Vec::new();
+    tree_levels(forest, &away, &LodSettings::default(), &mut levels);
+    assert!(
+        levels.iter().all(Option::is_none),
+        "culled trees have no level: {levels:?}"
+    );
     assert_eq!(frame.instance_count(), 0);
     // Turned around, all four are drawn.
     let toward = Camera { target: c, ..away };
@@ -265,6 +271,19 @@ fn the_fill_in_jobs_writes_the_same_instances_as_in_order() {
     let mut reference = RenderFrame::default();
     reference.fill(forest, &index, &sim.pose(), [(Vec3::ONE, 0.5)], &camera, &lod);
     assert_eq!(reference.trees_drawn, [3, 3, 3], "sizes on screen {sizes:?}");
+    // The levels the simulation follows are the fill's, tree by tree.
+    let mut levels = Vec::new();
+    tree_levels(forest, &camera, &lod, &mut levels);
+    let expected: Vec<Option<u8>> = forest
+        .trees
+        .iter()
+        .map(|t| {
+            let size = t.reach * camera.pixels_per_radian() / (t.root + Vec3::Y * 0.5 * t.reach - camera.eye).length();
+            Some((size < lod.radius_px[0]) as u8 + (size < lod.radius_px[1]) as u8)
+        })
+        .collect();
+    assert_eq!(levels, expected, "sizes on screen {sizes:?}");
+    assert_eq!(levels.iter().filter(|l| **l == Some(2)).count(), 3);
     assert!(
         reference.leaves[0].len() > 2 * sylva_render::frame::FILL_PIECE,
         "the lists span several pieces: {}",

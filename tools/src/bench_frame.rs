@@ -24,7 +24,7 @@ use sylva_sim::fluid::FLUID_PHASES;
 use crate::args::count_in;
 use crate::interrupt;
 use crate::progress::Progress;
-use crate::scene::{viewer_threads, Driver, Scene, SceneArgs, WindModel};
+use crate::scene::{viewer_threads, Driver, Scene, SceneArgs, SimLod, WindModel};
 
 /// The viewer's default window, whose camera the fill culls and picks details for.
 const WIDTH_PX: f32 = 1280.0;
@@ -77,6 +77,15 @@ struct BreakageReport {
     debris: usize,
 }
 
+/// The simulation's level of detail in the last frame (`--sim-lod`).
+#[derive(Serialize)]
+struct SimLodReport {
+    /// `on` or `off`.
+    mode: &'static str,
+    /// Trees stepping every frame, every 2nd, 4th and 8th (by that many steps).
+    trees_by_period: std::collections::BTreeMap<String, usize>,
+}
+
 /// Wall time per frame over the timed frames \[ms\].
 #[derive(Serialize)]
 struct WallSpread {
@@ -100,6 +109,11 @@ struct FrameReport {
     frames: u64,
     ms_per_frame: FramePhases,
     wall_ms: WallSpread,
+    /// Trees drawn at each level of detail in the last frame (culled trees not counted).
+    trees_drawn: [usize; 3],
+    /// The step schedule in the last frame, for a model that keeps one (absent for a model
+    /// that steps every tree every step).
+    sim_lod: Option<SimLodReport>,
     /// Instances in the last frame's render commands.
     instances: u64,
     instance_bytes: u64,
@@ -155,7 +169,12 @@ pub fn run(a: &FrameBenchArgs) -> Result<()> {
     // After the publish the frame just filled is the read side; the writer's is the one before.
     let last = {
         let r = reader.acquire();
-        (r.instance_count() as u64, r.instance_bytes() as u64, frame_hash(&r))
+        (
+            r.instance_count() as u64,
+            r.instance_bytes() as u64,
+            frame_hash(&r),
+            r.trees_drawn,
+        )
     };
 
     let timings = driver.timings();
@@ -210,6 +229,14 @@ pub fn run(a: &FrameBenchArgs) -> Result<()> {
             median: sorted[sorted.len() / 2],
             max: sorted[sorted.len() - 1],
         },
+        trees_drawn: last.3,
+        sim_lod: driver.sim_lod_mix().map(|mix| SimLodReport {
+            mode: match driver.sim_lod {
+                SimLod::On => "on",
+                SimLod::Off => "off",
+            },
+            trees_by_period: [1, 2, 4, 8].iter().zip(mix).map(|(p, n)| (p.to_string(), n)).collect(),
+        }),
         instances: last.0,
         instance_bytes: last.1,
         breakage: sim.breakage().map(|b| BreakageReport {
@@ -271,6 +298,19 @@ fn print_table(r: &FrameReport) {
     println!("  * work time summed over the threads; the rest is wall time");
     println!("  (the wind's passes run beside the trees' step: they overlap it, and need not add up)");
     println!();
+    println!(
+        "  trees drawn    {} near, {} middle, {} far (levels of detail)",
+        r.trees_drawn[0], r.trees_drawn[1], r.trees_drawn[2]
+    );
+    if let Some(l) = &r.sim_lod {
+        let by: Vec<String> = l
+            .trees_by_period
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(p, n)| format!("{n} every {p}"))
+            .collect();
+        println!("  sim LOD        {}: trees stepping {} frame(s)", l.mode, by.join(", "));
+    }
     println!(
         "  instances      {} ({:.1} MB)",
         r.instances,

@@ -12,7 +12,7 @@ use glam::Vec3;
 use sylva_engine::{FrameTimings, JobSystem};
 use sylva_render::cache::CacheWriter;
 use sylva_render::field::slice_arrows;
-use sylva_render::frame::{Camera, FillIndex, LodSettings, RenderFrame, SceneInfo, SimTimings};
+use sylva_render::frame::{tree_levels, Camera, FillIndex, LodSettings, RenderFrame, SceneInfo, SimTimings};
 use sylva_render::{Downloads, Gpu, GpuOliapuram, GpuWind};
 use sylva_sim::dynamics::weber::{SolverKind, WeberModel};
 use sylva_sim::dynamics::{DynamicsModel, ModelKind, ModelParts, Refused};
@@ -83,11 +83,34 @@ pub struct SceneArgs {
     /// drawn from the pose on the device: nothing of it is read back.
     #[arg(long)]
     pub dynamics_gpu: bool,
+    /// `on`: trees small on screen step less often, by a longer step (Weber's model: every
+    /// 2nd frame at the middle level of detail, every 4th at the coarsest and outside the
+    /// view), and a fluid grid of over 524,288 cells steps every 2nd frame; `off`: every tree
+    /// and the fluid step every frame.
+    #[arg(long, value_enum, default_value = "on")]
+    pub sim_lod: SimLod,
     #[command(flatten)]
     pub fork_rules: crate::trees::ForkRulesArg,
     #[command(flatten)]
     pub model: crate::args::ModelArgs,
 }
+
+/// Whether the simulation follows the trees' levels of detail (`--sim-lod`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SimLod {
+    On,
+    Off,
+}
+
+/// The step period of a tree at each level of detail the fill picks ([`tree_levels`]), and of
+/// one outside the view: a tree covering fewer than 260 pixels of radius steps every 2nd frame
+/// by 2h, one under 90 pixels or unseen every 4th by 4h (see `sylva_sim::dynamics::schedule`).
+pub const SIM_LOD_PERIODS: [u8; 3] = [1, 2, 4];
+pub const SIM_LOD_UNSEEN_PERIOD: u8 = 4;
+/// A fluid wind grid of more cells than this steps every 2nd frame under `--sim-lod on`
+/// (the default 96×96×16 grid, 147,456 cells, steps every frame; the paper's 256×256×16,
+/// 1,048,576 cells, every 2nd).
+pub const SIM_LOD_FLUID_CELLS: usize = 1 << 19;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum WindModel {
@@ -393,6 +416,11 @@ pub struct Driver {
     pub log: bool,
     /// Weber's settings from the command line, applied to every Weber model the scene gets.
     weber_args: Option<crate::args::ModelArgs>,
+    /// Whether trees small on screen step less often (`--sim-lod`).
+    pub sim_lod: SimLod,
+    /// Scratch: each tree's level of detail, then its step period.
+    levels: Vec<Option<u8>>,
+    periods: Vec<u8>,
 }
 
 /// The viewer's timings for a model: its phases, the wind's and the fill.
@@ -444,6 +472,9 @@ impl Driver {
             quit: false,
             log: false,
             weber_args: None,
+            sim_lod: SimLod::On,
+            levels: Vec::new(),
+            periods: Vec::new(),
         };
         d.setup_scene()?;
         Ok(d)
@@ -475,6 +506,7 @@ impl Driver {
             return Err(dynamics_gpu_model_error(a.model.model));
         }
         self.vorticity = a.vorticity as f32;
+        self.sim_lod = a.sim_lod;
         self.weber_args = Some(a.model);
         if self.scene.sim.kind() != a.model.model {
             self.switch_model(a.model.model)?;
@@ -700,6 +732,12 @@ impl Driver {
                 p.cells = self.wind_grid;
                 p.border = self.border_wind();
                 p.seed = self.seed;
+                if self.sim_lod == SimLod::On && p.cells.iter().product::<usize>() > SIM_LOD_FLUID_CELLS {
+                    // A grid as large as the paper's steps every 2nd frame by two frames' time
+                    // (stable fluids is stable at any step; at 6 m/s a step of 1/30 s moves the
+                    // air a third of a cell of the 256×256×16 grid over the 100-tree forest).
+                    p.dt = 2.0 * self.scene.sim.dt();
+                }
                 let mut grid = FluidGrid::new(p)?;
                 grid.set_vorticity(self.vorticity)?;
                 for a in 0..3 {
@@ -924,6 +962,7 @@ impl Driver {
             n.min(MAX_STEPS_PER_FRAME)
         };
         for _ in 0..steps {
+            self.plan_sim_lod();
             self.scene.sim.step(&self.jobs, &self.timings);
         }
         self.report_wind_failure();
@@ -935,6 +974,7 @@ impl Driver {
     pub fn step(&mut self, n: u32) {
         for _ in 0..n {
             let start = Instant::now();
+            self.plan_sim_lod();
             self.scene.sim.step(&self.jobs, &self.timings);
             self.timings.end_frame(start.elapsed());
         }
@@ -946,10 +986,74 @@ impl Driver {
     /// (the wind's, then the trees'), then the fill, closing one timing frame.
     pub fn step_and_fill(&mut self, frame: &mut RenderFrame) {
         let start = Instant::now();
+        self.plan_sim_lod();
         self.scene.sim.step(&self.jobs, &self.timings);
         self.report_wind_failure();
         self.report_dynamics_failure();
         self.fill(frame, start, Duration::ZERO);
+    }
+
+    /// Gives each tree its step period from its level of detail from the current camera
+    /// ([`SIM_LOD_PERIODS`]), or period 1 with `--sim-lod off`, for a model that keeps a step
+    /// schedule (Weber's); a model that steps every tree every step is left as it is.
+    fn plan_sim_lod(&mut self) {
+        if self.scene.sim.step_periods().is_none() {
+            return;
+        }
+        let forest = self.scene.sim.forest();
+        self.periods.clear();
+        match self.sim_lod {
+            SimLod::Off => self.periods.resize(forest.tree_count(), 1),
+            SimLod::On => {
+                tree_levels(forest, &self.camera, &self.lod, &mut self.levels);
+                self.periods.extend(self.levels.iter().map(|l| match l {
+                    Some(l) => SIM_LOD_PERIODS[*l as usize],
+                    None => SIM_LOD_UNSEEN_PERIOD,
+                }));
+            }
+        }
+        if self.scene.sim.step_periods() != Some(&self.periods[..]) {
+            if let Err(e) = self.scene.sim.set_step_periods(&self.periods) {
+                // One period per tree, each 1 to 4: a refusal is a defect, shown and not hidden.
+                self.message = format!("simulation level of detail refused: {e}");
+            }
+        }
+    }
+
+    /// Trees per step period (1, 2, 4, 8) in the model's schedule, for a model that keeps one.
+    pub fn sim_lod_mix(&self) -> Option<[usize; 4]> {
+        let periods = self.scene.sim.step_periods()?;
+        let mut mix = [0; 4];
+        for &p in periods {
+            mix[(p.max(1).ilog2() as usize).min(3)] += 1;
+        }
+        Some(mix)
+    }
+
+    /// The schedule in a few words for the overlay (`None` for a model that keeps none).
+    fn sim_lod_text(&self) -> Option<String> {
+        let mix = self.sim_lod_mix()?;
+        if mix[0] == mix.iter().sum::<usize>() {
+            return Some(format!(
+                "every tree steps every frame{}",
+                if self.sim_lod == SimLod::Off {
+                    " (sim LOD off)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        let parts: Vec<String> = [1, 2, 4, 8]
+            .iter()
+            .zip(mix)
+            .filter(|(_, n)| *n > 0)
+            .map(|(p, n)| match p {
+                1 => format!("{n} every frame"),
+                2 => format!("{n} every 2nd"),
+                p => format!("{n} every {p}th"),
+            })
+            .collect();
+        Some(format!("trees stepping {}", parts.join(", ")))
     }
 
     /// The simulation's phase timings: the model's phases, the wind's [`FLUID_PHASES`] and
@@ -1013,7 +1117,10 @@ impl Driver {
             sim_time: sim.time(),
             paused: self.paused,
             model: sim.name().to_string(),
-            settings: sim.settings(),
+            settings: match self.sim_lod_text() {
+                Some(t) => format!("{}; {t}", sim.settings()),
+                None => sim.settings(),
+            },
             breakage: sim.breakage(),
             wind_speed: self.wind_speed,
             wind_heading_deg: self.wind_heading,
@@ -1293,6 +1400,70 @@ mod tests {
         let mut f = RenderFrame::default();
         d.fill(&mut f, Instant::now(), Duration::ZERO);
         f
+    }
+
+    #[test]
+    fn trees_small_on_screen_step_less_often_unless_the_sim_lod_is_off() {
+        let scene = Scene::build(None, Some("lombardy_poplar"), Some(4), 5).unwrap();
+        let home = scene.default_camera(1.5, 600.0);
+        let tree0 = scene.sim.forest().trees[0].root;
+        let height = scene.height;
+        let mut d = Driver::new(scene, 8.0, 5, Some(4), home.camera(), 2).unwrap();
+        d.set_wind_model(WindModel::Uniform, [48, 8, 48]).unwrap();
+        let periods = |d: &mut Driver| {
+            d.step(1);
+            d.scene.sim.step_periods().unwrap().to_vec()
+        };
+        // Far away: every tree under 90 pixels, every 4th frame.
+        d.camera = OrbitCamera {
+            distance: 40.0 * home.distance,
+            ..home
+        }
+        .camera();
+        assert_eq!(periods(&mut d), [4; 4]);
+        let mut f = RenderFrame::default();
+        d.fill(&mut f, Instant::now(), Duration::ZERO);
+        assert!(
+            f.info.settings.ends_with("; trees stepping 4 every 4th"),
+            "{}",
+            f.info.settings
+        );
+        // Close to the first tree: it fills the view and steps every frame; trees behind the
+        // camera or out of the view step every 4th.
+        d.camera = OrbitCamera {
+            target: tree0 + Vec3::Y * (0.5 * height),
+            distance: 1.2 * height,
+            ..home
+        }
+        .camera();
+        let near = periods(&mut d);
+        assert_eq!(near[0], 1, "{near:?}");
+        assert!(near.iter().all(|p| [1, 2, 4].contains(p)), "{near:?}");
+        // Off: every tree every frame, whatever the camera.
+        d.sim_lod = SimLod::Off;
+        assert_eq!(periods(&mut d), [1; 4]);
+        d.fill(&mut f, Instant::now(), Duration::ZERO);
+        assert!(
+            f.info.settings.contains("every tree steps every frame (sim LOD off)"),
+            "{}",
+            f.info.settings
+        );
+        // A model that steps every tree every step keeps no schedule.
+        d.switch_model(ModelKind::Verlet).unwrap();
+        d.step(1);
+        assert_eq!(d.sim_lod_mix(), None);
+    }
+
+    #[test]
+    fn a_fluid_grid_as_large_as_the_papers_steps_every_second_frame_under_the_sim_lod() {
+        let mut d = driver();
+        let fluid_dt = |d: &Driver| d.scene.sim.wind().fluid().unwrap().params().dt;
+        assert_eq!(fluid_dt(&d), d.scene.sim.dt(), "147,456 cells and fewer: every frame");
+        d.set_wind_model(WindModel::Fluid, [128, 40, 128]).unwrap();
+        assert_eq!(fluid_dt(&d), 2.0 * d.scene.sim.dt(), "655,360 cells: every 2nd frame");
+        d.sim_lod = SimLod::Off;
+        d.set_wind_model(WindModel::Fluid, [128, 40, 128]).unwrap();
+        assert_eq!(fluid_dt(&d), d.scene.sim.dt(), "--sim-lod off: every frame");
     }
 
     #[test]

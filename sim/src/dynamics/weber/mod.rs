@@ -423,8 +423,10 @@ impl WeberModel {
     pub fn set_step_periods(&mut self, periods: &[u8]) -> Result<(), SimError> {
         let was = self.sh.schedule.full_rate();
         self.sh.schedule.set_periods(periods)?;
-        if was != self.sh.schedule.full_rate() {
-            // The scratch of a matrix factored per step is kept only while some tree needs it.
+        if was != self.sh.schedule.full_rate() && !refactors_every_step(&self.sh) {
+            // The scratch of a matrix factored per step is kept only while some tree needs it
+            // (with Newmark or the quadratic drag law every tree needs it every step: nothing
+            // to change, and no pause while the viewer's trees change level).
             self.prepare_solver();
         }
         Ok(())
