@@ -758,11 +758,24 @@ impl Driver {
                         wind.set_host_copy(self.field_layer.is_some());
                         self.scene.sim.set_wind(Box::new(wind));
                     }
-                    None => self.scene.sim.set_wind(Box::new(FluidWind::new(grid))),
+                    None => {
+                        let mut wind = FluidWind::new(grid);
+                        // A grid stepping every 2nd frame spreads each step over both frames
+                        // (advection beside the first, the pressure solve beside the second), so
+                        // every frame does half a step's work.
+                        wind.split = self.splits_fluid_steps(wind.grid().params().dt);
+                        self.scene.sim.set_wind(Box::new(wind))
+                    }
                 }
             }
         }
         Ok(())
+    }
+
+    /// Whether a fluid grid stepping `fluid_dt` spreads each step over two tree steps
+    /// ([`FluidWind::split`]): under `--sim-lod on`, for a grid that steps every 2nd frame.
+    fn splits_fluid_steps(&self, fluid_dt: f32) -> bool {
+        self.sim_lod == SimLod::On && fluid_dt == 2.0 * self.scene.sim.dt()
     }
 
     /// Turns or strengthens the wind: the fluid's border wind keeps the field it has made
@@ -1461,6 +1474,20 @@ mod tests {
         assert_eq!(fluid_dt(&d), d.scene.sim.dt(), "147,456 cells and fewer: every frame");
         d.set_wind_model(WindModel::Fluid, [128, 40, 128]).unwrap();
         assert_eq!(fluid_dt(&d), 2.0 * d.scene.sim.dt(), "655,360 cells: every 2nd frame");
+        // Each of its steps is spread over two frames: none done after the first, one after
+        // the second, its advection timed in the first frame and its pressure solve in the
+        // second.
+        let fluid_steps = |d: &Driver| d.scene.sim.wind().fluid().unwrap().steps();
+        let timed = |d: &Driver, name: &str| {
+            let t = d.timings();
+            !t.last(t.phase_id(name).unwrap()).is_zero()
+        };
+        d.step(1);
+        assert_eq!(fluid_steps(&d), 0, "half a fluid step after one frame");
+        assert!(timed(&d, "wind advect") && !timed(&d, "wind pressure"));
+        d.step(1);
+        assert_eq!(fluid_steps(&d), 1, "the whole fluid step after two frames");
+        assert!(!timed(&d, "wind advect") && timed(&d, "wind pressure"));
         d.sim_lod = SimLod::Off;
         d.set_wind_model(WindModel::Fluid, [128, 40, 128]).unwrap();
         assert_eq!(fluid_dt(&d), d.scene.sim.dt(), "--sim-lod off: every frame");

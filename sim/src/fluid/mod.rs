@@ -769,6 +769,15 @@ impl FluidGrid {
     /// own buffers; `from` is only read. The grid's clock moves on; its field is the new one
     /// once [`thaw`](Self::thaw) puts it in place.
     pub fn step_from(&mut self, jobs: &JobSystem, inputs: &StepInputs, from: &FrozenField) -> FluidStepStats {
+        let first = self.step_from_first(jobs, inputs, from);
+        self.step_second(jobs, first)
+    }
+
+    /// The first half of [`step_from`](Self::step_from): advection and forces, into the grid's
+    /// own buffers (the clock stays). [`step_second`](Self::step_second) finishes the step,
+    /// now or after the field is back in place ([`unfreeze`](Self::unfreeze)); nothing that
+    /// changes the grid's buffers may come between. Returns the two passes' figures.
+    pub fn step_from_first(&mut self, jobs: &JobSystem, inputs: &StepInputs, from: &FrozenField) -> FluidStepStats {
         assert!(
             self.vel.iter().all(Vec::is_empty) && from.time == self.time,
             "a grid steps from the field it froze at its own time"
@@ -786,6 +795,15 @@ impl FluidGrid {
                 .apply(jobs, &d, &self.act, inputs.vorticity, dt, &mut self.next);
         }
         stats.forces = t.elapsed();
+        stats
+    }
+
+    /// The second half of a step whose first half ([`step_from_first`](Self::step_from_first),
+    /// figures `first`) is in the grid's buffers: the pressure solve and the projection; the
+    /// clock moves on, and [`thaw`](Self::thaw) puts the new field in place. Returns the whole
+    /// step's figures.
+    pub fn step_second(&mut self, jobs: &JobSystem, first: FluidStepStats) -> FluidStepStats {
+        let mut stats = first;
         let t = Instant::now();
         let sum_sq = match self.params.pressure {
             Pressure::Jacobi { iterations } => {
@@ -819,6 +837,14 @@ impl FluidGrid {
         self.steps += 1;
         self.last = stats;
         stats
+    }
+
+    /// Puts the field [`freeze`](Self::freeze) took out back in place, unchanged, keeping what
+    /// [`step_from_first`](Self::step_from_first) left in the grid's buffers for
+    /// [`step_second`](Self::step_second).
+    pub fn unfreeze(&mut self, from: FrozenField) {
+        assert!(self.vel.iter().all(Vec::is_empty), "only a frozen grid unfreezes");
+        self.vel = from.vel;
     }
 
     /// Puts the field [`step_from`](Self::step_from) computed in place, keeping `from`'s

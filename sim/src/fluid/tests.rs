@@ -323,3 +323,57 @@ fn advection_of_every_back_trace_matches_the_reference_bit_for_bit() {
         }
     }
 }
+
+/// A fluid step of two tree steps spread over them ([`FluidWind::split`]) gives the field of
+/// the whole step, bit for bit, once both halves are done; in between, the grid and the trees
+/// both have the field the step started from.
+#[test]
+fn split_steps_give_the_whole_steps_field_and_the_start_field_between_halves() {
+    use crate::wind::WindField;
+    let jobs = JobSystem::new(2).unwrap();
+    let timings = sylva_engine::FrameTimings::new(&FLUID_PHASES);
+    let mut whole = FluidWind::new(scene(Pressure::JACOBI4, 2.0));
+    let mut split = FluidWind::new(scene(Pressure::JACOBI4, 2.0));
+    split.split = true;
+    // The grids step 1/30 s: one fluid step every two tree steps of 1/60 s.
+    let h = 0.5 * whole.grid().params().dt as f64;
+    let probes = [Vec3::new(-12.0, 4.0, 1.0), Vec3::new(20.0, 12.0, -3.0)];
+    let mut start = probes.map(|p| split.sample(p));
+    for n in 0..8 {
+        let t = n as f64 * h;
+        let mut seen = Vec::new();
+        for (k, w) in [&mut whole, &mut split].into_iter().enumerate() {
+            w.prepare(t, &jobs, &timings);
+            let Some(detached) = w.detach(t + h) else {
+                // The whole grid steps beside every 2nd tree step only.
+                assert!(
+                    k == 0 && n % 2 == 1,
+                    "tree step {n}: the split grid has a half step beside every tree step"
+                );
+                continue;
+            };
+            assert!(
+                k == 1 || n % 2 == 0,
+                "tree step {n}: the whole grid steps beside every 2nd tree step"
+            );
+            if k == 1 {
+                seen = probes.map(|p| detached.sample(p)).to_vec();
+            }
+            w.step_detached(&jobs, &timings);
+            w.attach(detached);
+        }
+        assert_eq!(
+            seen, start,
+            "tree step {n}: the trees sample the field the fluid step started from"
+        );
+        if n % 2 == 0 {
+            // Half done: the split grid still has the start field.
+            assert_eq!(probes.map(|p| split.sample(p)), start, "tree step {n}");
+        } else {
+            assert_same(whole.grid(), split.grid(), &format!("after tree step {n}"));
+            assert_eq!(whole.grid().time(), split.grid().time());
+            start = probes.map(|p| split.sample(p));
+        }
+    }
+    assert_eq!(split.grid().steps(), 4);
+}

@@ -8,13 +8,21 @@
 //! steps the grid from it into the grid's other buffers; [`WindField::attach`] drops the trees'
 //! handle and swaps the new field in. Every field the trees sample is the one the sequential
 //! order gives them, bit for bit; the grid is one step ahead between steps.
+//!
+//! Split steps ([`FluidWind::split`]): a fluid step of two tree steps' time is spread over those
+//! two tree steps, advection and forces beside the first, the pressure solve and the projection
+//! beside the second (the viewer's level of detail for a large grid, so every frame does half
+//! a fluid step's work). The trees sample the field the step starts from during both; the new
+//! one is in place after the second. Between the two halves the grid's field is the one the
+//! step started from, and the half-done step waits in the grid's own buffers.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use glam::Vec3;
 use sylva_engine::{FrameTimings, JobSystem};
 
-use super::{add_timings, FluidGrid, FrozenField, StepInputs};
+use super::{add_timings, FluidGrid, FluidStepStats, FrozenField, StepInputs};
 use crate::wind::WindField;
 
 /// A [`FluidGrid`] the simulation steps before each of its own steps, as many fluid steps as
@@ -23,8 +31,21 @@ pub struct FluidWind {
     grid: FluidGrid,
     /// At most this many fluid steps per tree step (a long tree step does not stall the frame).
     pub max_substeps: u32,
-    /// The field frozen by `detach` and the inputs of the step from it, until `attach`.
-    ahead: Option<(Arc<FrozenField>, StepInputs)>,
+    /// Spread each fluid step over two tree steps (see the module docs).
+    pub split: bool,
+    /// The field frozen by `detach`, the inputs of the step from it and the part of that step
+    /// that runs beside the trees, until `attach`.
+    ahead: Option<(Arc<FrozenField>, StepInputs, Part)>,
+    /// A step whose first half is done: its inputs and the first half's figures.
+    pending: Option<(StepInputs, FluidStepStats)>,
+}
+
+/// The part of a fluid step that runs beside a tree step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    Whole,
+    First,
+    Second,
 }
 
 impl FluidWind {
@@ -33,7 +54,9 @@ impl FluidWind {
         FluidWind {
             grid,
             max_substeps: 4,
+            split: false,
             ahead: None,
+            pending: None,
         }
     }
     /// The grid.
@@ -50,6 +73,10 @@ impl WindField for FluidWind {
     fn advance(&mut self, _time: f64) {}
 
     fn prepare(&mut self, time: f64, jobs: &JobSystem, timings: &FrameTimings) {
+        if self.pending.is_some() {
+            // The second half of a split step comes beside the next tree step (`detach`).
+            return;
+        }
         let dt = self.grid.params().dt as f64;
         let mut n = 0;
         while self.grid.time() + 0.5 * dt <= time && n < self.max_substeps {
@@ -66,28 +93,61 @@ impl WindField for FluidWind {
 
     fn detach(&mut self, next: f64) -> Option<Box<dyn WindField>> {
         assert!(self.ahead.is_none(), "detach twice without attach");
-        let dt = self.grid.params().dt as f64;
-        if self.grid.time() + 0.5 * dt > next {
-            return None;
-        }
-        let inputs = self.grid.next_inputs();
+        let (inputs, part) = match self.pending.take() {
+            Some((inputs, first)) => {
+                self.pending = Some((inputs.clone(), first));
+                (inputs, Part::Second)
+            }
+            None => {
+                let dt = self.grid.params().dt as f64;
+                if self.grid.time() + 0.5 * dt > next {
+                    return None;
+                }
+                let part = if self.split { Part::First } else { Part::Whole };
+                (self.grid.next_inputs(), part)
+            }
+        };
         let field = Arc::new(self.grid.freeze());
-        self.ahead = Some((Arc::clone(&field), inputs));
+        self.ahead = Some((Arc::clone(&field), inputs, part));
         Some(Box::new(Detached(field)))
     }
 
     fn step_detached(&mut self, jobs: &JobSystem, timings: &FrameTimings) {
-        if let Some((field, inputs)) = &self.ahead {
-            let stats = self.grid.step_from(jobs, inputs, field);
-            add_timings(timings, &stats);
+        let Some((field, inputs, part)) = &self.ahead else {
+            return;
+        };
+        match part {
+            Part::Whole => {
+                let stats = self.grid.step_from(jobs, inputs, field);
+                add_timings(timings, &stats);
+            }
+            Part::First => {
+                let first = self.grid.step_from_first(jobs, inputs, field);
+                add_timings(timings, &first);
+                self.pending = Some((inputs.clone(), first));
+            }
+            Part::Second => {
+                let (_, first) = self.pending.take().expect("a second half after a first");
+                let whole = self.grid.step_second(jobs, first);
+                // This tree step's share: the second half's passes.
+                let own = FluidStepStats {
+                    advect: Duration::ZERO,
+                    forces: Duration::ZERO,
+                    ..whole
+                };
+                add_timings(timings, &own);
+            }
         }
     }
 
     fn attach(&mut self, detached: Box<dyn WindField>) {
         drop(detached);
-        let (field, _) = self.ahead.take().expect("attach after detach");
+        let (field, _, part) = self.ahead.take().expect("attach after detach");
         let field = Arc::into_inner(field).expect("the detached field has no other holder once it is attached");
-        self.grid.thaw(field);
+        match part {
+            Part::First => self.grid.unfreeze(field),
+            Part::Whole | Part::Second => self.grid.thaw(field),
+        }
     }
 
     fn sample(&self, position: Vec3) -> Vec3 {

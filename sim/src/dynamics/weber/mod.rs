@@ -787,6 +787,7 @@ impl WeberModel {
                 &mut load[r.clone()],
                 wind,
                 sh.params.dt,
+                true,
             );
             if solver.is_some() {
                 solve_plane(sh, &ts, 0, &mut px, solve_work(&mut ca, r.clone()), sh.params.dt);

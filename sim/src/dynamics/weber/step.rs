@@ -260,8 +260,12 @@ pub(super) fn timed<R>(sh: &Shared, k: usize, f: impl FnOnce() -> R) -> R {
     r
 }
 
-/// Populate for one tree. A varying wind is sampled first, at every segment centre and every
-/// leaf in two calls (`WindField::sample_in_place` and `sample_into`), into `wind`.
+/// Populate for one tree, for a step of `h`. A varying wind is sampled first, at every segment
+/// centre and (with `at_leaves`) every leaf in two calls (`WindField::sample_in_place` and
+/// `sample_into`), into `wind`; without `at_leaves` each leaf takes the wind at its segment's
+/// centre, as in a uniform wind (the wind-field level of detail of a tree small on screen:
+/// a leaf hangs within about a segment's length of that centre, under one cell of the grid).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn populate_tree(
     sh: &Shared,
     ts: &TreeStatic<'_>,
@@ -270,6 +274,7 @@ pub(super) fn populate_tree(
     load: &mut [SegLoad],
     wind: &mut WindScratch<'_>,
     h: f32,
+    at_leaves: bool,
 ) {
     let g = sh.params.gravity;
     let gamma = sh.params.integrator.gamma();
@@ -278,9 +283,14 @@ pub(super) fn populate_tree(
         None => {
             kernels::segment_centres(ts, pose, wind.centre);
             sh.wind.sample_in_place(wind.centre);
-            sh.wind.sample_into(pose.leaf_pos, wind.leaf);
+            let leaf = if at_leaves {
+                sh.wind.sample_into(pose.leaf_pos, wind.leaf);
+                Some(&*wind.leaf)
+            } else {
+                None
+            };
             let centre = &*wind.centre;
-            kernels::populate(ts, planes, pose, load, h, gamma, g, Some(wind.leaf), |i| centre[i])
+            kernels::populate(ts, planes, pose, load, h, gamma, g, leaf, |i| centre[i])
         }
     }
 }
@@ -328,6 +338,12 @@ pub(super) fn tree_dt(sh: &Shared, t: usize) -> f32 {
 /// Whether tree `t` steps this step.
 fn steps_now(sh: &Shared, t: usize) -> bool {
     sh.schedule.steps_of(t) > 0
+}
+
+/// Whether tree `t`'s leaves sample a varying wind where they are: at full rate (period 1); a
+/// tree stepping less often is small on screen and its leaves take their segment's wind.
+fn wind_at_leaves(sh: &Shared, t: usize) -> bool {
+    sh.schedule.periods()[t] == 1
 }
 
 /// Whether a step of `dt` factors A for itself: always when A changes every step, and for a
@@ -448,7 +464,16 @@ fn step_tree<'a>(
             dir: [&*dir[0], &*dir[1]],
             leaf_pos: &*leaf_pos,
         };
-        populate_tree(sh, &ts, [&mut px, &mut pz], pr, load, &mut wind, dt)
+        populate_tree(
+            sh,
+            &ts,
+            [&mut px, &mut pz],
+            pr,
+            load,
+            &mut wind,
+            dt,
+            wind_at_leaves(sh, t),
+        )
     });
     let [wx, wz] = work;
     timed(sh, SOLVE, || {
@@ -630,7 +655,8 @@ pub(super) fn per_phase_graph() -> JobGraph<Shared> {
                     let ts = tree_static(sh, t);
                     let pr = pose_ref(pose, dir, seg_range(sh, t), leaf_range(sh, t));
                     timed(sh, POPULATE, || {
-                        populate_tree(sh, &ts, [&mut px, &mut pz], pr, load, &mut wind, tree_dt(sh, t))
+                        let (dt, at_leaves) = (tree_dt(sh, t), wind_at_leaves(sh, t));
+                        populate_tree(sh, &ts, [&mut px, &mut pz], pr, load, &mut wind, dt, at_leaves)
                     });
                 });
             }
