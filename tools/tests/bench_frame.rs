@@ -66,11 +66,14 @@ fn json_has_the_promised_fields_and_the_hash_ignores_the_thread_count() {
             assert!(ms[key].as_f64().unwrap() > 0.0, "{key} took no time: {v}");
         }
         let wall = &v["wall_ms"];
-        for key in ["min", "median", "max"] {
+        let mut last = 0.0;
+        for key in ["min", "median", "p95", "max"] {
             let x = wall[key]
                 .as_f64()
                 .unwrap_or_else(|| panic!("missing wall_ms.{key}: {v}"));
             assert!(x > 0.0, "a frame takes time: wall_ms.{key} = {x}");
+            assert!(x >= last, "wall_ms in order min ≤ median ≤ p95 ≤ max: {wall}");
+            last = x;
         }
     }
     // On one thread work time is wall time: the phases fit in the frame.
@@ -124,6 +127,7 @@ fn uniform_wind_has_no_grid_and_the_table_names_the_phases() {
         "fill",
         "wind pressure",
         "total",
+        "95th percentile",
         "state hash",
         "16x16x8",
     ] {
