@@ -46,7 +46,7 @@ use sylva_engine::{FrameTimings, JobSystem};
 use sylva_sim::dynamics::weber::{WeberModel, WeberParams, PHASES};
 use sylva_sim::dynamics::{DynamicsModel, ModelKind};
 use sylva_sim::skeleton::{Skeleton, SkeletonSegment};
-use sylva_sim::{test_tree, Forest, Material, SimError, TreePlacement, TreeSize};
+use sylva_sim::{test_tree, Forest, Material, SimError, TreePlacement, TreeSize, WindField};
 
 /// The guidance a corpus test panics with when the corpus is missing.
 pub const CORPUS_HELP: &str = "the third-party tree-spec corpus (shared/data/tree-specs) was not found: set \
@@ -167,6 +167,20 @@ fn row_of(skeletons: &[Skeleton], material: &Material) -> Forest {
 pub fn model_of(kind: ModelKind, skeletons: &[Skeleton], material: Material) -> Box<dyn DynamicsModel> {
     kind.build(row_of(skeletons, &material))
         .unwrap_or_else(|e| panic!("{kind}: {e}"))
+}
+
+/// A wind the same everywhere and at all times (a uniform wind, so the models take their
+/// uniform-wind paths).
+pub struct Steady(pub Vec3);
+
+impl WindField for Steady {
+    fn advance(&mut self, _time: f64) {}
+    fn sample(&self, _p: Vec3) -> Vec3 {
+        self.0
+    }
+    fn uniform(&self) -> Option<Vec3> {
+        Some(self.0)
+    }
 }
 
 /// A straight chain of `n` segments of length `l` and radius `r` from the origin along `dir`.

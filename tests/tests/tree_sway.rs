@@ -23,20 +23,8 @@ use glam::Vec3;
 use sylva_engine::JobSystem;
 use sylva_sim::dynamics::weber::{WeberModel, WeberParams};
 use sylva_sim::weberpenn::{generate, GenOptions};
-use sylva_sim::{species, Calm, DragLaw, Material, WindField};
-
-/// A wind the same everywhere and at all times.
-struct Steady(Vec3);
-
-impl WindField for Steady {
-    fn advance(&mut self, _time: f64) {}
-    fn sample(&self, _p: Vec3) -> Vec3 {
-        self.0
-    }
-    fn uniform(&self) -> Option<Vec3> {
-        Some(self.0)
-    }
-}
+use sylva_sim::{species, Calm, DragLaw, Material};
+use sylva_tests::Steady;
 
 /// The tree's centre of mass.
 fn mass_centre(sim: &WeberModel) -> Vec3 {

@@ -11,20 +11,7 @@ use sylva_sim::dynamics::weber::{WeberModel, WeberParams};
 use sylva_sim::testtree::{test_tree, TreeSize};
 use sylva_sim::weberpenn::{generate, GenOptions};
 use sylva_sim::{species, DragLaw, Material, Skeleton, WindField};
-use sylva_tests::{chain, run, sim_of};
-
-/// A wind the same everywhere and at all times.
-struct Steady(Vec3);
-
-impl WindField for Steady {
-    fn advance(&mut self, _time: f64) {}
-    fn sample(&self, _p: Vec3) -> Vec3 {
-        self.0
-    }
-    fn uniform(&self) -> Option<Vec3> {
-        Some(self.0)
-    }
-}
+use sylva_tests::{chain, run, sim_of, Steady};
 
 fn aspen() -> Skeleton {
     let spec = species::builtin("quaking_aspen").unwrap();
