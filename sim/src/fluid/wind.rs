@@ -33,18 +33,17 @@ pub struct FluidWind {
     pub max_substeps: u32,
     /// Spread each fluid step over two tree steps (see the module docs).
     pub split: bool,
-    /// The field frozen by `detach`, the inputs of the step from it and the part of that step
-    /// that runs beside the trees, until `attach`.
-    ahead: Option<(Arc<FrozenField>, StepInputs, Part)>,
-    /// A step whose first half is done: its inputs and the first half's figures.
-    pending: Option<(StepInputs, FluidStepStats)>,
+    /// The field frozen by `detach` and the part of a step that runs beside the trees, until
+    /// `attach`.
+    ahead: Option<(Arc<FrozenField>, Part)>,
+    /// The figures of a step whose first half is done (its second half needs no inputs).
+    pending: Option<FluidStepStats>,
 }
 
-/// The part of a fluid step that runs beside a tree step.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The part of a fluid step that runs beside a tree step, with the inputs it needs.
 enum Part {
-    Whole,
-    First,
+    Whole(StepInputs),
+    First(StepInputs),
     Second,
 }
 
@@ -93,41 +92,41 @@ impl WindField for FluidWind {
 
     fn detach(&mut self, next: f64) -> Option<Box<dyn WindField>> {
         assert!(self.ahead.is_none(), "detach twice without attach");
-        let (inputs, part) = match self.pending.take() {
-            Some((inputs, first)) => {
-                self.pending = Some((inputs.clone(), first));
-                (inputs, Part::Second)
+        let part = if self.pending.is_some() {
+            Part::Second
+        } else {
+            let dt = self.grid.params().dt as f64;
+            if self.grid.time() + 0.5 * dt > next {
+                return None;
             }
-            None => {
-                let dt = self.grid.params().dt as f64;
-                if self.grid.time() + 0.5 * dt > next {
-                    return None;
-                }
-                let part = if self.split { Part::First } else { Part::Whole };
-                (self.grid.next_inputs(), part)
+            let inputs = self.grid.next_inputs();
+            if self.split {
+                Part::First(inputs)
+            } else {
+                Part::Whole(inputs)
             }
         };
         let field = Arc::new(self.grid.freeze());
-        self.ahead = Some((Arc::clone(&field), inputs, part));
+        self.ahead = Some((Arc::clone(&field), part));
         Some(Box::new(Detached(field)))
     }
 
     fn step_detached(&mut self, jobs: &JobSystem, timings: &FrameTimings) {
-        let Some((field, inputs, part)) = &self.ahead else {
+        let Some((field, part)) = &self.ahead else {
             return;
         };
         match part {
-            Part::Whole => {
+            Part::Whole(inputs) => {
                 let stats = self.grid.step_from(jobs, inputs, field);
                 add_timings(timings, &stats);
             }
-            Part::First => {
+            Part::First(inputs) => {
                 let first = self.grid.step_from_first(jobs, inputs, field);
                 add_timings(timings, &first);
-                self.pending = Some((inputs.clone(), first));
+                self.pending = Some(first);
             }
             Part::Second => {
-                let (_, first) = self.pending.take().expect("a second half after a first");
+                let first = self.pending.take().expect("a second half after a first");
                 let whole = self.grid.step_second(jobs, first);
                 // This tree step's share: the second half's passes.
                 let own = FluidStepStats {
@@ -142,11 +141,11 @@ impl WindField for FluidWind {
 
     fn attach(&mut self, detached: Box<dyn WindField>) {
         drop(detached);
-        let (field, _, part) = self.ahead.take().expect("attach after detach");
+        let (field, part) = self.ahead.take().expect("attach after detach");
         let field = Arc::into_inner(field).expect("the detached field has no other holder once it is attached");
         match part {
-            Part::First => self.grid.unfreeze(field),
-            Part::Whole | Part::Second => self.grid.thaw(field),
+            Part::First(_) => self.grid.unfreeze(field),
+            Part::Whole(_) | Part::Second => self.grid.thaw(field),
         }
     }
 
