@@ -12,7 +12,7 @@ use glam::Vec3;
 use sylva_engine::{FrameTimings, JobSystem};
 use sylva_render::cache::CacheWriter;
 use sylva_render::field::slice_arrows;
-use sylva_render::frame::{tree_levels, Camera, FillIndex, LodSettings, RenderFrame, SceneInfo, SimTimings};
+use sylva_render::frame::{Camera, FillIndex, LodSettings, RenderFrame, SceneInfo, SimTimings};
 use sylva_render::{Downloads, Gpu, GpuOliapuram, GpuWind};
 use sylva_sim::dynamics::weber::{SolverKind, WeberModel};
 use sylva_sim::dynamics::{DynamicsModel, ModelKind, ModelParts, Refused};
@@ -23,6 +23,9 @@ use sylva_sim::spec::load::load_file;
 use sylva_sim::spec::WeberPennSpec;
 use sylva_sim::weberpenn::{generate, GenOptions};
 use sylva_sim::{species, Calm, GustingWind, Material, Motion, SphereCollider};
+
+mod sim_lod;
+pub use sim_lod::{SimLod, SIM_LOD_FLUID_CELLS};
 
 /// The species of the default forest, planted in turn.
 pub const DEFAULT_SPECIES: [&str; 2] = ["quaking_aspen", "lombardy_poplar"];
@@ -94,23 +97,6 @@ pub struct SceneArgs {
     #[command(flatten)]
     pub model: crate::args::ModelArgs,
 }
-
-/// Whether the simulation follows the trees' levels of detail (`--sim-lod`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum SimLod {
-    On,
-    Off,
-}
-
-/// The step period of a tree at each level of detail the fill picks ([`tree_levels`]), and of
-/// one outside the view: a tree covering fewer than 260 pixels of radius steps every 2nd frame
-/// by 2h, one under 90 pixels or unseen every 4th by 4h (see `sylva_sim::dynamics::schedule`).
-pub const SIM_LOD_PERIODS: [u8; 3] = [1, 2, 4];
-pub const SIM_LOD_UNSEEN_PERIOD: u8 = 4;
-/// A fluid wind grid of more cells than this steps every 2nd frame under `--sim-lod on`
-/// (the default 96×96×16 grid, 147,456 cells, steps every frame; the paper's 256×256×16,
-/// 1,048,576 cells, every 2nd).
-pub const SIM_LOD_FLUID_CELLS: usize = 1 << 19;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum WindModel {
@@ -732,7 +718,8 @@ impl Driver {
                 p.cells = self.wind_grid;
                 p.border = self.border_wind();
                 p.seed = self.seed;
-                if self.sim_lod == SimLod::On && p.cells.iter().product::<usize>() > SIM_LOD_FLUID_CELLS {
+                let every_other = self.sim_lod == SimLod::On && p.cells.iter().product::<usize>() > SIM_LOD_FLUID_CELLS;
+                if every_other {
                     // A grid as large as the paper's steps every 2nd frame by two frames' time
                     // (stable fluids is stable at any step; at 6 m/s a step of 1/30 s moves the
                     // air a third of a cell of the 256×256×16 grid over the 100-tree forest).
@@ -763,19 +750,13 @@ impl Driver {
                         // A grid stepping every 2nd frame spreads each step over both frames
                         // (advection beside the first, the pressure solve beside the second), so
                         // every frame does half a step's work.
-                        wind.split = self.splits_fluid_steps(wind.grid().params().dt);
+                        wind.split = every_other;
                         self.scene.sim.set_wind(Box::new(wind))
                     }
                 }
             }
         }
         Ok(())
-    }
-
-    /// Whether a fluid grid stepping `fluid_dt` spreads each step over two tree steps
-    /// ([`FluidWind::split`]): under `--sim-lod on`, for a grid that steps every 2nd frame.
-    fn splits_fluid_steps(&self, fluid_dt: f32) -> bool {
-        self.sim_lod == SimLod::On && fluid_dt == 2.0 * self.scene.sim.dt()
     }
 
     /// Turns or strengthens the wind: the fluid's border wind keeps the field it has made
@@ -1006,69 +987,6 @@ impl Driver {
         self.fill(frame, start, Duration::ZERO);
     }
 
-    /// Gives each tree its step period from its level of detail from the current camera
-    /// ([`SIM_LOD_PERIODS`]), or period 1 with `--sim-lod off`, for a model that keeps a step
-    /// schedule (Weber's); a model that steps every tree every step is left as it is.
-    fn plan_sim_lod(&mut self) {
-        if self.scene.sim.step_periods().is_none() {
-            return;
-        }
-        let forest = self.scene.sim.forest();
-        self.periods.clear();
-        match self.sim_lod {
-            SimLod::Off => self.periods.resize(forest.tree_count(), 1),
-            SimLod::On => {
-                tree_levels(forest, &self.camera, &self.lod, &mut self.levels);
-                self.periods.extend(self.levels.iter().map(|l| match l {
-                    Some(l) => SIM_LOD_PERIODS[*l as usize],
-                    None => SIM_LOD_UNSEEN_PERIOD,
-                }));
-            }
-        }
-        if self.scene.sim.step_periods() != Some(&self.periods[..]) {
-            if let Err(e) = self.scene.sim.set_step_periods(&self.periods) {
-                // One period per tree, each 1 to 4: a refusal is a defect, shown and not hidden.
-                self.message = format!("simulation level of detail refused: {e}");
-            }
-        }
-    }
-
-    /// Trees per step period (1, 2, 4, 8) in the model's schedule, for a model that keeps one.
-    pub fn sim_lod_mix(&self) -> Option<[usize; 4]> {
-        let periods = self.scene.sim.step_periods()?;
-        let mut mix = [0; 4];
-        for &p in periods {
-            mix[(p.max(1).ilog2() as usize).min(3)] += 1;
-        }
-        Some(mix)
-    }
-
-    /// The schedule in a few words for the overlay (`None` for a model that keeps none).
-    fn sim_lod_text(&self) -> Option<String> {
-        let mix = self.sim_lod_mix()?;
-        if mix[0] == mix.iter().sum::<usize>() {
-            return Some(format!(
-                "every tree steps every frame{}",
-                if self.sim_lod == SimLod::Off {
-                    " (sim LOD off)"
-                } else {
-                    ""
-                }
-            ));
-        }
-        let parts: Vec<String> = [1, 2, 4, 8]
-            .iter()
-            .zip(mix)
-            .filter(|(_, n)| *n > 0)
-            .map(|(p, n)| match p {
-                1 => format!("{n} every frame"),
-                2 => format!("{n} every 2nd"),
-                p => format!("{n} every {p}th"),
-            })
-            .collect();
-        Some(format!("trees stepping {}", parts.join(", ")))
-    }
-
     /// The simulation's phase timings: the model's phases, the wind's [`FLUID_PHASES`] and
     /// `fill`, one timing frame per filled frame.
     pub fn timings(&self) -> &FrameTimings {
@@ -1218,7 +1136,7 @@ pub fn simulate(mut driver: Driver, mut writer: CacheWriter<RenderFrame>, comman
 mod tests {
     use super::*;
 
-    fn driver() -> Driver {
+    pub(super) fn driver() -> Driver {
         let scene = Scene::build(None, Some("lombardy_poplar"), Some(1), 5).unwrap();
         let camera = scene.default_camera(1.5, 600.0).camera();
         let mut d = Driver::new(scene, 8.0, 5, Some(1), camera, 1).unwrap();
@@ -1413,84 +1331,6 @@ mod tests {
         let mut f = RenderFrame::default();
         d.fill(&mut f, Instant::now(), Duration::ZERO);
         f
-    }
-
-    #[test]
-    fn trees_small_on_screen_step_less_often_unless_the_sim_lod_is_off() {
-        let scene = Scene::build(None, Some("lombardy_poplar"), Some(4), 5).unwrap();
-        let home = scene.default_camera(1.5, 600.0);
-        let tree0 = scene.sim.forest().trees[0].root;
-        let height = scene.height;
-        let mut d = Driver::new(scene, 8.0, 5, Some(4), home.camera(), 2).unwrap();
-        d.set_wind_model(WindModel::Uniform, [48, 8, 48]).unwrap();
-        let periods = |d: &mut Driver| {
-            d.step(1);
-            d.scene.sim.step_periods().unwrap().to_vec()
-        };
-        // Far away: every tree under 90 pixels, every 4th frame.
-        d.camera = OrbitCamera {
-            distance: 40.0 * home.distance,
-            ..home
-        }
-        .camera();
-        assert_eq!(periods(&mut d), [4; 4]);
-        let mut f = RenderFrame::default();
-        d.fill(&mut f, Instant::now(), Duration::ZERO);
-        assert!(
-            f.info.settings.ends_with("; trees stepping 4 every 4th"),
-            "{}",
-            f.info.settings
-        );
-        // Close to the first tree: it fills the view and steps every frame; trees behind the
-        // camera or out of the view step every 4th.
-        d.camera = OrbitCamera {
-            target: tree0 + Vec3::Y * (0.5 * height),
-            distance: 1.2 * height,
-            ..home
-        }
-        .camera();
-        let near = periods(&mut d);
-        assert_eq!(near[0], 1, "{near:?}");
-        assert!(near.iter().all(|p| [1, 2, 4].contains(p)), "{near:?}");
-        // Off: every tree every frame, whatever the camera.
-        d.sim_lod = SimLod::Off;
-        assert_eq!(periods(&mut d), [1; 4]);
-        d.fill(&mut f, Instant::now(), Duration::ZERO);
-        assert!(
-            f.info.settings.contains("every tree steps every frame (sim LOD off)"),
-            "{}",
-            f.info.settings
-        );
-        // A model that steps every tree every step keeps no schedule.
-        d.switch_model(ModelKind::Verlet).unwrap();
-        d.step(1);
-        assert_eq!(d.sim_lod_mix(), None);
-    }
-
-    #[test]
-    fn a_fluid_grid_as_large_as_the_papers_steps_every_second_frame_under_the_sim_lod() {
-        let mut d = driver();
-        let fluid_dt = |d: &Driver| d.scene.sim.wind().fluid().unwrap().params().dt;
-        assert_eq!(fluid_dt(&d), d.scene.sim.dt(), "147,456 cells and fewer: every frame");
-        d.set_wind_model(WindModel::Fluid, [128, 40, 128]).unwrap();
-        assert_eq!(fluid_dt(&d), 2.0 * d.scene.sim.dt(), "655,360 cells: every 2nd frame");
-        // Each of its steps is spread over two frames: none done after the first, one after
-        // the second, its advection timed in the first frame and its pressure solve in the
-        // second.
-        let fluid_steps = |d: &Driver| d.scene.sim.wind().fluid().unwrap().steps();
-        let timed = |d: &Driver, name: &str| {
-            let t = d.timings();
-            !t.last(t.phase_id(name).unwrap()).is_zero()
-        };
-        d.step(1);
-        assert_eq!(fluid_steps(&d), 0, "half a fluid step after one frame");
-        assert!(timed(&d, "wind advect") && !timed(&d, "wind pressure"));
-        d.step(1);
-        assert_eq!(fluid_steps(&d), 1, "the whole fluid step after two frames");
-        assert!(!timed(&d, "wind advect") && timed(&d, "wind pressure"));
-        d.sim_lod = SimLod::Off;
-        d.set_wind_model(WindModel::Fluid, [128, 40, 128]).unwrap();
-        assert_eq!(fluid_dt(&d), d.scene.sim.dt(), "--sim-lod off: every frame");
     }
 
     #[test]

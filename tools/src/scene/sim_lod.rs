@@ -1,0 +1,186 @@
+//! The simulation's level of detail as the viewer drives it (`--sim-lod`): each tree's step
+//! period from the level of detail the fill picks for it from the current camera, handed to a
+//! model that keeps a step schedule (`sylva_sim::dynamics::schedule`), and the schedule's mix
+//! for the overlay and `bench frame`. The fluid grid's share (a grid over
+//! [`SIM_LOD_FLUID_CELLS`] stepping every 2nd frame, each step spread over both) is set up
+//! with the wind in `Driver::apply_wind`.
+//!
+//! Invariant: the periods depend on the camera and the forest only, never on the threads, so
+//! the state stays the same for any number of workers.
+
+use sylva_render::frame::tree_levels;
+
+use super::Driver;
+
+/// Whether the simulation follows the trees' levels of detail (`--sim-lod`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SimLod {
+    On,
+    Off,
+}
+
+/// The step period of a tree at each level of detail the fill picks ([`tree_levels`]), and of
+/// one outside the view: a tree covering fewer than 260 pixels of radius steps every 2nd frame
+/// by 2h, one under 90 pixels or unseen every 4th by 4h (see `sylva_sim::dynamics::schedule`).
+pub const SIM_LOD_PERIODS: [u8; 3] = [1, 2, 4];
+pub const SIM_LOD_UNSEEN_PERIOD: u8 = 4;
+/// A fluid wind grid of more cells than this steps every 2nd frame under `--sim-lod on`
+/// (the default 96×96×16 grid, 147,456 cells, steps every frame; the paper's 256×256×16,
+/// 1,048,576 cells, every 2nd).
+pub const SIM_LOD_FLUID_CELLS: usize = 1 << 19;
+
+impl Driver {
+    /// Gives each tree its step period from its level of detail from the current camera
+    /// ([`SIM_LOD_PERIODS`]), or period 1 with `--sim-lod off`, for a model that keeps a step
+    /// schedule (Weber's); a model that steps every tree every step is left as it is.
+    pub(super) fn plan_sim_lod(&mut self) {
+        if self.scene.sim.step_periods().is_none() {
+            return;
+        }
+        let forest = self.scene.sim.forest();
+        self.periods.clear();
+        match self.sim_lod {
+            SimLod::Off => self.periods.resize(forest.tree_count(), 1),
+            SimLod::On => {
+                tree_levels(forest, &self.camera, &self.lod, &mut self.levels);
+                self.periods.extend(self.levels.iter().map(|l| match l {
+                    Some(l) => SIM_LOD_PERIODS[*l as usize],
+                    None => SIM_LOD_UNSEEN_PERIOD,
+                }));
+            }
+        }
+        if self.scene.sim.step_periods() != Some(&self.periods[..]) {
+            if let Err(e) = self.scene.sim.set_step_periods(&self.periods) {
+                // One period per tree, each 1 to 4: a refusal is a defect, shown and not hidden.
+                self.message = format!("simulation level of detail refused: {e}");
+            }
+        }
+    }
+
+    /// Trees per step period (1, 2, 4, 8) in the model's schedule, for a model that keeps one.
+    pub fn sim_lod_mix(&self) -> Option<[usize; 4]> {
+        let periods = self.scene.sim.step_periods()?;
+        let mut mix = [0; 4];
+        for &p in periods {
+            mix[(p.max(1).ilog2() as usize).min(3)] += 1;
+        }
+        Some(mix)
+    }
+
+    /// The schedule in a few words for the overlay (`None` for a model that keeps none).
+    pub(super) fn sim_lod_text(&self) -> Option<String> {
+        let mix = self.sim_lod_mix()?;
+        if mix[0] == mix.iter().sum::<usize>() {
+            return Some(format!(
+                "every tree steps every frame{}",
+                if self.sim_lod == SimLod::Off {
+                    " (sim LOD off)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        let parts: Vec<String> = [1, 2, 4, 8]
+            .iter()
+            .zip(mix)
+            .filter(|(_, n)| *n > 0)
+            .map(|(p, n)| match p {
+                1 => format!("{n} every frame"),
+                2 => format!("{n} every 2nd"),
+                p => format!("{n} every {p}th"),
+            })
+            .collect();
+        Some(format!("trees stepping {}", parts.join(", ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use glam::Vec3;
+    use sylva_render::frame::RenderFrame;
+    use sylva_sim::dynamics::ModelKind;
+
+    use super::super::tests::driver;
+    use super::super::{Driver, OrbitCamera, Scene, WindModel};
+    use super::SimLod;
+
+    #[test]
+    fn trees_small_on_screen_step_less_often_unless_the_sim_lod_is_off() {
+        let scene = Scene::build(None, Some("lombardy_poplar"), Some(4), 5).unwrap();
+        let home = scene.default_camera(1.5, 600.0);
+        let tree0 = scene.sim.forest().trees[0].root;
+        let height = scene.height;
+        let mut d = Driver::new(scene, 8.0, 5, Some(4), home.camera(), 2).unwrap();
+        d.set_wind_model(WindModel::Uniform, [48, 8, 48]).unwrap();
+        let periods = |d: &mut Driver| {
+            d.step(1);
+            d.scene.sim.step_periods().unwrap().to_vec()
+        };
+        // Far away: every tree under 90 pixels, every 4th frame.
+        d.camera = OrbitCamera {
+            distance: 40.0 * home.distance,
+            ..home
+        }
+        .camera();
+        assert_eq!(periods(&mut d), [4; 4]);
+        let mut f = RenderFrame::default();
+        d.fill(&mut f, Instant::now(), Duration::ZERO);
+        assert!(
+            f.info.settings.ends_with("; trees stepping 4 every 4th"),
+            "{}",
+            f.info.settings
+        );
+        // Close to the first tree: it fills the view and steps every frame; trees behind the
+        // camera or out of the view step every 4th.
+        d.camera = OrbitCamera {
+            target: tree0 + Vec3::Y * (0.5 * height),
+            distance: 1.2 * height,
+            ..home
+        }
+        .camera();
+        let near = periods(&mut d);
+        assert_eq!(near[0], 1, "{near:?}");
+        assert!(near.iter().all(|p| [1, 2, 4].contains(p)), "{near:?}");
+        // Off: every tree every frame, whatever the camera.
+        d.sim_lod = SimLod::Off;
+        assert_eq!(periods(&mut d), [1; 4]);
+        d.fill(&mut f, Instant::now(), Duration::ZERO);
+        assert!(
+            f.info.settings.contains("every tree steps every frame (sim LOD off)"),
+            "{}",
+            f.info.settings
+        );
+        // A model that steps every tree every step keeps no schedule.
+        d.switch_model(ModelKind::Verlet).unwrap();
+        d.step(1);
+        assert_eq!(d.sim_lod_mix(), None);
+    }
+
+    #[test]
+    fn a_fluid_grid_as_large_as_the_papers_steps_every_second_frame_under_the_sim_lod() {
+        let mut d = driver();
+        let fluid_dt = |d: &Driver| d.scene.sim.wind().fluid().unwrap().params().dt;
+        assert_eq!(fluid_dt(&d), d.scene.sim.dt(), "147,456 cells and fewer: every frame");
+        d.set_wind_model(WindModel::Fluid, [128, 40, 128]).unwrap();
+        assert_eq!(fluid_dt(&d), 2.0 * d.scene.sim.dt(), "655,360 cells: every 2nd frame");
+        // Each of its steps is spread over two frames: none done after the first, one after
+        // the second, its advection timed in the first frame and its pressure solve in the
+        // second.
+        let fluid_steps = |d: &Driver| d.scene.sim.wind().fluid().unwrap().steps();
+        let timed = |d: &Driver, name: &str| {
+            let t = d.timings();
+            !t.last(t.phase_id(name).unwrap()).is_zero()
+        };
+        d.step(1);
+        assert_eq!(fluid_steps(&d), 0, "half a fluid step after one frame");
+        assert!(timed(&d, "wind advect") && !timed(&d, "wind pressure"));
+        d.step(1);
+        assert_eq!(fluid_steps(&d), 1, "the whole fluid step after two frames");
+        assert!(!timed(&d, "wind advect") && timed(&d, "wind pressure"));
+        d.sim_lod = SimLod::Off;
+        d.set_wind_model(WindModel::Fluid, [128, 40, 128]).unwrap();
+        assert_eq!(fluid_dt(&d), d.scene.sim.dt(), "--sim-lod off: every frame");
+    }
+}
