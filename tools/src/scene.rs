@@ -25,7 +25,7 @@ use sylva_sim::weberpenn::{generate, GenOptions};
 use sylva_sim::{species, Calm, GustingWind, Material, Motion, SphereCollider};
 
 mod sim_lod;
-pub use sim_lod::{SimLod, SIM_LOD_FLUID_CELLS};
+pub use sim_lod::{SimLod, SIM_LOD_FLUID_PERIOD};
 
 /// The species of the default forest, planted in turn.
 pub const DEFAULT_SPECIES: [&str; 2] = ["quaking_aspen", "lombardy_poplar"];
@@ -718,12 +718,11 @@ impl Driver {
                 p.cells = self.wind_grid;
                 p.border = self.border_wind();
                 p.seed = self.seed;
-                let every_other = self.sim_lod == SimLod::On && p.cells.iter().product::<usize>() > SIM_LOD_FLUID_CELLS;
+                let every_other = self.sim_lod == SimLod::On;
                 if every_other {
-                    // A grid as large as the paper's steps every 2nd frame by two frames' time
-                    // (stable fluids is stable at any step; at 6 m/s a step of 1/30 s moves the
-                    // air a third of a cell of the 256×256×16 grid over the 100-tree forest).
-                    p.dt = 2.0 * self.scene.sim.dt();
+                    // The grid steps every 2nd frame by two frames' time (see
+                    // `SIM_LOD_FLUID_PERIOD`).
+                    p.dt = SIM_LOD_FLUID_PERIOD as f32 * self.scene.sim.dt();
                 }
                 let mut grid = FluidGrid::new(p)?;
                 grid.set_vorticity(self.vorticity)?;
@@ -1147,7 +1146,10 @@ mod tests {
     #[test]
     fn fluid_wind_takes_balls_steers_its_border_and_restarts_on_reset() {
         let mut d = driver();
-        d.advance(Duration::from_secs_f64(0.1));
+        // 8 steps (at most 4 a frame): 4 fluid steps of two steps each (`SIM_LOD_FLUID_PERIOD`).
+        for _ in 0..2 {
+            d.advance(Duration::from_secs_f64(0.1));
+        }
         let fluid_steps = |d: &Driver| d.scene.sim.wind().fluid().expect("fluid wind").steps();
         let before = fluid_steps(&d);
         assert!(before >= 3, "the fluid steps with the trees: {before}");
@@ -1272,7 +1274,9 @@ mod tests {
         let mut d = driver();
         d.apply_args(&parse(&["sylva", "--model", "weber", "--solver", "cg", "--wind-grid", "48x48x8"]).unwrap())
             .unwrap();
-        d.advance(Duration::from_secs_f64(0.1));
+        for _ in 0..2 {
+            d.advance(Duration::from_secs_f64(0.1));
+        }
         let fluid_steps = d.scene.sim.wind().fluid().unwrap().steps();
         assert!(d.scene.sim.kinetic_energy() > 0.0 && fluid_steps >= 3);
         // The model key rebuilds the trees at rest with the next model, the clock, the fluid

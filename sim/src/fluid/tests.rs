@@ -377,3 +377,67 @@ fn split_steps_give_the_whole_steps_field_and_the_start_field_between_halves() {
     }
     assert_eq!(split.grid().steps(), 4);
 }
+
+/// The viewer's level of detail steps the grid every 2nd frame by two frames' time: after 1 and
+/// 2 s of a wind through trunks and a gust ball, the flow at 2h is the flow at h to within
+/// 15 % of its structure (the rms of its departure from the border wind; measured 13 % and 9 %,
+/// the ball's jitter drawn per step makes the two gusts differ a little), and half the pressure
+/// iterations a second leave it as good as divergence-free (rms under 0.03/s; 0.017 measured,
+/// against 0.009 at h). A grid whose clock ran at 2h but whose flow moved by h would be half as
+/// developed and fail the first.
+#[test]
+fn a_grid_stepped_by_two_frames_time_keeps_the_flow_of_one_stepped_every_frame() {
+    let jobs = JobSystem::new(2).unwrap();
+    let border = Vec3::new(6.0, 0.0, 0.0);
+    let make = |dt: f32| {
+        let mut p = FluidParams::over(Vec3::new(-24.0, 0.0, -24.0), Vec3::new(24.0, 20.0, 24.0));
+        p.cells = [96, 16, 96];
+        p.dt = dt;
+        p.border = border;
+        let mut g = FluidGrid::new(p).unwrap();
+        g.set_vorticity(0.3).unwrap();
+        for a in 0..3 {
+            let w = border[a];
+            g.velocity_mut(a).iter_mut().for_each(|v| *v = w);
+        }
+        for (x, z) in [(-10.0f32, -8.0f32), (0.0, 3.0), (8.0, -2.0), (12.0, 10.0), (-5.0, 12.0)] {
+            g.add_solid_box(Vec3::new(x - 0.4, 0.0, z - 0.4), Vec3::new(x + 0.4, 10.0, z + 0.4))
+                .unwrap();
+        }
+        g.add_ball(WindBall {
+            centre: Vec3::new(-15.0, 4.0, 0.0),
+            radius: 4.0,
+            accel: Vec3::new(10.0, 2.0, 8.0),
+            jitter: 0.4,
+        })
+        .unwrap();
+        g
+    };
+    let (mut every, mut second) = (make(1.0 / 60.0), make(1.0 / 30.0));
+    for secs in [1.0, 2.0] {
+        while every.time() < secs - 1e-6 {
+            every.step(&jobs);
+        }
+        while second.time() < secs - 1e-6 {
+            second.step(&jobs);
+        }
+        assert_eq!(second.steps() * 2, every.steps());
+        let mut rng = Rng::new(3);
+        let (mut diff, mut structure) = (0.0f64, 0.0f64);
+        let n = 20_000;
+        for _ in 0..n {
+            let p = Vec3::new(rng.sym(22.0), 6.5 + rng.sym(6.0), rng.sym(22.0));
+            let (a, b) = (every.sample(p), second.sample(p));
+            diff += (a - b).length_squared() as f64;
+            structure += (a - border).length_squared() as f64;
+        }
+        let (diff, structure) = ((diff / n as f64).sqrt(), (structure / n as f64).sqrt());
+        assert!(structure > 0.5, "{secs} s: the gust and the trunks shape the flow ({structure} m/s)");
+        assert!(
+            diff < 0.15 * structure,
+            "{secs} s: rms difference {diff} m/s against a structure of {structure} m/s"
+        );
+        let div = second.divergence_rms(&jobs);
+        assert!(div < 0.03, "{secs} s: rms divergence {div}/s at 2h");
+    }
+}
