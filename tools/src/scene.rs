@@ -718,10 +718,11 @@ impl Driver {
                 p.cells = self.wind_grid;
                 p.border = self.border_wind();
                 p.seed = self.seed;
-                let every_other = self.sim_lod == SimLod::On;
+                // A grid on the CPU steps every 2nd frame by two frames' time (see
+                // `SIM_LOD_FLUID_PERIOD`); one on the GPU costs the simulation thread nothing
+                // and steps every frame.
+                let every_other = self.sim_lod == SimLod::On && self.wind_gpu.is_none();
                 if every_other {
-                    // The grid steps every 2nd frame by two frames' time (see
-                    // `SIM_LOD_FLUID_PERIOD`).
                     p.dt = SIM_LOD_FLUID_PERIOD as f32 * self.scene.sim.dt();
                 }
                 let mut grid = FluidGrid::new(p)?;

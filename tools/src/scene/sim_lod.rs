@@ -24,8 +24,9 @@ pub enum SimLod {
 /// by 2h, one under 90 pixels or unseen every 4th by 4h (see `sylva_sim::dynamics::schedule`).
 pub const SIM_LOD_PERIODS: [u8; 3] = [1, 2, 4];
 pub const SIM_LOD_UNSEEN_PERIOD: u8 = 4;
-/// Under `--sim-lod on` the fluid wind grid steps once in this many frames, by that many
-/// frames' time, each step spread over them (`FluidWind::split`). Stable fluids is stable at
+/// Under `--sim-lod on` the fluid wind grid on the CPU steps once in this many frames, by
+/// that many frames' time, each step spread over them (`FluidWind::split`); a grid on the GPU
+/// (`--wind-gpu`) steps every frame. Stable fluids is stable at
 /// any step (Stam 1999, paper 004 §2); at the default 6 m/s a step of 1/30 s moves the air 0.4
 /// of a cell of the default 96×96×16 grid and a third of one of the paper's 256×256×16 over
 /// 100 trees, and the flow stays that of a grid stepping every frame
