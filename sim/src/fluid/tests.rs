@@ -432,7 +432,10 @@ fn a_grid_stepped_by_two_frames_time_keeps_the_flow_of_one_stepped_every_frame()
             structure += (a - border).length_squared() as f64;
         }
         let (diff, structure) = ((diff / n as f64).sqrt(), (structure / n as f64).sqrt());
-        assert!(structure > 0.5, "{secs} s: the gust and the trunks shape the flow ({structure} m/s)");
+        assert!(
+            structure > 0.5,
+            "{secs} s: the gust and the trunks shape the flow ({structure} m/s)"
+        );
         assert!(
             diff < 0.15 * structure,
             "{secs} s: rms difference {diff} m/s against a structure of {structure} m/s"
