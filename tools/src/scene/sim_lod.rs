@@ -21,9 +21,11 @@ pub enum SimLod {
 
 /// The step period of a tree at each level of detail the fill picks ([`tree_levels`]), and of
 /// one outside the view: a tree covering fewer than 260 pixels of radius steps every 2nd frame
-/// by 2h, one under 90 pixels or unseen every 4th by 4h (see `sylva_sim::dynamics::schedule`).
+/// by 2h, one under 90 pixels every 4th by 4h, and one out of the view (culled by the fill)
+/// every 8th by 8h, the longest period (`sylva_sim::dynamics::schedule::MAX_STEP_PERIOD`): no
+/// one sees it, and when it comes into view it takes its level's period and catches up at once.
 pub const SIM_LOD_PERIODS: [u8; 3] = [1, 2, 4];
-pub const SIM_LOD_UNSEEN_PERIOD: u8 = 4;
+pub const SIM_LOD_UNSEEN_PERIOD: u8 = 8;
 /// Under `--sim-lod on` the fluid wind grid on the CPU steps once in this many frames, by
 /// that many frames' time, each step spread over them (`FluidWind::split`); a grid on the GPU
 /// (`--wind-gpu`) steps every frame. Stable fluids is stable at
@@ -112,7 +114,7 @@ mod tests {
 
     use super::super::tests::driver;
     use super::super::{Driver, OrbitCamera, Scene, WindModel};
-    use super::SimLod;
+    use super::{SimLod, SIM_LOD_PERIODS, SIM_LOD_UNSEEN_PERIOD};
 
     #[test]
     fn trees_small_on_screen_step_less_often_unless_the_sim_lod_is_off() {
@@ -140,8 +142,8 @@ mod tests {
             "{}",
             f.info.settings
         );
-        // Close to the first tree: it fills the view and steps every frame; trees behind the
-        // camera or out of the view step every 4th.
+        // Close to the first tree: it fills the view and steps every frame; every other tree
+        // steps at its level's period, and one behind the camera or out of the view every 8th.
         d.camera = OrbitCamera {
             target: tree0 + Vec3::Y * (0.5 * height),
             distance: 1.2 * height,
@@ -150,7 +152,23 @@ mod tests {
         .camera();
         let near = periods(&mut d);
         assert_eq!(near[0], 1, "{near:?}");
-        assert!(near.iter().all(|p| [1, 2, 4].contains(p)), "{near:?}");
+        for (t, (level, period)) in d.levels.iter().zip(&near).enumerate() {
+            let want = level.map_or(SIM_LOD_UNSEEN_PERIOD, |l| SIM_LOD_PERIODS[l as usize]);
+            assert_eq!(*period, want, "tree {t} at level {level:?}: {near:?}");
+        }
+        // Looking away from the forest (the eye 500 m along -z from the first tree, looking
+        // along -z): every tree is behind the camera and steps every 8th.
+        d.camera = OrbitCamera {
+            target: tree0 - Vec3::Z * 1000.0,
+            yaw: 0.0,
+            pitch: 0.0,
+            distance: 500.0,
+            ..home
+        }
+        .camera();
+        let away = periods(&mut d);
+        assert!(d.levels.iter().all(Option::is_none), "{:?}", d.levels);
+        assert_eq!(away, [SIM_LOD_UNSEEN_PERIOD; 4]);
         // Off: every tree every frame, whatever the camera.
         d.sim_lod = SimLod::Off;
         assert_eq!(periods(&mut d), [1; 4]);
