@@ -25,7 +25,7 @@ use sylva_sim::weberpenn::{generate, GenOptions};
 use sylva_sim::{species, Calm, GustingWind, Material, Motion, SphereCollider};
 
 mod sim_lod;
-pub use sim_lod::{SimLod, SIM_LOD_FLUID_PERIOD};
+pub use sim_lod::SimLod;
 
 /// The species of the default forest, planted in turn.
 pub const DEFAULT_SPECIES: [&str; 2] = ["quaking_aspen", "lombardy_poplar"];
@@ -718,12 +718,11 @@ impl Driver {
                 p.cells = self.wind_grid;
                 p.border = self.border_wind();
                 p.seed = self.seed;
-                // A grid on the CPU steps every 2nd frame by two frames' time (see
-                // `SIM_LOD_FLUID_PERIOD`); one on the GPU costs the simulation thread nothing
-                // and steps every frame.
+                // A grid on the CPU steps every 2nd frame by two frames' time (see `sim_lod`);
+                // one on the GPU costs the simulation thread nothing and steps every frame.
                 let every_other = self.sim_lod == SimLod::On && self.wind_gpu.is_none();
                 if every_other {
-                    p.dt = SIM_LOD_FLUID_PERIOD as f32 * self.scene.sim.dt();
+                    p.dt = 2.0 * self.scene.sim.dt();
                 }
                 let mut grid = FluidGrid::new(p)?;
                 grid.set_vorticity(self.vorticity)?;
@@ -1147,7 +1146,7 @@ mod tests {
     #[test]
     fn fluid_wind_takes_balls_steers_its_border_and_restarts_on_reset() {
         let mut d = driver();
-        // 8 steps (at most 4 a frame): 4 fluid steps of two steps each (`SIM_LOD_FLUID_PERIOD`).
+        // 8 steps (at most 4 a frame): 4 fluid steps of two steps each (the sim LOD's).
         for _ in 0..2 {
             d.advance(Duration::from_secs_f64(0.1));
         }

@@ -11,8 +11,8 @@
 //!
 //! Split steps ([`FluidWind::split`]): a fluid step of two tree steps' time is spread over those
 //! two tree steps, advection and forces beside the first, the pressure solve and the projection
-//! beside the second (the viewer's level of detail for a large grid, so every frame does half
-//! a fluid step's work). The trees sample the field the step starts from during both; the new
+//! beside the second (the viewer's level of detail for a grid on the CPU, so every frame does
+//! half a fluid step's work). The trees sample the field the step starts from during both; the new
 //! one is in place after the second. Between the two halves the grid's field is the one the
 //! step started from, and the half-done step waits in the grid's own buffers.
 

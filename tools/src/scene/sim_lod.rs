@@ -1,9 +1,14 @@
 //! The simulation's level of detail as the viewer drives it (`--sim-lod`): each tree's step
 //! period from the level of detail the fill picks for it from the current camera, handed to a
 //! model that keeps a step schedule (`sylva_sim::dynamics::schedule`), and the schedule's mix
-//! for the overlay and `bench frame`. The fluid grid's share (stepping every
-//! [`SIM_LOD_FLUID_PERIOD`]th frame, each step spread over those frames) is set up with the wind
-//! in `Driver::apply_wind`.
+//! for the overlay and `bench frame`. The fluid grid's share is set up with the wind in
+//! `Driver::apply_wind`: a grid on the CPU steps every 2nd frame by two frames' time, each step
+//! spread over both (`FluidWind::split`); one on the GPU (`--wind-gpu`) costs this thread
+//! nothing and steps every frame. Stable fluids is stable at any step (Stam 1999, paper 004
+//! §2); at the default 6 m/s a step of 1/30 s moves the air 0.4 of a cell of the default
+//! 96×96×16 grid and a third of one of the paper's 256×256×16 over 100 trees, and the flow
+//! stays that of a grid stepping every frame (`sylva_sim::fluid` tests: a grid at 2h against
+//! one at h).
 //!
 //! Invariant: the periods depend on the camera and the forest only, never on the threads, so
 //! the state stays the same for any number of workers.
@@ -26,18 +31,6 @@ pub enum SimLod {
 /// one sees it, and when it comes into view it takes its level's period and catches up at once.
 pub const SIM_LOD_PERIODS: [u8; 3] = [1, 2, 4];
 pub const SIM_LOD_UNSEEN_PERIOD: u8 = 8;
-/// Under `--sim-lod on` the fluid wind grid on the CPU steps once in this many frames, by
-/// that many frames' time, each step spread over them (`FluidWind::split`); a grid on the GPU
-/// (`--wind-gpu`) steps every frame. Stable fluids is stable at
-/// any step (Stam 1999, paper 004 §2); at the default 6 m/s a step of 1/30 s moves the air 0.4
-/// of a cell of the default 96×96×16 grid and a third of one of the paper's 256×256×16 over
-/// 100 trees, and the flow stays that of a grid stepping every frame
-/// (`sylva_sim::fluid` tests: a grid at 2h against one at h).
-pub const SIM_LOD_FLUID_PERIOD: u32 = 2;
-const _: () = assert!(
-    SIM_LOD_FLUID_PERIOD == 2,
-    "FluidWind::split spreads a fluid step over two tree steps"
-);
 
 impl Driver {
     /// Gives each tree its step period from its level of detail from the current camera
@@ -61,7 +54,7 @@ impl Driver {
         }
         if self.scene.sim.step_periods() != Some(&self.periods[..]) {
             if let Err(e) = self.scene.sim.set_step_periods(&self.periods) {
-                // One period per tree, each 1 to 4: a refusal is a defect, shown and not hidden.
+                // One period per tree, each 1 to 8: a refusal is a defect, shown and not hidden.
                 self.message = format!("simulation level of detail refused: {e}");
             }
         }
