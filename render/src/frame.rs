@@ -11,9 +11,22 @@
 //! With the pose on the device ([`RenderFrame::fill_device_with_jobs`], the GPU dynamics), the
 //! fill is the same, culling and levels of detail included (a tree's bounding sphere comes from
 //! its root and reach, not its pose), but each instance is written with the index of its
-//! segment or leaf where the pose goes, and the frame carries the [`DevicePose`]: the renderer
-//! fills in the pose on the device before drawing (`shaders/glsl/pose_patch.comp` says what
-//! each instance holds until then). Nothing of the pose is read back or uploaded.
+//! segment or leaf where the pose goes (a *template*), and the frame carries the
+//! [`DevicePose`]: the renderer fills in the pose on the device before drawing
+//! (`shaders/glsl/pose_patch.comp` says what each instance holds until then). Nothing of the
+//! pose is read back or uploaded.
+//!
+//! A pose on the CPU can take the same way ([`RenderFrame::fill_patched_with_jobs`], what the
+//! viewer does): templates, and the pose copied into the frame ([`HostPose`]: 32 bytes per
+//! segment; leaves rigid on their segments are placed and turned by the patch from their
+//! segment's pose and their rest orientation, so only a model that turns its leaves copies
+//! theirs), which the renderer uploads and patches from. The templates depend on the plan
+//! (below), not on the pose: a fill whose plan is the one the frame's templates were written
+//! for (a still camera) writes no instance, only the pose.
+//!
+//! Invariant: a frame's templates were written for the plan and the [`FillIndex`] (by content)
+//! its `TemplateKey` holds, and the forest's static data a template copies (radii, lengths,
+//! leaf sizes and rest orientations) is the index's: a forest that changes it gets a new index.
 //!
 //! Segments a pose marks removed (`Pose::removed`: pieces of debris beyond the debris cap of
 //! a model whose trees break) are not drawn, nor their leaves: the plan counts what each
@@ -199,6 +212,9 @@ pub struct FillIndex {
     /// Each leaf's segment, in the simulation's order.
     leaf_segment: Vec<u32>,
     segments: usize,
+    /// FNV-1a over everything above: two indices with the same fingerprint fill the same
+    /// templates for the same plan (see [`RenderFrame::fill_patched_with_jobs`]).
+    fingerprint: u64,
 }
 
 /// What filling a leaf's instance needs besides its segment's pose.
@@ -275,13 +291,37 @@ impl FillIndex {
             refs.sort_by_key(|r| progressive_key(r.leaf as usize - first));
             leaves.extend(refs);
         }
-        FillIndex {
+        let mut index = FillIndex {
             by_radius,
             seg_shape,
             leaves,
             leaf_segment,
             segments: forest.segment_count(),
+            fingerprint: 0,
+        };
+        index.fingerprint = index.content_hash();
+        index
+    }
+
+    /// FNV-1a over the index's content (every field but the fingerprint).
+    fn content_hash(&self) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut word = |v: u32| {
+            for b in v.to_le_bytes() {
+                h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        };
+        word(self.segments as u32);
+        self.by_radius.iter().for_each(|&i| word(i));
+        self.seg_shape.iter().flatten().for_each(|x| word(x.to_bits()));
+        for l in &self.leaves {
+            [l.leaf, l.segment, l.along.to_bits(), l.length.to_bits()]
+                .into_iter()
+                .for_each(&mut word);
+            l.rest.iter().for_each(|&r| word(r as u16 as u32));
         }
+        self.leaf_segment.iter().for_each(|&i| word(i));
+        h
     }
 
     /// Whether this index was built for a forest of this size (a cheap guard against mixing
@@ -358,6 +398,57 @@ pub struct RenderFrame {
     /// filled with one ([`fill_device_with_jobs`](Self::fill_device_with_jobs)); the segment
     /// and leaf instances then hold indices until the renderer patches them.
     pub device_pose: Option<DevicePose>,
+    /// The pose on the CPU the renderer uploads with the frame and fills the instances in
+    /// from, when the frame was filled for that
+    /// ([`fill_patched_with_jobs`](Self::fill_patched_with_jobs)); the segment and leaf
+    /// instances then hold indices until the renderer patches them.
+    pub host_pose: Option<HostPose>,
+    /// What the fill knows of the instances it wrote: for templates, what they were written
+    /// for, so that a fill for the same plan leaves them as they are.
+    pub written: Written,
+}
+
+/// What a frame's last fills wrote into its segment and leaf lists (the fill's own
+/// bookkeeping, see [`RenderFrame::wrote_instances`]).
+#[derive(Clone, Debug, Default)]
+pub struct Written {
+    /// What the instances were last written as templates (indices) for.
+    templates: Option<TemplateKey>,
+    /// Whether the last fill wrote the instances.
+    wrote: bool,
+}
+
+/// A pose on the CPU in the layout the renderer's pose patch reads (`DevicePose`'s): vec4s,
+/// segment bases `[0, n)` (w 0) and orientations `[n, 2n)`, then, when the model turns its
+/// leaves, leaf positions `[2n, 2n + m)` and orientations `[2n + m, 2n + 2m)`. With rigid
+/// leaves (`leaves` 0) it holds the segments alone: every leaf's instance names its segment,
+/// its distance along the axis and its rest orientation, which the patch turns with the
+/// segment (`shaders/glsl/pose_patch.comp`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HostPose {
+    pub vec4s: Vec<[f32; 4]>,
+    /// Segments n of the forest.
+    pub segments: u32,
+    /// Leaves m of the forest whose own pose is given; 0 for rigid leaves.
+    pub leaves: u32,
+}
+
+/// What a frame's templates were written for: the fill index (by content), the leaves' form
+/// and the plan (every piece's source and length, which fix every instance).
+#[derive(Clone, Debug, PartialEq)]
+struct TemplateKey {
+    index: u64,
+    form: TemplateForm,
+    pieces: Vec<Source>,
+}
+
+/// How templates give a leaf's pose.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum TemplateForm {
+    /// Leaves with their own pose (the pose holds leaf positions and orientations).
+    OwnLeaves,
+    /// Rigid leaves: each names its segment, its distance along it and its rest orientation.
+    RigidLeaves,
 }
 
 /// Marks a leaf instance to patch whose position is the pose's leaf position (not its segment's
@@ -368,8 +459,9 @@ pub const PATCH_LEAF_POSITION: u32 = u32::MAX;
 #[derive(Clone, Copy)]
 enum PoseIn<'a> {
     Host(&'a Pose),
-    /// On the device: the instances carry indices (see the module docs).
-    Device,
+    /// Patched by the renderer from a pose in a device buffer: the instances are templates
+    /// in this form (see the module docs).
+    Patch(TemplateForm),
 }
 
 /// A tree's bounding sphere: its reach around the middle of the root-to-reach span.
@@ -439,6 +531,13 @@ impl RenderFrame {
             + self.wind_arrows.len()
     }
 
+    /// Whether the last fill wrote the segment and leaf instances: always on the CPU, and for
+    /// the patch on the device when its templates changed (a new plan: the camera or the
+    /// levels of detail moved); a fill whose templates were in place copies only the pose.
+    pub fn wrote_instances(&self) -> bool {
+        self.written.wrote
+    }
+
     /// Bytes of instance data the frame uploads.
     pub fn instance_bytes(&self) -> usize {
         self.segments
@@ -473,6 +572,7 @@ impl RenderFrame {
     ) {
         self.fill_on(None, forest, index, PoseIn::Host(pose), spheres, camera, lod);
         self.device_pose = None;
+        self.host_pose = None;
     }
 
     /// [`fill`](Self::fill) with its pieces run as jobs of `jobs`: the same instances in the
@@ -490,6 +590,7 @@ impl RenderFrame {
     ) {
         self.fill_on(Some(jobs), forest, index, PoseIn::Host(pose), spheres, camera, lod);
         self.device_pose = None;
+        self.host_pose = None;
     }
 
     /// [`fill_with_jobs`](Self::fill_with_jobs) for a pose on the device: the same trees,
@@ -519,8 +620,115 @@ impl RenderFrame {
             forest.segment_count(),
             forest.leaf_count()
         );
-        self.fill_on(Some(jobs), forest, index, PoseIn::Device, spheres, camera, lod);
+        self.fill_on(
+            Some(jobs),
+            forest,
+            index,
+            PoseIn::Patch(TemplateForm::OwnLeaves),
+            spheres,
+            camera,
+            lod,
+        );
         self.device_pose = Some(pose);
+        self.host_pose = None;
+    }
+
+    /// [`fill_with_jobs`](Self::fill_with_jobs) for the renderer to patch on the device: the
+    /// same trees, levels of detail and instances in the same order, each holding its
+    /// segment's or leaf's index where the pose goes (as
+    /// [`fill_device_with_jobs`](Self::fill_device_with_jobs) writes them), and `pose` copied
+    /// into [`host_pose`](Self::host_pose), which the renderer uploads and patches the
+    /// instances from (`shaders/glsl/pose_patch.comp`). The templates depend on the camera and
+    /// the levels of detail, not on the pose: a fill with the same plan as this frame's last
+    /// leaves them as they are and copies only the pose. Rigid leaves (a pose without
+    /// `leaf_orient`) are not copied at all: the patch places and turns them with their
+    /// segments.
+    ///
+    /// A pose with removed segments (`Pose::removed`, debris over its cap) is filled as
+    /// [`fill_with_jobs`](Self::fill_with_jobs) fills it, on the CPU: the patch draws every
+    /// instance it is given, and the plan of what is kept changes as pieces are removed.
+    ///
+    /// # Panics
+    ///
+    /// If `index` was built for another forest, or `pose` is of another forest's size.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fill_patched_with_jobs(
+        &mut self,
+        jobs: &JobSystem,
+        forest: &Forest,
+        index: &FillIndex,
+        pose: &Pose,
+        spheres: impl IntoIterator<Item = (Vec3, f32)>,
+        camera: &Camera,
+        lod: &LodSettings,
+    ) {
+        if !pose.removed.is_empty() {
+            return self.fill_with_jobs(jobs, forest, index, pose, spheres, camera, lod);
+        }
+        let (n, m) = (forest.segment_count(), forest.leaf_count());
+        assert!(
+            pose.base.len() == n
+                && pose.orient.len() == n
+                && pose.leaf_pos.len() == m
+                && (pose.leaf_orient.is_empty() || pose.leaf_orient.len() == m),
+            "RenderFrame::fill_patched_with_jobs: a pose of {} segments and {} leaves ({} turned) for a forest of {n} and {m}",
+            pose.base.len(),
+            pose.leaf_pos.len(),
+            pose.leaf_orient.len(),
+        );
+        let own_leaves = !pose.leaf_orient.is_empty();
+        let form = if own_leaves {
+            TemplateForm::OwnLeaves
+        } else {
+            TemplateForm::RigidLeaves
+        };
+        self.fill_on(Some(jobs), forest, index, PoseIn::Patch(form), spheres, camera, lod);
+        let start = std::time::Instant::now();
+        let mut host = self.host_pose.take().unwrap_or_default();
+        host.segments = n as u32;
+        host.leaves = if own_leaves { m as u32 } else { 0 };
+        let len = 2 * (n + host.leaves as usize);
+        host.vec4s.clear();
+        host.vec4s.reserve(len);
+        // Written once, in place: no zeroing first (the pieces cover the `len` slots).
+        let (bases, rest) = host.vec4s.spare_capacity_mut()[..len].split_at_mut(n);
+        let (orients, rest) = rest.split_at_mut(n);
+        let (leaf_pos, leaf_orient) = rest.split_at_mut(host.leaves as usize);
+        // The copy in pieces of whole vec4 runs, as jobs (a forest of 100 trees has half a
+        // million segments).
+        let mut work: Vec<PoseCopy<'_>> = Vec::new();
+        for (out, from) in bases.chunks_mut(COPY_PIECE).zip(pose.base.chunks(COPY_PIECE)) {
+            work.push(PoseCopy::Points(out, from));
+        }
+        for (out, from) in orients.chunks_mut(COPY_PIECE).zip(pose.orient.chunks(COPY_PIECE)) {
+            work.push(PoseCopy::Turns(out, from));
+        }
+        if own_leaves {
+            for (out, from) in leaf_pos.chunks_mut(COPY_PIECE).zip(pose.leaf_pos.chunks(COPY_PIECE)) {
+                work.push(PoseCopy::Points(out, from));
+            }
+            for (out, from) in leaf_orient
+                .chunks_mut(COPY_PIECE)
+                .zip(pose.leaf_orient.chunks(COPY_PIECE))
+            {
+                work.push(PoseCopy::Turns(out, from));
+            }
+        }
+        let run = |_: usize, piece: &mut PoseCopy<'_>| piece.copy();
+        if jobs.threads() > 1 && work.len() > 1 {
+            jobs.for_each_mut(&mut work, run);
+        } else {
+            work.iter_mut().enumerate().for_each(|(k, p)| run(k, p));
+        }
+        drop(work);
+        // SAFETY: the pieces above wrote every one of the first `len` spare slots: bases and
+        // orientations cover `n` each (the pose's arrays have `n`, asserted above), and the
+        // leaves' two runs cover `host.leaves` each (`m` with own leaves, else none); a panic in
+        // a piece returns from here before this line.
+        unsafe { host.vec4s.set_len(len) };
+        self.host_pose = Some(host);
+        self.device_pose = None;
+        self.fill_ns += start.elapsed().as_nanos() as u64;
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -546,12 +754,6 @@ impl RenderFrame {
                 pose.leaf_orient.len(),
                 forest.leaf_count()
             );
-        }
-        for v in &mut self.segments {
-            v.clear();
-        }
-        for v in &mut self.leaves {
-            v.clear();
         }
         self.spheres.clear();
         self.trees_drawn = [0; LODS];
@@ -653,6 +855,35 @@ impl RenderFrame {
             }
         }
 
+        // Templates for this plan in place already: nothing to write.
+        let form = match pose {
+            PoseIn::Patch(form) => Some(form),
+            PoseIn::Host(_) => None,
+        };
+        let in_place = |k: &TemplateKey| {
+            Some(k.form) == form
+                && k.index == index.fingerprint
+                && k.pieces == plan.pieces
+                && self.segments.iter().map(Vec::len).eq(plan.segment_len)
+                && self.leaves.iter().map(Vec::len).eq(plan.leaf_len)
+        };
+        if self.written.templates.as_ref().is_some_and(in_place) {
+            self.written.wrote = false;
+            self.finish_fill(forest, spheres, (lo, hi), start);
+            return;
+        }
+        self.written.wrote = true;
+        self.written.templates = form.map(|form| TemplateKey {
+            index: index.fingerprint,
+            form,
+            pieces: plan.pieces.clone(),
+        });
+        for v in &mut self.segments {
+            v.clear();
+        }
+        for v in &mut self.leaves {
+            v.clear();
+        }
         // Every piece gets its window of the lists' spare capacity, in plan order.
         let RenderFrame { segments, leaves, .. } = self;
         let mut work: Vec<Piece<'_>> = Vec::with_capacity(plan.pieces.len());
@@ -692,6 +923,18 @@ impl RenderFrame {
             // SAFETY: as for the segments above.
             unsafe { v.set_len(n) };
         }
+        self.finish_fill(forest, spheres, (lo, hi), start);
+    }
+
+    /// The fill's last part: the collider spheres, the scene's bounds (from the trees' spheres
+    /// `lo..hi`) and the fill's time since `start`.
+    fn finish_fill(
+        &mut self,
+        forest: &Forest,
+        spheres: impl IntoIterator<Item = (Vec3, f32)>,
+        (lo, hi): (Vec3, Vec3),
+        start: std::time::Instant,
+    ) {
         for (c, r) in spheres {
             self.spheres.push(SphereInstance {
                 center_radius: [c.x, c.y, c.z, r],
@@ -703,6 +946,37 @@ impl RenderFrame {
             ((lo + hi) * 0.5, ((hi - lo) * 0.5).length())
         };
         self.fill_ns = start.elapsed().as_nanos() as u64;
+    }
+}
+
+/// Vec4s of the pose a piece of [`RenderFrame::fill_patched_with_jobs`]'s copy converts.
+const COPY_PIECE: usize = 16 * 1024;
+
+/// A piece of the pose's copy into a [`HostPose`].
+enum PoseCopy<'a> {
+    /// Points as vec4s, w 0.
+    Points(&'a mut [MaybeUninit<[f32; 4]>], &'a [Vec3]),
+    /// Quaternions as vec4s (xyzw).
+    Turns(&'a mut [MaybeUninit<[f32; 4]>], &'a [Quat]),
+}
+
+impl PoseCopy<'_> {
+    /// Writes every slot of the piece's window (which is as long as its source).
+    fn copy(&mut self) {
+        match self {
+            PoseCopy::Points(out, from) => {
+                assert_eq!(out.len(), from.len(), "a pose copy piece writes its whole window");
+                for (o, p) in out.iter_mut().zip(from.iter()) {
+                    o.write([p.x, p.y, p.z, 0.0]);
+                }
+            }
+            PoseCopy::Turns(out, from) => {
+                assert_eq!(out.len(), from.len(), "a pose copy piece writes its whole window");
+                for (o, q) in out.iter_mut().zip(from.iter()) {
+                    o.write(q.to_array());
+                }
+            }
+        }
     }
 }
 
@@ -761,6 +1035,7 @@ impl Plan {
 }
 
 /// What a piece of the fill reads.
+#[derive(Clone, Debug, PartialEq)]
 enum Source {
     /// `FillIndex::by_radius[range]`, into segment list `list`: `len` instances (those not
     /// removed).
@@ -778,7 +1053,7 @@ enum Source {
 }
 
 /// Leaves a piece writes.
-#[derive(Clone)]
+#[derive(Clone, Debug, PartialEq)]
 enum LeafSource {
     /// The forest's leaves `range`, at their own size.
     All { range: std::ops::Range<usize>, aspect: f32 },
@@ -853,7 +1128,7 @@ impl Piece<'_> {
     fn write(&mut self, forest: &Forest, index: &FillIndex, pose: PoseIn<'_>) {
         let pose = match pose {
             PoseIn::Host(pose) => pose,
-            PoseIn::Device => return self.write_indices(forest, index),
+            PoseIn::Patch(form) => return self.write_indices(forest, index, form),
         };
         if !pose.removed.is_empty() {
             return self.write_kept(forest, index, pose);
@@ -1027,8 +1302,9 @@ impl Piece<'_> {
     /// `shaders/glsl/pose_patch.comp` reads (a segment's index; a leaf's index and, for a
     /// strided leaf, its segment's and the distance along it, else [`PATCH_LEAF_POSITION`]),
     /// its orientation zero.
-    fn write_indices(&mut self, forest: &Forest, index: &FillIndex) {
+    fn write_indices(&mut self, forest: &Forest, index: &FillIndex, form: TemplateForm) {
         let bits = f32::from_bits;
+        let rigid = form == TemplateForm::RigidLeaves;
         match self {
             Piece::Segments { range, out } => {
                 let ids = &index.by_radius[range.clone()];
@@ -1045,6 +1321,20 @@ impl Piece<'_> {
             Piece::Leaves { leaves, out } => {
                 assert_eq!(leaves.len(), out.len(), "a fill piece writes its whole window");
                 match leaves {
+                    // A rigid leaf names its segment and the distance along it, and carries its
+                    // rest orientation for the patch to turn with the segment.
+                    LeafSource::All { range, aspect } if rigid => {
+                        let segments = &index.leaf_segment[range.clone()];
+                        for ((o, j), &i) in out.iter_mut().zip(range.clone()).zip(segments) {
+                            let length = forest.leaf.length_m(j);
+                            let along = forest.leaf.along_f32(j) * forest.seg.length[i as usize];
+                            o.write(LeafInstance {
+                                pos_length: [bits(j as u32), bits(i), along, length],
+                                orient: forest.leaf.rest[j],
+                                width_shade: [length * *aspect, leaf_shade(j)],
+                            });
+                        }
+                    }
                     LeafSource::All { range, aspect } => {
                         for (o, j) in out.iter_mut().zip(range.clone()) {
                             let length = forest.leaf.length_m(j);
@@ -1060,7 +1350,7 @@ impl Piece<'_> {
                             let length = l.length * *grow;
                             o.write(LeafInstance {
                                 pos_length: [bits(l.leaf), bits(l.segment), l.along, length],
-                                orient: [0; 4],
+                                orient: if rigid { l.rest } else { [0; 4] },
                                 width_shade: [length * *aspect, leaf_shade(l.leaf as usize)],
                             });
                         }

@@ -154,8 +154,8 @@ pub const OLIAPURAM_SUBTREE_LEVELS: u32 = 1024;
 /// Local workgroup size of `glsl/pose_patch.comp`.
 pub const POSE_PATCH_LOCAL_SIZE: u32 = 64;
 
-/// Push constants of `glsl/pose_patch.comp`: segments n, leaves m, then the frame's segment
-/// and leaf instances to patch.
+/// Push constants of `glsl/pose_patch.comp`: segments n, leaves m (0 for rigid leaves, whose
+/// pose follows their segments'), then the frame's segment and leaf instances to patch.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct PosePatchPush {

@@ -117,9 +117,14 @@ struct FrameReport {
     /// The step schedule in the last frame, for a model that keeps one (absent for a model
     /// that steps every tree every step).
     sim_lod: Option<SimLodReport>,
-    /// Instances in the last frame's render commands.
+    /// Instances in the last frame's render commands, and their bytes.
     instances: u64,
     instance_bytes: u64,
+    /// Bytes of the pose the last frame carries for the renderer's pose patch (a pose on the
+    /// CPU: the renderer uploads it and fills in the instances from it on the device, and
+    /// uploads the instances themselves only when they changed); 0 when the frame's
+    /// instances carry the pose.
+    pose_bytes: u64,
     /// What the wind broke by the last frame, for a model whose trees break (absent for one
     /// whose trees cannot): branches broken off, trees uprooted, broken pieces still simulated.
     breakage: Option<BreakageReport>,
@@ -177,6 +182,9 @@ pub fn run(a: &FrameBenchArgs) -> Result<()> {
             r.instance_bytes() as u64,
             frame_hash(&r),
             r.trees_drawn,
+            r.host_pose
+                .as_ref()
+                .map_or(0, |p| size_of_val(p.vec4s.as_slice()) as u64),
         )
     };
 
@@ -243,6 +251,7 @@ pub fn run(a: &FrameBenchArgs) -> Result<()> {
         }),
         instances: last.0,
         instance_bytes: last.1,
+        pose_bytes: last.4,
         breakage: sim.breakage().map(|b| BreakageReport {
             broken: b.broken,
             uprooted: b.uprooted,
@@ -320,6 +329,12 @@ fn print_table(r: &FrameReport) {
         r.instances,
         r.instance_bytes as f64 / 1e6
     );
+    if r.pose_bytes > 0 {
+        println!(
+            "  pose patched   {:.1} MB a frame (the instances are uploaded when they change)",
+            r.pose_bytes as f64 / 1e6
+        );
+    }
     if let Some(b) = &r.breakage {
         println!(
             "  breakage       {} broken, {} uprooted, {} debris",
@@ -352,7 +367,7 @@ impl Fnv {
     }
 }
 
-/// Hash of every instance of a frame, in order.
+/// Hash of every instance of a frame, in order, and of the pose they are patched from.
 fn frame_hash(f: &RenderFrame) -> u64 {
     let mut h = Fnv::new();
     for list in &f.segments {
@@ -373,6 +388,11 @@ fn frame_hash(f: &RenderFrame) -> u64 {
     }
     for s in &f.spheres {
         h.f32s(&s.center_radius);
+    }
+    // The pose the instances are patched from, when they are templates.
+    if let Some(p) = &f.host_pose {
+        h.u64(p.segments as u64 | (p.leaves as u64) << 32);
+        p.vec4s.iter().for_each(|v| h.f32s(v));
     }
     h.0
 }

@@ -998,7 +998,10 @@ impl Driver {
         let sim = &self.scene.sim;
         let spheres: Vec<(Vec3, f32)> = sim.colliders().iter().map(|c| (c.center, c.radius)).collect();
         // A model on the GPU leaves its pose on the device, where the renderer draws it from:
-        // nothing is read back (unless the model failed: then its last pose read back).
+        // nothing is read back (unless the model failed: then its last pose read back). A pose
+        // on the CPU is copied into the frame and the renderer patches the instances from it
+        // on the device (`RenderFrame::fill_patched_with_jobs`): the simulation thread writes
+        // no instance while the camera and the levels of detail stay as they were.
         let on_device = sim
             .as_any()
             .downcast_ref::<GpuOliapuram>()
@@ -1016,7 +1019,7 @@ impl Driver {
             ),
             None => {
                 let pose = sim.pose();
-                frame.fill_with_jobs(
+                frame.fill_patched_with_jobs(
                     &self.jobs,
                     sim.forest(),
                     &self.index,

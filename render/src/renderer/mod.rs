@@ -54,7 +54,7 @@ use crate::wind::FieldBuffers;
 pub use image::Rgba;
 use passes::InstanceLayout;
 use pipelines::Pipelines;
-use pose_patch::PosePatch;
+use pose_patch::{PatchPose, PosePatch};
 use resources::GpuMesh;
 use slot::Slot;
 
@@ -321,19 +321,43 @@ impl Renderer {
             }
             _ => None,
         };
+        // The pose the instances are patched from: the GPU dynamics', or one on the CPU
+        // uploaded with the frame (`pose_patch.rs`).
         let device_pose = frame.device_pose.as_ref();
+        let host_pose = frame.host_pose.as_ref().filter(|_| device_pose.is_none());
+        let patching = device_pose.is_some() || host_pose.is_some();
         if let Some(pose) = device_pose {
             pose.check(&gpu)?;
+        }
+        if let Some(pose) = host_pose {
+            let need = 2 * (pose.segments as usize + pose.leaves as usize);
+            if pose.vec4s.len() != need {
+                return Err(RenderError::Invalid {
+                    what: "pose uploaded with the frame",
+                    value: format!(
+                        "{} vec4s for {} segments and {} leaves",
+                        pose.vec4s.len(),
+                        pose.segments,
+                        pose.leaves
+                    ),
+                    allowed: format!("{need}: a base and an orientation for each"),
+                });
+            }
+        }
+        if patching {
             let instances =
                 frame.segments.iter().map(Vec::len).sum::<usize>() + frame.leaves.iter().map(Vec::len).sum::<usize>();
             let bytes = instances as u64 * size_of::<SegmentInstance>() as u64;
+            let pose_bytes = host_pose.map_or(0, |p| size_of_val(p.vec4s.as_slice()) as u64);
             let limit = gpu.properties.limits.max_storage_buffer_range as u64;
-            if bytes > limit {
+            if bytes.max(pose_bytes) > limit {
                 return Err(RenderError::Invalid {
-                    what: "frame drawn from a pose on the device",
-                    value: format!("{instances} segment and leaf instances ({bytes} bytes)"),
+                    what: "frame drawn from a pose patched on the device",
+                    value: format!(
+                        "{instances} segment and leaf instances ({bytes} bytes), a pose of {pose_bytes} bytes"
+                    ),
                     allowed: format!(
-                        "at most {limit} bytes of them on {} (maxStorageBufferRange): fewer trees or coarser levels of detail",
+                        "at most {limit} bytes of each on {} (maxStorageBufferRange): fewer trees or coarser levels of detail",
                         gpu.name()
                     ),
                 });
@@ -387,8 +411,8 @@ impl Renderer {
         // frame drawn from a pose on the device whose instances to patch are those already on
         // the device, `pose_patch.rs`).
         let tree_bytes = layout.spheres.0;
-        let upload_trees = match (device_pose, &self.pose_patch) {
-            (Some(_), Some(patch)) => !patch.unchanged(frame),
+        let upload_trees = match (patching, &self.pose_patch) {
+            (true, Some(patch)) => !patch.unchanged(frame),
             _ => true,
         };
         if layout.bytes > 0 {
@@ -414,6 +438,20 @@ impl Renderer {
             buffer.write(layout.spheres.0 as usize, &frame.spheres);
             buffer.write(layout.arrows.0 as usize, &frame.wind_arrows);
             upload += (layout.bytes - tree_bytes) as usize;
+        }
+        if let Some(pose) = host_pose.filter(|p| !p.vec4s.is_empty()) {
+            let slot = &mut self.slots[si];
+            let bytes = size_of_val(pose.vec4s.as_slice());
+            let buffer = Self::grow(
+                &gpu,
+                &mut slot.host_pose,
+                &mut slot.release,
+                bytes as u64,
+                vk::BufferUsageFlags::STORAGE_BUFFER,
+                "uploaded pose",
+            )?;
+            buffer.write(0, &pose.vec4s);
+            upload += bytes;
         }
         self.overlay_vertices.clear();
         self.stats.draws = layout.draws(options.shadows, frame.camera.is_some(), options.overlay)
@@ -453,31 +491,49 @@ impl Renderer {
         }
         let mut trees = None;
         let mut patched = 0;
-        if let (Some(pose), Some(patch)) = (device_pose, self.pose_patch.as_mut()) {
+        if let (true, Some(patch)) = (patching, self.pose_patch.as_mut()) {
             let segments: u32 = layout.segments.iter().map(|&(_, n)| n).sum();
             let leaves: u32 = layout.leaves.iter().map(|&(_, n)| n).sum();
             let slot = &mut self.slots[si];
+            let pose = match (device_pose, host_pose, &slot.host_pose) {
+                (Some(p), _, _) => Some(PatchPose {
+                    buffer: p.buffer.raw(),
+                    segments: p.segments,
+                    leaves: p.leaves,
+                }),
+                (None, Some(p), Some(b)) if !p.vec4s.is_empty() => Some(PatchPose {
+                    buffer: b.raw,
+                    segments: p.segments,
+                    leaves: p.leaves,
+                }),
+                // An empty forest: nothing to patch.
+                _ => None,
+            };
             if let Some(staging) = slot.instances.as_ref().filter(|_| upload_trees) {
                 // SAFETY: `cmd` is recording on the graphics family; the slot's instance buffer
                 // holds the frame's segment then leaf instances from offset 0 (written above,
                 // `InstanceLayout`) and lives until the slot's fence signals.
                 unsafe { patch.record_upload(&gpu, cmd, frame, staging.raw, &mut slot.release)? };
             }
-            // SAFETY: `cmd` is recording on the graphics family; the slot's previous frame
-            // finished (`begin_frame`); the templates are this frame's (uploaded above, or
-            // unchanged since an earlier frame); the submission below waits for the pose's
-            // timeline value and the slot keeps the pose until its fence.
-            trees = unsafe {
-                patch.record(
-                    &gpu,
-                    cmd,
-                    si,
-                    pose,
-                    &mut slot.drawn,
-                    &mut slot.release,
-                    (segments, leaves),
-                )?
-            };
+            if let Some(pose) = pose {
+                // SAFETY: `cmd` is recording on the graphics family; the slot's previous frame
+                // finished (`begin_frame`); the templates are this frame's (uploaded above, or
+                // unchanged since an earlier frame); for a pose on the device the submission below
+                // waits for its timeline value and the slot keeps it until its fence; a pose on
+                // the CPU was written to the slot's buffer above, before the submission (which
+                // makes host writes visible).
+                trees = unsafe {
+                    patch.record(
+                        &gpu,
+                        cmd,
+                        si,
+                        pose,
+                        &mut slot.drawn,
+                        &mut slot.release,
+                        (segments, leaves),
+                    )?
+                };
+            }
             if trees.is_some() {
                 patched = (segments + leaves) as usize;
             }
@@ -526,11 +582,7 @@ impl Renderer {
             .signal_semaphore_infos(&signals);
         let recorded = start.elapsed();
         gpu.submit(&[submit], self.slots[si].fence)?;
-        if let Some(patch) = self
-            .pose_patch
-            .as_mut()
-            .filter(|_| device_pose.is_some() && upload_trees)
-        {
+        if let Some(patch) = self.pose_patch.as_mut().filter(|_| patching && upload_trees) {
             patch.confirm(frame);
         }
         let submitted = start.elapsed() - recorded;
@@ -657,7 +709,7 @@ impl Drop for Renderer {
         }
         for mut s in self.slots.drain(..) {
             gpu.destroy_buffer(s.uniforms);
-            for b in [s.instances.take(), s.overlay.take(), s.drawn.take()]
+            for b in [s.instances.take(), s.overlay.take(), s.drawn.take(), s.host_pose.take()]
                 .into_iter()
                 .flatten()
             {

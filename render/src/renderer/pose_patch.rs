@@ -1,29 +1,33 @@
 //! The pose patch: a compute pass at the start of a frame that fills in the pose of the
-//! frame's segment and leaf instances from a pose on the device ([`DevicePose`], the GPU
-//! dynamics' output), with `shaders/glsl/pose_patch.comp`, so the pose is drawn where the
-//! dynamics left it: never read back, never uploaded.
+//! frame's segment and leaf instances from a pose in a device buffer, with
+//! `shaders/glsl/pose_patch.comp`: the GPU dynamics' pose
+//! ([`DevicePose`](crate::device_pose::DevicePose), never read back,
+//! never uploaded), or a pose on the CPU uploaded with the frame (`HostPose`: the segments'
+//! bases and orientations, 32 bytes per segment, written to the frame slot's host-visible
+//! buffer), so that the simulation thread copies the pose instead of writing every instance.
 //!
 //! The frame's segment and leaf instances as filled (indices and static data: the
 //! *templates*) depend on the camera and the levels of detail, not on the pose. They are kept
 //! in a device-local buffer and uploaded only when they change (compared with the last ones
-//! uploaded, [`PosePatch::unchanged`]): with a still camera, a frame uploads no per-segment
+//! uploaded, [`PosePatch::unchanged`]): with a still camera, a frame uploads no per-instance
 //! data at all. The patch reads the templates and writes the instances drawn into the frame
 //! slot's device-local buffer.
 //!
-//! It runs on the graphics queue in the frame's command buffer. The frame's submission waits
-//! for the pose's timeline value (the dynamics run on the compute queue, perhaps of another
-//! family; the pose buffers are shared `CONCURRENT` between the two families then, so no
-//! ownership transfer is needed) before the patch reads the pose, and a barrier makes the
-//! patched instances visible to the vertex input of the passes after it.
+//! It runs on the graphics queue in the frame's command buffer. For a pose on the device the
+//! frame's submission waits for the pose's timeline value (the dynamics run on the compute
+//! queue, perhaps of another family; the pose buffers are shared `CONCURRENT` between the two
+//! families then, so no ownership transfer is needed) before the patch reads the pose; a pose
+//! on the CPU is written before the submission, which makes host writes visible. A barrier
+//! makes the patched instances visible to the vertex input of the passes after it.
 //!
 //! Invariants: one descriptor set per frame slot, rewritten only when the slot's previous
 //! frame has finished (after `begin_frame` waited for its fence); the slot keeps the
-//! [`DevicePose`] (its buffer and semaphore) until its fence signals again; the segment
-//! instances come first in the instance buffer, then the leaf instances (`InstanceLayout`),
-//! and so in the templates and the instances drawn; the templates are shared by the slots and
-//! written only on the graphics queue, after a barrier behind every earlier frame's patch
-//! (which reads them), so a frame in flight never sees them change; a templates buffer
-//! replaced goes on the release list of the slot being recorded.
+//! `DevicePose` (its buffer and semaphore), or its uploaded pose buffer, until its fence
+//! signals again; the segment instances come first in the instance buffer, then the leaf
+//! instances (`InstanceLayout`), and so in the templates and the instances drawn; the
+//! templates are shared by the slots and written only on the graphics queue, after a barrier
+//! behind every earlier frame's patch (which reads them), so a frame in flight never sees them
+//! change; a templates buffer replaced goes on the release list of the slot being recorded.
 
 use ash::vk;
 use gpu_allocator::MemoryLocation;
@@ -31,7 +35,6 @@ use sylva_shaders::{PosePatchPush, POSE_PATCH_LOCAL_SIZE};
 
 use super::FRAMES_IN_FLIGHT;
 use crate::descriptors::{storage_set_layout, whole, write_storage};
-use crate::device_pose::DevicePose;
 use crate::error::{vk_err, Result};
 use crate::frame::RenderFrame;
 use crate::gpu::{Buffer, Gpu, ReleaseList};
@@ -43,6 +46,15 @@ const _: () = assert!(
     size_of::<sylva_shaders::SegmentInstance>() as u64 == INSTANCE_BYTES
         && size_of::<sylva_shaders::LeafInstance>() as u64 == INSTANCE_BYTES
 );
+
+/// The pose a patch reads: a buffer in `DevicePose`'s layout (or, with `leaves` 0, the
+/// segments alone, for rigid leaves; see `HostPose`) and its counts.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct PatchPose {
+    pub(super) buffer: vk::Buffer,
+    pub(super) segments: u32,
+    pub(super) leaves: u32,
+}
 
 /// The patch's pipeline and descriptor sets.
 pub(super) struct PosePatch {
@@ -200,15 +212,16 @@ impl PosePatch {
     ///
     /// `cmd` is recording on the graphics family; slot `slot`'s previous frame has finished;
     /// the templates hold `segments + leaves` instances (uploaded for this frame or an earlier
-    /// one with the same templates); the frame's submission waits for `pose`'s timeline value
-    /// and keeps `pose` until its fence signals.
+    /// one with the same templates); `pose.buffer` holds the pose its counts say, complete
+    /// before the patch runs (a pose on the device: the frame's submission waits for its
+    /// timeline value) and alive and unwritten until the frame's fence signals.
     #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn record(
         &self,
         gpu: &Gpu,
         cmd: vk::CommandBuffer,
         slot: usize,
-        pose: &DevicePose,
+        pose: PatchPose,
         drawn: &mut Option<Buffer>,
         release: &mut ReleaseList,
         (segments, leaves): (u32, u32),
@@ -233,7 +246,7 @@ impl PosePatch {
             }]
         };
         let infos = [
-            (set, 0, whole(pose.buffer.raw())),
+            (set, 0, whole(pose.buffer)),
             (set, 1, range(templates.raw)),
             (set, 2, range(drawn)),
         ];

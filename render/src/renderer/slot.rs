@@ -1,6 +1,6 @@
 //! Frame slots: what each of the [`FRAMES_IN_FLIGHT`] frames owns (command pool and buffer,
 //! fence, uniform, instance and overlay buffers, descriptor sets, timestamp queries, release
-//! list, the pose on the device its frame patched from), waiting for a slot, growing its buffers, the render targets, and reading its GPU
+//! list, the pose its frame patched from, on the device or uploaded), waiting for a slot, growing its buffers, the render targets, and reading its GPU
 //! timestamps.
 //!
 //! Invariants: a slot is reused only after its fence has signalled; a buffer or target
@@ -27,6 +27,8 @@ pub(super) struct Slot {
     pub(super) overlay: Option<Buffer>,
     /// The segment and leaf instances the pose patch wrote for the slot's frame (device-local).
     pub(super) drawn: Option<Buffer>,
+    /// The pose on the CPU uploaded for the pose patch of the slot's frame (host-visible).
+    pub(super) host_pose: Option<Buffer>,
     pub(super) set: vk::DescriptorSet,
     /// The GPU wind field's velocity buffer, for `arrow_field.vert` (set 1).
     pub(super) field_set: vk::DescriptorSet,
@@ -57,6 +59,7 @@ impl Renderer {
             instances: None,
             overlay: None,
             drawn: None,
+            host_pose: None,
             set: vk::DescriptorSet::null(),
             field_set: vk::DescriptorSet::null(),
             queries: vk::QueryPool::null(),
