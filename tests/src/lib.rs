@@ -38,6 +38,39 @@ pub mod device {
             gpu.validation_messages()
         );
     }
+
+    /// Largest position difference \[m\] and largest packed-orientation difference (snorm16
+    /// steps) between two fills' segment and leaf instances (a patch on the device against the
+    /// CPU fill); panics when anything else differs: radii, lengths, widths and shades are
+    /// copied, so they agree exactly.
+    pub fn instance_difference(
+        a: (
+            &[sylva_render::frame::SegmentInstance],
+            &[sylva_render::frame::LeafInstance],
+        ),
+        b: (
+            &[sylva_render::frame::SegmentInstance],
+            &[sylva_render::frame::LeafInstance],
+        ),
+    ) -> (f32, i32) {
+        use glam::Vec3;
+        assert_eq!(a.0.len(), b.0.len(), "segment instances");
+        assert_eq!(a.1.len(), b.1.len(), "leaf instances");
+        let v3 = |p: [f32; 4]| Vec3::new(p[0], p[1], p[2]);
+        let steps = |x: [i16; 4], y: [i16; 4]| (0..4).map(|k| (x[k] as i32 - y[k] as i32).abs()).max().unwrap();
+        let (mut pos, mut turn) = (0.0f32, 0);
+        for (x, y) in a.0.iter().zip(b.0) {
+            assert_eq!((x.base_radius[3], x.length_tip), (y.base_radius[3], y.length_tip));
+            pos = pos.max(v3(x.base_radius).distance(v3(y.base_radius)));
+            turn = turn.max(steps(x.orient, y.orient));
+        }
+        for (x, y) in a.1.iter().zip(b.1) {
+            assert_eq!((x.pos_length[3], x.width_shade), (y.pos_length[3], y.width_shade));
+            pos = pos.max(v3(x.pos_length).distance(v3(y.pos_length)));
+            turn = turn.max(steps(x.orient, y.orient));
+        }
+        (pos, turn)
+    }
 }
 
 use glam::Vec3;

@@ -22,7 +22,7 @@ use sylva_sim::dynamics::weber::{WeberModel, WeberParams, PHASES};
 use sylva_sim::dynamics::Pose;
 use sylva_sim::scene::SpeciesForest;
 use sylva_sim::{species, Material};
-use sylva_tests::device::{assert_no_validation_errors, gpu};
+use sylva_tests::device::{assert_no_validation_errors, gpu, instance_difference as difference};
 
 /// Largest distance between a patched position and the CPU fill's \[m\].
 const POSITION_TOLERANCE: f32 = 2e-5;
@@ -119,27 +119,6 @@ fn patch_on_cpu(frame: &RenderFrame) -> (Vec<SegmentInstance>, Vec<LeafInstance>
         })
         .collect();
     (segments, leaves)
-}
-
-/// Largest position difference and largest orientation difference (snorm16 steps) between
-/// two fills' segment and leaf instances; panics when anything else differs.
-fn difference(a: (&[SegmentInstance], &[LeafInstance]), b: (&[SegmentInstance], &[LeafInstance])) -> (f32, i32) {
-    assert_eq!(a.0.len(), b.0.len(), "segment instances");
-    assert_eq!(a.1.len(), b.1.len(), "leaf instances");
-    let v3 = |p: [f32; 4]| Vec3::new(p[0], p[1], p[2]);
-    let steps = |x: [i16; 4], y: [i16; 4]| (0..4).map(|k| (x[k] as i32 - y[k] as i32).abs()).max().unwrap();
-    let (mut pos, mut turn) = (0.0f32, 0);
-    for (x, y) in a.0.iter().zip(b.0) {
-        assert_eq!((x.base_radius[3], x.length_tip), (y.base_radius[3], y.length_tip));
-        pos = pos.max(v3(x.base_radius).distance(v3(y.base_radius)));
-        turn = turn.max(steps(x.orient, y.orient));
-    }
-    for (x, y) in a.1.iter().zip(b.1) {
-        assert_eq!((x.pos_length[3], x.width_shade), (y.pos_length[3], y.width_shade));
-        pos = pos.max(v3(x.pos_length).distance(v3(y.pos_length)));
-        turn = turn.max(steps(x.orient, y.orient));
-    }
-    (pos, turn)
 }
 
 fn flat(f: &RenderFrame) -> (Vec<SegmentInstance>, Vec<LeafInstance>) {
