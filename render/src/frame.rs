@@ -433,6 +433,13 @@ pub struct HostPose {
     pub leaves: u32,
 }
 
+impl HostPose {
+    /// Bytes the renderer uploads for it.
+    pub fn bytes(&self) -> usize {
+        size_of_val(self.vec4s.as_slice())
+    }
+}
+
 /// What a frame's templates were written for: the fill index (by content), the leaves' form
 /// and the plan (every piece's source and length, which fix every instance).
 #[derive(Clone, Debug, PartialEq)]
@@ -538,8 +545,22 @@ impl RenderFrame {
         self.written.wrote
     }
 
-    /// Bytes of instance data the frame uploads.
+    /// Bytes of the frame's instance data: segments, leaves, spheres and wind arrows.
     pub fn instance_bytes(&self) -> usize {
+        self.tree_instance_bytes() + self.other_instance_bytes()
+    }
+
+    /// Bytes of instance data the renderer uploads for a frame filled from a pose on the CPU
+    /// once its templates are on the device (a still camera): the pose, spheres and arrows
+    /// ([`fill_patched_with_jobs`](Self::fill_patched_with_jobs)); otherwise every instance.
+    pub fn upload_instance_bytes(&self) -> usize {
+        match &self.host_pose {
+            Some(p) => p.bytes() + self.other_instance_bytes(),
+            None => self.instance_bytes(),
+        }
+    }
+
+    fn tree_instance_bytes(&self) -> usize {
         self.segments
             .iter()
             .map(|v| v.len() * size_of::<SegmentInstance>())
@@ -549,8 +570,10 @@ impl RenderFrame {
                 .iter()
                 .map(|v| v.len() * size_of::<LeafInstance>())
                 .sum::<usize>()
-            + self.spheres.len() * size_of::<SphereInstance>()
-            + self.wind_arrows.len() * size_of::<WindArrow>()
+    }
+
+    fn other_instance_bytes(&self) -> usize {
+        self.spheres.len() * size_of::<SphereInstance>() + self.wind_arrows.len() * size_of::<WindArrow>()
     }
 
     /// Fills the instance lists from the simulation's arrays for `camera` (replacing what was
@@ -714,12 +737,7 @@ impl RenderFrame {
                 work.push(PoseCopy::Turns(out, from));
             }
         }
-        let run = |_: usize, piece: &mut PoseCopy<'_>| piece.copy();
-        if jobs.threads() > 1 && work.len() > 1 {
-            jobs.for_each_mut(&mut work, run);
-        } else {
-            work.iter_mut().enumerate().for_each(|(k, p)| run(k, p));
-        }
+        run_pieces(Some(jobs), &mut work, PoseCopy::copy);
         drop(work);
         // SAFETY: the pieces above wrote every one of the first `len` spare slots: bases and
         // orientations cover `n` each (the pose's arrays have `n`, asserted above), and the
@@ -906,11 +924,7 @@ impl RenderFrame {
             }
             debug_assert!(seg_spare.iter().all(|s| s.is_empty()) && leaf_spare.iter().all(|s| s.is_empty()));
         }
-        let run = |_: usize, piece: &mut Piece<'_>| piece.write(forest, index, pose);
-        match jobs {
-            Some(jobs) if jobs.threads() > 1 && work.len() > 1 => jobs.for_each_mut(&mut work, run),
-            _ => work.iter_mut().enumerate().for_each(|(k, p)| run(k, p)),
-        }
+        run_pieces(jobs, &mut work, |piece| piece.write(forest, index, pose));
         drop(work);
         for (v, n) in segments.iter_mut().zip(plan.segment_len) {
             // SAFETY: the pieces split the first `n` spare slots of this list between them
@@ -946,6 +960,15 @@ impl RenderFrame {
             ((lo + hi) * 0.5, ((hi - lo) * 0.5).length())
         };
         self.fill_ns = start.elapsed().as_nanos() as u64;
+    }
+}
+
+/// Runs `f` on every piece: as jobs of `jobs` when there are workers and pieces to share,
+/// else in order here (the pieces own disjoint windows, so the result is the same).
+fn run_pieces<P: Send>(jobs: Option<&JobSystem>, work: &mut [P], f: impl Fn(&mut P) + Sync) {
+    match jobs {
+        Some(jobs) if jobs.threads() > 1 && work.len() > 1 => jobs.for_each_mut(work, |_, p| f(p)),
+        _ => work.iter_mut().for_each(f),
     }
 }
 
@@ -1297,11 +1320,12 @@ impl Piece<'_> {
         assert_eq!(written, capacity, "a fill piece writes its whole window");
     }
 
-    /// Writes every slot of the window for a pose on the device: the instance as
+    /// Writes every slot of the window as a template for the pose patch: the instance as
     /// [`write`](Self::write) makes it, its pose replaced by the indices
     /// `shaders/glsl/pose_patch.comp` reads (a segment's index; a leaf's index and, for a
-    /// strided leaf, its segment's and the distance along it, else [`PATCH_LEAF_POSITION`]),
-    /// its orientation zero.
+    /// strided leaf or any leaf in the rigid form, its segment's and the distance along it,
+    /// else [`PATCH_LEAF_POSITION`]), its orientation zero, but a rigid leaf's, which holds
+    /// the leaf's rest orientation for the patch to turn.
     fn write_indices(&mut self, forest: &Forest, index: &FillIndex, form: TemplateForm) {
         let bits = f32::from_bits;
         let rigid = form == TemplateForm::RigidLeaves;

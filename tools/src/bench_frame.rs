@@ -182,9 +182,7 @@ pub fn run(a: &FrameBenchArgs) -> Result<()> {
             r.instance_bytes() as u64,
             frame_hash(&r),
             r.trees_drawn,
-            r.host_pose
-                .as_ref()
-                .map_or(0, |p| size_of_val(p.vec4s.as_slice()) as u64),
+            r.host_pose.as_ref().map_or(0, |p| p.bytes() as u64),
         )
     };
 

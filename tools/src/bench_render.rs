@@ -77,9 +77,9 @@ struct RenderReport {
     fill_ns_per_instance_threaded: f64,
     /// Bytes written to GPU-visible memory per frame (instances, uniforms, overlay).
     upload_bytes_per_frame: f64,
-    /// Of those, instance data per instance drawn: the instances' own bytes, or, for a pose
-    /// patched on the device, the pose's (and the spheres' and arrows'): the segment and leaf
-    /// instances are uploaded only when they change.
+    /// Of those, instance data per instance drawn (`RenderFrame::upload_instance_bytes`): for a
+    /// pose on the CPU patched on the device, the pose's (and the spheres' and arrows'), the
+    /// segment and leaf instances being uploaded only when they change.
     upload_bytes_per_instance: f64,
     frames: u64,
     fps: f64,
@@ -234,17 +234,7 @@ pub fn run(a: &RenderBenchArgs) -> Result<()> {
         })
         .collect();
     let frames = a.frames as f64;
-    let instance_bytes = {
-        let r = reader.acquire();
-        match &r.host_pose {
-            Some(p) => {
-                let trees: usize = r.segments.iter().map(|v| size_of_val(v.as_slice())).sum::<usize>()
-                    + r.leaves.iter().map(|v| size_of_val(v.as_slice())).sum::<usize>();
-                r.instance_bytes() - trees + size_of_val(p.vec4s.as_slice())
-            }
-            None => r.instance_bytes(),
-        }
-    };
+    let instance_bytes = reader.acquire().upload_instance_bytes();
     let report = RenderReport {
         scene: title,
         device: gpu.name(),

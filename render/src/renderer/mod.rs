@@ -348,7 +348,7 @@ impl Renderer {
             let instances =
                 frame.segments.iter().map(Vec::len).sum::<usize>() + frame.leaves.iter().map(Vec::len).sum::<usize>();
             let bytes = instances as u64 * size_of::<SegmentInstance>() as u64;
-            let pose_bytes = host_pose.map_or(0, |p| size_of_val(p.vec4s.as_slice()) as u64);
+            let pose_bytes = host_pose.map_or(0, |p| p.bytes() as u64);
             let limit = gpu.properties.limits.max_storage_buffer_range as u64;
             if bytes.max(pose_bytes) > limit {
                 return Err(RenderError::Invalid {
@@ -441,7 +441,7 @@ impl Renderer {
         }
         if let Some(pose) = host_pose.filter(|p| !p.vec4s.is_empty()) {
             let slot = &mut self.slots[si];
-            let bytes = size_of_val(pose.vec4s.as_slice());
+            let bytes = pose.bytes();
             let buffer = Self::grow(
                 &gpu,
                 &mut slot.host_pose,

@@ -1,0 +1,400 @@
+//! The viewer's `Driver`, tested without a window: the wind (the fluid grid, its slice,
+//! vorticity, the wind keys), the models and the model key, the clock (pause, step, reset), the
+//! sphere, what breaks, the forest's size limit and loading a spec.
+
+use super::*;
+
+pub(super) fn driver() -> Driver {
+    let scene = Scene::build(None, Some("lombardy_poplar"), Some(1), 5).unwrap();
+    let camera = scene.default_camera(1.5, 600.0).camera();
+    let mut d = Driver::new(scene, 8.0, 5, Some(1), camera, 1).unwrap();
+    d.set_wind_model(WindModel::Fluid, [48, 8, 48]).unwrap();
+    d
+}
+
+#[test]
+fn fluid_wind_takes_balls_steers_its_border_and_restarts_on_reset() {
+    let mut d = driver();
+    // 8 steps (at most 4 a frame): 4 fluid steps of two steps each (the sim LOD's).
+    for _ in 0..2 {
+        d.advance(Duration::from_secs_f64(0.1));
+    }
+    let fluid_steps = |d: &Driver| d.scene.sim.wind().fluid().expect("fluid wind").steps();
+    let before = fluid_steps(&d);
+    assert!(before >= 3, "the fluid steps with the trees: {before}");
+    d.handle(SimCommand::AddWindBall(Vec3::new(0.0, 5.0, 0.0)));
+    assert!(d.message.contains("wind ball"), "{}", d.message);
+    for _ in 0..10 {
+        d.handle(SimCommand::AddWindBall(Vec3::new(1.0, 5.0, 0.0)));
+    }
+    assert_eq!(d.scene.sim.wind().fluid().unwrap().balls().len(), MAX_WIND_BALLS);
+    d.handle(SimCommand::TurnWind(90.0));
+    let g = d.scene.sim.wind().fluid().unwrap();
+    assert_eq!(g.steps(), before, "steering keeps the field");
+    let b = g.params().border;
+    let h = 120.0f32.to_radians();
+    assert!((b - Vec3::new(h.cos(), 0.0, h.sin()) * 8.0).length() < 1e-4, "{b}");
+    d.handle(SimCommand::ClearWindBalls);
+    assert!(d.scene.sim.wind().fluid().unwrap().balls().is_empty());
+    d.handle(SimCommand::Reset);
+    assert_eq!(fluid_steps(&d), 0, "reset restarts the fluid with the trees");
+    // The trunk stands in the grid as solid cells.
+    assert!(d.scene.sim.wind().fluid().unwrap().solid().iter().any(|&s| s));
+    // Uniform wind: no balls, and says why.
+    d.set_wind_model(WindModel::Uniform, [16, 8, 16]).unwrap();
+    d.handle(SimCommand::AddWindBall(Vec3::ZERO));
+    assert!(d.message.contains("fluid"), "{}", d.message);
+}
+
+#[test]
+fn the_wind_field_shows_on_a_movable_slice_and_only_for_the_fluid() {
+    let mut d = driver();
+    d.advance(Duration::from_secs_f64(0.05));
+    assert!(filled(&mut d).wind_arrows.is_empty(), "hidden at first");
+    d.handle(SimCommand::MoveWindField(1));
+    assert!(d.message.contains("hidden"), "{}", d.message);
+    d.handle(SimCommand::ToggleWindField);
+    let f = filled(&mut d);
+    let slice = f.info.field.expect("the slice is reported");
+    assert_eq!(slice.arrows, f.wind_arrows.len());
+    // 48 cells across: 40 arrows per side at most, a few cells solid (the trunk).
+    assert!(slice.arrows > 500 && slice.arrows <= 48 * 48, "{}", slice.arrows);
+    assert!(slice.max_speed > 4.0, "{}", slice.max_speed);
+    // At half the tree's height.
+    assert!((slice.height - 0.5 * d.scene.height).abs() <= d.scene.sim.wind().fluid().unwrap().cell_size().y);
+    for _ in 0..40 {
+        d.handle(SimCommand::MoveWindField(1));
+    }
+    assert_eq!(filled(&mut d).info.field.unwrap().layer, 7, "stops at the top layer");
+    d.handle(SimCommand::MoveWindField(-100));
+    assert_eq!(filled(&mut d).info.field.unwrap().layer, 0, "stops at the ground");
+    d.handle(SimCommand::ToggleWindField);
+    let f = filled(&mut d);
+    assert!(f.wind_arrows.is_empty() && f.info.field.is_none());
+    d.set_wind_model(WindModel::Uniform, [16, 8, 16]).unwrap();
+    d.handle(SimCommand::ToggleWindField);
+    assert!(d.message.contains("only the fluid wind"), "{}", d.message);
+    assert!(filled(&mut d).wind_arrows.is_empty());
+}
+
+#[test]
+fn vorticity_confinement_reaches_the_fluid_grid() {
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        scene: SceneArgs,
+    }
+    let parse = |args: &[&str]| <Cli as clap::Parser>::try_parse_from(args).map(|c| c.scene);
+    let mut d = driver();
+    let a = parse(&["sylva", "--vorticity", "0.3", "--wind-grid", "16x16x8"]).unwrap();
+    d.apply_args(&a).unwrap();
+    assert_eq!(d.scene.sim.wind().fluid().unwrap().vorticity(), 0.3);
+    assert!(parse(&["sylva", "--vorticity", "4.5"]).is_err());
+    let uniform = parse(&["sylva", "--vorticity", "0.3", "--wind-model", "uniform"]).unwrap();
+    let e = d.apply_args(&uniform).unwrap_err().to_string();
+    assert!(e.contains("fluid"), "{e}");
+}
+
+#[test]
+fn model_choices_reach_the_simulation() {
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        scene: SceneArgs,
+    }
+    let parse = |args: &[&str]| <Cli as clap::Parser>::try_parse_from(args).map(|c| c.scene);
+    let mut d = driver();
+    assert_eq!(
+        d.weber().unwrap().params().inertia,
+        sylva_sim::dynamics::weber::InertiaKind::Articulated
+    );
+    let a = parse(&[
+        "sylva",
+        "--wind-model",
+        "uniform",
+        "--inertia",
+        "diagonal",
+        "--integrator",
+        "newmark",
+        "--solver",
+        "cg",
+    ])
+    .unwrap();
+    d.apply_args(&a).unwrap();
+    let p = *d.weber().unwrap().params();
+    assert_eq!(p.inertia, sylva_sim::dynamics::weber::InertiaKind::Diagonal);
+    assert_eq!(p.integrator, sylva_sim::dynamics::weber::IntegratorKind::Newmark);
+    assert_eq!(p.solver, SolverKind::Cg);
+    let e = parse(&["sylva", "--inertia", "lumped"]).unwrap_err().to_string();
+    assert!(e.contains("articulated") && e.contains("diagonal"), "{e}");
+}
+
+/// The model key rebuilds the trees at rest with the next model, keeping the clock, the
+/// fluid wind (its steps so far), the user's sphere and the Weber settings of the command
+/// line; the overlay names the model. An unknown `--model` is refused naming the models.
+#[test]
+fn the_model_key_rebuilds_the_trees_with_the_wind_and_clock_kept() {
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        scene: SceneArgs,
+    }
+    let parse = |args: &[&str]| <Cli as clap::Parser>::try_parse_from(args).map(|c| c.scene);
+    let mut d = driver();
+    d.apply_args(&parse(&["sylva", "--model", "weber", "--solver", "cg", "--wind-grid", "48x48x8"]).unwrap())
+        .unwrap();
+    for _ in 0..2 {
+        d.advance(Duration::from_secs_f64(0.1));
+    }
+    let fluid_steps = d.scene.sim.wind().fluid().unwrap().steps();
+    assert!(d.scene.sim.kinetic_energy() > 0.0 && fluid_steps >= 3);
+    // The model key rebuilds the trees at rest with the next model, the clock, the fluid
+    // wind and the sphere kept, and the overlay times the new model's phases.
+    let cycle = |d: &mut Driver, model: &str, phase: &str| {
+        let (time, fluid_steps) = (d.scene.sim.time(), d.scene.sim.wind().fluid().unwrap().steps());
+        d.handle(SimCommand::CycleModel);
+        assert!(d.message.starts_with(&format!("model {model}")), "{}", d.message);
+        let sim = &d.scene.sim;
+        assert_eq!(sim.time(), time, "the clock is kept");
+        assert_eq!(
+            sim.wind().fluid().unwrap().steps(),
+            fluid_steps,
+            "the fluid wind is kept"
+        );
+        assert_eq!(sim.colliders().len(), 1, "the sphere is kept");
+        assert_eq!(sim.kinetic_energy(), 0.0, "rebuilt at rest");
+        let f = filled(d);
+        assert_eq!(f.info.model, model);
+        assert!(f.timings.phases.iter().any(|(name, ..)| name == phase));
+    };
+    cycle(&mut d, "oliapuram", "dynamics");
+    assert!(d.weber().is_none());
+    d.advance(Duration::from_secs_f64(0.05));
+    assert!(
+        d.scene.sim.kinetic_energy() > 0.0,
+        "Oliapuram's trees move in the kept wind"
+    );
+    // Oliapuram → Verlet, whose trees move in the kept wind too.
+    cycle(&mut d, "verlet", "constraints");
+    d.advance(Duration::from_secs_f64(0.05));
+    assert!(
+        d.scene.sim.kinetic_energy() > 0.0,
+        "Manavi's trees move in the kept wind"
+    );
+    // Verlet → Weber: the command line's Weber settings apply again.
+    cycle(&mut d, "weber", "populate");
+    assert_eq!(
+        d.weber().unwrap().params().solver,
+        SolverKind::Cg,
+        "--solver still applies"
+    );
+    let (time, fluid_steps) = (d.scene.sim.time(), d.scene.sim.wind().fluid().unwrap().steps());
+    // It steps on from there, with the wind it kept.
+    d.advance(Duration::from_secs_f64(0.05));
+    assert!(d.scene.sim.time() > time && d.scene.sim.kinetic_energy() > 0.0);
+    assert!(d.scene.sim.wind().fluid().unwrap().steps() > fluid_steps);
+    let e = parse(&["sylva", "--model", "cloth"]).unwrap_err().to_string();
+    assert!(
+        e.contains("cloth") && e.contains("weber") && e.contains("verlet"),
+        "{e}"
+    );
+}
+
+fn filled(d: &mut Driver) -> RenderFrame {
+    let mut f = RenderFrame::default();
+    d.fill(&mut f, Instant::now(), Duration::ZERO);
+    f
+}
+
+#[test]
+fn pause_step_and_reset_drive_the_simulation_clock() {
+    let mut d = driver();
+    let dt = d.scene.sim.dt() as f64;
+    assert_eq!(d.advance(Duration::from_secs_f64(3.5 * dt)), 3);
+    d.handle(SimCommand::TogglePause);
+    assert_eq!(d.advance(Duration::from_secs(1)), 0, "paused");
+    d.handle(SimCommand::Step);
+    assert_eq!(d.advance(Duration::from_secs(1)), 1, "one step while paused");
+    assert_eq!(d.advance(Duration::from_secs(1)), 0);
+    let f = filled(&mut d);
+    assert!(f.info.paused);
+    assert!((f.info.sim_time - 4.0 * dt).abs() < 1e-9);
+    d.handle(SimCommand::Reset);
+    assert_eq!(d.scene.sim.kinetic_energy(), 0.0, "reset puts the trees back at rest");
+    assert_eq!(filled(&mut d).info.message, "reset");
+    d.handle(SimCommand::TogglePause);
+    // A long stall runs at most MAX_STEPS_PER_FRAME steps and drops the rest.
+    assert_eq!(d.advance(Duration::from_secs(10)), MAX_STEPS_PER_FRAME);
+    assert_eq!(d.advance(Duration::ZERO), 0);
+}
+
+#[test]
+fn wind_solver_and_sphere_follow_the_commands() {
+    let mut d = driver();
+    d.handle(SimCommand::TurnWind(-45.0));
+    d.handle(SimCommand::ChangeWind(2.0));
+    d.handle(SimCommand::SwitchSolver);
+    let target = d.scene.bounds.0 + Vec3::Y;
+    d.handle(SimCommand::MoveSphere(target));
+    d.handle(SimCommand::MoveSphere(Vec3::NAN));
+    let f = filled(&mut d);
+    assert_eq!((f.info.wind_heading_deg, f.info.wind_speed), (345.0, 10.0));
+    assert_eq!(f.info.model, "weber");
+    assert!(f.info.settings.starts_with("solver cg"), "{}", f.info.settings);
+    let s = f.spheres[0].center_radius;
+    assert_eq!(
+        Vec3::new(s[0], s[1], s[2]),
+        target,
+        "the sphere moved and ignored the NaN"
+    );
+    for _ in 0..40 {
+        d.handle(SimCommand::ChangeWind(-1.0));
+    }
+    assert_eq!(
+        filled(&mut d).info.wind_speed,
+        0.0,
+        "wind speed stays within 0..=MAX_WIND_SPEED"
+    );
+}
+
+/// The storm key blows Manavi's 36 m/s and goes back to the speed before it; the overlay
+/// counts what breaks (every CPU model's trees break).
+#[test]
+fn the_storm_key_blows_and_the_overlay_counts_what_breaks() {
+    let mut d = driver();
+    d.handle(SimCommand::ChangeWind(2.0));
+    let before = filled(&mut d).info.wind_speed;
+    d.handle(SimCommand::Storm);
+    assert_eq!(filled(&mut d).info.wind_speed, STORM_SPEED);
+    assert!(d.message.contains("36"), "{}", d.message);
+    let b = filled(&mut d).info.breakage.expect("Weber's trees break");
+    assert_eq!(b.uprooted, 0, "one step of storm uproots nothing");
+    d.handle(SimCommand::CycleModel);
+    d.handle(SimCommand::CycleModel);
+    let f = filled(&mut d);
+    assert_eq!(f.info.model, "verlet");
+    let b = f.info.breakage.expect("Manavi's trees break");
+    assert_eq!((b.broken, b.uprooted, b.debris), (0, 0, 0), "rebuilt whole");
+    d.handle(SimCommand::Storm);
+    assert_eq!(
+        filled(&mut d).info.wind_speed,
+        before,
+        "back to the speed before the storm"
+    );
+}
+
+/// The overlay's breakage line for Oliapuram's model stepped on the GPU (lavapipe where
+/// there is no GPU; the test fails without a Vulkan device): the counts come from the
+/// device's model, and what it breaks in a storm shows.
+#[test]
+fn the_overlay_counts_what_breaks_on_the_gpu() {
+    let options = sylva_render::GpuOptions {
+        validation: true,
+        device_name: None,
+    };
+    let gpu = Arc::new(Gpu::new(&options, None).expect("a Vulkan device (lavapipe will do)"));
+    let mut d = driver();
+    d.handle(SimCommand::CycleModel);
+    assert_eq!(filled(&mut d).info.model, "oliapuram");
+    d.use_gpu_dynamics(gpu.clone()).unwrap();
+    assert!(d.scene.sim.as_any().is::<GpuOliapuram>());
+    let b = filled(&mut d).info.breakage.expect("the GPU model's trees break");
+    assert_eq!((b.broken, b.uprooted, b.debris), (0, 0, 0));
+    d.handle(SimCommand::Storm);
+    for _ in 0..40 {
+        d.advance(Duration::from_secs_f64(0.1));
+    }
+    let f = filled(&mut d);
+    let b = f.info.breakage.expect("the GPU model's trees break");
+    assert_eq!(Some(b), d.scene.sim.breakage());
+    assert!(f.info.settings.contains("on the GPU"), "{}", f.info.settings);
+    eprintln!(
+        "4 s of storm on the GPU: broken {}, uprooted {}, debris {}",
+        b.broken, b.uprooted, b.debris
+    );
+    assert_eq!(gpu.validation_errors(), 0, "{:#?}", gpu.validation_messages());
+}
+
+#[test]
+fn a_forest_too_large_is_refused_before_it_is_grown() {
+    let tupelo = species::builtin("black_tupelo").unwrap();
+    let start = Instant::now();
+    let e = format!(
+        "{:#}",
+        check_forest_size(std::slice::from_ref(&tupelo), MAX_TREES as usize, 1).unwrap_err()
+    );
+    assert!(
+        e.contains("--trees 10000") && e.contains("black_tupelo") && e.contains("at most"),
+        "{e}"
+    );
+    // One tree was grown, not ten thousand.
+    assert!(start.elapsed() < Duration::from_secs(20), "{:?}", start.elapsed());
+    check_forest_size(&[tupelo], 9, 1).unwrap();
+}
+
+#[test]
+fn the_wind_keys_step_from_the_speed_given_on_the_command_line() {
+    let scene = Scene::build(None, Some("sassafras"), Some(1), 3).unwrap();
+    let camera = scene.default_camera(1.0, 100.0).camera();
+    let mut d = Driver::new(scene, MAX_WIND_SPEED as f32, 3, Some(1), camera, 1).unwrap();
+    d.handle(SimCommand::ChangeWind(1.0));
+    assert_eq!(
+        filled(&mut d).info.wind_speed,
+        MAX_WIND_SPEED as f32,
+        "stronger stays at the top"
+    );
+    d.handle(SimCommand::ChangeWind(-1.0));
+    assert_eq!(
+        filled(&mut d).info.wind_speed,
+        MAX_WIND_SPEED as f32 - 1.0,
+        "weaker steps down by 1"
+    );
+    d.handle(SimCommand::ChangeWind(1.0));
+    assert_eq!(filled(&mut d).info.wind_speed, MAX_WIND_SPEED as f32);
+}
+
+#[test]
+fn loading_a_spec_replaces_the_scene_and_a_bad_one_keeps_it() {
+    let mut d = driver();
+    let before = filled(&mut d).info;
+    let dir = std::env::temp_dir().join(format!("sylva-load-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("broken.xml");
+    std::fs::write(
+        &bad,
+        "<arbaro><species name='x'><param name='Levels' value='many'/></species></arbaro>",
+    )
+    .unwrap();
+    d.handle(SimCommand::Load(bad));
+    let after_bad = filled(&mut d).info;
+    assert_eq!(
+        (after_bad.scene_id, after_bad.segments),
+        (before.scene_id, before.segments)
+    );
+    assert!(after_bad.message.contains("broken.xml"), "{}", after_bad.message);
+    d.handle(SimCommand::Load(dir.join("missing.xml")));
+    assert!(filled(&mut d).info.message.contains("missing.xml"));
+    let good = dir.join("aspen.sylva");
+    let text = sylva_sim::spec::text::write(&species::builtin("quaking_aspen").unwrap());
+    std::fs::write(&good, text).unwrap();
+    d.handle(SimCommand::Load(good));
+    let after = filled(&mut d).info;
+    assert_eq!(after.scene_id, before.scene_id + 1);
+    assert!(after.title.starts_with("quaking_aspen"), "{}", after.title);
+    assert_ne!(after.segments, before.segments);
+    assert_eq!(filled(&mut d).spheres.len(), 1, "the new scene has the user's sphere");
+    // A spec loaded while another model runs grows trees that move by that model, its phases
+    // timed.
+    d.handle(SimCommand::CycleModel);
+    assert_eq!(filled(&mut d).info.model, "oliapuram");
+    d.handle(SimCommand::Load(dir.join("aspen.sylva")));
+    let f = filled(&mut d);
+    assert_eq!(
+        (f.info.model.as_str(), f.info.scene_id),
+        ("oliapuram", before.scene_id + 2)
+    );
+    d.advance(Duration::from_secs_f64(0.05));
+    let f = filled(&mut d);
+    assert!(f.timings.phases.iter().any(|(name, ..)| name == "dynamics"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
