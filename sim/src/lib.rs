@@ -8,6 +8,7 @@
 #![allow(clippy::needless_range_loop)]
 
 pub mod collider;
+pub mod collision;
 pub mod colonize;
 pub mod dynamics;
 pub mod error;

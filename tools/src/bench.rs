@@ -734,7 +734,7 @@ pub struct GenArgs {
     #[arg(long)]
     json: bool,
     #[command(flatten)]
-    fork_rules: crate::trees::ForkRulesArg,
+    grow: crate::trees::GrowArgs,
 }
 
 #[derive(Serialize)]
@@ -751,7 +751,7 @@ struct GenReport {
 /// `sylva bench gen`: time to grow a spec on one thread.
 pub fn run_gen(a: &GenArgs) -> Result<()> {
     let mut spec = crate::trees::load_spec(&a.file, a.species.as_deref())?;
-    a.fork_rules.apply(&mut spec);
+    a.grow.apply(&mut spec);
     let opts = sylva_sim::weberpenn::GenOptions {
         seed: a.seed,
         ..Default::default()

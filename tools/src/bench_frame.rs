@@ -147,7 +147,7 @@ pub fn run(a: &FrameBenchArgs) -> Result<()> {
         s.species.as_deref(),
         s.trees,
         s.seed,
-        s.fork_rules,
+        s.grow,
         s.model.model,
         &s.model.material(),
     )?;

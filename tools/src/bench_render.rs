@@ -102,7 +102,7 @@ pub fn run(a: &RenderBenchArgs) -> Result<()> {
         a.scene.species.as_deref(),
         a.scene.trees,
         a.scene.seed,
-        a.scene.fork_rules,
+        a.scene.grow,
         a.scene.model.model,
         &a.scene.model.material(),
     )?;

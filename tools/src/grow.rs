@@ -6,6 +6,8 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 use glam::Vec3;
+use sylva_sim::collision::modelling::{collision_free, CollisionFreeOptions, CollisionFreeReport};
+use sylva_sim::collision::primitives::{MAX_SIDES, MIN_SIDES};
 use sylva_sim::colonize::{self, ColonizeParams, Envelope, RootParams};
 use sylva_sim::lsystem::{self, LSystem};
 use sylva_sim::stats::TreeStats;
@@ -37,6 +39,44 @@ pub struct GrownOutput {
     /// Print the statistics as one JSON object.
     #[arg(long)]
     json: bool,
+    /// Make each tree collision-free (Chen 2011 §3.2): stems as prisms and leaves as blades,
+    /// each tested against those built before it; a stem that intersects one is removed with
+    /// its branch, a leaf dropped.
+    #[arg(long)]
+    collision_free: bool,
+    /// Faces of the stems' prisms for `--collision-free`.
+    #[arg(long, value_name = "SIDES", default_value_t = 6, requires = "collision_free", allow_hyphen_values = true,
+          value_parser = |s: &str| count_in(s, MIN_SIDES as u64, MAX_SIDES as u64).map(|n| n as u32))]
+    collision_sides: u32,
+}
+
+impl GrownOutput {
+    /// The trees through the collision-free pass when asked for (what it removed, summed over
+    /// the trees), else as grown.
+    fn collision_free(&self, trees: &mut [Skeleton]) -> Result<Option<CollisionFreeReport>> {
+        if !self.collision_free {
+            return Ok(None);
+        }
+        let opts = CollisionFreeOptions {
+            sides: self.collision_sides,
+            ..CollisionFreeOptions::default()
+        };
+        let mut sum = CollisionFreeReport::default();
+        for tree in trees {
+            let done = collision_free(tree, &opts)?;
+            *tree = done.skeleton;
+            let r = done.report;
+            sum.removed_stems += r.removed_stems;
+            sum.removed_leaves += r.removed_leaves;
+            sum.intersecting_stems += r.intersecting_stems;
+            sum.intersecting_leaves += r.intersecting_leaves;
+            sum.bare_stems += r.bare_stems;
+            sum.kdop_tests += r.kdop_tests;
+            sum.exact_tests += r.exact_tests;
+            sum.ms += r.ms;
+        }
+        Ok(Some(sum))
+    }
 }
 
 #[derive(Args)]
@@ -137,9 +177,10 @@ fn run_colonize(a: &ColonizeArgs) -> Result<()> {
     };
     let mut progress = Progress::new("colonizing");
     let start = Instant::now();
-    let grown = colonize::colonize(&params, &mut |f| progress.update(f))?;
-    let ms = start.elapsed().as_secs_f64() * 1e3;
+    let mut grown = colonize::colonize(&params, &mut |f| progress.update(f))?;
     progress.finish();
+    let collision = a.grown.collision_free(&mut grown.trees)?;
+    let ms = start.elapsed().as_secs_f64() * 1e3;
     let c = &grown.crown;
     eprintln!(
         "{} iterations, {} nodes, {} of {} points reached, stopped: {:?}",
@@ -160,7 +201,7 @@ fn run_colonize(a: &ColonizeArgs) -> Result<()> {
         }
     }
     (stats.height, stats.width) = grove_extent(&grown.trees);
-    report(&stats, &parts, &a.grown, ms)
+    report(&stats, &parts, &a.grown, ms, collision.as_ref())
 }
 
 /// Adds another trunk's statistics to a grove's.
@@ -208,16 +249,24 @@ fn run_lsystem(a: &LsystemArgs) -> Result<()> {
     let mut progress = Progress::new(format!("growing {}", ls.name));
     let start = Instant::now();
     let grown = lsystem::grow(&ls, iterations, a.grown.seed, &mut |f| progress.update(f))?;
-    let ms = start.elapsed().as_secs_f64() * 1e3;
     progress.finish();
-    let stats = TreeStats::of_skeleton(&ls.name, &grown.skeleton);
-    report(&stats, &[&grown.skeleton], &a.grown, ms)
+    let mut trees = [grown.skeleton];
+    let collision = a.grown.collision_free(&mut trees)?;
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    let stats = TreeStats::of_skeleton(&ls.name, &trees[0]);
+    report(&stats, &[&trees[0]], &a.grown, ms, collision.as_ref())
 }
 
 /// Writes a grown tree's mesh and prints its statistics.
-fn report(stats: &TreeStats, parts: &[&Skeleton], out: &GrownOutput, ms: f64) -> Result<()> {
+fn report(
+    stats: &TreeStats,
+    parts: &[&Skeleton],
+    out: &GrownOutput,
+    ms: f64,
+    collision: Option<&CollisionFreeReport>,
+) -> Result<()> {
     let written = export_all(parts, &out.output.out, &ExportOptions::default())?;
-    print_stats(stats, out.seed, ms, out.json)?;
+    print_stats(stats, out.seed, ms, collision, out.json)?;
     eprintln!(
         "wrote {}: {} vertices, {} triangles, {} bytes",
         out.output.out.display(),

@@ -56,7 +56,7 @@ pub fn render_scene(a: &RenderArgs) -> Result<Rgba> {
         a.scene.species.as_deref(),
         a.scene.trees,
         a.scene.seed,
-        a.scene.fork_rules,
+        a.scene.grow,
         a.scene.model.model,
         &a.scene.model.material(),
     )?;

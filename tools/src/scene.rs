@@ -93,7 +93,7 @@ pub struct SceneArgs {
     #[arg(long, value_enum, default_value = "on")]
     pub sim_lod: SimLod,
     #[command(flatten)]
-    pub fork_rules: crate::trees::ForkRulesArg,
+    pub grow: crate::trees::GrowArgs,
     #[command(flatten)]
     pub model: crate::args::ModelArgs,
 }
@@ -203,7 +203,7 @@ impl Scene {
             species,
             trees,
             seed,
-            crate::trees::ForkRulesArg::default(),
+            crate::trees::GrowArgs::default(),
             ModelKind::default(),
             &Material::default(),
         )
@@ -217,13 +217,13 @@ impl Scene {
         species: Option<&str>,
         trees: Option<u64>,
         seed: u64,
-        fork_rules: crate::trees::ForkRulesArg,
+        grow: crate::trees::GrowArgs,
         model: ModelKind,
         material: &Material,
     ) -> Result<Scene> {
         let (mut specs, title) = resolve_species(spec, species)?;
         for s in &mut specs {
-            fork_rules.apply(s);
+            grow.apply(s);
         }
         let trees = trees.unwrap_or(if spec.is_none() && species.is_none() {
             DEFAULT_TREES as u64
@@ -919,7 +919,7 @@ impl Driver {
             None,
             self.trees,
             self.seed,
-            crate::trees::ForkRulesArg::default(),
+            crate::trees::GrowArgs::default(),
             self.scene.sim.kind(),
             &self.scene.sim.forest().material,
         )

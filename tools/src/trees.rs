@@ -5,6 +5,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
+use sylva_sim::collision::modelling::CollisionFreeReport;
+use sylva_sim::collision::primitives::{MAX_SIDES as MAX_PRISM_SIDES, MIN_SIDES as MIN_PRISM_SIDES};
 use sylva_sim::spec::load::load_file;
 use sylva_sim::spec::{text, WeberPennSpec};
 use sylva_sim::stats::TreeStats;
@@ -34,14 +36,15 @@ pub struct SpecSource {
     #[arg(long)]
     pub species: Option<String>,
     #[command(flatten)]
-    pub fork_rules: ForkRulesArg,
+    pub grow: GrowArgs,
 }
 
-/// Weber 2008's fork rules (`nForkArea`, `nForkPush`) for a command that grows specs. No tool
-/// that writes Weber-Penn files has them, so an imported spec grows without them unless asked;
-/// a Sylva spec says per level (the built-in species have them on).
+/// How a command that grows specs grows them: Weber 2008's fork rules (`nForkArea`,
+/// `nForkPush`; no tool that writes Weber-Penn files has them, so an imported spec grows
+/// without them unless asked; a Sylva spec says per level, and the built-in species have them
+/// on) and Chen 2011's collision-free modelling (a Sylva spec's `CollisionFree`).
 #[derive(Args, Clone, Copy, Debug, Default)]
-pub struct ForkRulesArg {
+pub struct GrowArgs {
     /// Apply Weber 2008's fork rules at full strength on every level (cross-section area kept
     /// across each fork, the stem pushed away from its branches), whatever the spec says.
     #[arg(long, conflicts_with = "no_fork_rules")]
@@ -49,15 +52,27 @@ pub struct ForkRulesArg {
     /// Grow without Weber 2008's fork rules, whatever the spec says.
     #[arg(long)]
     pub no_fork_rules: bool,
+    /// Make the tree collision-free as it grows (Chen 2011 §3.2): stems as prisms and leaves as
+    /// blades, each tested against those built before it; a stem that intersects one is
+    /// removed with its branch, a leaf dropped.
+    #[arg(long)]
+    pub collision_free: bool,
+    /// Faces of the stems' prisms for `--collision-free`.
+    #[arg(long, value_name = "SIDES", default_value_t = 6, requires = "collision_free", allow_hyphen_values = true,
+          value_parser = |s: &str| count_in(s, MIN_PRISM_SIDES as u64, MAX_PRISM_SIDES as u64).map(|n| n as u32))]
+    pub collision_sides: u32,
 }
 
-impl ForkRulesArg {
+impl GrowArgs {
     /// The spec as this choice grows it.
     pub fn apply(&self, spec: &mut WeberPennSpec) {
         if self.fork_rules {
             spec.set_fork_rules(true);
         } else if self.no_fork_rules {
             spec.set_fork_rules(false);
+        }
+        if self.collision_free {
+            spec.collision_free = Some(self.collision_sides as i64);
         }
     }
 }
@@ -129,10 +144,17 @@ pub struct ExportArgs {
 }
 
 /// Prints what `spec stats` and `grow` report: the tree's statistics, the seed and the time it
-/// took to grow, as a table or one JSON object.
-pub fn print_stats(stats: &TreeStats, seed: u64, generation_ms: f64, json: bool) -> Result<()> {
+/// took to grow (the collision-free pass included, when it ran: what it removed and its own
+/// time), as a table or one JSON object.
+pub fn print_stats(
+    stats: &TreeStats,
+    seed: u64,
+    generation_ms: f64,
+    collision: Option<&CollisionFreeReport>,
+    json: bool,
+) -> Result<()> {
     if json {
-        let report = serde_json::json!({
+        let mut report = serde_json::json!({
             "species": stats.species,
             "levels": stats.levels,
             "stems_per_level": stats.stems_per_level,
@@ -146,6 +168,14 @@ pub fn print_stats(stats: &TreeStats, seed: u64, generation_ms: f64, json: bool)
             "seed": seed,
             "generation_ms": generation_ms,
         });
+        if let Some(c) = collision {
+            report["removed_stems"] = c.removed_stems.into();
+            report["removed_leaves"] = c.removed_leaves.into();
+            report["intersecting_stems"] = c.intersecting_stems.into();
+            report["intersecting_leaves"] = c.intersecting_leaves.into();
+            report["bare_stems"] = c.bare_stems.into();
+            report["collision_free_ms"] = c.ms.into();
+        }
         println!("{report}");
         return Ok(());
     }
@@ -161,6 +191,12 @@ pub fn print_stats(stats: &TreeStats, seed: u64, generation_ms: f64, json: bool)
     let [x, y, z] = stats.bbox_max;
     println!("box (z up)         ({a:.2}, {b:.2}, {c:.2}) .. ({x:.2}, {y:.2}, {z:.2}) m");
     println!("seed               {seed}");
+    if let Some(c) = collision {
+        println!(
+            "collision-free     removed {} segments ({} intersecting, {} bare) and {} leaves ({} intersecting) in {:.1} ms",
+            c.removed_stems, c.intersecting_stems, c.bare_stems, c.removed_leaves, c.intersecting_leaves, c.ms
+        );
+    }
     println!("generated in       {generation_ms:.1} ms");
     Ok(())
 }
@@ -175,12 +211,22 @@ pub fn load_spec(file: &Path, species: Option<&str>) -> Result<WeberPennSpec> {
 /// Loads a command's spec, with the fork rules it asks for.
 pub fn load_source(source: &SpecSource) -> Result<WeberPennSpec> {
     let mut spec = load_spec(&source.file, source.species.as_deref())?;
-    source.fork_rules.apply(&mut spec);
+    source.grow.apply(&mut spec);
     Ok(spec)
 }
 
+/// A spec grown by a command.
+pub struct GrownSpec {
+    pub skeleton: Skeleton,
+    pub stats: TreeStats,
+    /// Time to grow it \[ms\].
+    pub ms: f64,
+    /// What the collision-free pass removed, when it ran.
+    pub collision_free: Option<CollisionFreeReport>,
+}
+
 /// Grows a spec, showing progress for long runs.
-pub fn grow_spec(spec: &WeberPennSpec, seed: u64) -> Result<(Skeleton, TreeStats, f64)> {
+pub fn grow_spec(spec: &WeberPennSpec, seed: u64) -> Result<GrownSpec> {
     let mut progress = Progress::new(format!("growing {}", spec.species));
     let start = Instant::now();
     let grown = generate(
@@ -194,7 +240,12 @@ pub fn grow_spec(spec: &WeberPennSpec, seed: u64) -> Result<(Skeleton, TreeStats
     .with_context(|| format!("cannot grow {}", spec.species))?;
     let ms = start.elapsed().as_secs_f64() * 1e3;
     progress.finish();
-    Ok((grown.skeleton, grown.stats, ms))
+    Ok(GrownSpec {
+        skeleton: grown.skeleton,
+        stats: grown.stats,
+        ms,
+        collision_free: grown.collision_free,
+    })
 }
 
 pub fn run_spec(cmd: &SpecCommand) -> Result<()> {
@@ -206,8 +257,8 @@ pub fn run_spec(cmd: &SpecCommand) -> Result<()> {
                     eprintln!("note: {note}");
                 }
             }
-            let (_, stats, ms) = grow_spec(&spec, a.seed)?;
-            print_stats(&stats, a.seed, ms, a.json)
+            let g = grow_spec(&spec, a.seed)?;
+            print_stats(&g.stats, a.seed, g.ms, g.collision_free.as_ref(), a.json)
         }
         SpecCommand::Convert(a) => {
             a.output.check(&[&a.source.file])?;
@@ -227,7 +278,7 @@ pub fn run_spec(cmd: &SpecCommand) -> Result<()> {
 pub fn run_export(a: &ExportArgs) -> Result<()> {
     a.output.check_mesh(&[&a.source.file])?;
     let spec = load_source(&a.source)?;
-    let (skeleton, stats, _) = grow_spec(&spec, a.seed)?;
+    let GrownSpec { skeleton, stats, .. } = grow_spec(&spec, a.seed)?;
     let opts = ExportOptions {
         sides: a.sides,
         leaves: !a.no_leaves,

@@ -265,6 +265,10 @@ pub struct WeberPennSpec {
     pub prune_power_high: f64,
     pub smooth: f64,
     pub level: [LevelSpec; 4],
+    /// Sylva's `CollisionFree`: grow the tree through the collision-free modelling pass
+    /// (`crate::collision::modelling`, Chen 2011 §3.2) with stems as prisms of this many
+    /// sides; `None`: as grown.
+    pub collision_free: Option<i64>,
     /// Parameters of the source file that Sylva reads but does not use for geometry (kept so
     /// nothing is lost, listed by `sylva spec stats`).
     pub extras: BTreeMap<String, String>,
@@ -297,6 +301,7 @@ impl WeberPennSpec {
             scale0_v: 0.0,
             base_splits: 0,
             base_split_size: None,
+            collision_free: None,
             leaves: 0,
             leaf_shape: "0".to_string(),
             leaf_scale: 0.2,

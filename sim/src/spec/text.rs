@@ -80,6 +80,7 @@ fn slots(s: &mut WeberPennSpec) -> Vec<(String, Slot<'_>)> {
         ("0ScaleV".into(), F(&mut s.scale0_v)),
         ("0BaseSplits".into(), I(&mut s.base_splits)),
         ("BaseSplitSize".into(), OptF(&mut s.base_split_size)),
+        ("CollisionFree".into(), OptI(&mut s.collision_free)),
     ];
     for (n, l) in s.level.iter_mut().enumerate() {
         let level: Vec<(&str, Slot<'_>)> = vec![

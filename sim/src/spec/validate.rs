@@ -351,6 +351,10 @@ impl WeberPennSpec {
         if let Some(s) = self.base_split_size {
             c.real("BaseSplitSize", s, Range::closed(0.0, 1.0))?;
         }
+        if let Some(sides) = self.collision_free {
+            use crate::collision::primitives::{MAX_SIDES, MIN_SIDES};
+            c.int("CollisionFree", sides, MIN_SIDES as i64, Some(MAX_SIDES as i64))?;
+        }
 
         if tool == Helios {
             // Helios has no fan rule: a negative count wraps to a huge unsigned one there.

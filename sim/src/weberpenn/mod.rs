@@ -41,6 +41,7 @@ mod stem;
 
 use frame::{Frame, Profile};
 
+use crate::collision::modelling::{collision_free, CollisionFreeOptions, CollisionFreeReport, NONE};
 use crate::error::SimError;
 use crate::rng::JavaRandom;
 use crate::skeleton::Skeleton;
@@ -99,8 +100,12 @@ pub struct Generated {
     pub stats: TreeStats,
     /// `scale_tree`: Scale ± ScaleV as drawn for this seed \[m\].
     pub scale_tree: f64,
-    /// The first skeleton segment of each trunk, in the order the trunks grew.
+    /// The first skeleton segment of each trunk, in the order the trunks grew (those the
+    /// collision-free pass kept).
     pub trunk_segments: Vec<u32>,
+    /// What the collision-free modelling pass removed, when the spec asks for it
+    /// (`CollisionFree`).
+    pub collision_free: Option<CollisionFreeReport>,
 }
 
 /// Grows `spec`. `progress` receives the fraction done (by trunk segments and first-level
@@ -110,7 +115,23 @@ pub fn generate(spec: &WeberPennSpec, opts: &GenOptions, progress: &mut dyn FnMu
     check_estimate(spec, &opts.limits)?;
     let mut g = Gen::new(spec, opts, progress);
     g.grow_trunks()?;
-    let (skeleton, mut stats, trunk_segments) = g.assemble()?;
+    let (mut skeleton, mut stats, mut trunk_segments) = g.assemble()?;
+    let mut report = None;
+    if let Some(sides) = spec.collision_free {
+        let opts = CollisionFreeOptions {
+            sides: sides as u32,
+            ..CollisionFreeOptions::default()
+        };
+        let done = collision_free(&skeleton, &opts)?;
+        trunk_segments = trunk_segments
+            .iter()
+            .map(|&t| done.segment_map[t as usize])
+            .filter(|&t| t != NONE)
+            .collect();
+        skeleton = done.skeleton;
+        stats.fill_extent(&skeleton);
+        report = Some(done.report);
+    }
     (g.progress)(1.0);
     stats.species = spec.species.clone();
     stats.levels = spec.levels.max(0) as u32;
@@ -119,6 +140,7 @@ pub fn generate(spec: &WeberPennSpec, opts: &GenOptions, progress: &mut dyn FnMu
         stats,
         scale_tree: g.scale_tree,
         trunk_segments,
+        collision_free: report,
     })
 }
 
@@ -231,6 +253,13 @@ fn check_spec(spec: &WeberPennSpec) -> Result<(), SimError> {
     }
     if spec.base_splits.unsigned_abs() > 1000 {
         return bad("0BaseSplits", spec.base_splits as f64, "allowed -1000..=1000");
+    }
+    if let Some(sides) = spec.collision_free {
+        use crate::collision::primitives::{MAX_SIDES, MIN_SIDES};
+        if !(MIN_SIDES as i64..=MAX_SIDES as i64).contains(&sides) {
+            let allowed = format!("allowed {MIN_SIDES}..={MAX_SIDES} prism sides");
+            return bad("CollisionFree", sides as f64, &allowed);
+        }
     }
     for (n, l) in spec.level.iter().enumerate() {
         let fields = [
