@@ -2,6 +2,7 @@
 
 mod args;
 mod bench;
+mod bench_collision;
 mod bench_frame;
 mod bench_render;
 mod bench_wind;
@@ -80,6 +81,9 @@ enum BenchCommand {
     /// wind): time per segment and step, bytes per segment, tip trajectory differences. Needs
     /// the cargo feature `peer`.
     Peer(peer::PeerArgs),
+    /// Chen 2011's Table 6.1: the collision-free modelling pass on trees of the sizes of
+    /// Chen's treeA to treeE, with and without its voxel grid.
+    CollisionFree(bench_collision::CollisionBenchArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -104,6 +108,9 @@ fn main() -> std::process::ExitCode {
         Command::Bench {
             what: BenchCommand::Peer(args),
         } => peer::run(&args),
+        Command::Bench {
+            what: BenchCommand::CollisionFree(args),
+        } => bench_collision::run(&args),
         Command::Spec { what } => trees::run_spec(&what),
         Command::Export(args) => trees::run_export(&args),
         Command::Grow { what } => grow::run(&what),
