@@ -170,6 +170,23 @@ impl Kdop {
         d
     }
 
+    /// The k-DOP of the frustum with axis `a`–`b` and radii `ra` at `a`, `rb` at `b` (a stem
+    /// or a stretch of one; it holds the prism inscribed in it), each slab from the support of
+    /// its end discs: along axis u, a disc of radius r across the unit direction d reaches
+    /// r·√(|u|² − (u·d)²) either side of its centre.
+    pub fn of_frustum(k: DopK, a: Vec3, b: Vec3, ra: f32, rb: f32) -> Kdop {
+        let mut out = Kdop::empty(k);
+        let d = (b - a).normalize_or_zero();
+        for (i, u) in k.axes().iter().enumerate() {
+            let ud = u.dot(d);
+            let s = (u.length_squared() - ud * ud).max(0.0).sqrt();
+            let (pa, pb) = (u.dot(a), u.dot(b));
+            out.min[i] = (pa - ra * s).min(pb - rb * s);
+            out.max[i] = (pa + ra * s).max(pb + rb * s);
+        }
+        out
+    }
+
     /// Grows the slabs to contain `p`. A point with a NaN coordinate changes nothing.
     #[inline]
     pub fn add_point(&mut self, p: Vec3) {

@@ -12,11 +12,16 @@
 //! - `modelling`: the collision-free modelling pass (§3.2) with its voxel grid (§3.3), and the
 //!   brute-force search for intersecting pairs it is checked against.
 //! - `voxel`: the voxel grid of §3.3, in levels by the primitives' size.
+//! - `bvh`: the tree's own k-DOP hierarchy (§5.3, Algorithms 3 and 4), refit and traversal.
+//! - `runtime`: self-collision while the tree moves (§5): refit, candidate pairs, the
+//!   response spring of Eq. 5.1.
 
+pub mod bvh;
 pub mod connect;
 pub mod kdop;
 pub mod modelling;
 pub mod primitives;
+pub mod runtime;
 pub mod tritri;
 pub mod voxel;
 

@@ -1,0 +1,290 @@
+//! The k-DOP hierarchy of one tree, built from the tree's structure (Chen 2011 §5.3) rather
+//! than from where its primitives are: a node bounds a representative stem's offspring, so
+//! primitives that move together stay in one node as the tree sways.
+//!
+//! Representative stems (Algorithm 3): at the bottom, the stems whose radius first falls
+//! below a small-branch threshold (Chen's Rstems_b2) and, above them, the stems whose radius
+//! first falls below a branch threshold (Rstems_b1); from the b1 stems, level after level
+//! until fewer than [`TOP_LEVEL`] remain: for each stem of the level not yet covered, its
+//! nearest ancestor that branches (has more than one child) and that ancestor's parent is a
+//! candidate; the widest candidate becomes a representative of the next level and covers the
+//! stems of this level it is an ancestor of; again until all are covered. The tree's root
+//! segment represents the whole tree.
+//!
+//! The hierarchy (Algorithm 4): a representative's node holds, depth first through its
+//! offspring, the pieces (leaf nodes: `Child::Piece`) of every segment it reaches and of
+//! their leaves, and the node of every other representative it meets, where it stops. Nodes
+//! are stored children first, the root last, so a refit is one pass in order.
+//!
+//! Traversal: all pairs of pieces of the tree whose k-DOPs overlap and that are not
+//! connected (`Topology::connected`), found by descending every pair of overlapping children
+//! of every node; the pairs come out in an order that depends only on the hierarchy.
+
+use std::ops::Range;
+
+use super::connect::{Topology, NONE};
+use super::kdop::Kdop;
+
+/// The hierarchy's top level has fewer representative stems than this (Chen's num_hl).
+pub const TOP_LEVEL: usize = 8;
+/// Chen's width thresholds, as fractions of the tree's root radius: a stem thinner than
+/// `BRANCH` times it starts a branch representative (Rstems_b1), thinner than `SMALL` times
+/// it a small-branch representative (Rstems_b2).
+pub const BRANCH: f32 = 0.25;
+/// See [`BRANCH`].
+pub const SMALL: f32 = 0.08;
+
+/// A child of a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Child {
+    /// Another node.
+    Node(u32),
+    /// A piece (a leaf of the hierarchy).
+    Piece(u32),
+}
+
+/// A node: the representative stem it bounds the offspring of, and its children.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    pub rep: u32,
+    pub kids: Range<u32>,
+}
+
+/// A tree's hierarchy.
+#[derive(Clone, Debug, Default)]
+pub struct Bvh {
+    /// Children before parents; the root last.
+    pub nodes: Vec<Node>,
+    kids: Vec<Child>,
+}
+
+impl Bvh {
+    /// The hierarchy of a tree of `topo`'s structure, segment radii `radius`, whose segment s
+    /// (with its leaves) has the pieces `pieces(s)`.
+    pub fn build(topo: &Topology, radius: &[f32], pieces: impl Fn(u32) -> Vec<u32>) -> Bvh {
+        let n = radius.len();
+        let mut is_rep = vec![false; n];
+        if n == 0 {
+            return Bvh::default();
+        }
+        for rep in representatives(topo, radius) {
+            is_rep[rep as usize] = true;
+        }
+        is_rep[0] = true;
+        let mut bvh = Bvh::default();
+        // Depth first from the root, a frame per representative being built: its pending
+        // segments and the children gathered so far.
+        struct Frame {
+            rep: u32,
+            stack: Vec<u32>,
+            kids: Vec<Child>,
+        }
+        let mut frames = vec![Frame {
+            rep: 0,
+            stack: vec![0],
+            kids: Vec::new(),
+        }];
+        while let Some(top) = frames.last_mut() {
+            match top.stack.pop() {
+                Some(v) => {
+                    top.kids.extend(pieces(v).into_iter().map(Child::Piece));
+                    // Children in reverse so that they come out in index order.
+                    let mut next_rep = Vec::new();
+                    for &c in topo.children(v).iter().rev() {
+                        if is_rep[c as usize] {
+                            next_rep.push(c);
+                        } else {
+                            top.stack.push(c);
+                        }
+                    }
+                    for c in next_rep.into_iter().rev() {
+                        frames.push(Frame {
+                            rep: c,
+                            stack: vec![c],
+                            kids: Vec::new(),
+                        });
+                    }
+                }
+                None => {
+                    let done = frames.pop().expect("a frame is on the stack");
+                    let start = bvh.kids.len() as u32;
+                    bvh.kids.extend(done.kids);
+                    let id = bvh.nodes.len() as u32;
+                    bvh.nodes.push(Node {
+                        rep: done.rep,
+                        kids: start..bvh.kids.len() as u32,
+                    });
+                    if let Some(parent) = frames.last_mut() {
+                        parent.kids.push(Child::Node(id));
+                    }
+                }
+            }
+        }
+        bvh
+    }
+
+    /// The children of node `i`.
+    pub fn kids(&self, i: u32) -> &[Child] {
+        let r = &self.nodes[i as usize].kids;
+        &self.kids[r.start as usize..r.end as usize]
+    }
+
+    /// The root node.
+    pub fn root(&self) -> Option<u32> {
+        self.nodes.len().checked_sub(1).map(|r| r as u32)
+    }
+
+    /// Refits every node to its children (`nodes` holds a k-DOP per node), bottom up.
+    pub fn refit(&self, piece: &[Kdop], nodes: &mut [Kdop]) {
+        for (i, node) in self.nodes.iter().enumerate() {
+            let mut k = Kdop::empty(piece.first().map_or(nodes[i].kind(), Kdop::kind));
+            for c in &self.kids[node.kids.start as usize..node.kids.end as usize] {
+                match *c {
+                    Child::Node(j) => k.merge(&nodes[j as usize]),
+                    Child::Piece(p) => k.merge(&piece[p as usize]),
+                }
+            }
+            nodes[i] = k;
+        }
+    }
+
+    /// Every pair of pieces whose k-DOPs overlap and for which `connected` is false, into
+    /// `out` (smaller index first), with the number of k-DOP pairs compared.
+    pub fn self_pairs(
+        &self,
+        piece: &[Kdop],
+        nodes: &[Kdop],
+        connected: impl Fn(u32, u32) -> bool,
+        out: &mut Vec<(u32, u32)>,
+    ) -> u64 {
+        let Some(root) = self.root() else { return 0 };
+        let mut t = Traversal {
+            bvh: self,
+            piece,
+            nodes,
+            connected: &connected,
+            out,
+            tests: 0,
+        };
+        t.within(root);
+        t.tests
+    }
+}
+
+struct Traversal<'a, F: Fn(u32, u32) -> bool> {
+    bvh: &'a Bvh,
+    piece: &'a [Kdop],
+    nodes: &'a [Kdop],
+    connected: &'a F,
+    out: &'a mut Vec<(u32, u32)>,
+    tests: u64,
+}
+
+impl<F: Fn(u32, u32) -> bool> Traversal<'_, F> {
+    fn kdop(&self, c: Child) -> &Kdop {
+        match c {
+            Child::Node(i) => &self.nodes[i as usize],
+            Child::Piece(p) => &self.piece[p as usize],
+        }
+    }
+
+    /// The pairs inside node `i`: between its children, and inside each child node.
+    fn within(&mut self, i: u32) {
+        let kids = self.bvh.kids(i);
+        for (a, &ka) in kids.iter().enumerate() {
+            for &kb in &kids[a + 1..] {
+                self.between(ka, kb);
+            }
+            if let Child::Node(j) = ka {
+                self.within(j);
+            }
+        }
+    }
+
+    /// The pairs with one piece under `a` and one under `b`.
+    fn between(&mut self, a: Child, b: Child) {
+        self.tests += 1;
+        if !self.kdop(a).overlaps(self.kdop(b)) {
+            return;
+        }
+        match (a, b) {
+            (Child::Piece(p), Child::Piece(q)) => {
+                if !(self.connected)(p, q) {
+                    self.out.push((p.min(q), p.max(q)));
+                }
+            }
+            (Child::Node(i), other) | (other, Child::Node(i)) => {
+                // Descend the node (of two nodes, the one listed first).
+                for &k in self.bvh.kids(i) {
+                    self.between(k, other);
+                }
+            }
+        }
+    }
+}
+
+/// The representative stems of every level (Algorithm 3), the root excepted.
+fn representatives(topo: &Topology, radius: &[f32]) -> Vec<u32> {
+    let n = radius.len();
+    let r0 = radius[0];
+    let first_below = |w: f32| -> Vec<u32> {
+        (1..n as u32)
+            .filter(|&s| radius[s as usize] < w && radius[topo.parent(s) as usize] >= w)
+            .collect()
+    };
+    let mut all = first_below(SMALL * r0);
+    let mut level = first_below(BRANCH * r0);
+    all.extend(&level);
+    let is_ancestor = |a: u32, mut s: u32| {
+        while s != NONE && topo.depth(s) > topo.depth(a) {
+            s = topo.parent(s);
+        }
+        s == a
+    };
+    while level.len() >= TOP_LEVEL {
+        let mut covered = vec![false; level.len()];
+        let mut next = Vec::new();
+        while covered.iter().any(|&c| !c) {
+            // The candidates of the stems not yet covered; the widest wins.
+            let mut best: Option<u32> = None;
+            for (k, &s) in level.iter().enumerate() {
+                if covered[k] {
+                    continue;
+                }
+                let mut q = topo.parent(s);
+                while q != NONE && topo.children(q).len() < 2 {
+                    q = topo.parent(q);
+                }
+                let c = match q {
+                    NONE => 0,
+                    q if topo.parent(q) == NONE => q,
+                    q => topo.parent(q),
+                };
+                let wider = best.is_none_or(|b| {
+                    radius[c as usize] > radius[b as usize] || (radius[c as usize] == radius[b as usize] && c < b)
+                });
+                if wider {
+                    best = Some(c);
+                }
+            }
+            let c = best.expect("an uncovered stem has a candidate");
+            for (k, &s) in level.iter().enumerate() {
+                if !covered[k] && is_ancestor(c, s) {
+                    covered[k] = true;
+                }
+            }
+            next.push(c);
+        }
+        next.sort_unstable();
+        next.dedup();
+        if next.len() >= level.len() {
+            break;
+        }
+        all.extend(&next);
+        level = next;
+    }
+    all.retain(|&s| s != 0);
+    all.sort_unstable();
+    all.dedup();
+    all
+}

@@ -1,0 +1,115 @@
+//! Chen 2011 §5 at run time: the tree's own k-DOP hierarchy finds exactly the unconnected
+//! pairs of pieces whose k-DOPs overlap, as a search of every pair does, for every k, on a
+//! tree swaying in a gusting wind; on any number of worker threads.
+
+use glam::Vec3;
+use sylva_engine::{FrameTimings, JobSystem};
+use sylva_sim::collision::kdop::DopK;
+use sylva_sim::collision::runtime::{SelfCollision, SelfCollisionParams};
+use sylva_sim::dynamics::ModelKind;
+use sylva_sim::testtree::test_tree;
+use sylva_sim::{GustingWind, Material};
+use sylva_tests::model_of;
+
+#[test]
+fn the_hierarchy_finds_every_overlapping_pair_a_full_search_finds() {
+    let skel = test_tree(3, 700, 900).unwrap();
+    let jobs = JobSystem::new(2).unwrap();
+    for k in DopK::ALL {
+        let mut model = model_of(ModelKind::Weber, std::slice::from_ref(&skel), Material::default());
+        model.set_wind(Box::new(GustingWind::new(14.0, 0.0, 0.6, 5).unwrap()));
+        let timings = FrameTimings::new(model.phases());
+        let params = SelfCollisionParams {
+            k,
+            ..SelfCollisionParams::default()
+        };
+        let mut sc = SelfCollision::new(model.forest(), &model.pose(), params).unwrap();
+        let mut forces = vec![Vec3::ZERO; model.forest().segment_count()];
+        let (mut total, mut steps_with_pairs) = (0, 0);
+        for step in 0..120 {
+            model.step(&jobs, &timings);
+            if step % 3 != 0 {
+                continue;
+            }
+            sc.step(&jobs, model.forest(), &model.pose(), &mut forces);
+            let mut found = sc.candidates();
+            found.sort_unstable();
+            let all = sc.brute_force_candidates();
+            assert_eq!(found.len(), all.len(), "{k}, step {step}");
+            assert_eq!(found, all, "{k}, step {step}");
+            total += found.len();
+            steps_with_pairs += !found.is_empty() as usize;
+        }
+        eprintln!(
+            "{k}: {} pieces, {total} candidate pairs over 40 refits",
+            sc.piece_count()
+        );
+        assert!(
+            steps_with_pairs > 30,
+            "{k}: the swaying tree has overlapping pairs to find"
+        );
+    }
+}
+
+/// The pairs, the counts and the forces do not depend on the number of workers.
+#[test]
+fn self_collision_is_the_same_on_one_two_and_four_workers() {
+    let skel = test_tree(4, 900, 1500).unwrap();
+    let mut runs = Vec::new();
+    for threads in [1, 2, 4] {
+        let jobs = JobSystem::new(threads).unwrap();
+        let mut model = model_of(ModelKind::Weber, std::slice::from_ref(&skel), Material::default());
+        model.set_wind(Box::new(GustingWind::new(14.0, 0.0, 0.6, 5).unwrap()));
+        let timings = FrameTimings::new(model.phases());
+        let mut sc = SelfCollision::new(model.forest(), &model.pose(), SelfCollisionParams::default()).unwrap();
+        let mut forces = vec![Vec3::ZERO; model.forest().segment_count()];
+        let mut trace = Vec::new();
+        for _ in 0..40 {
+            model.step(&jobs, &timings);
+            sc.step(&jobs, model.forest(), &model.pose(), &mut forces);
+            let s = sc.stats();
+            trace.push((sc.candidates(), s.responding, s.close_pairs, s.kdop_tests));
+        }
+        let bits: Vec<[u32; 3]> = forces.iter().map(|f| f.to_array().map(f32::to_bits)).collect();
+        runs.push((trace, bits));
+    }
+    assert!(runs[0] == runs[1] && runs[0] == runs[2]);
+}
+
+#[test]
+fn bad_parameters_are_refused_naming_them() {
+    let skel = test_tree(1, 50, 40).unwrap();
+    let model = model_of(ModelKind::Weber, std::slice::from_ref(&skel), Material::default());
+    for (params, name) in [
+        (
+            SelfCollisionParams {
+                stiffness: -1.0,
+                ..SelfCollisionParams::default()
+            },
+            "spring constant",
+        ),
+        (
+            SelfCollisionParams {
+                stiffness: f32::INFINITY,
+                ..SelfCollisionParams::default()
+            },
+            "spring constant",
+        ),
+        (
+            SelfCollisionParams {
+                extra_safe: -0.01,
+                ..SelfCollisionParams::default()
+            },
+            "safe distance",
+        ),
+    ] {
+        let e = SelfCollision::new(model.forest(), &model.pose(), params)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(name) && e.contains("allowed"), "{e}");
+    }
+    for k in [0u32, 8, 12, 20, 32] {
+        let e = DopK::from_k(k).unwrap_err().to_string();
+        assert!(e.contains(&k.to_string()) && e.contains("14"), "{e}");
+    }
+}
