@@ -31,7 +31,7 @@ fn the_hierarchy_finds_every_overlapping_pair_a_full_search_finds() {
             if step % 3 != 0 {
                 continue;
             }
-            sc.step(&jobs, model.forest(), &model.pose(), &mut forces);
+            sc.step(&jobs, model.forest(), &model.pose(), model.dt(), &mut forces);
             let mut found = sc.candidates();
             found.sort_unstable();
             let all = sc.brute_force_candidates();
@@ -66,7 +66,7 @@ fn self_collision_is_the_same_on_one_two_and_four_workers() {
         let mut trace = Vec::new();
         for _ in 0..40 {
             model.step(&jobs, &timings);
-            sc.step(&jobs, model.forest(), &model.pose(), &mut forces);
+            sc.step(&jobs, model.forest(), &model.pose(), model.dt(), &mut forces);
             let s = sc.stats();
             trace.push((sc.candidates(), s.responding, s.close_pairs, s.kdop_tests));
         }

@@ -3,6 +3,8 @@
 //! mass matrix, angles, contact corrections, CG iterations) where the model is Weber's.
 
 use std::time::{Duration, Instant};
+use sylva_sim::collision::kdop::DopK;
+use sylva_sim::collision::runtime::{SelfCollisionParams, SelfCollisionStats};
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
@@ -123,6 +125,45 @@ pub struct SimArgs {
     dynamics_gpu: bool,
     #[command(flatten)]
     gpu: crate::args::GpuArgs,
+    /// Self-collision (Chen 2011 §5) with a hierarchy of K-DOPs (6, 14, 18 or 26; 14 when
+    /// K is left out): the report adds `collision_ms` (refit, traverse, respond, total per
+    /// step) and `close_pairs` (interpenetrating pairs per step).
+    #[arg(long, value_name = "K", num_args = 0..=1, default_missing_value = "14",
+          value_parser = |s: &str| s.parse::<DopK>().map_err(|e| e.to_string()))]
+    self_collision: Option<DopK>,
+}
+
+/// Self-collision's figures summed over a run's steps.
+#[derive(Clone, Copy, Debug, Default)]
+struct CollisionSums {
+    refit: Duration,
+    traverse: Duration,
+    respond: Duration,
+    candidates: u64,
+    close: u64,
+    responding: u64,
+    steps: u64,
+}
+
+impl CollisionSums {
+    fn add(&mut self, s: &SelfCollisionStats) {
+        self.refit += s.refit;
+        self.traverse += s.traverse;
+        self.respond += s.respond;
+        self.candidates += s.candidates as u64;
+        self.close += s.close_pairs as u64;
+        self.responding += s.responding as u64;
+        self.steps += 1;
+    }
+}
+
+/// Self-collision per step (`--self-collision`).
+#[derive(Serialize)]
+struct CollisionMs {
+    refit: f64,
+    traverse: f64,
+    respond: f64,
+    total: f64,
 }
 
 #[derive(Serialize)]
@@ -175,6 +216,17 @@ struct SimReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     cg_iterations_per_solve: Option<f64>,
     setup_ms: f64,
+    /// Self-collision's wall time per step by part \[ms\] (`--self-collision`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    collision_ms: Option<CollisionMs>,
+    /// Interpenetrating unconnected pairs per step, pairs whose k-DOPs overlap per step, and
+    /// pairs given a response per step (`--self-collision`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    close_pairs: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    candidate_pairs: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    responding_pairs: Option<f64>,
     /// Manavi's particles, constraints (branch and plane, then root) and the most relaxation
     /// passes a constraint gets per step, substeps included (absent for other models).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -220,6 +272,8 @@ struct Run {
     sim: Box<dyn DynamicsModel>,
     timings: FrameTimings,
     wall: Duration,
+    /// Self-collision's figures summed over the steps.
+    collision: CollisionSums,
     /// Tip deflections and base moments, sampled between blocks (CPU models: reading a GPU
     /// model's pose would download it).
     sway: Option<Sway>,
@@ -245,6 +299,9 @@ fn step_runs(runs: &mut [Run], steps: u64, jobs: &JobSystem) -> Result<()> {
                 let dt = t0.elapsed();
                 r.wall += dt;
                 r.timings.end_frame(dt);
+                if let Some(s) = r.sim.self_collision() {
+                    r.collision.add(&s);
+                }
             }
         }
         for r in runs.iter_mut() {
@@ -388,7 +445,15 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
                 .and_then(|w| w.downcast_ref::<GpuWind>())
                 .map_or(0, |w| w.downloads().count),
         );
+        if let Some(k) = a.self_collision {
+            let params = SelfCollisionParams {
+                k,
+                ..SelfCollisionParams::default()
+            };
+            sim.set_self_collision(Some(params)).context("--self-collision")?;
+        }
         runs.push(Run {
+            collision: CollisionSums::default(),
             timings: FrameTimings::new(sim.phases()),
             sway: (!a.dynamics_gpu).then(|| Sway::new(&*sim)),
             sim,
@@ -547,6 +612,21 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
             }
         }),
         setup_ms,
+        collision_ms: (run.collision.steps > 0).then(|| {
+            let per = |d: Duration| d.as_secs_f64() * 1e3 / run.collision.steps as f64;
+            let c = &run.collision;
+            CollisionMs {
+                refit: per(c.refit),
+                traverse: per(c.traverse),
+                respond: per(c.respond),
+                total: per(c.refit + c.traverse + c.respond),
+            }
+        }),
+        close_pairs: (run.collision.steps > 0).then(|| run.collision.close as f64 / run.collision.steps as f64),
+        candidate_pairs: (run.collision.steps > 0)
+            .then(|| run.collision.candidates as f64 / run.collision.steps as f64),
+        responding_pairs: (run.collision.steps > 0)
+            .then(|| run.collision.responding as f64 / run.collision.steps as f64),
         particles: counts.map(|c| c.0 as u64),
         constraints: counts.map(|c| c.1 as u64),
         root_constraints: counts.map(|c| c.2 as u64),
@@ -691,6 +771,18 @@ fn print_table(r: &SimReport, phases: &[&str], timings: &FrameTimings) {
     println!();
     println!("  bytes per segment      {:.1}", r.bytes_per_segment);
     println!("  state hash             {}", r.state_hash);
+    if let Some(c) = &r.collision_ms {
+        println!(
+            "  self-collision         {:.3} ms per step (refit {:.3}, traverse {:.3}, respond {:.3})",
+            c.total, c.refit, c.traverse, c.respond
+        );
+        println!(
+            "  pairs per step         {:.1} overlapping, {:.1} responding, {:.1} interpenetrating",
+            r.candidate_pairs.unwrap_or(0.0),
+            r.responding_pairs.unwrap_or(0.0),
+            r.close_pairs.unwrap_or(0.0)
+        );
+    }
     if let Some(v) = r.max_abs_angle {
         println!("  max |angle|            {v:.4} rad");
     }

@@ -232,42 +232,63 @@ fn representatives(topo: &Topology, radius: &[f32]) -> Vec<u32> {
             .filter(|&s| radius[s as usize] < w && radius[topo.parent(s) as usize] >= w)
             .collect()
     };
+    // Pre-order numbers and subtree sizes: a is an ancestor of s (or s) when s's number falls
+    // in a's range.
+    let mut order = vec![0u32; n];
+    let mut size = vec![1u32; n];
+    for i in (1..n).rev() {
+        size[topo.parent(i as u32) as usize] += size[i];
+    }
+    {
+        let mut next = vec![0u32; n];
+        for i in 0..n {
+            if i > 0 {
+                let p = topo.parent(i as u32) as usize;
+                order[i] = next[p];
+                next[p] += size[i];
+            }
+            next[i] = order[i] + 1;
+        }
+    }
+    let is_ancestor = |a: u32, s: u32| {
+        let (a, s) = (a as usize, s as usize);
+        order[a] <= order[s] && order[s] < order[a] + size[a]
+    };
     let mut all = first_below(SMALL * r0);
     let mut level = first_below(BRANCH * r0);
     all.extend(&level);
-    let is_ancestor = |a: u32, mut s: u32| {
-        while s != NONE && topo.depth(s) > topo.depth(a) {
-            s = topo.parent(s);
-        }
-        s == a
-    };
     while level.len() >= TOP_LEVEL {
-        let mut covered = vec![false; level.len()];
-        let mut next = Vec::new();
-        while covered.iter().any(|&c| !c) {
-            // The candidates of the stems not yet covered; the widest wins.
-            let mut best: Option<u32> = None;
-            for (k, &s) in level.iter().enumerate() {
-                if covered[k] {
-                    continue;
-                }
+        // Each stem's candidate: the parent of its nearest branching ancestor.
+        let cand: Vec<u32> = level
+            .iter()
+            .map(|&s| {
                 let mut q = topo.parent(s);
                 while q != NONE && topo.children(q).len() < 2 {
                     q = topo.parent(q);
                 }
-                let c = match q {
+                match q {
                     NONE => 0,
                     q if topo.parent(q) == NONE => q,
                     q => topo.parent(q),
-                };
-                let wider = best.is_none_or(|b| {
-                    radius[c as usize] > radius[b as usize] || (radius[c as usize] == radius[b as usize] && c < b)
-                });
-                if wider {
-                    best = Some(c);
                 }
+            })
+            .collect();
+        // The widest candidate of a stem not yet covered becomes a representative and covers
+        // the stems it is an ancestor of; again until every stem is covered.
+        let mut by_width: Vec<u32> = cand.clone();
+        by_width.sort_unstable_by(|&a, &b| radius[b as usize].total_cmp(&radius[a as usize]).then(a.cmp(&b)));
+        by_width.dedup();
+        let mut covered = vec![false; level.len()];
+        let mut next = Vec::new();
+        for c in by_width {
+            let own_uncovered = level
+                .iter()
+                .zip(&cand)
+                .zip(&covered)
+                .any(|((_, &cs), &done)| cs == c && !done);
+            if !own_uncovered {
+                continue;
             }
-            let c = best.expect("an uncovered stem has a candidate");
             for (k, &s) in level.iter().enumerate() {
                 if !covered[k] && is_ancestor(c, s) {
                     covered[k] = true;

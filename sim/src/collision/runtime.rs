@@ -10,13 +10,24 @@
 //! piece's two centreline ends since the last refit. Each piece's k-DOP is enlarged by its
 //! buffer (§5.1, so that a pair about to collide is found a step early).
 //!
-//! Response (Eq. 5.1): F = Dir·K_s·(d − d_safe) on the first piece of a pair and −F on the
-//! second, d the shortest distance between their centrelines, d_safe the sum of their safe
-//! distances, Dir the unit vector from the second's k-DOP centre to the first's (Fig. 5.2; so
-//! that d < d_safe pushes them apart). Each force acts on the piece's segment (a leaf's on the
-//! segment it hangs from); a model passes it on towards the root as its own mechanics does
-//! (Fig. 5.3: in an articulated model the forces of a pair cancel below their common
-//! ancestor).
+//! Response (Eq. 5.1): F = Dir·K_s·(d_rest − d) on the first piece of a pair and −F on the
+//! second, d the shortest distance between their centrelines, Dir the unit vector from the
+//! second's k-DOP centre to the first's (Fig. 5.2). Chen's spring rest length is d_safe, the
+//! sum of the safe distances; here it is d_safe or the pair's distance in the pose the
+//! self-collision was built in (the rest pose, collision-free after modelling), whichever is
+//! less, so that a tree at rest, whose leaves hang closer to their neighbours than a leaf is
+//! wide, feels no response until the wind pushes a pair closer than it grew. Two additions
+//! keep the explicit spring stable on the lightest twigs: K_s is capped per pair at
+//! [`STABLE`]·m/Δt² (m the lighter piece's effective mass: its segment's inertia over its
+//! length squared, the mass a force at the segment's end moves), and a damper of ratio
+//! [`DAMPING_RATIO`] acts on the closing speed. Each force acts on the piece's segment (a
+//! leaf's on the segment it hangs from); a model passes it on towards the root as its own
+//! mechanics does (Fig. 5.3: in an articulated model the forces of a pair cancel below their
+//! common ancestor).
+//!
+//! Interpenetration (`close_pairs`) is counted exactly: the pairs within their safe distance
+//! whose pieces, rebuilt in the pose, intersect (`primitives::intersect`, as the modelling
+//! pass tests them).
 //!
 //! Invariant: the candidate pairs, the forces and every count depend only on the forest, the
 //! poses and the parameters, never on the number of worker threads.
@@ -30,7 +41,7 @@ use super::bvh::Bvh;
 use super::connect::Topology;
 use super::kdop::{DopK, Kdop};
 use super::modelling::LEAF_JOINTS;
-use super::primitives::{blade, leaf_half_width, Owner};
+use super::primitives::{blade, intersect, leaf_half_width, Owner, Piece, Prism, Shape};
 use super::tritri::segment_distance;
 use crate::dynamics::pose::{segment_axis, Pose};
 use crate::error::SimError;
@@ -43,6 +54,13 @@ pub const BUFFER_SCALE: f32 = 1.5;
 pub const MAX_STIFFNESS: f32 = 1.0e6;
 /// Largest extra safe distance accepted \[m\].
 pub const MAX_EXTRA_SAFE: f32 = 1.0;
+/// Faces of a stem's prism in the exact interpenetration test (as the modelling pass's
+/// default).
+pub const PRISM_SIDES: u32 = 6;
+/// A pair's spring constant is at most this times m/Δt² (so that ω·Δt ≤ 2·√STABLE = 1).
+pub const STABLE: f32 = 0.25;
+/// Damping ratio of the response on the closing speed.
+pub const DAMPING_RATIO: f32 = 0.5;
 
 /// How self-collision is detected and answered.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -93,8 +111,7 @@ pub struct SelfCollisionStats {
     pub candidates: usize,
     /// Candidate pairs closer than the sum of their safe distances (given a response force).
     pub responding: usize,
-    /// Candidate pairs closer than the sum of their radii (without buffers): touching or
-    /// interpenetrating now.
+    /// Candidate pairs whose pieces intersect now (interpenetrating, the exact test).
     pub close_pairs: usize,
     /// k-DOP pairs the traversal compared.
     pub kdop_tests: u64,
@@ -126,6 +143,11 @@ struct TreeSet {
     /// distance, radius.
     kdop: Vec<Kdop>,
     ends: Vec<[Vec3; 2]>,
+    /// Per piece: the ends in the pose the self-collision was built in, the mid-point's
+    /// displacement in the last step, and the effective mass \[kg\].
+    rest_ends: Vec<[Vec3; 2]>,
+    moved: Vec<Vec3>,
+    mass: Vec<f32>,
     safe: Vec<f32>,
     radius: Vec<f32>,
     nodes: Vec<Kdop>,
@@ -230,6 +252,14 @@ impl SelfCollision {
             let bvh = Bvh::build(&topo, &radius, |s| of_segment[s as usize].clone());
             let n = pieces.len();
             let tree = &forest.trees[t];
+            let rest_ends: Vec<[Vec3; 2]> = pieces.iter().map(|p| piece_ends(&skel, p)).collect();
+            let mass: Vec<f32> = pieces
+                .iter()
+                .map(|p| {
+                    let g = (tree.segments.start + p.owner.segment()) as usize;
+                    forest.seg.inertia[g] / (forest.seg.length[g] * forest.seg.length[g])
+                })
+                .collect();
             trees.push(TreeSet {
                 seg0: tree.segments.start,
                 leaf0: tree.leaves.start,
@@ -239,6 +269,9 @@ impl SelfCollision {
                 pieces,
                 kdop: vec![Kdop::empty(params.k); n],
                 ends: vec![[Vec3::ZERO; 2]; n],
+                rest_ends,
+                moved: vec![Vec3::ZERO; n],
+                mass,
                 safe: vec![0.0; n],
                 radius: vec![0.0; n],
                 pairs: Vec::new(),
@@ -271,8 +304,9 @@ impl SelfCollision {
     }
 
     /// Refits every piece and node to `pose`, collects the candidate pairs and adds each
-    /// response force to `forces` (one per segment of the forest, \[N\] at its centre).
-    pub fn step(&mut self, jobs: &JobSystem, forest: &Forest, pose: &Pose, forces: &mut [Vec3]) {
+    /// response force for a step of `dt` \[s\] to `forces` (one per segment of the forest,
+    /// \[N\] at its centre).
+    pub fn step(&mut self, jobs: &JobSystem, forest: &Forest, pose: &Pose, dt: f32, forces: &mut [Vec3]) {
         let k = self.params.k;
         let extra = self.params.extra_safe;
         let t0 = Instant::now();
@@ -303,6 +337,7 @@ impl SelfCollision {
         });
         let t2 = Instant::now();
         let mut stats = SelfCollisionStats::default();
+        let k = self.params.k;
         for t in &self.trees {
             stats.candidates += t.pairs.len();
             stats.kdop_tests += t.kdop_tests;
@@ -311,18 +346,29 @@ impl SelfCollision {
                 let [a0, a1] = t.ends[p];
                 let [b0, b1] = t.ends[q];
                 let d = segment_distance(a0, a1, b0, b1);
-                if d < t.radius[p] + t.radius[q] {
-                    stats.close_pairs += 1;
-                }
                 let d_safe = t.safe[p] + t.safe[q];
                 // A NaN distance (a non-finite pose) answers nothing.
                 if d.partial_cmp(&d_safe) != Some(std::cmp::Ordering::Less) {
                     continue;
                 }
+                if intersect(&t.piece_now(forest, pose, p, k), &t.piece_now(forest, pose, q, k)) {
+                    stats.close_pairs += 1;
+                }
+                let [r0, r1] = t.rest_ends[p];
+                let [s0, s1] = t.rest_ends[q];
+                let rest = d_safe.min(segment_distance(r0, r1, s0, s1));
+                if d >= rest {
+                    continue;
+                }
                 stats.responding += 1;
-                // Eq. 5.1, along the line between the k-DOPs' centres (Fig. 5.2).
+                // Eq. 5.1, along the line between the k-DOPs' centres (Fig. 5.2), its spring
+                // capped for stability and damped on the closing speed.
                 let dir = (t.kdop[p].centre() - t.kdop[q].centre()).normalize_or_zero();
-                let f = dir * (self.params.stiffness * (d_safe - d));
+                let m = t.mass[p].min(t.mass[q]);
+                let stiff = self.params.stiffness.min(STABLE * m / (dt * dt));
+                let damp = 2.0 * DAMPING_RATIO * (stiff * m).sqrt();
+                let closing = (-(t.moved[p] - t.moved[q]).dot(dir) / dt).max(0.0);
+                let f = dir * (stiff * (rest - d) + damp * closing);
                 forces[(t.seg0 + t.pieces[p].owner.segment()) as usize] += f;
                 forces[(t.seg0 + t.pieces[q].owner.segment()) as usize] -= f;
             }
@@ -378,11 +424,12 @@ fn refit_pieces(jobs: &JobSystem, t: &mut TreeSet, forest: &Forest, pose: &Pose,
         .kdop
         .chunks_mut(CHUNK)
         .zip(t.ends.chunks_mut(CHUNK))
+        .zip(t.moved.chunks_mut(CHUNK))
         .zip(t.safe.chunks_mut(CHUNK))
         .zip(t.radius.chunks_mut(CHUNK))
         .enumerate()
         .collect();
-    jobs.for_each_mut(&mut chunks, |_, (c, (((kdop, ends), safe), radius))| {
+    jobs.for_each_mut(&mut chunks, |_, (c, ((((kdop, ends), moved), safe), radius))| {
         let start = *c * CHUNK;
         for i in 0..kdop.len() {
             let p = &pieces[start + i];
@@ -407,18 +454,69 @@ fn refit_pieces(jobs: &JobSystem, t: &mut TreeSet, forest: &Forest, pose: &Pose,
                     (kd, [attach + along * p.t0, attach + along * p.t1], p.ra)
                 }
             };
-            let moved = if fresh {
+            let shift = if fresh {
+                Vec3::ZERO
+            } else {
+                0.5 * ((e[0] - ends[i][0]) + (e[1] - ends[i][1]))
+            };
+            let most = if fresh {
                 0.0
             } else {
                 (e[0] - ends[i][0]).length().max((e[1] - ends[i][1]).length())
             };
-            let buffer = BUFFER_SCALE * moved;
+            moved[i] = shift;
+            let buffer = BUFFER_SCALE * most;
             kdop[i] = box_.enlarged(buffer + extra);
             ends[i] = e;
             safe[i] = r + buffer + extra;
             radius[i] = r;
         }
     });
+}
+
+/// A piece's centreline ends in a skeleton (tree-local indices).
+fn piece_ends(skel: &Skeleton, p: &RtPiece) -> [Vec3; 2] {
+    match p.owner {
+        Owner::Stem { segment, .. } => {
+            let s = &skel.segments[segment as usize];
+            let axis = (s.tip - s.base).normalize_or_zero();
+            [s.base + axis * p.t0, s.base + axis * p.t1]
+        }
+        Owner::Leaf { leaf, segment, .. } => {
+            let (l, s) = (&skel.leaves[leaf as usize], &skel.segments[segment as usize]);
+            let attach = s.base + (s.tip - s.base) * l.along;
+            let along = l.orientation * Vec3::Y * l.length;
+            [attach + along * p.t0, attach + along * p.t1]
+        }
+    }
+}
+
+impl TreeSet {
+    /// Piece `i` rebuilt in `pose` (a prism of [`PRISM_SIDES`] faces, a blade), for the exact
+    /// test.
+    fn piece_now(&self, forest: &Forest, pose: &Pose, i: usize, k: DopK) -> Piece {
+        let p = &self.pieces[i];
+        let [a, b] = self.ends[i];
+        match p.owner {
+            Owner::Stem { segment, .. } => {
+                let axis = segment_axis(pose.orient[(self.seg0 + segment) as usize]);
+                Piece::new(
+                    p.owner,
+                    Shape::Prism(Prism::new(a, b, p.ra, p.rb, PRISM_SIDES, axis)),
+                    k,
+                    [a, b],
+                )
+            }
+            Owner::Leaf { leaf, segment, .. } => {
+                let (gj, gs) = ((self.leaf0 + leaf) as usize, (self.seg0 + segment) as usize);
+                let q = pose.leaf_orientation(forest, gs, gj);
+                let length = forest.leaf.length_m(gj);
+                let width = forest.trees[forest.tree_of(gs)].leaf_aspect * length;
+                let tris = blade(pose.leaf_pos[gj], q, length, width, p.t0, p.t1, LEAF_JOINTS);
+                Piece::new(p.owner, Shape::Blade(tris), k, [a, b])
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for SelfCollision {
@@ -428,5 +526,87 @@ impl std::fmt::Debug for SelfCollision {
             .field("trees", &self.trees.len())
             .field("last", &self.last)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dynamics::weber::{WeberModel, WeberParams};
+    use crate::forest::TreePlacement;
+    use crate::material::Material;
+
+    /// A trunk with two branches, the upper one's outer segment reaching down towards the
+    /// lower one's (20 cm apart at the tip).
+    fn skeleton() -> Skeleton {
+        let seg = |parent: Option<u32>, base: Vec3, tip: Vec3, r: f32| SkeletonSegment {
+            parent,
+            base,
+            tip,
+            radius_base: r,
+            radius_tip: r,
+        };
+        Skeleton {
+            segments: vec![
+                seg(None, Vec3::ZERO, Vec3::Y, 0.05),
+                seg(Some(0), Vec3::Y, Vec3::Y * 2.0, 0.04),
+                seg(Some(0), Vec3::Y, Vec3::new(1.0, 1.0, 0.0), 0.02),
+                seg(Some(2), Vec3::new(1.0, 1.0, 0.0), Vec3::new(2.0, 1.0, 0.0), 0.02),
+                seg(Some(1), Vec3::Y * 2.0, Vec3::new(1.0, 2.0, 0.0), 0.02),
+                seg(Some(4), Vec3::new(1.0, 2.0, 0.0), Vec3::new(2.0, 1.2, 0.0), 0.02),
+            ],
+            leaves: Vec::new(),
+        }
+    }
+
+    /// At rest nothing answers; pushed closer than their rest distance and their safe
+    /// distances, the two outer segments get equal and opposite forces that push them apart
+    /// along the line between them (Eq. 5.1, Fig. 5.2), and none of the other segments does.
+    #[test]
+    fn a_pair_pushed_together_is_pushed_apart() {
+        let skel = skeleton();
+        let forest = Forest::build(
+            &[TreePlacement {
+                skeleton: &skel,
+                position: Vec3::ZERO,
+            }],
+            &Material::default(),
+        )
+        .unwrap();
+        let model = WeberModel::new(forest.clone(), WeberParams::default()).unwrap();
+        let rest = model.pose().clone();
+        let jobs = JobSystem::new(1).unwrap();
+        let mut sc = SelfCollision::new(&forest, &rest, SelfCollisionParams::default()).unwrap();
+        let mut forces = vec![Vec3::ZERO; forest.segment_count()];
+        sc.step(&jobs, &forest, &rest, 1.0 / 60.0, &mut forces);
+        assert!(forces.iter().all(|f| *f == Vec3::ZERO), "{forces:?}");
+        // Find the two outer segments by where they start.
+        let at = |p: Vec3| {
+            (0..forest.segment_count())
+                .find(|&i| (rest.base[i] - p).length() < 1e-4)
+                .unwrap()
+        };
+        let (lower, upper) = (at(Vec3::new(1.0, 1.0, 0.0)), at(Vec3::new(1.0, 2.0, 0.0)));
+        // Swing the upper one down until its tip is 2 cm above the lower one's axis.
+        let mut pose = rest.clone();
+        let l = forest.seg.length[upper];
+        let drop = rest.base[upper].y - 1.02;
+        let dir = Vec3::new((l * l - drop * drop).sqrt(), -drop, 0.0).normalize();
+        pose.orient[upper] = Quat::from_rotation_arc(Vec3::Y, dir);
+        let mut forces = vec![Vec3::ZERO; forest.segment_count()];
+        sc.step(&jobs, &forest, &pose, 1.0 / 60.0, &mut forces);
+        let s = sc.stats();
+        assert!(s.responding >= 1, "{s:?}");
+        assert_eq!(
+            s.close_pairs, 1,
+            "prisms of 2 cm, their axes 2 cm apart: interpenetrating"
+        );
+        assert!(forces[upper].y > 0.0 && forces[lower].y < 0.0, "{forces:?}");
+        assert!((forces[upper] + forces[lower]).length() < 1e-4 * forces[upper].length());
+        for (i, f) in forces.iter().enumerate() {
+            if i != upper && i != lower {
+                assert_eq!(*f, Vec3::ZERO, "segment {i}");
+            }
+        }
     }
 }

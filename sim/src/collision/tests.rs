@@ -53,15 +53,15 @@ fn pass(s: &Skeleton) -> super::modelling::CollisionFree {
     collision_free(s, &CollisionFreeOptions::default()).unwrap()
 }
 
-/// Two branches from different stems that cross: the later one (in breadth-first order) is
-/// removed, the brute-force search finds the crossing before and nothing after.
+/// Two branches that cross: the one of the deeper branching level (built later) is removed,
+/// the brute-force search finds the crossing before and nothing after.
 #[test]
 fn of_two_crossing_branches_the_later_is_removed() {
     let mut b = Builder::new(Vec3::Y * 2.0, 0.1);
     let up = b.seg(0, Vec3::Y * 4.0, 0.08);
     // A branch from the first stem's tip reaching over to +x at height 3 ...
     let a1 = b.seg(0, Vec3::new(1.0, 2.5, 0.0), 0.01);
-    let _a2 = b.seg(a1, Vec3::new(1.0, 3.5, 0.0), 0.01);
+    let a2 = b.seg(a1, Vec3::new(1.0, 3.5, 0.0), 0.01);
     // ... and one from the second stem's tip reaching down across it.
     let c1 = b.seg(up, Vec3::new(0.6, 3.8, 0.0), 0.01);
     let c2 = b.seg(c1, Vec3::new(1.4, 3.0, 0.0), 0.01);
@@ -69,11 +69,13 @@ fn of_two_crossing_branches_the_later_is_removed() {
     assert!(intersecting_pairs(&skel, 6).unwrap() > 0, "the branches cross");
     let done = pass(&skel);
     assert_eq!(intersecting_pairs(&done.skeleton, 6).unwrap(), 0);
-    // a2 (depth 2) is built before c2 (depth 3): c2 is the one that goes, and only it (its
-    // radius is under the cut-back radius).
+    // c1 and c2 carry the upper stem on (each its parent's only child): they are level 0,
+    // built with the trunk; a1 and a2 are a branch, level 1. a2 is the one that goes, and
+    // only it (its radius is under the cut-back radius).
     assert_eq!(done.report.intersecting_stems, 1);
     assert_eq!(done.report.removed_stems, 1);
-    assert_eq!(done.segment_map[c2 as usize], u32::MAX);
+    assert_eq!(done.segment_map[a2 as usize], u32::MAX);
+    assert_ne!(done.segment_map[c2 as usize], u32::MAX);
     assert_eq!(done.skeleton.segments.len(), 5);
 }
 

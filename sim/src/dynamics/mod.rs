@@ -43,6 +43,7 @@ use std::sync::RwLockReadGuard;
 use sylva_engine::{FrameTimings, JobSystem};
 
 use crate::collider::SphereCollider;
+use crate::collision::runtime::{SelfCollisionParams, SelfCollisionStats};
 use crate::error::SimError;
 use crate::forest::Forest;
 use crate::wind::{Calm, WindField};
@@ -196,6 +197,23 @@ pub trait DynamicsModel: Send {
     /// False for the first segment of a piece broken off; by default, true.
     fn attached(&self, _i: usize) -> bool {
         true
+    }
+    /// Turns self-collision (Chen 2011 §5: the tree's k-DOP hierarchy, the response spring of
+    /// Eq. 5.1) on with `params`, or off with `None`. A model that has none refuses, naming
+    /// itself; bad parameters are refused by name (the old setting stays).
+    fn set_self_collision(&mut self, params: Option<SelfCollisionParams>) -> Result<(), SimError> {
+        match params {
+            None => Ok(()),
+            Some(_) => Err(SimError::param(
+                "self-collision",
+                "on",
+                format!("the {} model has no self-collision yet", self.name()),
+            )),
+        }
+    }
+    /// What self-collision found and cost in the last step (`None` while it is off).
+    fn self_collision(&self) -> Option<SelfCollisionStats> {
+        None
     }
     /// The wind field.
     fn wind(&self) -> &dyn WindField;

@@ -7,6 +7,7 @@ use sylva_engine::{FrameTimings, JobSystem};
 
 use super::{WeberModel, PHASES};
 use crate::collider::SphereCollider;
+use crate::collision::runtime::{SelfCollisionParams, SelfCollisionStats};
 use crate::dynamics::{Breakage, DynamicsModel, ModelKind, ModelParts, PoseView};
 use crate::error::SimError;
 use crate::forest::Forest;
@@ -75,6 +76,12 @@ impl DynamicsModel for WeberModel {
     }
     fn heap_bytes(&self) -> usize {
         WeberModel::heap_bytes(self)
+    }
+    fn set_self_collision(&mut self, params: Option<SelfCollisionParams>) -> Result<(), SimError> {
+        WeberModel::set_self_collision(self, params)
+    }
+    fn self_collision(&self) -> Option<SelfCollisionStats> {
+        self.self_collision_stats()
     }
     fn wind(&self) -> &dyn WindField {
         WeberModel::wind(self)

@@ -49,6 +49,9 @@ pub(crate) struct TreeStatic<'a> {
     pub second: &'a [f64],
     /// Articulated inertia: (β/D, e/D, 1/D) of the factorisation, per plane.
     pub fac: [&'a [articulated::Pivot]; 2],
+    /// Forces on the segments' centres from outside the model this step \[N\] (self-collision's
+    /// response, Chen 2011 Eq. 5.1); empty for none.
+    pub external: &'a [Vec3],
 }
 
 impl TreeStatic<'_> {
@@ -592,7 +595,7 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
                 }
                 _ => bark + centre_wind(i) * leaf,
             });
-            Vec3A::new(0.0, -mass[i] * gravity, 0.0) + wind_force
+            Vec3A::new(0.0, -mass[i] * gravity, 0.0) + wind_force + external(t, i)
         };
         let carried = load[i].carried;
         let lever = 0.5 * f + carried;
@@ -676,8 +679,16 @@ fn quadratic_loads<W: Fn(usize) -> Vec3>(
         let l = &mut load[i];
         let path = l.path;
         l.own = 2.0 * (bark_b * (path - 0.5 * (l.dir_len[0] + l.dir_len[1])) + leaves_b * path);
-        l.force = Vec3A::new(0.0, -mass[i] * gravity, 0.0) + f;
+        l.force = Vec3A::new(0.0, -mass[i] * gravity, 0.0) + f + external(t, i);
     }
+}
+
+/// Segment i's external force this step (zero without any): it enters Eq. 1's right-hand side
+/// as the weight and the wind do, a force at the segment's centre whose generalized forces
+/// are those of every joint between it and the root.
+#[inline(always)]
+fn external(t: &TreeStatic<'_>, i: usize) -> Vec3A {
+    t.external.get(i).map_or(Vec3A::ZERO, |&f| Vec3A::from(f))
 }
 
 /// Segment i's wind force under [`DragLaw::Quadratic`]: ½·ρ_air·C_d·A·|u|·u on the velocity of

@@ -53,6 +53,7 @@ use glam::{DVec3, Quat, Vec3};
 use sylva_engine::{FrameTimings, JobGraph, JobGraphBuilder, JobSystem};
 
 use crate::collider::SphereCollider;
+use crate::collision::runtime::{SelfCollision, SelfCollisionParams, SelfCollisionStats};
 use crate::dynamics::breakage::BreakageState;
 use crate::dynamics::debris::Debris;
 use crate::dynamics::schedule::StepSchedule;
@@ -193,6 +194,9 @@ struct Shared {
     /// Which trees step this step, and by how many steps of `params.dt` (temporal level of
     /// detail; every tree every step unless the caller set periods).
     schedule: StepSchedule,
+    /// Forces on the segments' centres from outside the model this step (self-collision's
+    /// response), one per segment; empty for none.
+    external: Vec<Vec3>,
 }
 
 /// Write access for a step's job. The job graph orders the jobs, so this never waits.
@@ -231,6 +235,9 @@ pub struct WeberModel {
     /// Each joint's wind-grown moment \[N·m\] (`rupture::grown_moments`), from the generated
     /// shape: the floor of its rupture moment.
     grown: Vec<f32>,
+    /// Self-collision (Chen 2011 §5), when on: its response forces enter Eq. 1's right-hand
+    /// side as generalized forces, through `Shared::external`.
+    self_collision: Option<SelfCollision>,
 }
 
 impl WeberModel {
@@ -331,6 +338,7 @@ impl WeberModel {
             over: Vec::new(),
             live: None,
             schedule: StepSchedule::default(),
+            external: Vec::new(),
         };
         let mut sim = WeberModel {
             sh,
@@ -340,6 +348,7 @@ impl WeberModel {
             stats: StepStats::default(),
             breakage: BreakageState::new(n),
             grown: Vec::new(),
+            self_collision: None,
         };
         sim.sh.over = (0..sim.sh.forest.tree_count())
             .map(|_| AtomicBool::new(false))
@@ -487,8 +496,30 @@ impl WeberModel {
         self.refresh_pose();
     }
 
+    /// Turns self-collision on with `params` (its structure read in the current pose), or off.
+    pub fn set_self_collision(&mut self, params: Option<SelfCollisionParams>) -> Result<(), SimError> {
+        self.self_collision = match params {
+            None => None,
+            Some(p) => {
+                let pose = self.sh.pose.read().expect("unpoisoned pose");
+                Some(SelfCollision::new(&self.sh.forest, &pose, p)?)
+            }
+        };
+        self.sh.external.clear();
+        Ok(())
+    }
+
+    /// What self-collision found and cost in the last step (`None` while off).
+    pub fn self_collision_stats(&self) -> Option<SelfCollisionStats> {
+        self.self_collision.as_ref().map(SelfCollision::stats)
+    }
+
     /// Puts every tree back in its generated shape, at rest, with no pending contact.
     pub fn reset(&mut self) {
+        if let Some(sc) = &mut self.self_collision {
+            sc.restart();
+        }
+        self.sh.external.clear();
         let [a, b] = &mut self.sh.planes;
         let mut planes = [
             std::mem::take(a.get_mut().expect("unpoisoned state")),
@@ -690,6 +721,17 @@ impl WeberModel {
             ns.store(0, Ordering::Relaxed);
         }
         self.sh.schedule.plan(self.stats.steps);
+        if let Some(sc) = &mut self.self_collision {
+            // The response to the pose the step starts from (Chen Fig. 1.1: collisions are
+            // handled before the forces are summed).
+            let mut ext = std::mem::take(&mut self.sh.external);
+            ext.clear();
+            ext.resize(self.sh.forest.segment_count(), Vec3::ZERO);
+            let pose = self.sh.pose.read().expect("unpoisoned pose");
+            sc.step(jobs, &self.sh.forest, &pose, self.sh.params.dt, &mut ext);
+            drop(pose);
+            self.sh.external = ext;
+        }
         // Whole trees are the jobs when there are enough of them to keep every thread busy;
         // otherwise phases, planes and subtrees are. Both run the same arithmetic per tree.
         let graph = if jobs.threads() == 1 || self.sh.forest.tree_count() >= 2 * jobs.threads() {

@@ -57,7 +57,11 @@ pub(super) fn tree_static(sh: &Shared, t: usize) -> TreeStatic<'_> {
         },
         first: sh.first.get(r.clone()).unwrap_or(&[]),
         second: sh.second.get(r.clone()).unwrap_or(&[]),
-        fac: [sh.fac[0].get(r.clone()).unwrap_or(&[]), sh.fac[1].get(r).unwrap_or(&[])],
+        fac: [
+            sh.fac[0].get(r.clone()).unwrap_or(&[]),
+            sh.fac[1].get(r.clone()).unwrap_or(&[]),
+        ],
+        external: sh.external.get(r).unwrap_or(&[]),
     }
 }
 
