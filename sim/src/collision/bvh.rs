@@ -2,8 +2,9 @@
 //! than from where its primitives are: a node bounds a representative stem's offspring, so
 //! primitives that move together stay in one node as the tree sways.
 //!
-//! Representative stems (Algorithm 3): at the bottom, the stems whose radius first falls
-//! below a small-branch threshold (Chen's Rstems_b2) and, above them, the stems whose radius
+//! Representative stems (Algorithm 3): at the bottom, the stems that have leaves (Chen's
+//! Rstems_b3, so that a leaf is bounded with its stem's other leaves), above them the stems
+//! whose radius first falls below a small-branch threshold (Rstems_b2) and, above those, the stems whose radius
 //! first falls below a branch threshold (Rstems_b1); from the b1 stems, level after level
 //! until fewer than [`TOP_LEVEL`] remain: for each stem of the level not yet covered, its
 //! nearest ancestor that branches (has more than one child) and that ancestor's parent is a
@@ -60,8 +61,14 @@ pub struct Bvh {
 
 impl Bvh {
     /// The hierarchy of a tree of `topo`'s structure, segment radii `radius`, whose segment s
-    /// (with its leaves) has the pieces `pieces(s)`.
-    pub fn build(topo: &Topology, radius: &[f32], pieces: impl Fn(u32) -> Vec<u32>) -> Bvh {
+    /// (with its leaves) has the pieces `pieces(s)`; `leafy(s)`: segment s has leaves (Chen's
+    /// Rstems_b3, each the representative of a node that holds its leaves).
+    pub fn build(
+        topo: &Topology,
+        radius: &[f32],
+        leafy: impl Fn(u32) -> bool,
+        pieces: impl Fn(u32) -> Vec<u32>,
+    ) -> Bvh {
         let n = radius.len();
         let mut is_rep = vec![false; n];
         if n == 0 {
@@ -69,6 +76,11 @@ impl Bvh {
         }
         for rep in representatives(topo, radius) {
             is_rep[rep as usize] = true;
+        }
+        for s in 0..n as u32 {
+            if leafy(s) {
+                is_rep[s as usize] = true;
+            }
         }
         is_rep[0] = true;
         let mut bvh = Bvh::default();
@@ -213,8 +225,19 @@ impl<F: Fn(u32, u32) -> bool> Traversal<'_, F> {
                     self.out.push((p.min(q), p.max(q)));
                 }
             }
+            (Child::Node(i), Child::Node(j)) => {
+                // Descend the node with more children, so that the smaller is tested against
+                // its children rather than each of its children against every one of those.
+                let (big, small) = if self.bvh.kids(i).len() >= self.bvh.kids(j).len() {
+                    (i, b)
+                } else {
+                    (j, a)
+                };
+                for &k in self.bvh.kids(big) {
+                    self.between(k, small);
+                }
+            }
             (Child::Node(i), other) | (other, Child::Node(i)) => {
-                // Descend the node (of two nodes, the one listed first).
                 for &k in self.bvh.kids(i) {
                     self.between(k, other);
                 }

@@ -249,7 +249,17 @@ impl SelfCollision {
                 }
             }
             let radius: Vec<f32> = skel.segments.iter().map(|s| s.radius_base.max(s.radius_tip)).collect();
-            let bvh = Bvh::build(&topo, &radius, |s| of_segment[s as usize].clone());
+            let leafy: Vec<bool> = {
+                let mut v = vec![false; skel.segments.len()];
+                skel.leaves.iter().for_each(|l| v[l.segment as usize] = true);
+                v
+            };
+            let bvh = Bvh::build(
+                &topo,
+                &radius,
+                |s| leafy[s as usize],
+                |s| of_segment[s as usize].clone(),
+            );
             let n = pieces.len();
             let tree = &forest.trees[t];
             let rest_ends: Vec<[Vec3; 2]> = pieces.iter().map(|p| piece_ends(&skel, p)).collect();
