@@ -1,6 +1,7 @@
 //! Ready-made scenes: forests of test trees on a grid and Weber's orbiting collider. Shared by
 //! the benchmarks, the tests and the viewer so they all measure the same thing.
 
+use crate::collision::modelling::CollisionFreeOptions;
 use glam::Vec3;
 
 use crate::collider::{Motion, SphereCollider};
@@ -40,6 +41,19 @@ impl TestForest {
         trees: usize,
         material: &Material,
     ) -> Result<TestForest, SimError> {
+        TestForest::new_with(seed, segments, leaves, trees, material, None)
+    }
+
+    /// [`new`](Self::new), each tree made collision-free first when `collision_free` says how
+    /// (Chen 2011 §3.2: what the pass removes is gone from the forest).
+    pub fn new_with(
+        seed: u64,
+        segments: usize,
+        leaves: usize,
+        trees: usize,
+        material: &Material,
+        collision_free: Option<&CollisionFreeOptions>,
+    ) -> Result<TestForest, SimError> {
         if trees == 0 || trees > MAX_TEST_FOREST_TREES {
             return Err(SimError::param(
                 "trees",
@@ -64,8 +78,14 @@ impl TestForest {
             ));
         }
         let skeletons = (0..trees)
-            .map(|k| test_tree(seed.wrapping_add(k as u64), segments, leaves))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|k| {
+                let s = test_tree(seed.wrapping_add(k as u64), segments, leaves)?;
+                match collision_free {
+                    Some(o) => Ok(crate::collision::modelling::collision_free(&s, o)?.skeleton),
+                    None => Ok(s),
+                }
+            })
+            .collect::<Result<Vec<_>, SimError>>()?;
         let spacing = skeletons.iter().map(crown_width).fold(1.0f32, f32::max) * 1.1;
         let side = (trees as f32).sqrt().ceil() as usize;
         let positions: Vec<Vec3> = (0..trees)

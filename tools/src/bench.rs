@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 use sylva_sim::collision::kdop::DopK;
+use sylva_sim::collision::modelling::CollisionFreeOptions;
 use sylva_sim::collision::runtime::{SelfCollisionParams, SelfCollisionStats};
 
 use anyhow::{Context, Result};
@@ -131,6 +132,10 @@ pub struct SimArgs {
     #[arg(long, value_name = "K", num_args = 0..=1, default_missing_value = "14",
           value_parser = |s: &str| s.parse::<DopK>().map_err(|e| e.to_string()))]
     self_collision: Option<DopK>,
+    /// Make each test tree collision-free before it is simulated (Chen 2011 §3.2, as Chen's
+    /// trees are): the counts reported are what is left.
+    #[arg(long)]
+    collision_free: bool,
 }
 
 /// Self-collision's figures summed over a run's steps.
@@ -380,12 +385,14 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
             drag_law: drag.into(),
             ..Material::default()
         };
-        let scene = TestForest::new(
+        let collision_free = CollisionFreeOptions::default();
+        let scene = TestForest::new_with(
             a.seed,
             a.segments as usize,
             a.leaves as usize,
             a.trees as usize,
             &material,
+            a.collision_free.then_some(&collision_free),
         )
         .context("cannot build the test forest")?;
         scenes.push(scene);
