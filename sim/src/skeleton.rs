@@ -27,6 +27,17 @@ pub struct SkeletonSegment {
 }
 
 impl SkeletonSegment {
+    /// A segment of one radius `r` from `base` to `tip` under `parent`.
+    pub fn cylinder(parent: Option<u32>, base: Vec3, tip: Vec3, r: f32) -> SkeletonSegment {
+        SkeletonSegment {
+            parent,
+            base,
+            tip,
+            radius_base: r,
+            radius_tip: r,
+        }
+    }
+
     /// Distance from base to tip \[m\].
     pub fn length(&self) -> f32 {
         (self.tip - self.base).length()

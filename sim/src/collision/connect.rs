@@ -293,13 +293,7 @@ mod tests {
     /// A chain of segments of length 1 up the y axis (radius 0.01) with a side branch of
     /// three segments from segment 1's tip.
     fn tree() -> Skeleton {
-        let seg = |parent: Option<u32>, base: Vec3, tip: Vec3| SkeletonSegment {
-            parent,
-            base,
-            tip,
-            radius_base: 0.01,
-            radius_tip: 0.01,
-        };
+        let seg = |parent: Option<u32>, base: Vec3, tip: Vec3| SkeletonSegment::cylinder(parent, base, tip, 0.01);
         let mut s = Skeleton::default();
         for k in 0..5 {
             let p = (k > 0).then(|| k as u32 - 1);

@@ -549,13 +549,7 @@ mod tests {
     /// A trunk with two branches, the upper one's outer segment reaching down towards the
     /// lower one's (20 cm apart at the tip).
     fn skeleton() -> Skeleton {
-        let seg = |parent: Option<u32>, base: Vec3, tip: Vec3, r: f32| SkeletonSegment {
-            parent,
-            base,
-            tip,
-            radius_base: r,
-            radius_tip: r,
-        };
+        let seg = SkeletonSegment::cylinder;
         Skeleton {
             segments: vec![
                 seg(None, Vec3::ZERO, Vec3::Y, 0.05),

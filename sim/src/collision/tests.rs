@@ -13,13 +13,7 @@ struct Builder(Skeleton);
 impl Builder {
     fn new(tip: Vec3, r: f32) -> Builder {
         Builder(Skeleton {
-            segments: vec![SkeletonSegment {
-                parent: None,
-                base: Vec3::ZERO,
-                tip,
-                radius_base: r,
-                radius_tip: r,
-            }],
+            segments: vec![SkeletonSegment::cylinder(None, Vec3::ZERO, tip, r)],
             leaves: Vec::new(),
         })
     }
@@ -27,13 +21,7 @@ impl Builder {
     /// A segment from parent `p`'s tip to `tip`; returns its index.
     fn seg(&mut self, p: u32, tip: Vec3, r: f32) -> u32 {
         let base = self.0.segments[p as usize].tip;
-        self.0.segments.push(SkeletonSegment {
-            parent: Some(p),
-            base,
-            tip,
-            radius_base: r,
-            radius_tip: r,
-        });
+        self.0.segments.push(SkeletonSegment::cylinder(Some(p), base, tip, r));
         self.0.segments.len() as u32 - 1
     }
 
