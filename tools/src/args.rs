@@ -228,6 +228,12 @@ pub struct ModelArgs {
     /// or `linear` (Weber's f = l·r·(d·w), equal to it at 10 m/s).
     #[arg(long, value_enum, default_value = "quadratic")]
     pub drag: DragArg,
+    /// Self-collision (Chen 2011 §5) with a hierarchy of K-DOPs (6, 14, 18 or 26; 14 when K
+    /// is left out): pairs of branches and leaves about to pass through each other are pushed
+    /// apart (Weber's model).
+    #[arg(long, value_name = "K", num_args = 0..=1, default_missing_value = "14",
+          value_parser = |s: &str| s.parse::<sylva_sim::collision::kdop::DopK>().map_err(|e| e.to_string()))]
+    pub self_collision: Option<sylva_sim::collision::kdop::DopK>,
 }
 
 /// `--drag`: the drag law of the trees' material (`sylva_sim::DragLaw`).
@@ -256,6 +262,15 @@ impl ModelArgs {
     }
 
     /// `base` with these choices.
+    /// Self-collision's parameters when `--self-collision` asks for it.
+    pub fn self_collision(&self) -> Option<sylva_sim::collision::runtime::SelfCollisionParams> {
+        self.self_collision
+            .map(|k| sylva_sim::collision::runtime::SelfCollisionParams {
+                k,
+                ..Default::default()
+            })
+    }
+
     pub fn params(&self, base: WeberParams) -> WeberParams {
         WeberParams {
             solver: self.solver.into(),

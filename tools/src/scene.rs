@@ -498,6 +498,9 @@ impl Driver {
             self.switch_model(a.model.model)?;
         }
         self.configure_model();
+        if let Some(p) = a.model.self_collision() {
+            self.scene.sim.set_self_collision(Some(p)).context("--self-collision")?;
+        }
         self.set_wind_model(a.wind_model, a.wind_grid)?;
         if a.wind_field {
             self.show_field(true)?;
@@ -553,7 +556,14 @@ impl Driver {
         }
         self.configure_model();
         (self.timings, self.fill_phase) = driver_timings(&*self.scene.sim);
-        Ok(format!("model {kind}: rebuilt at rest, wind kept"))
+        let mut said = format!("model {kind}: rebuilt at rest, wind kept");
+        if let Some(p) = self.weber_args.and_then(|a| a.self_collision()) {
+            // The command line asked for self-collision: the new model takes it if it can.
+            if let Err(e) = self.scene.sim.set_self_collision(Some(p)) {
+                said.push_str(&format!("; self-collision off ({e})"));
+            }
+        }
+        Ok(said)
     }
 
     /// Shows the wind field's arrows (on the layer at half the tallest tree's height) or hides

@@ -129,6 +129,34 @@ fn model_choices_reach_the_simulation() {
     assert!(e.contains("articulated") && e.contains("diagonal"), "{e}");
 }
 
+/// `--self-collision K` turns Chen's self-collision on in Weber's model (its figures come
+/// with every step); a model without it refuses, naming itself, and the model key carries it
+/// to the next model when that one has it, saying so when not.
+#[test]
+fn self_collision_from_the_command_line_reaches_the_model() {
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        scene: SceneArgs,
+    }
+    let parse = |args: &[&str]| <Cli as clap::Parser>::try_parse_from(args).map(|c| c.scene);
+    let mut d = driver();
+    assert!(d.scene.sim.self_collision().is_none());
+    d.apply_args(&parse(&["sylva", "--wind-model", "uniform", "--self-collision", "18"]).unwrap())
+        .unwrap();
+    d.advance(Duration::from_secs_f64(0.05));
+    let s = d.scene.sim.self_collision().expect("self-collision is on");
+    assert!(s.candidates > 0 && s.kdop_tests > 0, "{s:?}");
+    let msg = d.switch_model(ModelKind::Verlet).unwrap();
+    assert!(msg.contains("self-collision off") && msg.contains("verlet"), "{msg}");
+    let e = d
+        .apply_args(&parse(&["sylva", "--model", "verlet", "--self-collision"]).unwrap())
+        .unwrap_err();
+    assert!(format!("{e:#}").contains("verlet"), "{e:#}");
+    let e = parse(&["sylva", "--self-collision", "8"]).unwrap_err().to_string();
+    assert!(e.contains("6, 14, 18 or 26"), "{e}");
+}
+
 /// The model key rebuilds the trees at rest with the next model, keeping the clock, the
 /// fluid wind (its steps so far), the user's sphere and the Weber settings of the command
 /// line; the overlay names the model. An unknown `--model` is refused naming the models.
