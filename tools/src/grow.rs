@@ -65,15 +65,7 @@ impl GrownOutput {
         for tree in trees {
             let done = collision_free(tree, &opts)?;
             *tree = done.skeleton;
-            let r = done.report;
-            sum.removed_stems += r.removed_stems;
-            sum.removed_leaves += r.removed_leaves;
-            sum.intersecting_stems += r.intersecting_stems;
-            sum.intersecting_leaves += r.intersecting_leaves;
-            sum.bare_stems += r.bare_stems;
-            sum.kdop_tests += r.kdop_tests;
-            sum.exact_tests += r.exact_tests;
-            sum.ms += r.ms;
+            sum += done.report;
         }
         Ok(Some(sum))
     }

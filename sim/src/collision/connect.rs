@@ -176,12 +176,25 @@ impl Topology {
         self.leaf_root[j as usize]
     }
 
+    /// Segment i's two pieces as (root part?, from, to) \[m from its base\]; either may be
+    /// empty (from = to).
+    pub fn stem_parts(&self, i: u32) -> [(bool, f32, f32); 2] {
+        let (d, len) = (self.root_length[i as usize], self.length[i as usize]);
+        [(true, 0.0, d), (false, d, len)]
+    }
+
+    /// Leaf j's two pieces as (root part?, from, to) \[fractions of its blade\]; either may be
+    /// empty.
+    pub fn leaf_parts(&self, j: u32) -> [(bool, f32, f32); 2] {
+        let v = self.leaf_root[j as usize];
+        [(true, 0.0, v), (false, v, 1.0)]
+    }
+
     /// Where a piece lies: its segment, the stretch of it \[m from the base\], and its radius.
     fn place(&self, o: Owner) -> (u32, f32, f32, f32) {
         match o {
             Owner::Stem { segment, root } => {
-                let (d, len) = (self.root_length[segment as usize], self.length[segment as usize]);
-                let (a, b) = if root { (0.0, d) } else { (d, len) };
+                let (_, a, b) = self.stem_parts(segment)[!root as usize];
                 (segment, a, b, self.radius[segment as usize])
             }
             Owner::Leaf { leaf, segment, .. } => {

@@ -107,6 +107,20 @@ pub struct CollisionFreeReport {
     pub ms: f64,
 }
 
+impl std::ops::AddAssign for CollisionFreeReport {
+    /// Adds another tree's figures (a grove's total).
+    fn add_assign(&mut self, r: CollisionFreeReport) {
+        self.removed_stems += r.removed_stems;
+        self.removed_leaves += r.removed_leaves;
+        self.intersecting_stems += r.intersecting_stems;
+        self.intersecting_leaves += r.intersecting_leaves;
+        self.bare_stems += r.bare_stems;
+        self.kdop_tests += r.kdop_tests;
+        self.exact_tests += r.exact_tests;
+        self.ms += r.ms;
+    }
+}
+
 /// The pieces built so far, filed in the voxel grid (when the pass uses it).
 struct Built {
     pieces: Vec<Piece>,
@@ -151,7 +165,6 @@ fn stem_pieces(skel: &Skeleton, topo: &Topology, i: u32, opts: &CollisionFreeOpt
     let s = &skel.segments[i as usize];
     let len = s.length();
     let axis = (s.tip - s.base) / len;
-    let root_len = topo.root_length(i);
     let at = |d: f32| {
         (
             s.base + axis * d,
@@ -159,7 +172,7 @@ fn stem_pieces(skel: &Skeleton, topo: &Topology, i: u32, opts: &CollisionFreeOpt
         )
     };
     let mut out = Vec::with_capacity(2);
-    for (root, d0, d1) in [(true, 0.0, root_len), (false, root_len, len)] {
+    for (root, d0, d1) in topo.stem_parts(i) {
         if d1 <= d0 {
             continue;
         }
@@ -180,9 +193,10 @@ pub(crate) fn leaf_pieces(skel: &Skeleton, topo: &Topology, j: u32, k: DopK) -> 
     let seg = &skel.segments[leaf.segment as usize];
     let attach = seg.base + (seg.tip - seg.base) * leaf.along;
     let along = leaf.orientation * Vec3::Y * leaf.length;
-    let v = topo.leaf_root(j);
     let mut out = Vec::with_capacity(2);
-    for (root, v0, v1, joints) in [(true, 0.0, v, 1), (false, v, 1.0, LEAF_JOINTS)] {
+    for (root, v0, v1) in topo.leaf_parts(j) {
+        // The root part is short: one stretch of mid-venation.
+        let joints = if root { 1 } else { LEAF_JOINTS };
         if v1 <= v0 {
             continue;
         }

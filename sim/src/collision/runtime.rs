@@ -136,6 +136,8 @@ struct RtPiece {
 struct TreeSet {
     seg0: u32,
     leaf0: u32,
+    /// The tree's leaf width over length (`TreeInfo::leaf_aspect`).
+    aspect: f32,
     topo: Topology,
     bvh: Bvh,
     pieces: Vec<RtPiece>,
@@ -207,9 +209,9 @@ impl SelfCollision {
             let mut pieces = Vec::new();
             let mut of_segment: Vec<Vec<u32>> = vec![Vec::new(); skel.segments.len()];
             for (i, s) in skel.segments.iter().enumerate() {
-                let (d, len) = (topo.root_length(i as u32), s.length());
+                let len = s.length();
                 let r = |x: f32| s.radius_base + (s.radius_tip - s.radius_base) * (x / len);
-                for (root, t0, t1) in [(true, 0.0, d), (false, d, len)] {
+                for (root, t0, t1) in topo.stem_parts(i as u32) {
                     if t1 > t0 {
                         of_segment[i].push(pieces.len() as u32);
                         pieces.push(RtPiece {
@@ -226,8 +228,7 @@ impl SelfCollision {
                 }
             }
             for (j, leaf) in skel.leaves.iter().enumerate() {
-                let v = topo.leaf_root(j as u32);
-                for (root, t0, t1) in [(true, 0.0, v), (false, v, 1.0)] {
+                for (root, t0, t1) in topo.leaf_parts(j as u32) {
                     if t1 > t0 {
                         let half = (0..=8)
                             .map(|k| leaf_half_width(t0 + (t1 - t0) * k as f32 / 8.0))
@@ -273,6 +274,7 @@ impl SelfCollision {
             trees.push(TreeSet {
                 seg0: tree.segments.start,
                 leaf0: tree.leaves.start,
+                aspect: tree.leaf_aspect,
                 topo,
                 nodes: vec![Kdop::empty(params.k); bvh.nodes.len()],
                 bvh,
@@ -428,7 +430,7 @@ impl SelfCollision {
 fn refit_pieces(jobs: &JobSystem, t: &mut TreeSet, forest: &Forest, pose: &Pose, k: DopK, extra: f32) {
     const CHUNK: usize = 1024;
     let fresh = std::mem::replace(&mut t.fresh, false);
-    let (seg0, leaf0) = (t.seg0 as usize, t.leaf0 as usize);
+    let (seg0, leaf0, aspect) = (t.seg0 as usize, t.leaf0 as usize, t.aspect);
     let pieces = &t.pieces;
     let mut chunks: Vec<_> = t
         .kdop
@@ -455,7 +457,7 @@ fn refit_pieces(jobs: &JobSystem, t: &mut TreeSet, forest: &Forest, pose: &Pose,
                     let q: Quat = pose.leaf_orientation(forest, gs, gj);
                     let attach = pose.leaf_pos[gj];
                     let length = forest.leaf.length_m(gj);
-                    let width = forest.trees[forest.tree_of(gs)].leaf_aspect * length;
+                    let width = aspect * length;
                     let mut kd = Kdop::empty(k);
                     for tri in blade(attach, q, length, width, p.t0, p.t1, LEAF_JOINTS) {
                         tri.iter().for_each(|&v| kd.add_point(v));
@@ -521,7 +523,7 @@ impl TreeSet {
                 let (gj, gs) = ((self.leaf0 + leaf) as usize, (self.seg0 + segment) as usize);
                 let q = pose.leaf_orientation(forest, gs, gj);
                 let length = forest.leaf.length_m(gj);
-                let width = forest.trees[forest.tree_of(gs)].leaf_aspect * length;
+                let width = self.aspect * length;
                 let tris = blade(pose.leaf_pos[gj], q, length, width, p.t0, p.t1, LEAF_JOINTS);
                 Piece::new(p.owner, Shape::Blade(tris), k, [a, b])
             }

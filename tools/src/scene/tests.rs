@@ -4,6 +4,16 @@
 
 use super::*;
 
+/// The viewer's scene arguments as the command line `args` gives them.
+fn parse_scene_args(args: &[&str]) -> Result<SceneArgs, clap::Error> {
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        scene: SceneArgs,
+    }
+    <Cli as clap::Parser>::try_parse_from(args).map(|c| c.scene)
+}
+
 pub(super) fn driver() -> Driver {
     let scene = Scene::build(None, Some("lombardy_poplar"), Some(1), 5).unwrap();
     let camera = scene.default_camera(1.5, 600.0).camera();
@@ -79,12 +89,7 @@ fn the_wind_field_shows_on_a_movable_slice_and_only_for_the_fluid() {
 
 #[test]
 fn vorticity_confinement_reaches_the_fluid_grid() {
-    #[derive(clap::Parser)]
-    struct Cli {
-        #[command(flatten)]
-        scene: SceneArgs,
-    }
-    let parse = |args: &[&str]| <Cli as clap::Parser>::try_parse_from(args).map(|c| c.scene);
+    let parse = parse_scene_args;
     let mut d = driver();
     let a = parse(&["sylva", "--vorticity", "0.3", "--wind-grid", "16x16x8"]).unwrap();
     d.apply_args(&a).unwrap();
@@ -97,12 +102,7 @@ fn vorticity_confinement_reaches_the_fluid_grid() {
 
 #[test]
 fn model_choices_reach_the_simulation() {
-    #[derive(clap::Parser)]
-    struct Cli {
-        #[command(flatten)]
-        scene: SceneArgs,
-    }
-    let parse = |args: &[&str]| <Cli as clap::Parser>::try_parse_from(args).map(|c| c.scene);
+    let parse = parse_scene_args;
     let mut d = driver();
     assert_eq!(
         d.weber().unwrap().params().inertia,
@@ -134,12 +134,7 @@ fn model_choices_reach_the_simulation() {
 /// to the next model when that one has it, saying so when not.
 #[test]
 fn self_collision_from_the_command_line_reaches_the_model() {
-    #[derive(clap::Parser)]
-    struct Cli {
-        #[command(flatten)]
-        scene: SceneArgs,
-    }
-    let parse = |args: &[&str]| <Cli as clap::Parser>::try_parse_from(args).map(|c| c.scene);
+    let parse = parse_scene_args;
     let mut d = driver();
     assert!(d.scene.sim.self_collision().is_none());
     d.apply_args(&parse(&["sylva", "--wind-model", "uniform", "--self-collision", "18"]).unwrap())
@@ -162,12 +157,7 @@ fn self_collision_from_the_command_line_reaches_the_model() {
 /// line; the overlay names the model. An unknown `--model` is refused naming the models.
 #[test]
 fn the_model_key_rebuilds_the_trees_with_the_wind_and_clock_kept() {
-    #[derive(clap::Parser)]
-    struct Cli {
-        #[command(flatten)]
-        scene: SceneArgs,
-    }
-    let parse = |args: &[&str]| <Cli as clap::Parser>::try_parse_from(args).map(|c| c.scene);
+    let parse = parse_scene_args;
     let mut d = driver();
     d.apply_args(&parse(&["sylva", "--model", "weber", "--solver", "cg", "--wind-grid", "48x48x8"]).unwrap())
         .unwrap();
