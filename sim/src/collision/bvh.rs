@@ -15,7 +15,11 @@
 //! The hierarchy (Algorithm 4): a representative's node holds, depth first through its
 //! offspring, the pieces (leaf nodes: `Child::Piece`) of every segment it reaches and of
 //! their leaves, and the node of every other representative it meets, where it stops. Nodes
-//! are stored children first, the root last, so a refit is one pass in order.
+//! are stored children first, the root last, so a refit is one pass in order. A node's
+//! children beyond [`FANOUT`] are grouped, consecutive runs in their depth-first order (one
+//! twig's pieces and leaves lie together), under nodes of the same representative, so that
+//! no node has more than [`FANOUT`] children and the traversal compares few pairs of
+//! children at any node; the grouping too follows the structure, not the positions.
 //!
 //! Traversal: all pairs of pieces of the tree whose k-DOPs overlap and that are not
 //! connected (`Topology::connected`), found by descending every pair of overlapping children
@@ -28,6 +32,9 @@ use super::kdop::Kdop;
 
 /// The hierarchy's top level has fewer representative stems than this (Chen's num_hl).
 pub const TOP_LEVEL: usize = 8;
+/// Most children of a node: a representative's children beyond this are grouped, in their
+/// depth-first order, under nodes of the same representative (see [`Bvh::build`]).
+pub const FANOUT: usize = 8;
 /// Chen's width thresholds, as fractions of the tree's root radius: a stem thinner than
 /// `BRANCH` times it starts a branch representative (Rstems_b1), thinner than `SMALL` times
 /// it a small-branch representative (Rstems_b2).
@@ -119,8 +126,30 @@ impl Bvh {
                 }
                 None => {
                     let done = frames.pop().expect("a frame is on the stack");
+                    let mut kids = done.kids;
+                    // A representative's node can gather hundreds of children; consecutive
+                    // ones (depth first: the pieces of one twig, its leaves, the next twig)
+                    // lie together, so they are grouped FANOUT at a time under nodes of the
+                    // same representative, level after level, until at most FANOUT remain.
+                    while kids.len() > FANOUT {
+                        let mut grouped = Vec::with_capacity(kids.len().div_ceil(FANOUT));
+                        for run in kids.chunks(FANOUT) {
+                            if let [one] = run {
+                                grouped.push(*one);
+                                continue;
+                            }
+                            let start = bvh.kids.len() as u32;
+                            bvh.kids.extend_from_slice(run);
+                            grouped.push(Child::Node(bvh.nodes.len() as u32));
+                            bvh.nodes.push(Node {
+                                rep: done.rep,
+                                kids: start..bvh.kids.len() as u32,
+                            });
+                        }
+                        kids = grouped;
+                    }
                     let start = bvh.kids.len() as u32;
-                    bvh.kids.extend(done.kids);
+                    bvh.kids.extend(kids);
                     let id = bvh.nodes.len() as u32;
                     bvh.nodes.push(Node {
                         rep: done.rep,

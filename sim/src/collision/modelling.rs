@@ -40,6 +40,16 @@ pub const MAX_PIECES: usize = 4_000_000;
 /// Segments of mid-venation a leaf's blade beyond its root part is built from.
 pub const LEAF_JOINTS: u32 = 3;
 
+/// Joints of a leaf part's blade: the root part is short, one stretch of mid-venation; the
+/// rest has [`LEAF_JOINTS`]. The modelling pass and the run time build the same shapes.
+pub fn leaf_joints(root: bool) -> u32 {
+    if root {
+        1
+    } else {
+        LEAF_JOINTS
+    }
+}
+
 /// How the pass builds and tests the primitives.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CollisionFreeOptions {
@@ -195,8 +205,7 @@ pub(crate) fn leaf_pieces(skel: &Skeleton, topo: &Topology, j: u32, k: DopK) -> 
     let along = leaf.orientation * Vec3::Y * leaf.length;
     let mut out = Vec::with_capacity(2);
     for (root, v0, v1) in topo.leaf_parts(j) {
-        // The root part is short: one stretch of mid-venation.
-        let joints = if root { 1 } else { LEAF_JOINTS };
+        let joints = leaf_joints(root);
         if v1 <= v0 {
             continue;
         }

@@ -8,7 +8,10 @@
 //! largest half-width), plus its buffer distance, the most it can move in a step. The buffer
 //! is taken from the step just made: [`BUFFER_SCALE`] times the larger displacement of the
 //! piece's two centreline ends since the last refit. Each piece's k-DOP is enlarged by its
-//! buffer (§5.1, so that a pair about to collide is found a step early).
+//! buffer (§5.1, so that a pair about to collide is found a step early). Both are widened by
+//! a skin (`extra_safe`, [`DEFAULT_SKIN`]): Chen's spring starts at contact, and a linear
+//! spring pressed by the wind holds its load only by overlapping; starting it a skin early
+//! keeps that overlap outside the pieces.
 //!
 //! Response (Eq. 5.1): F = Dir·K_s·(d_rest − d) on the first piece of a pair and −F on the
 //! second, d the shortest distance between their centrelines, Dir the unit vector from the
@@ -40,7 +43,7 @@ use sylva_engine::JobSystem;
 use super::bvh::Bvh;
 use super::connect::Topology;
 use super::kdop::{DopK, Kdop};
-use super::modelling::LEAF_JOINTS;
+use super::modelling::leaf_joints;
 use super::primitives::{blade, intersect, leaf_half_width, Owner, Piece, Prism, Shape};
 use super::tritri::segment_distance;
 use crate::dynamics::pose::{segment_axis, Pose};
@@ -54,11 +57,23 @@ pub const BUFFER_SCALE: f32 = 1.5;
 pub const MAX_STIFFNESS: f32 = 1.0e6;
 /// Largest extra safe distance accepted \[m\].
 pub const MAX_EXTRA_SAFE: f32 = 1.0;
+/// The default extra safe distance \[m\]: a skin beyond Chen's radius and buffer, so that
+/// a spring loaded by the wind comes to rest before the pieces touch (a linear spring under a
+/// steady load keeps the load over K of overlap: without the skin a branch pressed onto
+/// another by the wind stays inside it).
+pub const DEFAULT_SKIN: f32 = 0.02;
 /// Faces of a stem's prism in the exact interpenetration test (as the modelling pass's
 /// default).
 pub const PRISM_SIDES: u32 = 6;
-/// A pair's spring constant is at most this times m/Δt² (so that ω·Δt ≤ 2·√STABLE = 1).
-pub const STABLE: f32 = 0.25;
+/// A pair's spring constant is at most this times m/Δt², m the piece's own segment's
+/// effective mass: a lower bound of the mass the force moves (the segment carries its
+/// children and leaves), so the cap sits above the single-mass limit of 1/4 (ω·Δt = 1) by the
+/// factor the articulated tree's heavier real masses allow (Weber's model stays finite with it
+/// in a 25 m/s gusting wind and keeps its leaves and twigs apart, `tests/tests/self_collision.rs`).
+pub const STABLE: f32 = 4.0;
+/// The cap for a model whose segments' ends are free point masses (Manavi's particles): the
+/// single-mass explicit limit, ω·Δt = 1.
+pub const PARTICLE_STABLE: f32 = 0.25;
 /// Damping ratio of the response on the closing speed.
 pub const DAMPING_RATIO: f32 = 0.5;
 
@@ -69,7 +84,8 @@ pub struct SelfCollisionParams {
     pub k: DopK,
     /// K_s of Eq. 5.1 \[N/m\].
     pub stiffness: f32,
-    /// Added to every piece's safe distance \[m\] (0: Chen's radius plus buffer).
+    /// Added to every piece's safe distance \[m\] (0: Chen's radius plus buffer; by default
+    /// [`DEFAULT_SKIN`]).
     pub extra_safe: f32,
 }
 
@@ -77,8 +93,8 @@ impl Default for SelfCollisionParams {
     fn default() -> Self {
         SelfCollisionParams {
             k: DopK::K14,
-            stiffness: 20.0,
-            extra_safe: 0.0,
+            stiffness: 200.0,
+            extra_safe: DEFAULT_SKIN,
         }
     }
 }
@@ -161,6 +177,8 @@ struct TreeSet {
 /// Self-collision of every tree of a forest.
 pub struct SelfCollision {
     params: SelfCollisionParams,
+    /// The cap on a pair's spring, times m/Δt² ([`STABLE`] unless a model sets its own).
+    stable: f32,
     trees: Vec<TreeSet>,
     last: SelfCollisionStats,
 }
@@ -230,8 +248,10 @@ impl SelfCollision {
             for (j, leaf) in skel.leaves.iter().enumerate() {
                 for (root, t0, t1) in topo.leaf_parts(j as u32) {
                     if t1 > t0 {
-                        let half = (0..=8)
-                            .map(|k| leaf_half_width(t0 + (t1 - t0) * k as f32 / 8.0))
+                        // The longest parallel venation of the part's blade (§5.1).
+                        let joints = leaf_joints(root);
+                        let half = (0..=joints)
+                            .map(|k| leaf_half_width(t0 + (t1 - t0) * k as f32 / joints as f32))
                             .fold(0.0, f32::max)
                             * leaf.width;
                         of_segment[leaf.segment as usize].push(pieces.len() as u32);
@@ -263,7 +283,13 @@ impl SelfCollision {
             );
             let n = pieces.len();
             let tree = &forest.trees[t];
-            let rest_ends: Vec<[Vec3; 2]> = pieces.iter().map(|p| piece_ends(&skel, p)).collect();
+            // The ends in the pose built in, taken as every step takes them (so that a pose
+            // unchanged since is at its rest distances exactly).
+            let (s0, l0) = (tree.segments.start as usize, tree.leaves.start as usize);
+            let rest_ends: Vec<[Vec3; 2]> = pieces
+                .iter()
+                .map(|p| fit(p, forest, pose, s0, l0, tree.leaf_aspect, params.k).1)
+                .collect();
             let mass: Vec<f32> = pieces
                 .iter()
                 .map(|p| {
@@ -293,9 +319,19 @@ impl SelfCollision {
         }
         Ok(SelfCollision {
             params,
+            stable: STABLE,
             trees,
             last: SelfCollisionStats::default(),
         })
+    }
+
+    /// Caps each pair's spring at `stable`·m/Δt² instead of [`STABLE`] (a model whose
+    /// masses move alone, e.g. [`PARTICLE_STABLE`]); refuses a cap that is not positive and
+    /// finite.
+    pub fn with_cap(mut self, stable: f32) -> Result<SelfCollision, SimError> {
+        crate::error::check_positive("self-collision spring cap", stable, STABLE)?;
+        self.stable = stable;
+        Ok(self)
     }
 
     /// The parameters.
@@ -363,7 +399,12 @@ impl SelfCollision {
                 if d.partial_cmp(&d_safe) != Some(std::cmp::Ordering::Less) {
                     continue;
                 }
-                if intersect(&t.piece_now(forest, pose, p, k), &t.piece_now(forest, pose, q, k)) {
+                // Every point of a piece lies within its radius of its centreline (a prism
+                // inside its frustum, a blade within its longest venation of its mid-venation),
+                // so only a pair closer than its radii can interpenetrate.
+                if d < t.radius[p] + t.radius[q]
+                    && intersect(&t.piece_now(forest, pose, p, k), &t.piece_now(forest, pose, q, k))
+                {
                     stats.close_pairs += 1;
                 }
                 let [r0, r1] = t.rest_ends[p];
@@ -377,7 +418,7 @@ impl SelfCollision {
                 // capped for stability and damped on the closing speed.
                 let dir = (t.kdop[p].centre() - t.kdop[q].centre()).normalize_or_zero();
                 let m = t.mass[p].min(t.mass[q]);
-                let stiff = self.params.stiffness.min(STABLE * m / (dt * dt));
+                let stiff = self.params.stiffness.min(self.stable * m / (dt * dt));
                 let damp = 2.0 * DAMPING_RATIO * (stiff * m).sqrt();
                 let closing = (-(t.moved[p] - t.moved[q]).dot(dir) / dt).max(0.0);
                 let f = dir * (stiff * (rest - d) + damp * closing);
@@ -444,28 +485,7 @@ fn refit_pieces(jobs: &JobSystem, t: &mut TreeSet, forest: &Forest, pose: &Pose,
     jobs.for_each_mut(&mut chunks, |_, (c, ((((kdop, ends), moved), safe), radius))| {
         let start = *c * CHUNK;
         for i in 0..kdop.len() {
-            let p = &pieces[start + i];
-            let (box_, e, r) = match p.owner {
-                Owner::Stem { segment, .. } => {
-                    let g = seg0 + segment as usize;
-                    let axis = segment_axis(pose.orient[g]);
-                    let (a, b) = (pose.base[g] + axis * p.t0, pose.base[g] + axis * p.t1);
-                    (Kdop::of_frustum(k, a, b, p.ra, p.rb), [a, b], p.ra.max(p.rb))
-                }
-                Owner::Leaf { leaf, segment, .. } => {
-                    let (gj, gs) = (leaf0 + leaf as usize, seg0 + segment as usize);
-                    let q: Quat = pose.leaf_orientation(forest, gs, gj);
-                    let attach = pose.leaf_pos[gj];
-                    let length = forest.leaf.length_m(gj);
-                    let width = aspect * length;
-                    let mut kd = Kdop::empty(k);
-                    for tri in blade(attach, q, length, width, p.t0, p.t1, LEAF_JOINTS) {
-                        tri.iter().for_each(|&v| kd.add_point(v));
-                    }
-                    let along = q * Vec3::Y * length;
-                    (kd, [attach + along * p.t0, attach + along * p.t1], p.ra)
-                }
-            };
+            let (box_, e, r) = fit(&pieces[start + i], forest, pose, seg0, leaf0, aspect, k);
             let shift = if fresh {
                 Vec3::ZERO
             } else {
@@ -486,19 +506,37 @@ fn refit_pieces(jobs: &JobSystem, t: &mut TreeSet, forest: &Forest, pose: &Pose,
     });
 }
 
-/// A piece's centreline ends in a skeleton (tree-local indices).
-fn piece_ends(skel: &Skeleton, p: &RtPiece) -> [Vec3; 2] {
+/// Piece `p` of the tree whose first segment and leaf are `seg0` and `leaf0` in `pose`: its
+/// k-DOP (not enlarged), its centreline ends and its radius (a leaf's: the half-width of its
+/// part's blade, as `blade` builds it).
+fn fit(
+    p: &RtPiece,
+    forest: &Forest,
+    pose: &Pose,
+    seg0: usize,
+    leaf0: usize,
+    aspect: f32,
+    k: DopK,
+) -> (Kdop, [Vec3; 2], f32) {
     match p.owner {
         Owner::Stem { segment, .. } => {
-            let s = &skel.segments[segment as usize];
-            let axis = (s.tip - s.base).normalize_or_zero();
-            [s.base + axis * p.t0, s.base + axis * p.t1]
+            let g = seg0 + segment as usize;
+            let axis = segment_axis(pose.orient[g]);
+            let (a, b) = (pose.base[g] + axis * p.t0, pose.base[g] + axis * p.t1);
+            (Kdop::of_frustum(k, a, b, p.ra, p.rb), [a, b], p.ra.max(p.rb))
         }
-        Owner::Leaf { leaf, segment, .. } => {
-            let (l, s) = (&skel.leaves[leaf as usize], &skel.segments[segment as usize]);
-            let attach = s.base + (s.tip - s.base) * l.along;
-            let along = l.orientation * Vec3::Y * l.length;
-            [attach + along * p.t0, attach + along * p.t1]
+        Owner::Leaf { leaf, segment, root } => {
+            let (gj, gs) = (leaf0 + leaf as usize, seg0 + segment as usize);
+            let q: Quat = pose.leaf_orientation(forest, gs, gj);
+            let attach = pose.leaf_pos[gj];
+            let length = forest.leaf.length_m(gj);
+            let width = aspect * length;
+            let mut kd = Kdop::empty(k);
+            for tri in blade(attach, q, length, width, p.t0, p.t1, leaf_joints(root)) {
+                tri.iter().for_each(|&v| kd.add_point(v));
+            }
+            let along = q * Vec3::Y * length;
+            (kd, [attach + along * p.t0, attach + along * p.t1], p.ra)
         }
     }
 }
@@ -519,12 +557,12 @@ impl TreeSet {
                     [a, b],
                 )
             }
-            Owner::Leaf { leaf, segment, .. } => {
+            Owner::Leaf { leaf, segment, root } => {
                 let (gj, gs) = ((self.leaf0 + leaf) as usize, (self.seg0 + segment) as usize);
                 let q = pose.leaf_orientation(forest, gs, gj);
                 let length = forest.leaf.length_m(gj);
                 let width = self.aspect * length;
-                let tris = blade(pose.leaf_pos[gj], q, length, width, p.t0, p.t1, LEAF_JOINTS);
+                let tris = blade(pose.leaf_pos[gj], q, length, width, p.t0, p.t1, leaf_joints(root));
                 Piece::new(p.owner, Shape::Blade(tris), k, [a, b])
             }
         }

@@ -6,6 +6,7 @@ use sylva_engine::{FrameTimings, JobSystem};
 
 use super::{VerletModel, PHASES};
 use crate::collider::SphereCollider;
+use crate::collision::runtime::{SelfCollisionParams, SelfCollisionStats};
 use crate::dynamics::{Breakage, DynamicsModel, ModelKind, ModelParts, PoseView};
 use crate::error::SimError;
 use crate::forest::Forest;
@@ -40,6 +41,12 @@ impl DynamicsModel for VerletModel {
     }
     fn step(&mut self, jobs: &JobSystem, timings: &FrameTimings) {
         VerletModel::step(self, jobs, timings)
+    }
+    fn set_self_collision(&mut self, params: Option<SelfCollisionParams>) -> Result<(), SimError> {
+        VerletModel::set_self_collision(self, params)
+    }
+    fn self_collision(&self) -> Option<SelfCollisionStats> {
+        self.self_collision_stats()
     }
     fn pose(&self) -> PoseView<'_> {
         PoseView::Borrowed(VerletModel::pose(self))

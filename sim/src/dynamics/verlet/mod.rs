@@ -62,6 +62,7 @@ use glam::{Quat, Vec3, Vec3A};
 use sylva_engine::{FrameTimings, JobSystem};
 
 use crate::collider::SphereCollider;
+use crate::collision::runtime::{SelfCollision, SelfCollisionParams, SelfCollisionStats, PARTICLE_STABLE};
 use crate::dynamics::{check_forest, split_lengths, ModelParts, Pose, Refused};
 use crate::error::SimError;
 use crate::forest::Forest;
@@ -135,6 +136,11 @@ pub struct VerletModel {
     branches_broken: usize,
     /// Per job, room for its trees' wind samples and pose (kept between steps).
     scratch: Vec<Scratch>,
+    /// Chen 2011 §5, when on: its response forces (one per segment, at the segment's centre)
+    /// go half to the segment's base particle and half to its tip particle, as the segment's
+    /// mass does (see `solve::forces_and_verlet`).
+    self_collision: Option<SelfCollision>,
+    external: Vec<Vec3>,
 }
 
 impl VerletModel {
@@ -191,6 +197,8 @@ impl VerletModel {
             roots_cut: 0,
             branches_broken: 0,
             scratch: Vec::new(),
+            self_collision: None,
+            external: Vec::new(),
         };
         model.set_wind(wind);
         for mut c in colliders {
@@ -302,8 +310,44 @@ impl VerletModel {
         drop(self.replace_wind(wind));
     }
 
+    /// Turns self-collision (Chen 2011 §5) on with `params`, its structure read in the
+    /// generated shape, or off.
+    pub fn set_self_collision(&mut self, params: Option<SelfCollisionParams>) -> Result<(), SimError> {
+        self.self_collision = match params {
+            None => None,
+            Some(p) => {
+                let rest = self.rest_pose();
+                // The response moves free particles, not an articulated tree: the single-mass
+                // cap (Weber's articulated segments carry their subtrees and take more).
+                Some(SelfCollision::new(&self.forest, &rest, p)?.with_cap(PARTICLE_STABLE)?)
+            }
+        };
+        self.external.clear();
+        Ok(())
+    }
+
+    /// What self-collision found and cost in the last step (`None` while off).
+    pub fn self_collision_stats(&self) -> Option<SelfCollisionStats> {
+        self.self_collision.as_ref().map(SelfCollision::stats)
+    }
+
+    /// The pose of the generated shape (the pose is refreshed from the state again after).
+    fn rest_pose(&mut self) -> Pose {
+        let rest = self.st.rest.iter().map(|&r| Vec3A::from(r)).collect();
+        let now = std::mem::replace(&mut self.pos, rest);
+        self.refresh_pose();
+        let pose = self.pose.clone();
+        self.pos = now;
+        self.refresh_pose();
+        pose
+    }
+
     /// Every particle back at rest in the generated shape, every root constraint whole.
     pub fn reset(&mut self) {
+        if let Some(sc) = &mut self.self_collision {
+            sc.restart();
+        }
+        self.external.clear();
         for ((p, q), &r) in self.pos.iter_mut().zip(&mut self.prev).zip(&self.st.rest) {
             (*p, *q) = (Vec3A::from(r), Vec3A::from(r));
         }
@@ -385,6 +429,12 @@ impl VerletModel {
     pub fn step(&mut self, jobs: &JobSystem, timings: &FrameTimings) {
         let h = self.params.dt as f64;
         self.wind.prepare(self.time, jobs, timings);
+        if let Some(sc) = &mut self.self_collision {
+            // The response to the pose the step starts from, held over its substeps.
+            self.external.clear();
+            self.external.resize(self.forest.segment_count(), Vec3::ZERO);
+            sc.step(jobs, &self.forest, &self.pose, self.params.dt, &mut self.external);
+        }
         let reports = match self.wind.detach(self.time + h) {
             Some(frozen) => {
                 let mut wind = std::mem::replace(&mut self.wind, frozen);
@@ -429,6 +479,7 @@ impl VerletModel {
             wind: &*self.wind,
             uniform: self.wind.uniform(),
             colliders: &self.colliders,
+            external: &self.external,
         };
         let f = &self.forest;
         let trees = f.trees.len();
@@ -495,6 +546,7 @@ impl VerletModel {
             wind: &Calm,
             uniform: Some(Vec3::ZERO),
             colliders: &[],
+            external: &[],
         };
         let mut arcs = Vec::new();
         for t in 0..self.forest.trees.len() {

@@ -27,6 +27,9 @@ pub(super) struct Shared<'a> {
     pub wind: &'a dyn WindField,
     pub uniform: Option<Vec3>,
     pub colliders: &'a [SphereCollider],
+    /// Per segment of the forest, a force at its centre held over the step (self-collision's
+    /// response, Chen 2011 Eq. 5.1), or empty.
+    pub external: &'a [Vec3],
 }
 
 /// One constraint as the relaxation reads it, packed so that a pass streams one array: its
@@ -103,11 +106,12 @@ pub(super) fn step_tree(sh: &Shared<'_>, t: usize, s: TreeState<'_>, scratch: &m
     sample_wind(sh, tree, pos, &mut scratch.wind);
     // Branches only break at the step's end, so what hangs free is the same every substep.
     let free = hanging_free(sh, tree, broken);
+    let push = external_displacements(sh, t, sh.params.substep());
     lap(0, &mut report);
     for _ in 0..sh.params.substeps {
         let anchored = anchored(root_cut);
         let intact = !root_cut.iter().any(|&c| c);
-        forces_and_verlet(sh, tree, pos, prev, &scratch.wind, intact, broken, &free);
+        forces_and_verlet(sh, tree, pos, prev, &scratch.wind, intact, broken, &free, &push);
         lap(0, &mut report);
         report.roots_cut += relax(sh, tree, pos, links, (anchored, intact), root_cut);
         lap(1, &mut report);
@@ -173,6 +177,7 @@ pub(super) fn forces_and_verlet(
     intact: bool,
     broken: &[bool],
     free: &[bool],
+    push: &[Vec3A],
 ) {
     let p = sh.params;
     let dt = p.substep();
@@ -197,6 +202,13 @@ pub(super) fn forces_and_verlet(
     };
     let moving = pos.len() - tree.roots.len();
     let k = tree.skeletal;
+    // External forces at the segments' centres, half to each end's skeletal particle (segment
+    // i's tip is particle 1 + i − the tree's first segment, its base its parent's tip or the
+    // root particle 0), as displacements a/m·Δt² over the substep.
+    let gravity = |j: usize| match push.get(j) {
+        Some(&d) => gravity(j) + d,
+        None => gravity(j),
+    };
     // The base of a tree on all its roots is held where it grew (see `relax`).
     let first = usize::from(intact);
     // One particle: v the Verlet velocity, `wind` the drag's part of it. (Gravity is added
@@ -247,6 +259,35 @@ pub(super) fn forces_and_verlet(
     for j in k + tree.twins..moving {
         one(pos, prev, j, h, gravity(j), |v| v);
     }
+}
+
+/// Per skeletal particle of `tree`, the displacement a·Δt² over a substep of `dt` that the
+/// forest's external forces (`Shared::external`) give it; empty without any.
+pub(super) fn external_displacements(sh: &Shared<'_>, t: usize, dt: f32) -> Vec<Vec3A> {
+    if sh.external.is_empty() {
+        return Vec::new();
+    }
+    let tree = &sh.st.trees[t];
+    let t = &sh.forest.trees[t];
+    let s0 = t.segments.start as usize;
+    let p0 = tree.particles.start;
+    let mut force = vec![Vec3A::ZERO; tree.skeletal];
+    for i in s0..t.segments.end as usize {
+        let half = Vec3A::from(sh.external[i]) * 0.5;
+        let parent = sh.forest.seg.parent[i];
+        let base = if parent == crate::forest::NO_PARENT {
+            0
+        } else {
+            1 + parent as usize - s0
+        };
+        force[1 + i - s0] += half;
+        force[base] += half;
+    }
+    for (j, f) in force.iter_mut().enumerate() {
+        let m = sh.st.mass[p0 + j];
+        *f = if m > 0.0 { *f * (dt * dt / m) } else { Vec3A::ZERO };
+    }
+    force
 }
 
 /// 1/(1 + λ·Δt): how much of particle `i`'s velocity relative to the air survives a substep of

@@ -29,6 +29,7 @@ fn hanging_free(m: &VerletModel, layout: &TreeLayout) -> Vec<bool> {
         wind: &Calm,
         uniform: Some(Vec3::ZERO),
         colliders: &[],
+        external: &[],
     };
     solve::hanging_free(&sh, layout, &m.broken)
 }
@@ -190,6 +191,7 @@ fn a_particle_pendulum_swings_with_the_pendulum_period() {
             wind: &Calm,
             uniform: Some(Vec3::ZERO),
             colliders: &[],
+            external: &[],
         };
         let rest: Vec<Vec3A> = st.rest.iter().map(|&p| Vec3A::from(p)).collect();
         let (mut pos, mut prev, mut cut) = (rest.clone(), rest, vec![false]);
@@ -197,7 +199,7 @@ fn a_particle_pendulum_swings_with_the_pendulum_period() {
         let mut crossings = Vec::new();
         let mut last = pos[0].x;
         for n in 1..=(20.0 / params.dt) as usize {
-            solve::forces_and_verlet(&sh, &st.trees[0], &mut pos, &mut prev, &scratch, false, &[], &[]);
+            solve::forces_and_verlet(&sh, &st.trees[0], &mut pos, &mut prev, &scratch, false, &[], &[], &[]);
             solve::relax(&sh, &st.trees[0], &mut pos, &[], (false, false), &mut cut);
             solve::roots(&sh, &st.trees[0], &mut pos, &mut cut);
             let x = pos[0].x;
@@ -642,6 +644,7 @@ fn a_branch_breaks_just_outside_its_cone_and_falls_on_its_own() {
             wind: &Calm,
             uniform: Some(Vec3::ZERO),
             colliders: &[],
+            external: &[],
         };
         let turn = solve::turns(&sh, &m.st.trees[0], &m.pos);
         super::breakage::break_off(&sh, 0, &mut m.pos, &mut m.prev, &turn, &mut m.links, &mut m.broken)
