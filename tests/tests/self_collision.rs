@@ -149,7 +149,8 @@ fn interpenetration(kind: ModelKind) -> (usize, usize) {
 /// Chen 2011 §5's purpose, measured: in a 25 m/s gusting wind the tree's leaves and twigs
 /// pass into one another hundreds of times (pair-steps) without a response; with it, in
 /// Weber's articulated model, fewer than 1 % of those remain. Manavi's particles, pushed by
-/// forces capped for free point masses, keep fewer than half.
+/// forces capped for free point masses, keep fewer than half; Oliapuram's stiff segments do
+/// not reach one another in it.
 #[test]
 fn self_collision_keeps_a_tree_in_a_gale_from_passing_through_itself() {
     let (off, on) = interpenetration(ModelKind::Weber);
@@ -160,4 +161,43 @@ fn self_collision_keeps_a_tree_in_a_gale_from_passing_through_itself() {
     eprintln!("verlet: interpenetrating pair-steps off {off}, on {on}");
     assert!(off > 300, "the gale pushes the tree into itself: {off}");
     assert!(on * 2 < off, "verlet: {on} of {off} remain");
+    // Oliapuram's stiff segments (Eq. 22) hold this tree apart even in the gale; the response
+    // must not push it into itself.
+    let (off, on) = interpenetration(ModelKind::Oliapuram);
+    eprintln!("oliapuram: interpenetrating pair-steps off {off}, on {on}");
+    assert!(on <= off, "oliapuram: {on} with the response, {off} without");
+}
+
+/// Every model that takes self-collision steps to the same bits on one, two and four workers
+/// with it on.
+#[test]
+fn every_model_with_self_collision_is_the_same_on_one_two_and_four_workers() {
+    let skels = [test_tree(7, 400, 500).unwrap(), test_tree(8, 300, 400).unwrap()];
+    for kind in ModelKind::ALL {
+        let mut hashes = Vec::new();
+        for threads in [1, 2, 4] {
+            let jobs = JobSystem::new(threads).unwrap();
+            let mut model = model_of(kind, &skels, Material::default());
+            model.set_wind(Box::new(GustingWind::new(20.0, 0.0, 0.6, 5).unwrap()));
+            if model.set_self_collision(Some(SelfCollisionParams::default())).is_err() {
+                break;
+            }
+            let timings = FrameTimings::new(model.phases());
+            let mut responding = 0;
+            for _ in 0..60 {
+                model.step(&jobs, &timings);
+                responding += model.self_collision().unwrap().responding;
+            }
+            hashes.push((model.state_hash(), responding));
+        }
+        if hashes.is_empty() {
+            continue;
+        }
+        eprintln!("{kind}: {hashes:?}");
+        assert!(
+            hashes[0].1 > 0,
+            "{kind}: the wind brings pairs within their safe distance"
+        );
+        assert!(hashes.iter().all(|h| *h == hashes[0]), "{kind}: {hashes:?}");
+    }
 }

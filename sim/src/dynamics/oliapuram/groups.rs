@@ -414,7 +414,7 @@ fn step_group(
                 let (phi1, omega1, drag) = kernels::step_segment(
                     levels,
                     v,
-                    (gp.orient[f], w),
+                    (gp.orient[f], w, m.external.get(levels.order[v] as usize)),
                     (c.phi[k], c.omega[k]),
                     |ci| child_phi[ci - child_first],
                     (&leaves.reaction[l.clone()], &gp.psi[l.start - lo..l.end - lo]),

@@ -7,6 +7,7 @@ use sylva_engine::{FrameTimings, JobSystem};
 
 use super::{OliapuramModel, PHASES};
 use crate::collider::SphereCollider;
+use crate::collision::runtime::{SelfCollisionParams, SelfCollisionStats};
 use crate::dynamics::{Breakage, DynamicsModel, ModelKind, ModelParts, PoseView};
 use crate::error::SimError;
 use crate::forest::Forest;
@@ -37,6 +38,12 @@ impl DynamicsModel for OliapuramModel {
     }
     fn step(&mut self, jobs: &JobSystem, timings: &FrameTimings) {
         OliapuramModel::step(self, jobs, timings)
+    }
+    fn set_self_collision(&mut self, params: Option<SelfCollisionParams>) -> Result<(), SimError> {
+        OliapuramModel::set_self_collision(self, params)
+    }
+    fn self_collision(&self) -> Option<SelfCollisionStats> {
+        self.self_collision_stats()
     }
     fn pose(&self) -> PoseView<'_> {
         PoseView::Borrowed(OliapuramModel::pose(self))

@@ -153,7 +153,8 @@ pub(super) fn renormalize(q: Quat) -> Quat {
 
 /// Dynamics phase for segment `v` (level index): the moment of every force of Eq. 13 about its
 /// fixed end over its inertia, and Eqs. 20–21. `orient` is its world orientation at the step's
-/// start, `wind` the wind at its centroid (Eq. 14), `phi` and `omega` its deflection and rate,
+/// start, `wind` the wind at its centroid (Eq. 14), `external` a force on it there \[N\] (or
+/// none), `phi` and `omega` its deflection and rate,
 /// `child_phi(c)` the deflection of its child c (level index) and `psi` the angles of its leaves
 /// (forest order) with `reaction` theirs (`Leaves::reaction`), all of the step's start. Returns
 /// the deflection and rate at the step's end, and the wind's drag over the inertia, F/I, that
@@ -163,7 +164,7 @@ pub(super) fn renormalize(q: Quat) -> Quat {
 pub(super) fn step_segment(
     lv: &Levels,
     v: usize,
-    (orient, wind): (Quat, Vec3),
+    (orient, wind, external): (Quat, Vec3, Option<&Vec3>),
     (phi, omega): (Vec3, Vec3),
     child_phi: impl Fn(usize) -> Vec3,
     (reaction, psi): (&[Vec3], &[f32]),
@@ -177,6 +178,10 @@ pub(super) fn step_segment(
     let drag = segment_drag(lv.drag_law, wind, omega, c, body.wind_gain, h);
     let f = drag - Vec3::new(0.0, body.weight_gain, 0.0);
     let mut acc = c.cross(f) - body.weight_rest;
+    // Self-collision's response (Chen 2011 Eq. 5.1), a force at the segment's centre.
+    if let Some(&e) = external {
+        acc += c.cross(e) / lv.inertia[v];
+    }
     // Eqs. 18–19: T = -Σ k_i·K_i over the children and leaves, with K_i = k_i·(θ - θ'_i)
     // (Eq. 15) of the step's start (the previous step's restoration forces, §3.2).
     for c in lv.child_start[v] as usize..lv.child_start[v + 1] as usize {

@@ -90,6 +90,7 @@ use glam::{Quat, Vec3};
 use sylva_engine::{FrameTimings, JobSystem};
 
 use crate::collider::SphereCollider;
+use crate::collision::runtime::{SelfCollision, SelfCollisionParams, SelfCollisionStats};
 use crate::dynamics::breakage::BreakageState;
 use crate::dynamics::debris::Debris;
 use crate::dynamics::{check_forest, ModelParts, Pose, Refused};
@@ -178,6 +179,12 @@ pub struct OliapuramModel {
     sums: Vec<(Vec3, Vec3)>,
     /// What broke: the pieces gone, the counts and the debris.
     breakage: BreakageState,
+    /// Chen 2011 §5, when on: its response forces (one per segment, the forest's order, at
+    /// the segment's centre) enter Eq. 13's F as one more force at the centroid
+    /// (`kernels::step_segment`), so they turn the segment about its fixed end and reach its
+    /// parent through the restorations (Eq. 18), as the wind does.
+    self_collision: Option<SelfCollision>,
+    external: Vec<Vec3>,
 }
 
 /// Runs `f` and adds its duration to `ns`.
@@ -284,6 +291,8 @@ impl OliapuramModel {
             time,
             phase_ns: Default::default(),
             nonfinite: false,
+            self_collision: None,
+            external: Vec::new(),
         };
         model.set_wind(wind);
         for mut c in colliders {
@@ -562,8 +571,28 @@ impl OliapuramModel {
         }
     }
 
+    /// Turns self-collision (Chen 2011 §5) on with `params`, its structure read in the current
+    /// pose, or off.
+    pub fn set_self_collision(&mut self, params: Option<SelfCollisionParams>) -> Result<(), SimError> {
+        self.self_collision = match params {
+            None => None,
+            Some(p) => Some(SelfCollision::new(&self.forest, &self.pose, p)?),
+        };
+        self.external.clear();
+        Ok(())
+    }
+
+    /// What self-collision found and cost in the last step (`None` while off).
+    pub fn self_collision_stats(&self) -> Option<SelfCollisionStats> {
+        self.self_collision.as_ref().map(SelfCollision::stats)
+    }
+
     /// Puts every tree back in its generated shape, at rest.
     pub fn reset(&mut self) {
+        if let Some(sc) = &mut self.self_collision {
+            sc.restart();
+        }
+        self.external.clear();
         let s = &mut self.state;
         for v in [&mut s.phi, &mut s.omega, &mut s.phi_next, &mut s.omega_next] {
             v.fill(Vec3::ZERO);
@@ -650,6 +679,12 @@ impl OliapuramModel {
         self.wind.prepare(self.time, jobs, timings);
         for ns in &self.phase_ns {
             ns.store(0, Ordering::Relaxed);
+        }
+        if let Some(sc) = &mut self.self_collision {
+            // The response to the pose the step starts from (Chen Fig. 1.1).
+            self.external.clear();
+            self.external.resize(self.forest.segment_count(), Vec3::ZERO);
+            sc.step(jobs, &self.forest, &self.pose, self.params.dt, &mut self.external);
         }
         // A field that steps on the CPU takes its next step beside the trees, from the field
         // they sample (see `WindField::detach`).
@@ -752,6 +787,7 @@ impl OliapuramModel {
         } = s;
         let (phi, omega, psi, psi_dot) = (&**phi, &**omega, &**psi, &**psi_dot);
         let (levels, leaves, wind) = (&self.levels, &self.leaves, &*self.wind);
+        let external = &*self.external;
         let leaf_pose = (&*self.pose.leaf_pos, &*self.pose.leaf_orient);
         let seg_pose = (&*self.pose.orient, &*self.pose.base);
         let ns = &self.phase_ns[DYNAMICS];
@@ -791,7 +827,11 @@ impl OliapuramModel {
                             (*p, *o, *d) = kernels::step_segment(
                                 levels,
                                 v,
-                                (seg_pose.0[levels.order[v] as usize], w),
+                                (
+                                    seg_pose.0[levels.order[v] as usize],
+                                    w,
+                                    external.get(levels.order[v] as usize),
+                                ),
                                 (phi[v], omega[v]),
                                 |c| phi[c],
                                 (&leaves.reaction[l.clone()], &psi[l]),
