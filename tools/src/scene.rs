@@ -14,6 +14,7 @@ use sylva_render::cache::CacheWriter;
 use sylva_render::field::slice_arrows;
 use sylva_render::frame::{Camera, FillIndex, LodSettings, RenderFrame, SceneInfo, SimTimings};
 use sylva_render::{Downloads, Gpu, GpuOliapuram, GpuWind};
+use sylva_sim::collision::runtime::SelfCollisionParams;
 use sylva_sim::dynamics::weber::{SolverKind, WeberModel};
 use sylva_sim::dynamics::{DynamicsModel, ModelKind, ModelParts, Refused};
 use sylva_sim::fluid::{FluidGrid, FluidParams, FluidWind, WindBall, FLUID_PHASES};
@@ -339,6 +340,8 @@ pub enum SimCommand {
     SwitchSolver,
     /// Rebuild the trees with the next dynamics model (`ModelKind::next`), wind kept.
     CycleModel,
+    /// Self-collision on (the command line's k, or 14) or off.
+    ToggleSelfCollision,
     /// Move the user's sphere collider to this centre.
     MoveSphere(Vec3),
     Camera(Camera),
@@ -402,6 +405,9 @@ pub struct Driver {
     pub log: bool,
     /// Weber's settings from the command line, applied to every Weber model the scene gets.
     weber_args: Option<crate::args::ModelArgs>,
+    /// Self-collision as the command line or the self-collision key last set it: a model the
+    /// model key builds takes it on.
+    self_collision: Option<SelfCollisionParams>,
     /// Whether trees small on screen step less often (`--sim-lod`).
     pub sim_lod: SimLod,
     /// Scratch: each tree's level of detail, then its step period.
@@ -458,6 +464,7 @@ impl Driver {
             quit: false,
             log: false,
             weber_args: None,
+            self_collision: None,
             sim_lod: SimLod::On,
             levels: Vec::new(),
             periods: Vec::new(),
@@ -498,7 +505,8 @@ impl Driver {
             self.switch_model(a.model.model)?;
         }
         self.configure_model();
-        if let Some(p) = a.model.self_collision() {
+        self.self_collision = a.model.self_collision();
+        if let Some(p) = self.self_collision {
             self.scene.sim.set_self_collision(Some(p)).context("--self-collision")?;
         }
         self.set_wind_model(a.wind_model, a.wind_grid)?;
@@ -557,13 +565,27 @@ impl Driver {
         self.configure_model();
         (self.timings, self.fill_phase) = driver_timings(&*self.scene.sim);
         let mut said = format!("model {kind}: rebuilt at rest, wind kept");
-        if let Some(p) = self.weber_args.and_then(|a| a.self_collision()) {
-            // The command line asked for self-collision: the new model takes it if it can.
+        if let Some(p) = self.self_collision {
+            // Self-collision is on: the new model takes it if it can.
             if let Err(e) = self.scene.sim.set_self_collision(Some(p)) {
                 said.push_str(&format!("; self-collision off ({e})"));
             }
         }
         Ok(said)
+    }
+
+    /// Turns self-collision (Chen 2011 §5) off, or on with the command line's k-DOP (14 by
+    /// default); a model without it refuses, naming itself, and stays as it was.
+    pub fn toggle_self_collision(&mut self) -> Result<String> {
+        if self.scene.sim.self_collision().is_some() {
+            self.scene.sim.set_self_collision(None)?;
+            self.self_collision = None;
+            return Ok("self-collision off".to_string());
+        }
+        let p = self.weber_args.and_then(|a| a.self_collision()).unwrap_or_default();
+        self.scene.sim.set_self_collision(Some(p))?;
+        self.self_collision = Some(p);
+        Ok(format!("self-collision on ({})", p.k))
     }
 
     /// Shows the wind field's arrows (on the layer at half the tallest tree's height) or hides
@@ -879,6 +901,7 @@ impl Driver {
                     Some(format!("solver {}", next.name()))
                 }
                 SimCommand::CycleModel => Some(self.switch_model(self.scene.sim.kind().next())?),
+                SimCommand::ToggleSelfCollision => Some(self.toggle_self_collision()?),
                 SimCommand::MoveSphere(c) => {
                     if c.is_finite() {
                         if let Some(s) = self.scene.sim.colliders_mut().first_mut() {
@@ -1060,9 +1083,19 @@ impl Driver {
             sim_time: sim.time(),
             paused: self.paused,
             model: sim.name().to_string(),
-            settings: match self.sim_lod_text() {
-                Some(t) => format!("{}; {t}", sim.settings()),
-                None => sim.settings(),
+            settings: {
+                let mut text = sim.settings();
+                if let Some(t) = self.sim_lod_text() {
+                    text.push_str(&format!("; {t}"));
+                }
+                if let Some(c) = sim.self_collision() {
+                    let ms = (c.refit + c.traverse + c.respond).as_secs_f64() * 1e3;
+                    text.push_str(&format!(
+                        "; self-collision {} pairs, {} pushed apart, {} interpenetrating, {ms:.1} ms",
+                        c.candidates, c.responding, c.close_pairs
+                    ));
+                }
+                text
             },
             breakage: sim.breakage(),
             wind_speed: self.wind_speed,

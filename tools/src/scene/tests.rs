@@ -156,6 +156,35 @@ fn self_collision_from_the_command_line_reaches_the_model() {
     assert!(e.contains("6, 14, 18 or 26"), "{e}");
 }
 
+/// The self-collision key turns it off and on again (with the command line's k), the overlay
+/// shows its figures while it is on, and the model key carries what the key set.
+#[test]
+fn the_self_collision_key_turns_it_off_and_on() {
+    let mut d = driver();
+    d.apply_args(&parse_scene_args(&["sylva", "--wind-model", "uniform", "--self-collision", "6"]).unwrap())
+        .unwrap();
+    d.advance(Duration::from_secs_f64(0.05));
+    assert!(d.scene.sim.self_collision().is_some());
+    assert_eq!(d.toggle_self_collision().unwrap(), "self-collision off");
+    assert!(d.scene.sim.self_collision().is_none());
+    let msg = d.switch_model(ModelKind::Verlet).unwrap();
+    assert!(!msg.contains("self-collision"), "{msg}");
+    assert!(
+        d.scene.sim.self_collision().is_none(),
+        "off stays off across the model key"
+    );
+    assert_eq!(d.toggle_self_collision().unwrap(), "self-collision on (6-DOP)");
+    d.advance(Duration::from_secs_f64(0.05));
+    let frame = filled(&mut d);
+    assert!(
+        frame.info.settings.contains("self-collision"),
+        "{}",
+        frame.info.settings
+    );
+    d.switch_model(ModelKind::Weber).unwrap();
+    assert!(d.scene.sim.self_collision().is_some(), "on goes with the model key");
+}
+
 /// The model key rebuilds the trees at rest with the next model, keeping the clock, the
 /// fluid wind (its steps so far), the user's sphere and the Weber settings of the command
 /// line; the overlay names the model. An unknown `--model` is refused naming the models.
