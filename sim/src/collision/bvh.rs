@@ -51,6 +51,14 @@ pub enum Child {
     Piece(u32),
 }
 
+/// A piece of the traversal ([`Bvh::tasks`]): the pairs inside a node, or between two
+/// children.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Task {
+    Within(u32),
+    Between(Child, Child),
+}
+
 /// A node: the representative stem it bounds the offspring of, and its children.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
@@ -187,6 +195,62 @@ impl Bvh {
             }
             nodes[i] = k;
         }
+    }
+
+    /// The traversal of [`self_pairs`](Self::self_pairs) cut into independent tasks, in the
+    /// order it would run them: the pairs inside the root, opened `depth` levels down (a node's
+    /// tasks: each pair of its children, each child node's own tasks after the pairs of the
+    /// child with the later children). Running the tasks one by one ([`task_pairs`]) and
+    /// joining their outputs in this order gives exactly what `self_pairs` gives.
+    ///
+    /// [`task_pairs`]: Self::task_pairs
+    pub fn tasks(&self, depth: u32) -> Vec<Task> {
+        let mut out = Vec::new();
+        if let Some(root) = self.root() {
+            self.open(root, depth, &mut out);
+        }
+        out
+    }
+
+    fn open(&self, i: u32, depth: u32, out: &mut Vec<Task>) {
+        if depth == 0 {
+            out.push(Task::Within(i));
+            return;
+        }
+        let kids = self.kids(i);
+        for (a, &ka) in kids.iter().enumerate() {
+            for &kb in &kids[a + 1..] {
+                out.push(Task::Between(ka, kb));
+            }
+            if let Child::Node(j) = ka {
+                self.open(j, depth - 1, out);
+            }
+        }
+    }
+
+    /// The pairs of one task of [`tasks`](Self::tasks) (as [`self_pairs`](Self::self_pairs)
+    /// finds them), into `out`, with the number of k-DOP pairs compared.
+    pub fn task_pairs(
+        &self,
+        task: Task,
+        piece: &[Kdop],
+        nodes: &[Kdop],
+        connected: impl Fn(u32, u32) -> bool,
+        out: &mut Vec<(u32, u32)>,
+    ) -> u64 {
+        let mut t = Traversal {
+            bvh: self,
+            piece,
+            nodes,
+            connected: &connected,
+            out,
+            tests: 0,
+        };
+        match task {
+            Task::Within(i) => t.within(i),
+            Task::Between(a, b) => t.between(a, b),
+        }
+        t.tests
     }
 
     /// Every pair of pieces whose k-DOPs overlap and for which `connected` is false, into

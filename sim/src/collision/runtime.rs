@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 use glam::{Quat, Vec3};
 use sylva_engine::JobSystem;
 
-use super::bvh::Bvh;
+use super::bvh::{Bvh, Task};
 use super::connect::Topology;
 use super::kdop::{DopK, Kdop};
 use super::modelling::leaf_joints;
@@ -51,6 +51,8 @@ use crate::error::SimError;
 use crate::forest::{Forest, NO_PARENT};
 use crate::skeleton::{Skeleton, SkeletonLeaf, SkeletonSegment};
 
+/// The traversal's root is opened this many levels down into parallel tasks.
+const TASK_DEPTH: u32 = 2;
 /// The buffer distance is this many times a piece's last step's displacement.
 pub const BUFFER_SCALE: f32 = 1.5;
 /// Largest response spring constant accepted \[N/m\].
@@ -364,66 +366,72 @@ impl SelfCollision {
         let mut trees: Vec<&mut TreeSet> = self.trees.iter_mut().collect();
         jobs.for_each_mut(&mut trees, |_, t| t.bvh.refit(&t.kdop, &mut t.nodes));
         let t1 = Instant::now();
-        jobs.for_each_mut(&mut trees, |_, t| {
-            let mut pairs = std::mem::take(&mut t.pairs);
-            pairs.clear();
-            let TreeSet {
-                topo,
-                pieces,
-                bvh,
-                kdop,
-                nodes,
-                ..
-            } = &**t;
-            t.kdop_tests = bvh.self_pairs(
-                kdop,
-                nodes,
-                |p, q| topo.connected(pieces[p as usize].owner, pieces[q as usize].owner),
-                &mut pairs,
-            );
-            t.pairs = pairs;
-        });
+        // The traversal as tasks (the root opened two levels down), every tree's at once, each
+        // with its own output, joined per tree in the tasks' order: the pairs come out as one
+        // traversal of each tree gives them, on any number of workers.
+        let mut tasks: Vec<(usize, Task, Vec<(u32, u32)>, u64)> = Vec::new();
+        for (k, t) in trees.iter_mut().enumerate() {
+            let mut spare = std::mem::take(&mut t.pairs);
+            spare.clear();
+            for (n, task) in t.bvh.tasks(TASK_DEPTH).into_iter().enumerate() {
+                let out = if n == 0 { std::mem::take(&mut spare) } else { Vec::new() };
+                tasks.push((k, task, out, 0));
+            }
+        }
+        {
+            let trees = &trees;
+            jobs.for_each_mut(&mut tasks, |_, (k, task, out, tests)| {
+                let t = &*trees[*k];
+                let (topo, pieces) = (&t.topo, &t.pieces);
+                *tests = t.bvh.task_pairs(
+                    *task,
+                    &t.kdop,
+                    &t.nodes,
+                    |p, q| topo.connected(pieces[p as usize].owner, pieces[q as usize].owner),
+                    out,
+                );
+            });
+        }
+        for t in trees.iter_mut() {
+            t.kdop_tests = 0;
+        }
+        for (k, _, out, tests) in tasks {
+            let t = &mut trees[k];
+            t.kdop_tests += tests;
+            if t.pairs.is_empty() {
+                t.pairs = out;
+            } else {
+                t.pairs.extend_from_slice(&out);
+            }
+        }
         let t2 = Instant::now();
         let mut stats = SelfCollisionStats::default();
-        let k = self.params.k;
-        for t in &self.trees {
+        // The pairs in chunks, answered in parallel into per-chunk lists of forces, then added
+        // to the segments in the pairs' order (the sums' bits do not depend on the workers).
+        const CHUNK: usize = 2048;
+        let (params, stable) = (&self.params, self.stable);
+        let mut chunks: Vec<(usize, std::ops::Range<usize>, Answer)> = Vec::new();
+        for (k, t) in self.trees.iter().enumerate() {
             stats.candidates += t.pairs.len();
             stats.kdop_tests += t.kdop_tests;
-            for &(p, q) in &t.pairs {
-                let (p, q) = (p as usize, q as usize);
-                let [a0, a1] = t.ends[p];
-                let [b0, b1] = t.ends[q];
-                let d = segment_distance(a0, a1, b0, b1);
-                let d_safe = t.safe[p] + t.safe[q];
-                // A NaN distance (a non-finite pose) answers nothing.
-                if d.partial_cmp(&d_safe) != Some(std::cmp::Ordering::Less) {
-                    continue;
-                }
-                // Every point of a piece lies within its radius of its centreline (a prism
-                // inside its frustum, a blade within its longest venation of its mid-venation),
-                // so only a pair closer than its radii can interpenetrate.
-                if d < t.radius[p] + t.radius[q]
-                    && intersect(&t.piece_now(forest, pose, p, k), &t.piece_now(forest, pose, q, k))
-                {
-                    stats.close_pairs += 1;
-                }
-                let [r0, r1] = t.rest_ends[p];
-                let [s0, s1] = t.rest_ends[q];
-                let rest = d_safe.min(segment_distance(r0, r1, s0, s1));
-                if d >= rest {
-                    continue;
-                }
-                stats.responding += 1;
-                // Eq. 5.1, along the line between the k-DOPs' centres (Fig. 5.2), its spring
-                // capped for stability and damped on the closing speed.
-                let dir = (t.kdop[p].centre() - t.kdop[q].centre()).normalize_or_zero();
-                let m = t.mass[p].min(t.mass[q]);
-                let stiff = self.params.stiffness.min(self.stable * m / (dt * dt));
-                let damp = 2.0 * DAMPING_RATIO * (stiff * m).sqrt();
-                let closing = (-(t.moved[p] - t.moved[q]).dot(dir) / dt).max(0.0);
-                let f = dir * (stiff * (rest - d) + damp * closing);
-                forces[(t.seg0 + t.pieces[p].owner.segment()) as usize] += f;
-                forces[(t.seg0 + t.pieces[q].owner.segment()) as usize] -= f;
+            for start in (0..t.pairs.len()).step_by(CHUNK) {
+                chunks.push((k, start..(start + CHUNK).min(t.pairs.len()), Answer::default()));
+            }
+        }
+        let trees = &self.trees;
+        jobs.for_each_mut(&mut chunks, |_, (k, range, answer)| {
+            let t = &trees[*k];
+            for &(p, q) in &t.pairs[range.clone()] {
+                t.answer(forest, pose, (p as usize, q as usize), (params, stable, dt), answer);
+            }
+        });
+        for (k, _, answer) in &chunks {
+            let t = &self.trees[*k];
+            stats.close_pairs += answer.close;
+            stats.responding += answer.forces.len();
+            for &(p, q, f) in &answer.forces {
+                forces[(t.seg0 + t.pieces[p as usize].owner.segment()) as usize] += f;
+                forces[(t.seg0 + t.pieces[q as usize].owner.segment()) as usize] -= f;
             }
         }
         let t3 = Instant::now();
@@ -541,7 +549,60 @@ fn fit(
     }
 }
 
+/// What one chunk of candidate pairs answered: the interpenetrating pairs counted, and the
+/// response force on each pair's first piece (the second takes its opposite).
+#[derive(Default)]
+struct Answer {
+    close: usize,
+    forces: Vec<(u32, u32, Vec3)>,
+}
+
 impl TreeSet {
+    /// Candidate pair (p, q): counts it when its pieces interpenetrate and, when it is closer
+    /// than its rest length, pushes its response (Eq. 5.1) into `answer`.
+    fn answer(
+        &self,
+        forest: &Forest,
+        pose: &Pose,
+        (p, q): (usize, usize),
+        (params, stable, dt): (&SelfCollisionParams, f32, f32),
+        answer: &mut Answer,
+    ) {
+        let t = self;
+        let [a0, a1] = t.ends[p];
+        let [b0, b1] = t.ends[q];
+        let d = segment_distance(a0, a1, b0, b1);
+        let d_safe = t.safe[p] + t.safe[q];
+        // A NaN distance (a non-finite pose) answers nothing.
+        if d.partial_cmp(&d_safe) != Some(std::cmp::Ordering::Less) {
+            return;
+        }
+        // Every point of a piece lies within its radius of its centreline (a prism inside its
+        // frustum, a blade within its longest venation of its mid-venation), so only a pair
+        // closer than its radii can interpenetrate.
+        let k = params.k;
+        if d < t.radius[p] + t.radius[q]
+            && intersect(&t.piece_now(forest, pose, p, k), &t.piece_now(forest, pose, q, k))
+        {
+            answer.close += 1;
+        }
+        let [r0, r1] = t.rest_ends[p];
+        let [s0, s1] = t.rest_ends[q];
+        let rest = d_safe.min(segment_distance(r0, r1, s0, s1));
+        if d >= rest {
+            return;
+        }
+        // Eq. 5.1, along the line between the k-DOPs' centres (Fig. 5.2), its spring capped
+        // for stability and damped on the closing speed.
+        let dir = (t.kdop[p].centre() - t.kdop[q].centre()).normalize_or_zero();
+        let m = t.mass[p].min(t.mass[q]);
+        let stiff = params.stiffness.min(stable * m / (dt * dt));
+        let damp = 2.0 * DAMPING_RATIO * (stiff * m).sqrt();
+        let closing = (-(t.moved[p] - t.moved[q]).dot(dir) / dt).max(0.0);
+        let f = dir * (stiff * (rest - d) + damp * closing);
+        answer.forces.push((p as u32, q as u32, f));
+    }
+
     /// Piece `i` rebuilt in `pose` (a prism of [`PRISM_SIDES`] faces, a blade), for the exact
     /// test.
     fn piece_now(&self, forest: &Forest, pose: &Pose, i: usize, k: DopK) -> Piece {
