@@ -1,0 +1,270 @@
+//! Falling leaves on their own: a falling plate against the physics outside the code (free
+//! fall, a face-on plate's terminal speed), landing, drift in a wind, flutter, determinism.
+//! The models' use of them: `dynamics::falling_models` tests.
+
+use glam::{Quat, Vec3};
+use sylva_engine::JobSystem;
+
+use super::*;
+use crate::dynamics::test_winds::Swirl;
+use crate::forest::TreePlacement;
+use crate::material::{Material, AIR_DENSITY};
+use crate::rng::Rng;
+use crate::testtree::test_tree;
+use crate::wind::{Calm, GustingWind};
+
+const DT: f32 = 1.0 / 60.0;
+
+fn forest(leaves: usize) -> Forest {
+    let skel = test_tree(7, 80, leaves).unwrap();
+    Forest::build(
+        &[TreePlacement {
+            skeleton: &skel,
+            position: Vec3::ZERO,
+        }],
+        &Material::default(),
+    )
+    .unwrap()
+}
+
+fn pose_for(forest: &Forest) -> Pose {
+    Pose {
+        base: vec![Vec3::ZERO; forest.segment_count()],
+        orient: vec![Quat::IDENTITY; forest.segment_count()],
+        leaf_pos: vec![Vec3::ZERO; forest.leaf_count()],
+        leaf_orient: vec![Quat::IDENTITY; forest.leaf_count()],
+        removed: Vec::new(),
+    }
+}
+
+/// A leaf orientation tilted by up to `tilt` radians from face-up, any heading.
+fn tilted(rng: &mut Rng, tilt: f32) -> Quat {
+    let heading = Quat::from_rotation_y(rng.range(0.0, std::f32::consts::TAU));
+    // Face up: the leaf's +z normal to world +y.
+    let flat = Quat::from_rotation_x(-std::f32::consts::FRAC_PI_2);
+    let tip = Quat::from_rotation_x(rng.sym(tilt)) * Quat::from_rotation_z(rng.sym(tilt));
+    heading * tip * flat
+}
+
+/// Every leaf of `forest` launched from height `h` at rest, tilted up to `tilt`, spread on a
+/// grid 1 m apart.
+fn launched(forest: &Forest, h: f32, tilt: f32, seed: u64) -> FallingLeaves {
+    let mut f = FallingLeaves::new(FallingParams::default(), forest, false).unwrap();
+    let mut rng = Rng::new(seed);
+    let m = forest.leaf_count();
+    let side = (m as f32).sqrt().ceil() as usize;
+    for j in 0..m {
+        let pos = Vec3::new((j % side) as f32, h, (j / side) as f32);
+        assert!(f.launch(j, forest, pos, tilted(&mut rng, tilt), Vec3::ZERO, Vec3::ZERO));
+    }
+    f
+}
+
+/// The face-on plate's terminal speed sqrt(2·m·g/(ρ·C_N·A)) = sqrt(2·(m/A)·g/(ρ·C_N)),
+/// the same for every leaf of one mass per area.
+fn face_on_terminal(material: &Material, p: &FallingParams) -> f32 {
+    (2.0 * material.leaf_mass_per_area * p.gravity / (AIR_DENSITY * p.normal_drag)).sqrt()
+}
+
+/// Steps until every leaf has landed (at most `limit` s); per leaf, the time it landed.
+fn fall(f: &mut FallingLeaves, forest: &Forest, wind: &mut dyn WindField, jobs: &JobSystem, limit: f32) -> Vec<f32> {
+    let mut pose = pose_for(forest);
+    let mut landed_at = vec![f32::NAN; f.leaves().len()];
+    let mut t = 0.0f32;
+    while t < limit && f.stats().falling > 0 {
+        wind.advance(t as f64);
+        f.step(forest, wind, DT, jobs, &mut pose);
+        t += DT;
+        for (k, leaf) in f.leaves().iter().enumerate() {
+            assert!(leaf.lowest() >= 0.0, "leaf {k} below the ground: {}", leaf.lowest());
+            assert!(pose.leaf_pos[leaf.leaf as usize].y >= 0.0);
+            if leaf.landed && landed_at[k].is_nan() {
+                landed_at[k] = t;
+            }
+        }
+    }
+    landed_at
+}
+
+/// Leaves dropped from 10 m in calm air reach the ground, never dip below it, and lie still
+/// there afterwards (bit for bit), flat.
+#[test]
+fn leaves_in_calm_air_land_and_stay() {
+    let forest = forest(60);
+    let jobs = JobSystem::new(1).unwrap();
+    let mut f = launched(&forest, 10.0, 0.6, 1);
+    let landed_at = fall(&mut f, &forest, &mut Calm, &jobs, 60.0);
+    assert!(landed_at.iter().all(|t| t.is_finite()), "every leaf landed within 60 s");
+    assert_eq!(f.stats().landed, forest.leaf_count());
+    let lying: Vec<[f32; 15]> = f.leaves().iter().map(Leaf::values).collect();
+    for leaf in f.leaves() {
+        assert!((leaf.x.y - ground::LIFT).abs() < 1e-6, "lies on the ground");
+        assert!((leaf.q * Vec3::Z).y.abs() > 0.9999, "lies flat");
+    }
+    let mut pose = pose_for(&forest);
+    for _ in 0..180 {
+        f.step(&forest, &GustingWind::new(6.0, 0.0, 0.5, 3).unwrap(), DT, &jobs, &mut pose);
+    }
+    let after: Vec<[f32; 15]> = f.leaves().iter().map(Leaf::values).collect();
+    assert_eq!(
+        lying.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>(),
+        after.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>(),
+        "landed leaves stay where they fell, even in a wind"
+    );
+}
+
+/// The mean fall speed, height over fall time, lies between half a face-on plate's terminal
+/// speed v_t = sqrt(2·m·g/(ρ·C_N·A)) and 0.8 times the free fall's mean speed over the same
+/// height, sqrt(g·h/2) (from h = ½·g·t²).
+///
+/// The upper end: the air slows a leaf well below free fall. The lower end is not v_t: a
+/// fluttering plate glides, and the lift of its glides lets it sink slower than the same plate
+/// held face on (fluttering paper does). A plate whose air force acts along its normal glides
+/// steadily at slope γ with speed U where ½·ρ·A·C_N·sin γ·U² = m·g, so it sinks at
+/// U·sin γ = v_t·√(sin γ); half of v_t is a glide of sin γ = 1/4 (14°) sustained through the
+/// whole fall, flatter than the 25° to 60° swings of fluttering plates (Andersen et al. 2005,
+/// Fig. 2), while tumbling, edge first part of the time, sinks faster than v_t.
+#[test]
+fn mean_fall_speed_lies_between_half_the_face_on_terminal_speed_and_free_fall() {
+    let forest = forest(60);
+    let jobs = JobSystem::new(1).unwrap();
+    let h = 10.0;
+    let mut f = launched(&forest, h, 0.6, 2);
+    let start: Vec<f32> = f.leaves().iter().map(Leaf::lowest).collect();
+    let landed_at = fall(&mut f, &forest, &mut Calm, &jobs, 60.0);
+    let p = FallingParams::default();
+    let vt = face_on_terminal(&forest.material, &p);
+    let mut speeds: Vec<f32> = start.iter().zip(&landed_at).map(|(h, t)| h / t).collect();
+    speeds.sort_by(f32::total_cmp);
+    let free = (p.gravity * h / 2.0).sqrt();
+    println!(
+        "face-on terminal {vt:.2} m/s, free fall mean {free:.2} m/s; leaves' mean fall speeds {:.2} .. {:.2} m/s (median {:.2})",
+        speeds[0],
+        speeds[speeds.len() - 1],
+        speeds[speeds.len() / 2]
+    );
+    for &s in &speeds {
+        assert!(s > 0.5 * vt && s < 0.8 * free, "{s} m/s not in ({}, {})", 0.5 * vt, 0.8 * free);
+    }
+}
+
+/// In a steady 4 m/s wind towards +x every leaf lands downwind of where it started, and on
+/// average beyond where the same leaves land in calm air by at least half the wind's travel
+/// over the mean fall time (a leaf starting at rest takes a while to catch the wind). Tumbling
+/// leaves also glide across the wind (the rotational lift, ω × u), each its own way: on
+/// average across the wind they go much less far than down it.
+#[test]
+fn leaves_drift_downwind() {
+    let forest = forest(60);
+    let jobs = JobSystem::new(1).unwrap();
+    let mut calm = launched(&forest, 10.0, 0.6, 3);
+    let start: Vec<Vec3> = calm.leaves().iter().map(|l| l.x).collect();
+    let mut windy = launched(&forest, 10.0, 0.6, 3);
+    fall(&mut calm, &forest, &mut Calm, &jobs, 60.0);
+    let mut wind = GustingWind::new(4.0, 0.0, 0.0, 1).unwrap();
+    let landed_at = fall(&mut windy, &forest, &mut wind, &jobs, 60.0);
+    let n = start.len() as f32;
+    let (mut down, mut across, mut time) = (0.0, 0.0, 0.0);
+    for (((a, b), t), x0) in calm.leaves().iter().zip(windy.leaves()).zip(&landed_at).zip(&start) {
+        assert!(b.x.x > x0.x + 1.0, "leaf {} landed {} m downwind of its start", a.leaf, b.x.x - x0.x);
+        down += (b.x.x - a.x.x) / n;
+        across += (b.x.z - a.x.z) / n;
+        time += t / n;
+    }
+    println!("mean drift beyond the calm landing: downwind {down:.2} m, across {across:.2} m; mean fall {time:.2} s");
+    assert!(down > 0.5 * 4.0 * time);
+    assert!(across.abs() < 0.3 * down);
+}
+
+/// In calm air the leaves do not drop straight and flat: they glide off sideways and turn
+/// (flutter and tumble), each differently.
+#[test]
+fn leaves_flutter_and_tumble_in_calm_air() {
+    let forest = forest(60);
+    let jobs = JobSystem::new(1).unwrap();
+    let mut f = launched(&forest, 10.0, 0.6, 4);
+    let start: Vec<(Vec3, Vec3)> = f.leaves().iter().map(|l| (l.x, l.q * Vec3::Z)).collect();
+    let mut pose = pose_for(&forest);
+    let mut most_turn = vec![0.0f32; start.len()];
+    for _ in 0..60 * 60 {
+        f.step(&forest, &Calm, DT, &jobs, &mut pose);
+        for (k, l) in f.leaves().iter().enumerate().filter(|(_, l)| !l.landed) {
+            let turn = (l.q * Vec3::Z).dot(start[k].1).clamp(-1.0, 1.0).acos();
+            most_turn[k] = most_turn[k].max(turn);
+        }
+    }
+    let lateral: Vec<f32> = f
+        .leaves()
+        .iter()
+        .zip(&start)
+        .map(|(l, (x0, _))| Vec3::new(l.x.x - x0.x, 0.0, l.x.z - x0.z).length())
+        .collect();
+    let turned = most_turn.iter().filter(|&&a| a > 0.5).count();
+    let moved = lateral.iter().filter(|&&d| d > 0.3).count();
+    let spread = lateral.iter().fold(0.0f32, |a, &b| a.max(b)) - lateral.iter().fold(f32::MAX, |a, &b| a.min(b));
+    println!("turned over 0.5 rad: {turned}/{}, moved over 0.3 m sideways: {moved}, spread {spread:.2} m", start.len());
+    assert!(turned * 10 >= 9 * start.len(), "most leaves turn by over 0.5 rad");
+    assert!(moved * 10 >= 9 * start.len(), "most leaves glide sideways");
+    assert!(spread > 0.5, "not all alike");
+}
+
+/// Thousands of leaves in a wind that varies in space and time step to bit-identical states
+/// on 1, 2 and 4 workers.
+#[test]
+fn thousands_of_leaves_are_deterministic_for_any_worker_count() {
+    let forest = forest(3000);
+    let hash = |threads: usize| {
+        let jobs = JobSystem::new(threads).unwrap();
+        let mut f = launched(&forest, 12.0, 1.2, 5);
+        let mut pose = pose_for(&forest);
+        let mut wind = Swirl { time: 0.0, speed: 6.0 };
+        for s in 0..90 {
+            wind.advance(s as f64 * DT as f64);
+            f.step(&forest, &wind, DT, &jobs, &mut pose);
+        }
+        assert!(f.stats().falling > 1000 && f.finite(), "{:?}", f.stats());
+        let fastest = f.leaves().iter().map(|l| l.w.length()).fold(0.0, f32::max);
+        assert!(fastest < 0.9 * aero::MAX_SPIN, "the spin guard stays out of the way: {fastest} rad/s");
+        let mut h = StateHash::new();
+        f.hash_state(&mut h);
+        h.add(pose.leaf_pos.iter().flat_map(|p| p.to_array()));
+        h.finish()
+    };
+    let one = hash(1);
+    assert_eq!(hash(2), one);
+    assert_eq!(hash(4), one);
+}
+
+/// Settings out of range are refused, naming them.
+#[test]
+fn bad_settings_are_refused_by_name() {
+    FallingParams::default().validate().unwrap();
+    let cases: [(FallingParams, &str); 5] = [
+        (FallingParams { normal_drag: -1.0, ..Default::default() }, "falling normal drag"),
+        (FallingParams { air_density: f32::NAN, ..Default::default() }, "falling air density"),
+        (FallingParams { gravity: f32::INFINITY, ..Default::default() }, "falling gravity"),
+        (FallingParams { cap: 0, ..Default::default() }, "falling cap"),
+        (FallingParams { substeps: 0, ..Default::default() }, "falling substeps"),
+    ];
+    for (p, name) in cases {
+        let e = p.validate().unwrap_err().to_string();
+        assert!(e.contains(name), "{e}");
+        assert!(FallingLeaves::new(p, &forest(10), true).is_err());
+    }
+    for v in [-1.0, 0.0, f32::NAN, f32::NEG_INFINITY] {
+        let m = Material {
+            petiole_strength: v,
+            ..Material::default()
+        };
+        let e = m.validate().unwrap_err().to_string();
+        assert!(e.contains("petiole_strength"), "{e}");
+    }
+    Material {
+        petiole_strength: f32::INFINITY,
+        ..Material::default()
+    }
+    .validate()
+    .unwrap();
+}
+
+
