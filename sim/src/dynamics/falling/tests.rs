@@ -268,3 +268,138 @@ fn bad_settings_are_refused_by_name() {
 }
 
 
+
+// The models' falling leaves.
+
+use crate::dynamics::{DynamicsModel, ModelKind, OliapuramModel, VerletModel};
+use crate::dynamics::weber::WeberModel;
+use sylva_engine::FrameTimings;
+
+fn trees(count: usize, leaves: usize) -> Forest {
+    let skels: Vec<_> = (0..count).map(|k| test_tree(11 + k as u64, 80, leaves).unwrap()).collect();
+    let placements: Vec<_> = skels
+        .iter()
+        .enumerate()
+        .map(|(k, s)| TreePlacement {
+            skeleton: s,
+            position: Vec3::new(8.0 * k as f32, 0.0, 0.0),
+        })
+        .collect();
+    Forest::build(&placements, &Material::default()).unwrap()
+}
+
+/// The falling leaves of a model of Sylva's three.
+fn falling_of(m: &dyn DynamicsModel) -> &FallingLeaves {
+    let any = m.as_any();
+    if let Some(w) = any.downcast_ref::<WeberModel>() {
+        w.falling()
+    } else if let Some(o) = any.downcast_ref::<OliapuramModel>() {
+        o.falling()
+    } else if let Some(v) = any.downcast_ref::<VerletModel>() {
+        v.falling()
+    } else {
+        panic!("{}: not a model of this test", m.name())
+    }
+}
+
+fn run(m: &mut dyn DynamicsModel, jobs: &JobSystem, seconds: f32) {
+    let timings = FrameTimings::new(m.phases());
+    let steps = (seconds / m.dt()).round() as usize;
+    for _ in 0..steps {
+        m.step(jobs, &timings);
+    }
+}
+
+/// In every model: dropped leaves fall to the ground, their pose with them (the attachment end
+/// lying on the ground, the blade flat), while the rest stay on their swaying segments, at
+/// their place along the segment and, in the models whose leaves are rigid, with their rigid
+/// orientation; a reset puts them all back.
+#[test]
+fn every_model_drops_leaves_to_the_ground_and_keeps_the_rest_on_their_segments() {
+    let jobs = JobSystem::new(2).unwrap();
+    for kind in ModelKind::ALL {
+        let forest = trees(1, 300);
+        let mut m = kind.build(forest).unwrap();
+        let fresh = m.state_hash();
+        m.set_wind(Box::new(GustingWind::new(7.0, 0.3, 0.3, 2).unwrap()));
+        run(&mut *m, &jobs, 0.5);
+        assert_eq!(m.drop_leaves(100).unwrap(), 100, "{kind}");
+        run(&mut *m, &jobs, 30.0);
+        let stats = m.falling_leaves().unwrap();
+        assert_eq!((stats.landed, stats.falling, stats.detached), (100, 0, 100), "{kind}: {stats:?}");
+        let f = falling_of(&*m);
+        let forest = m.forest();
+        let pose = m.pose();
+        assert_eq!(pose.leaf_orient.len(), forest.leaf_count(), "{kind}");
+        for leaf in f.leaves() {
+            let j = leaf.leaf as usize;
+            let p = pose.leaf_pos[j];
+            assert!(p.y >= 0.0 && p.y <= ground::LIFT + 1e-4, "{kind}: leaf {j} at {p}");
+            assert!((pose.leaf_orient[j] * Vec3::Z).y.abs() > 0.9999, "{kind}: lies flat");
+        }
+        let mut attached = 0;
+        for i in 0..forest.segment_count() {
+            for j in forest.leaves_of(i).filter(|&j| f.is_attached(j)) {
+                attached += 1;
+                let on_axis = pose.base[i] + pose.orient[i] * Vec3::new(0.0, forest.leaf.along_f32(j) * forest.seg.length[i], 0.0);
+                assert!((pose.leaf_pos[j] - on_axis).length() < 1e-3, "{kind}: leaf {j} off its segment");
+                if kind != ModelKind::Oliapuram {
+                    let rigid = pose.leaf_orientation_rigid(forest, i, j);
+                    assert!(pose.leaf_orient[j].dot(rigid).abs() > 1.0 - 1e-5, "{kind}: leaf {j} turned");
+                }
+            }
+        }
+        assert_eq!(attached, forest.leaf_count() - 100, "{kind}");
+        drop(pose);
+        // All the rest come off; none twice.
+        assert_eq!(m.drop_leaves(10_000).unwrap(), attached, "{kind}");
+        assert_eq!(m.drop_leaves(10).unwrap(), 0, "{kind}");
+        m.reset();
+        assert_eq!(m.falling_leaves().unwrap().detached, 0);
+        assert_eq!(m.state_hash(), fresh, "{kind}: reset re-attaches every leaf");
+        if kind != ModelKind::Oliapuram {
+            assert!(m.pose().leaf_orient.is_empty(), "{kind}: rigid leaves again");
+        }
+    }
+}
+
+/// In every model, thousands of leaves falling in a wind that varies in space and time give
+/// the same state hash on 1, 2 and 4 workers.
+#[test]
+fn every_model_is_deterministic_with_thousands_of_leaves_falling() {
+    for kind in ModelKind::ALL {
+        let hash = |threads: usize| {
+            let jobs = JobSystem::new(threads).unwrap();
+            let mut m = kind.build(trees(3, 1500)).unwrap();
+            m.set_wind(Box::new(Swirl { time: 0.0, speed: 6.0 }));
+            run(&mut *m, &jobs, 0.2);
+            assert_eq!(m.drop_leaves(4000).unwrap(), 4000);
+            run(&mut *m, &jobs, 1.0);
+            let s = m.falling_leaves().unwrap();
+            assert!(s.falling > 2000 && m.finite(), "{kind}: {s:?}");
+            m.state_hash()
+        };
+        let one = hash(1);
+        assert_eq!(hash(2), one, "{kind}");
+        assert_eq!(hash(4), one, "{kind}");
+    }
+}
+
+/// A steady 25 m/s storm tears off a fraction of the leaves (those whose petiole strength,
+/// 90 N/m² times a factor of 0.5 to 1.5, is below the drag pressure 3.1·25 = 77.5 N/m²: about
+/// (0.86 - 0.5) = 36 %), in every model; calm air and a 10 m/s breeze none.
+#[test]
+fn every_model_loses_leaves_in_a_storm_and_none_in_calm_air() {
+    let jobs = JobSystem::new(2).unwrap();
+    for kind in ModelKind::ALL {
+        for (speed, lo, hi) in [(0.0, 0.0, 0.0), (10.0, 0.0, 0.0), (25.0, 0.3, 0.42)] {
+            let mut m = kind.build(trees(1, 1000)).unwrap();
+            m.set_wind(Box::new(GustingWind::new(speed, 0.0, 0.0, 1).unwrap()));
+            run(&mut *m, &jobs, 1.0);
+            let s = m.falling_leaves().unwrap();
+            let frac = s.detached as f32 / m.forest().leaf_count() as f32;
+            println!("{kind} at {speed} m/s: {} of {} leaves torn off", s.detached, m.forest().leaf_count());
+            assert!(frac >= lo && frac <= hi, "{kind} at {speed} m/s: {frac}");
+        }
+    }
+}

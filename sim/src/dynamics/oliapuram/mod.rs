@@ -92,6 +92,7 @@ use sylva_engine::{FrameTimings, JobSystem};
 use crate::collider::SphereCollider;
 use crate::dynamics::breakage::BreakageState;
 use crate::dynamics::debris::Debris;
+use crate::dynamics::falling::{FallingLeaves, FallingParams};
 use crate::dynamics::{check_forest, ModelParts, Pose, Refused};
 use crate::error::SimError;
 use crate::forest::Forest;
@@ -178,6 +179,9 @@ pub struct OliapuramModel {
     sums: Vec<(Vec3, Vec3)>,
     /// What broke: the pieces gone, the counts and the debris.
     breakage: BreakageState,
+    /// The leaves that came off (`dynamics::falling`), written into the pose after the trees
+    /// and the debris; the model goes on turning their leaf angles, which no longer show.
+    falling: FallingLeaves,
 }
 
 /// Runs `f` and adds its duration to `ns`.
@@ -267,7 +271,10 @@ impl OliapuramModel {
         };
         let breakage = BreakageState::new(n);
         let strength = rupture::Strength::new(&forest, &levels, &leaves, params.gravity, breakage.gone());
+        let falling = FallingLeaves::new(FallingParams::default(), &forest, false)
+            .expect("the default falling-leaf settings are valid");
         let mut model = OliapuramModel {
+            falling,
             strength,
             sums: vec![(Vec3::ZERO, Vec3::ZERO); n],
             breakage,
@@ -373,7 +380,18 @@ impl OliapuramModel {
     }
     /// False once any deflection, rate or leaf angle stopped being finite.
     pub fn finite(&self) -> bool {
-        !self.nonfinite && self.breakage.debris().finite()
+        !self.nonfinite && self.breakage.debris().finite() && self.falling.finite()
+    }
+
+    /// The leaves that came off their twigs (`dynamics::falling`).
+    pub fn falling(&self) -> &FallingLeaves {
+        &self.falling
+    }
+
+    /// Detaches `count` attached leaves, falling from the next step on; returns how many
+    /// (`DynamicsModel::drop_leaves`).
+    pub fn drop_leaves(&mut self, count: usize) -> Result<usize, SimError> {
+        self.falling.drop_leaves(count, &self.forest, &self.pose)
     }
 
     /// The broken pieces and uprooted trees, falling and lying as free rigid bodies.
@@ -583,6 +601,7 @@ impl OliapuramModel {
         self.state.seg_drag.fill(Vec3::ZERO);
         self.state.leaf_drag.fill(Vec3::ZERO);
         self.breakage.clear();
+        self.falling.reset(&mut self.pose);
         self.refresh_pose();
         self.breakage.debris().write_pose(&self.forest, &mut self.pose);
     }
@@ -611,6 +630,7 @@ impl OliapuramModel {
         h.add(leaves::model_order(&self.levels).map(|j| s.psi[j]));
         h.add(leaves::model_order(&self.levels).map(|j| s.psi_dot[j]));
         self.breakage.hash_state(&mut h);
+        self.falling.hash_state(&mut h);
         h.finish()
     }
 
@@ -641,6 +661,7 @@ impl OliapuramModel {
             + b(&self.sums)
             + self.strength.heap_bytes()
             + self.breakage.heap_bytes()
+            + self.falling.heap_bytes()
     }
 
     /// Advances one time step. Phase times (work time, summed over threads) are added to the
@@ -676,6 +697,8 @@ impl OliapuramModel {
             debris.step(&self.forest, &*self.wind, &self.colliders, self.params.dt, jobs);
             debris.write_pose(&self.forest, &mut self.pose);
         }
+        self.falling
+            .step(&self.forest, &*self.wind, self.params.dt, jobs, &mut self.pose);
         for (k, name) in PHASES.iter().enumerate() {
             if let Some(id) = timings.phase_id(name) {
                 timings.add(id, Duration::from_nanos(self.phase_ns[k].load(Ordering::Relaxed)));

@@ -62,6 +62,7 @@ use glam::{Quat, Vec3, Vec3A};
 use sylva_engine::{FrameTimings, JobSystem};
 
 use crate::collider::SphereCollider;
+use crate::dynamics::falling::{FallingLeaves, FallingParams};
 use crate::dynamics::{check_forest, split_lengths, ModelParts, Pose, Refused};
 use crate::error::SimError;
 use crate::forest::Forest;
@@ -135,6 +136,8 @@ pub struct VerletModel {
     branches_broken: usize,
     /// Per job, room for its trees' wind samples and pose (kept between steps).
     scratch: Vec<Scratch>,
+    /// The leaves that came off (`dynamics::falling`), written into the pose after the trees.
+    falling: FallingLeaves,
 }
 
 impl VerletModel {
@@ -167,6 +170,8 @@ impl VerletModel {
         let keep_wind = drag_decay(&st, params.substep());
         grow_cones(&mut st, &forest, &params, &keep_wind);
         let (n, m) = (forest.segment_count(), forest.leaf_count());
+        let falling = FallingLeaves::new(FallingParams::default(), &forest, true)
+            .expect("the default falling-leaf settings are valid");
         let mut model = VerletModel {
             pos: st.rest.iter().map(|&p| Vec3A::from(p)).collect(),
             prev: st.rest.iter().map(|&p| Vec3A::from(p)).collect(),
@@ -191,6 +196,7 @@ impl VerletModel {
             roots_cut: 0,
             branches_broken: 0,
             scratch: Vec::new(),
+            falling,
         };
         model.set_wind(wind);
         for mut c in colliders {
@@ -235,7 +241,18 @@ impl VerletModel {
     }
     /// False once any particle stopped being finite.
     pub fn finite(&self) -> bool {
-        !self.nonfinite
+        !self.nonfinite && self.falling.finite()
+    }
+
+    /// The leaves that came off their twigs (`dynamics::falling`).
+    pub fn falling(&self) -> &FallingLeaves {
+        &self.falling
+    }
+
+    /// Detaches `count` attached leaves, falling from the next step on; returns how many
+    /// (`DynamicsModel::drop_leaves`).
+    pub fn drop_leaves(&mut self, count: usize) -> Result<usize, SimError> {
+        self.falling.drop_leaves(count, &self.forest, &self.pose)
     }
     /// How many particles, constraints (branch and plane) and root constraints the trees
     /// have.
@@ -313,6 +330,7 @@ impl VerletModel {
         self.roots_cut = 0;
         self.branches_broken = 0;
         self.nonfinite = false;
+        self.falling.reset(&mut self.pose);
         self.refresh_pose();
     }
 
@@ -337,6 +355,7 @@ impl VerletModel {
         h.add(self.root_cut.iter().chain(&self.broken).map(flag));
         let ends = self.links.iter().map(|c| c.a).chain(self.links.iter().map(|c| c.b));
         h.add(ends.map(f32::from_bits));
+        self.falling.hash_state(&mut h);
         h.finish()
     }
 
@@ -346,6 +365,7 @@ impl VerletModel {
         let st = &self.st;
         self.forest.heap_bytes()
             + self.pose.heap_bytes()
+            + self.falling.heap_bytes()
             + b(&self.pos)
             + b(&self.prev)
             + b(&self.root_cut)
@@ -407,6 +427,8 @@ impl VerletModel {
             self.roots_cut += r.roots_cut as usize;
             self.branches_broken += r.broken as usize;
         }
+        self.falling
+            .step(&self.forest, &*self.wind, self.params.dt, jobs, &mut self.pose);
         for (k, name) in PHASES.iter().enumerate() {
             if let Some(id) = timings.phase_id(name) {
                 timings.add(id, Duration::from_nanos(ns[k]));
