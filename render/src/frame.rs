@@ -49,6 +49,7 @@ use glam::{Mat4, Quat, Vec3, Vec4};
 use sylva_engine::JobSystem;
 pub use sylva_shaders::{LeafInstance, SegmentInstance};
 use sylva_shaders::{SphereInstance, WindArrow};
+use sylva_sim::dynamics::falling::FallingStats;
 use sylva_sim::dynamics::{Breakage, Pose};
 use sylva_sim::forest::{Forest, TreeInfo};
 
@@ -356,6 +357,8 @@ pub struct SceneInfo {
     pub settings: String,
     /// What the wind has broken, for a model whose trees break.
     pub breakage: Option<Breakage>,
+    /// The leaves that came off (falling and on the ground), once any did.
+    pub falling: Option<FallingStats>,
     /// Wind speed [m/s] and heading \[deg\].
     pub wind_speed: f32,
     pub wind_heading_deg: f32,
