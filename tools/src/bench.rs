@@ -140,6 +140,10 @@ pub struct SimArgs {
     /// to time them falling: the report adds `falling_leaves` (counts at the end, ms per step).
     #[arg(long, value_name = "N", default_value = "0", value_parser = |s: &str| count_in(s, 0, 10_000_000))]
     drop_leaves: u64,
+    /// Petiole strength of the leaves per unit leaf area [N/m²] (`Material::petiole_strength`;
+    /// `inf`: the wind tears none off).
+    #[arg(long, default_value = "90", value_name = "N_PER_M2")]
+    petiole_strength: f32,
 }
 
 /// The falling leaves at the end of the run and their cost (`--drop-leaves`, or leaves the
@@ -407,6 +411,7 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
     for &drag in &a.drag {
         let material = Material {
             drag_law: drag.into(),
+            petiole_strength: a.petiole_strength,
             ..Material::default()
         };
         let collision_free = CollisionFreeOptions::default();

@@ -32,7 +32,7 @@
 //! leaf's ~500 kg/m³, is left out). Dropped from Andersen et al.: the rotating-frame coupling
 //! terms (m + m₁₁)·ω·v of their Eqs. 2.1-2.2 beyond the added mass along the normal.
 
-use glam::{Quat, Vec3};
+use glam::{Mat3, Quat, Vec3};
 
 use super::{FallingParams, Leaf};
 
@@ -96,7 +96,10 @@ pub(super) const MAX_SPIN: f32 = 200.0;
 pub(super) fn fly(leaf: &mut Leaf, air: Vec3, dt: f32, p: &FallingParams) {
     let plate = &leaf.plate;
     let q = leaf.q;
-    let n = q * Vec3::Z;
+    // The leaf's axes in the world: across the blade, along it, its normal (one rotation
+    // matrix for every rotation below; its transpose takes world vectors to the leaf's frame).
+    let frame = Mat3::from_quat(q);
+    let (ex, ey, n) = (frame.x_axis, frame.y_axis, frame.z_axis);
     let u = leaf.v - air;
     let speed = u.length();
     let un = u.dot(n);
@@ -105,7 +108,7 @@ pub(super) fn fly(leaf: &mut Leaf, air: Vec3, dt: f32, p: &FallingParams) {
     // Explicit forces: gravity and rotational lift.
     let w_t = leaf.w - n * leaf.w.dot(n);
     let mut f = Vec3::new(0.0, -plate.mass * p.gravity, 0.0);
-    f += 0.5 * p.rotation_lift * p.air_density * plate.area * plate.chord * w_t.cross(u);
+    f += (0.5 * p.rotation_lift * p.air_density * plate.area * plate.chord) * w_t.cross(u);
     // Drag, linearly implicit along the normal (inertia m + added mass) and in the plane
     // (inertia m), on the velocity relative to the air.
     let (mn, mt) = (plate.mass + plate.added, plate.mass);
@@ -126,33 +129,33 @@ pub(super) fn fly(leaf: &mut Leaf, air: Vec3, dt: f32, p: &FallingParams) {
     if ut_len > 1e-6 && speed > 1e-6 {
         let lead = ut / ut_len;
         // Half extent of the ellipse along `lead`.
-        let (cx, cy) = (lead.dot(q * Vec3::X), lead.dot(q * Vec3::Y));
+        let (cx, cy) = (lead.dot(ex), lead.dot(ey));
         let (a, b) = (leaf.half_length, leaf.half_width);
         let reach = 1.0 / ((cx / b).powi(2) + (cy / a).powi(2)).sqrt().max(1e-12);
         let arm = lead * (p.pressure_offset * reach * ut_len / speed);
         let normal_force = -n * (cn * un);
         torque += arm.cross(normal_force);
     }
-    // The angular momentum L = q·I·q⁻¹·ω takes the torque in the world frame (the gyroscopic
+    // The angular momentum L = R·I·Rᵀ·ω takes the torque in the world frame (the gyroscopic
     // term comes from the body frame turning under it, as the debris does); then the
     // rotational damping, implicit per body axis.
-    let inv = q.conjugate();
+    let to_body = frame.transpose();
     let i = plate.inertia;
-    let l = q * (i * (inv * leaf.w)) + torque * dt;
-    let wb = (inv * l) / i;
+    let l = frame * (i * (to_body * leaf.w)) + torque * dt;
+    let wb = (to_body * l) / i;
     let damp = plate.spin_drag * wb.abs() * dt / i;
-    let mut w = q * (wb / (Vec3::ONE + damp));
+    let mut w = frame * (wb / (Vec3::ONE + damp));
     // A guard, never reached in the tests: no leaf spins faster than MAX_SPIN.
-    let spin = w.length();
-    if spin > MAX_SPIN {
-        w *= MAX_SPIN / spin;
+    let spin = w.length_squared();
+    if spin > MAX_SPIN * MAX_SPIN {
+        w *= MAX_SPIN / spin.sqrt();
     }
     leaf.w = w;
 
-    // Drift and turn.
+    // Drift, and the turn by dq = ½·(ω, 0)·q·dt (renormalised: second order in the angle
+    // turned per substep, a few hundredths of a radian).
     leaf.x += leaf.v * dt;
-    let turn = leaf.w * dt;
-    if turn.length_squared() > 0.0 {
-        leaf.q = (Quat::from_scaled_axis(turn) * q).normalize();
-    }
+    let h = 0.5 * dt;
+    let dq = Quat::from_xyzw(w.x * h, w.y * h, w.z * h, 0.0) * q;
+    leaf.q = (q + dq).normalize();
 }

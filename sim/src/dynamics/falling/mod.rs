@@ -61,7 +61,7 @@ use aero::Plate;
 pub use params::FallingParams;
 
 /// Leaves one job steps.
-pub const JOB_LEAVES: usize = 1024;
+pub const JOB_LEAVES: usize = 512;
 
 /// What the falling leaves are and cost (`DynamicsModel::falling_leaves`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
