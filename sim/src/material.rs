@@ -205,7 +205,8 @@ impl Material {
         check_positive("anchorage", self.anchorage, 1.0e7)?;
         check_range("grown_wind", self.grown_wind, 0.0, 100.0)?;
         // Infinite: never stripped by the wind.
-        if !(self.petiole_strength > 0.0 && (self.petiole_strength.is_finite() || self.petiole_strength == f32::INFINITY))
+        if !(self.petiole_strength > 0.0
+            && (self.petiole_strength.is_finite() || self.petiole_strength == f32::INFINITY))
         {
             return Err(SimError::param(
                 "petiole_strength",

@@ -675,15 +675,12 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
         uprooted: breakage.map(|b| b.uprooted as u64),
         debris: breakage.map(|b| b.debris as u64),
         device: sim.as_any().downcast_ref::<GpuOliapuram>().map(|g| g.gpu().name()),
-        falling_leaves: sim
-            .falling_leaves()
-            .filter(|f| f.detached > 0)
-            .map(|f| FallingReport {
-                falling: f.falling as u64,
-                landed: f.landed as u64,
-                detached: f.detached as u64,
-                ms_per_step: run.falling_ms / a.steps as f64,
-            }),
+        falling_leaves: sim.falling_leaves().filter(|f| f.detached > 0).map(|f| FallingReport {
+            falling: f.falling as u64,
+            landed: f.landed as u64,
+            detached: f.detached as u64,
+            ms_per_step: run.falling_ms / a.steps as f64,
+        }),
         tip_deflection_mean: sway.map(|s| s.tip_mean),
         tip_deflection_peak: sway.map(|s| s.tip_peak),
         base_moment_mean: sway.map(|s| s.moment_mean),

@@ -45,8 +45,8 @@ use sylva_engine::{FrameTimings, JobSystem};
 
 use crate::collider::SphereCollider;
 use crate::collision::runtime::{SelfCollisionParams, SelfCollisionStats};
-use crate::error::SimError;
 use crate::dynamics::falling::FallingStats;
+use crate::error::SimError;
 use crate::forest::Forest;
 use crate::wind::{Calm, WindField};
 
@@ -231,6 +231,11 @@ pub trait DynamicsModel: Send {
     /// The falling leaves' counts and cost (`None` for a model without them).
     fn falling_leaves(&self) -> Option<FallingStats> {
         None
+    }
+    /// Whether leaf `j` still hangs on its twig (false once it came off and falls or lies on
+    /// the ground); by default, true.
+    fn leaf_attached(&self, _j: usize) -> bool {
+        true
     }
     /// The wind field.
     fn wind(&self) -> &dyn WindField;

@@ -428,10 +428,20 @@ fn the_drop_leaves_key_drops_leaves_and_the_overlay_counts_them() {
         let leaves = d.scene.sim.forest().leaf_count();
         let want = ((leaves as f32 * DROP_LEAVES_SHARE).ceil() as usize).max(1);
         d.handle(SimCommand::DropLeaves);
-        assert!(d.message.starts_with(&format!("{want} leaves dropped")), "{model}: {}", d.message);
+        assert!(
+            d.message.starts_with(&format!("{want} leaves dropped")),
+            "{model}: {}",
+            d.message
+        );
         d.advance(Duration::from_secs_f64(0.05));
-        let f = filled(&mut d).info.falling.expect("the overlay counts the falling leaves");
-        assert!(f.detached >= want && f.falling + f.landed <= f.detached, "{model}: {f:?}");
+        let f = filled(&mut d)
+            .info
+            .falling
+            .expect("the overlay counts the falling leaves");
+        assert!(
+            f.detached >= want && f.falling + f.landed <= f.detached,
+            "{model}: {f:?}"
+        );
         d.handle(SimCommand::Reset);
         assert_eq!(filled(&mut d).info.falling, None, "{model}: reset re-attaches them");
         d.handle(SimCommand::CycleModel);

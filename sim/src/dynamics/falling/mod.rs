@@ -293,7 +293,12 @@ impl FallingLeaves {
         let tree = forest.tree_of(self.segment[j] as usize);
         let aspect = forest.trees.get(tree).map_or(0.5, |t| t.leaf_aspect);
         let half_width = half_length * if aspect > 0.0 { aspect } else { 0.5 };
-        let plate = Plate::new(half_length, half_width, forest.material.leaf_mass_per_area, &self.params);
+        let plate = Plate::new(
+            half_length,
+            half_width,
+            forest.material.leaf_mass_per_area,
+            &self.params,
+        );
         let q = orient.normalize();
         let arm = q * Vec3::new(0.0, half_length, 0.0);
         let mut leaf = Leaf {
@@ -325,7 +330,10 @@ impl FallingLeaves {
         // 1. The leaves detached since the last step start from this step's pose.
         for p in std::mem::take(&mut self.pending) {
             let j = p.leaf as usize;
-            let (pos, orient) = (pose.leaf_pos[j], pose.leaf_orientation(forest, self.segment[j] as usize, j));
+            let (pos, orient) = (
+                pose.leaf_pos[j],
+                pose.leaf_orientation(forest, self.segment[j] as usize, j),
+            );
             let velocity = (pos - p.pos) / dt;
             let mut turn = orient.normalize() * p.orient.conjugate();
             if turn.w < 0.0 {

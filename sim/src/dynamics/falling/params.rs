@@ -71,7 +71,11 @@ impl FallingParams {
             return Err(SimError::param("falling substeps", self.substeps, "allowed 1..=16"));
         }
         if !(1..=64).contains(&self.check_period) {
-            return Err(SimError::param("falling check period", self.check_period, "allowed 1..=64 steps"));
+            return Err(SimError::param(
+                "falling check period",
+                self.check_period,
+                "allowed 1..=64 steps",
+            ));
         }
         Ok(())
     }

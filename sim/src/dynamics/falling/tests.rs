@@ -103,7 +103,13 @@ fn leaves_in_calm_air_land_and_stay() {
     }
     let mut pose = pose_for(&forest);
     for _ in 0..180 {
-        f.step(&forest, &GustingWind::new(6.0, 0.0, 0.5, 3).unwrap(), DT, &jobs, &mut pose);
+        f.step(
+            &forest,
+            &GustingWind::new(6.0, 0.0, 0.5, 3).unwrap(),
+            DT,
+            &jobs,
+            &mut pose,
+        );
     }
     let after: Vec<[f32; 15]> = f.leaves().iter().map(Leaf::values).collect();
     assert_eq!(
@@ -144,7 +150,12 @@ fn mean_fall_speed_lies_between_half_the_face_on_terminal_speed_and_free_fall() 
         speeds[speeds.len() / 2]
     );
     for &s in &speeds {
-        assert!(s > 0.5 * vt && s < 0.8 * free, "{s} m/s not in ({}, {})", 0.5 * vt, 0.8 * free);
+        assert!(
+            s > 0.5 * vt && s < 0.8 * free,
+            "{s} m/s not in ({}, {})",
+            0.5 * vt,
+            0.8 * free
+        );
     }
 }
 
@@ -166,7 +177,12 @@ fn leaves_drift_downwind() {
     let n = start.len() as f32;
     let (mut down, mut across, mut time) = (0.0, 0.0, 0.0);
     for (((a, b), t), x0) in calm.leaves().iter().zip(windy.leaves()).zip(&landed_at).zip(&start) {
-        assert!(b.x.x > x0.x + 1.0, "leaf {} landed {} m downwind of its start", a.leaf, b.x.x - x0.x);
+        assert!(
+            b.x.x > x0.x + 1.0,
+            "leaf {} landed {} m downwind of its start",
+            a.leaf,
+            b.x.x - x0.x
+        );
         down += (b.x.x - a.x.x) / n;
         across += (b.x.z - a.x.z) / n;
         time += t / n;
@@ -202,7 +218,10 @@ fn leaves_flutter_and_tumble_in_calm_air() {
     let turned = most_turn.iter().filter(|&&a| a > 0.5).count();
     let moved = lateral.iter().filter(|&&d| d > 0.3).count();
     let spread = lateral.iter().fold(0.0f32, |a, &b| a.max(b)) - lateral.iter().fold(f32::MAX, |a, &b| a.min(b));
-    println!("turned over 0.5 rad: {turned}/{}, moved over 0.3 m sideways: {moved}, spread {spread:.2} m", start.len());
+    println!(
+        "turned over 0.5 rad: {turned}/{}, moved over 0.3 m sideways: {moved}, spread {spread:.2} m",
+        start.len()
+    );
     assert!(turned * 10 >= 9 * start.len(), "most leaves turn by over 0.5 rad");
     assert!(moved * 10 >= 9 * start.len(), "most leaves glide sideways");
     assert!(spread > 0.5, "not all alike");
@@ -224,7 +243,10 @@ fn thousands_of_leaves_are_deterministic_for_any_worker_count() {
         }
         assert!(f.stats().falling > 1000 && f.finite(), "{:?}", f.stats());
         let fastest = f.leaves().iter().map(|l| l.w.length()).fold(0.0, f32::max);
-        assert!(fastest < 0.9 * aero::MAX_SPIN, "the spin guard stays out of the way: {fastest} rad/s");
+        assert!(
+            fastest < 0.9 * aero::MAX_SPIN,
+            "the spin guard stays out of the way: {fastest} rad/s"
+        );
         let mut h = StateHash::new();
         f.hash_state(&mut h);
         h.add(pose.leaf_pos.iter().flat_map(|p| p.to_array()));
@@ -240,11 +262,41 @@ fn thousands_of_leaves_are_deterministic_for_any_worker_count() {
 fn bad_settings_are_refused_by_name() {
     FallingParams::default().validate().unwrap();
     let cases: [(FallingParams, &str); 5] = [
-        (FallingParams { normal_drag: -1.0, ..Default::default() }, "falling normal drag"),
-        (FallingParams { air_density: f32::NAN, ..Default::default() }, "falling air density"),
-        (FallingParams { gravity: f32::INFINITY, ..Default::default() }, "falling gravity"),
-        (FallingParams { cap: 0, ..Default::default() }, "falling cap"),
-        (FallingParams { substeps: 0, ..Default::default() }, "falling substeps"),
+        (
+            FallingParams {
+                normal_drag: -1.0,
+                ..Default::default()
+            },
+            "falling normal drag",
+        ),
+        (
+            FallingParams {
+                air_density: f32::NAN,
+                ..Default::default()
+            },
+            "falling air density",
+        ),
+        (
+            FallingParams {
+                gravity: f32::INFINITY,
+                ..Default::default()
+            },
+            "falling gravity",
+        ),
+        (
+            FallingParams {
+                cap: 0,
+                ..Default::default()
+            },
+            "falling cap",
+        ),
+        (
+            FallingParams {
+                substeps: 0,
+                ..Default::default()
+            },
+            "falling substeps",
+        ),
     ];
     for (p, name) in cases {
         let e = p.validate().unwrap_err().to_string();
@@ -267,16 +319,16 @@ fn bad_settings_are_refused_by_name() {
     .unwrap();
 }
 
-
-
 // The models' falling leaves.
 
-use crate::dynamics::{DynamicsModel, ModelKind, OliapuramModel, VerletModel};
 use crate::dynamics::weber::WeberModel;
+use crate::dynamics::{DynamicsModel, ModelKind, OliapuramModel, VerletModel};
 use sylva_engine::FrameTimings;
 
 fn trees(count: usize, leaves: usize) -> Forest {
-    let skels: Vec<_> = (0..count).map(|k| test_tree(11 + k as u64, 80, leaves).unwrap()).collect();
+    let skels: Vec<_> = (0..count)
+        .map(|k| test_tree(11 + k as u64, 80, leaves).unwrap())
+        .collect();
     let placements: Vec<_> = skels
         .iter()
         .enumerate()
@@ -326,7 +378,11 @@ fn every_model_drops_leaves_to_the_ground_and_keeps_the_rest_on_their_segments()
         assert_eq!(m.drop_leaves(100).unwrap(), 100, "{kind}");
         run(&mut *m, &jobs, 30.0);
         let stats = m.falling_leaves().unwrap();
-        assert_eq!((stats.landed, stats.falling, stats.detached), (100, 0, 100), "{kind}: {stats:?}");
+        assert_eq!(
+            (stats.landed, stats.falling, stats.detached),
+            (100, 0, 100),
+            "{kind}: {stats:?}"
+        );
         let f = falling_of(&*m);
         let forest = m.forest();
         let pose = m.pose();
@@ -341,11 +397,18 @@ fn every_model_drops_leaves_to_the_ground_and_keeps_the_rest_on_their_segments()
         for i in 0..forest.segment_count() {
             for j in forest.leaves_of(i).filter(|&j| f.is_attached(j)) {
                 attached += 1;
-                let on_axis = pose.base[i] + pose.orient[i] * Vec3::new(0.0, forest.leaf.along_f32(j) * forest.seg.length[i], 0.0);
-                assert!((pose.leaf_pos[j] - on_axis).length() < 1e-3, "{kind}: leaf {j} off its segment");
+                let on_axis = pose.base[i]
+                    + pose.orient[i] * Vec3::new(0.0, forest.leaf.along_f32(j) * forest.seg.length[i], 0.0);
+                assert!(
+                    (pose.leaf_pos[j] - on_axis).length() < 1e-3,
+                    "{kind}: leaf {j} off its segment"
+                );
                 if kind != ModelKind::Oliapuram {
                     let rigid = pose.leaf_orientation_rigid(forest, i, j);
-                    assert!(pose.leaf_orient[j].dot(rigid).abs() > 1.0 - 1e-5, "{kind}: leaf {j} turned");
+                    assert!(
+                        pose.leaf_orient[j].dot(rigid).abs() > 1.0 - 1e-5,
+                        "{kind}: leaf {j} turned"
+                    );
                 }
             }
         }
@@ -398,7 +461,11 @@ fn every_model_loses_leaves_in_a_storm_and_none_in_calm_air() {
             run(&mut *m, &jobs, 1.0);
             let s = m.falling_leaves().unwrap();
             let frac = s.detached as f32 / m.forest().leaf_count() as f32;
-            println!("{kind} at {speed} m/s: {} of {} leaves torn off", s.detached, m.forest().leaf_count());
+            println!(
+                "{kind} at {speed} m/s: {} of {} leaves torn off",
+                s.detached,
+                m.forest().leaf_count()
+            );
             assert!(frac >= lo && frac <= hi, "{kind} at {speed} m/s: {frac}");
         }
     }

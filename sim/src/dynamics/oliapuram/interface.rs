@@ -70,6 +70,9 @@ impl DynamicsModel for OliapuramModel {
     fn falling_leaves(&self) -> Option<FallingStats> {
         Some(self.falling().stats())
     }
+    fn leaf_attached(&self, j: usize) -> bool {
+        self.falling().is_attached(j)
+    }
     fn wind(&self) -> &dyn WindField {
         OliapuramModel::wind(self)
     }

@@ -77,6 +77,9 @@ impl DynamicsModel for VerletModel {
     fn falling_leaves(&self) -> Option<FallingStats> {
         Some(self.falling().stats())
     }
+    fn leaf_attached(&self, j: usize) -> bool {
+        self.falling().is_attached(j)
+    }
     fn wind(&self) -> &dyn WindField {
         &*self.wind
     }
