@@ -33,7 +33,10 @@
 //! What the trees feel: a detached leaf's mass and drag stay lumped in its segment's
 //! (`SegmentData::mass`, `leaf_drag`), as the forest was built, in every model: the tree does
 //! not lighten as it sheds leaves. The models still move the leaf's attachment point (Oliapuram
-//! still turns its leaf angle); the pose shows the falling leaf instead.
+//! still turns its leaf angle); the pose shows the falling leaf instead. A model puts its own
+//! values back ([`FallingLeaves::unwrite`]) before its step, which therefore reads (wind at
+//! the leaves, statics, self-collision) exactly the pose it would hold without falling
+//! leaves: the trees move bit for bit the same with or without them.
 //!
 //! Beyond this module: leaves falling through colliders or branches (they pass through),
 //! landed leaves blown along the ground, leaves of a piece the debris cap removed (drawn with
@@ -156,6 +159,9 @@ pub struct FallingLeaves {
     segment: Vec<u32>,
     pending: Vec<Pending>,
     leaves: Vec<Leaf>,
+    /// Per detached leaf (as `leaves`), what the model had put in the pose where the last
+    /// [`write_pose`](Self::write_pose) wrote the leaf: its position and orientation.
+    under: Vec<(Vec3, Quat)>,
     landed: usize,
     /// Steps since the last reset (the petiole check's phase).
     steps: u64,
@@ -183,6 +189,7 @@ impl FallingLeaves {
             segment,
             pending: Vec::new(),
             leaves: Vec::new(),
+            under: Vec::new(),
             landed: 0,
             steps: 0,
             drops: 0,
@@ -399,7 +406,7 @@ impl FallingLeaves {
     /// its orientation), and, for a model whose leaves are rigid, the rigid orientation of
     /// every attached leaf into `leaf_orient` (filled once a leaf came off). Nothing while no
     /// leaf came off.
-    pub fn write_pose(&self, forest: &Forest, pose: &mut Pose, jobs: &JobSystem) {
+    pub fn write_pose(&mut self, forest: &Forest, pose: &mut Pose, jobs: &JobSystem) {
         if self.leaves.is_empty() && self.pending.is_empty() {
             return;
         }
@@ -424,11 +431,41 @@ impl FallingLeaves {
                 });
             }
         }
-        for leaf in &self.leaves {
+        self.under.resize(self.leaves.len(), (Vec3::ZERO, Quat::IDENTITY));
+        for (leaf, under) in self.leaves.iter().zip(&mut self.under) {
             let j = leaf.leaf as usize;
-            pose.leaf_pos[j] = leaf.attachment();
+            under.0 = std::mem::replace(&mut pose.leaf_pos[j], leaf.attachment());
             if let Some(o) = pose.leaf_orient.get_mut(j) {
-                *o = leaf.q;
+                under.1 = std::mem::replace(o, leaf.q);
+            }
+        }
+    }
+
+    /// Puts back into `pose` what the model had put where the last
+    /// [`write_pose`](Self::write_pose) wrote the detached leaves: a model calls this before
+    /// its step, so that it steps from exactly the pose it would hold without falling leaves
+    /// (the trees move the same with or without them).
+    pub fn unwrite(&self, pose: &mut Pose) {
+        for (leaf, &(p, q)) in self.leaves.iter().zip(&self.under) {
+            let j = leaf.leaf as usize;
+            pose.leaf_pos[j] = p;
+            if let Some(o) = pose.leaf_orient.get_mut(j) {
+                *o = q;
+            }
+        }
+    }
+
+    /// The model's own position and orientation of the detached leaves among `leaves` (a
+    /// range of forest leaves) at the last [`write_pose`](Self::write_pose), into `leaf_pos`
+    /// and `leaf_orient` (the pose's values of that range, copied).
+    pub fn unwrite_range(&self, leaves: std::ops::Range<usize>, leaf_pos: &mut [Vec3], leaf_orient: &mut [Quat]) {
+        for (leaf, &(p, q)) in self.leaves.iter().zip(&self.under) {
+            let j = leaf.leaf as usize;
+            if leaves.contains(&j) {
+                leaf_pos[j - leaves.start] = p;
+                if let Some(o) = leaf_orient.get_mut(j - leaves.start) {
+                    *o = q;
+                }
             }
         }
     }
@@ -439,6 +476,7 @@ impl FallingLeaves {
         self.attached.fill(true);
         self.pending = Vec::new();
         self.leaves = Vec::new();
+        self.under = Vec::new();
         self.landed = 0;
         self.steps = 0;
         self.drops = 0;
@@ -480,6 +518,10 @@ impl FallingLeaves {
 
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
-        vec_bytes(&self.attached) + vec_bytes(&self.segment) + vec_bytes(&self.pending) + vec_bytes(&self.leaves)
+        vec_bytes(&self.attached)
+            + vec_bytes(&self.segment)
+            + vec_bytes(&self.pending)
+            + vec_bytes(&self.leaves)
+            + vec_bytes(&self.under)
     }
 }

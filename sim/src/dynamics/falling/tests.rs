@@ -321,8 +321,7 @@ fn bad_settings_are_refused_by_name() {
 
 // The models' falling leaves.
 
-use crate::dynamics::weber::WeberModel;
-use crate::dynamics::{DynamicsModel, ModelKind, OliapuramModel, VerletModel};
+use crate::dynamics::{DynamicsModel, ModelKind};
 use sylva_engine::FrameTimings;
 
 fn trees(count: usize, leaves: usize) -> Forest {
@@ -338,20 +337,6 @@ fn trees(count: usize, leaves: usize) -> Forest {
         })
         .collect();
     Forest::build(&placements, &Material::default()).unwrap()
-}
-
-/// The falling leaves of a model of Sylva's three.
-fn falling_of(m: &dyn DynamicsModel) -> &FallingLeaves {
-    let any = m.as_any();
-    if let Some(w) = any.downcast_ref::<WeberModel>() {
-        w.falling()
-    } else if let Some(o) = any.downcast_ref::<OliapuramModel>() {
-        o.falling()
-    } else if let Some(v) = any.downcast_ref::<VerletModel>() {
-        v.falling()
-    } else {
-        panic!("{}: not a model of this test", m.name())
-    }
 }
 
 fn run(m: &mut dyn DynamicsModel, jobs: &JobSystem, seconds: f32) {
@@ -383,19 +368,18 @@ fn every_model_drops_leaves_to_the_ground_and_keeps_the_rest_on_their_segments()
             (100, 0, 100),
             "{kind}: {stats:?}"
         );
-        let f = falling_of(&*m);
         let forest = m.forest();
         let pose = m.pose();
         assert_eq!(pose.leaf_orient.len(), forest.leaf_count(), "{kind}");
-        for leaf in f.leaves() {
-            let j = leaf.leaf as usize;
-            let p = pose.leaf_pos[j];
-            assert!(p.y >= 0.0 && p.y <= ground::LIFT + 1e-4, "{kind}: leaf {j} at {p}");
-            assert!((pose.leaf_orient[j] * Vec3::Z).y.abs() > 0.9999, "{kind}: lies flat");
-        }
         let mut attached = 0;
         for i in 0..forest.segment_count() {
-            for j in forest.leaves_of(i).filter(|&j| f.is_attached(j)) {
+            for j in forest.leaves_of(i) {
+                if !m.leaf_attached(j) {
+                    let p = pose.leaf_pos[j];
+                    assert!(p.y >= 0.0 && p.y <= ground::LIFT + 1e-4, "{kind}: leaf {j} at {p}");
+                    assert!((pose.leaf_orient[j] * Vec3::Z).y.abs() > 0.9999, "{kind}: lies flat");
+                    continue;
+                }
                 attached += 1;
                 let on_axis = pose.base[i]
                     + pose.orient[i] * Vec3::new(0.0, forest.leaf.along_f32(j) * forest.seg.length[i], 0.0);
@@ -468,5 +452,36 @@ fn every_model_loses_leaves_in_a_storm_and_none_in_calm_air() {
             );
             assert!(frac >= lo && frac <= hi, "{kind} at {speed} m/s: {frac}");
         }
+    }
+}
+
+/// In every model the trees move bit for bit the same with and without leaves falling off
+/// them (a detached leaf's drag and mass stay lumped in its segment, and the model steps from
+/// its own pose, the falling leaves' taken out), in a wind that varies in space, which would
+/// differ at a fallen leaf's place.
+#[test]
+fn every_model_moves_its_trees_the_same_with_leaves_falling() {
+    let jobs = JobSystem::new(2).unwrap();
+    for kind in ModelKind::ALL {
+        let trees_of = |drop: usize| {
+            let mut m = kind.build(trees(2, 800)).unwrap();
+            m.set_wind(Box::new(Swirl { time: 0.0, speed: 8.0 }));
+            run(&mut *m, &jobs, 0.2);
+            assert_eq!(m.drop_leaves(drop).unwrap(), drop);
+            run(&mut *m, &jobs, 2.0);
+            let p = m.pose();
+            let bits: Vec<u32> = p
+                .base
+                .iter()
+                .flat_map(|v| v.to_array())
+                .chain(p.orient.iter().flat_map(|q| q.to_array()))
+                .map(f32::to_bits)
+                .collect();
+            (bits, m.falling_leaves().unwrap())
+        };
+        let (still, _) = trees_of(0);
+        let (shedding, s) = trees_of(1000);
+        assert!(s.detached == 1000 && s.landed > 0 && s.falling > 0, "{kind}: {s:?}");
+        assert!(still == shedding, "{kind}: the falling leaves moved the trees");
     }
 }

@@ -434,12 +434,24 @@ impl OliapuramModel {
         let r = self.forest.trees[t].segments.start as usize..self.forest.trees[t].segments.end as usize;
         let mut sums = vec![(Vec3::ZERO, Vec3::ZERO); r.len()];
         let mut moment = 0.0;
-        self.statics()
-            .bending(r, rupture::At::of(&self.pose), Some(self.drag()), &mut sums, |j, b| {
-                if j == i {
-                    moment = b;
-                }
-            });
+        // The tree's leaves as the model posed them (a falling leaf's pose taken out).
+        let lr = self.forest.trees[t].leaves.start as usize..self.forest.trees[t].leaves.end as usize;
+        let (mut leaf_pos, mut leaf_orient) = (
+            self.pose.leaf_pos[lr.clone()].to_vec(),
+            self.pose.leaf_orient[lr.clone()].to_vec(),
+        );
+        self.falling.unwrite_range(lr.clone(), &mut leaf_pos, &mut leaf_orient);
+        let at = rupture::At {
+            leaf_pos: &leaf_pos,
+            leaf_orient: &leaf_orient,
+            leaf0: lr.start,
+            ..rupture::At::of(&self.pose)
+        };
+        self.statics().bending(r, at, Some(self.drag()), &mut sums, |j, b| {
+            if j == i {
+                moment = b;
+            }
+        });
         moment
     }
 
@@ -668,6 +680,8 @@ impl OliapuramModel {
     /// phases of `timings` named in [`PHASES`], where it has them.
     pub fn step(&mut self, jobs: &JobSystem, timings: &FrameTimings) {
         let h = self.params.dt as f64;
+        // The trees step from their own pose, the falling leaves' taken out.
+        self.falling.unwrite(&mut self.pose);
         self.wind.prepare(self.time, jobs, timings);
         for ns in &self.phase_ns {
             ns.store(0, Ordering::Relaxed);

@@ -404,6 +404,8 @@ impl VerletModel {
     /// named in [`PHASES`].
     pub fn step(&mut self, jobs: &JobSystem, timings: &FrameTimings) {
         let h = self.params.dt as f64;
+        // The trees step from their own pose, the falling leaves' taken out.
+        self.falling.unwrite(&mut self.pose);
         self.wind.prepare(self.time, jobs, timings);
         let reports = match self.wind.detach(self.time + h) {
             Some(frozen) => {

@@ -733,6 +733,8 @@ impl WeberModel {
     /// phases of `timings` named in [`PHASES`], where it has them.
     pub fn step(&mut self, jobs: &JobSystem, timings: &FrameTimings) {
         let h = self.sh.params.dt as f64;
+        // The trees step from their own pose, the falling leaves' taken out.
+        self.falling.unwrite(&mut lock(&self.sh.pose));
         // Forces are taken at the start of the step; contacts against the colliders where they
         // are at its end, where the new pose is.
         self.sh.wind.prepare(self.time, jobs, timings);
