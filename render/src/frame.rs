@@ -49,6 +49,7 @@ use glam::{Mat4, Quat, Vec3, Vec4};
 use sylva_engine::JobSystem;
 pub use sylva_shaders::{LeafInstance, SegmentInstance};
 use sylva_shaders::{SphereInstance, WindArrow};
+use sylva_sim::dynamics::falling::FallingStats;
 use sylva_sim::dynamics::{Breakage, Pose};
 use sylva_sim::forest::{Forest, TreeInfo};
 
@@ -356,6 +357,8 @@ pub struct SceneInfo {
     pub settings: String,
     /// What the wind has broken, for a model whose trees break.
     pub breakage: Option<Breakage>,
+    /// The leaves that came off (falling and on the ground), once any did.
+    pub falling: Option<FallingStats>,
     /// Wind speed [m/s] and heading \[deg\].
     pub wind_speed: f32,
     pub wind_heading_deg: f32,
@@ -1215,8 +1218,12 @@ impl Piece<'_> {
                             let i = l.segment as usize;
                             let q: Quat = pose.orient[i];
                             // The attachment point, as the simulation places it: along the
-                            // segment's axis.
-                            let p = pose.base[i] + q * Vec3::new(0.0, l.along, 0.0);
+                            // segment's axis; where the model gives leaves their own pose, the
+                            // leaf's (a leaf that came off falls on its own).
+                            let p = match pose.leaf_orient.is_empty() {
+                                true => pose.base[i] + q * Vec3::new(0.0, l.along, 0.0),
+                                false => pose.leaf_pos[l.leaf as usize],
+                            };
                             let length = l.length * *grow;
                             let r = l.rest;
                             let rest =
@@ -1299,7 +1306,10 @@ impl Piece<'_> {
                             }
                             let o = slots.next().expect("a fill piece's window holds its kept leaves");
                             let q: Quat = pose.orient[i];
-                            let p = pose.base[i] + q * Vec3::new(0.0, l.along, 0.0);
+                            let p = match pose.leaf_orient.is_empty() {
+                                true => pose.base[i] + q * Vec3::new(0.0, l.along, 0.0),
+                                false => pose.leaf_pos[l.leaf as usize],
+                            };
                             let length = l.length * *grow;
                             let orient = pose
                                 .leaf_orient
@@ -1373,7 +1383,14 @@ impl Piece<'_> {
                         for (o, l) in out.iter_mut().zip(&index.leaves[range.clone()]) {
                             let length = l.length * *grow;
                             o.write(LeafInstance {
-                                pos_length: [bits(l.leaf), bits(l.segment), l.along, length],
+                                // A leaf of its own (the model turns leaves, or leaves came
+                                // off) at its own position, as the CPU fill places it.
+                                pos_length: [
+                                    bits(l.leaf),
+                                    bits(if rigid { l.segment } else { PATCH_LEAF_POSITION }),
+                                    l.along,
+                                    length,
+                                ],
                                 orient: if rigid { l.rest } else { [0; 4] },
                                 width_shade: [length * *aspect, leaf_shade(l.leaf as usize)],
                             });

@@ -234,6 +234,11 @@ pub struct ModelArgs {
     #[arg(long, value_name = "K", num_args = 0..=1, default_missing_value = "14",
           value_parser = |s: &str| s.parse::<sylva_sim::collision::kdop::DopK>().map_err(|e| e.to_string()))]
     pub self_collision: Option<sylva_sim::collision::kdop::DopK>,
+    /// Petiole strength of the leaves per unit leaf area [N/m²] (`Material::petiole_strength`):
+    /// the wind's drag pressure that tears a leaf off (each leaf 0.5 to 1.5 times it), in
+    /// every model; `inf`: the wind tears none (the D key still drops them).
+    #[arg(long, default_value = "90", value_name = "N_PER_M2")]
+    pub petiole_strength: f32,
 }
 
 /// `--drag`: the drag law of the trees' material (`sylva_sim::DragLaw`).
@@ -257,6 +262,7 @@ impl ModelArgs {
     pub fn material(&self) -> Material {
         Material {
             drag_law: self.drag.into(),
+            petiole_strength: self.petiole_strength,
             ..Material::default()
         }
     }

@@ -136,6 +136,26 @@ pub struct SimArgs {
     /// trees are): the counts reported are what is left.
     #[arg(long)]
     collision_free: bool,
+    /// Drop this many leaves at the start (Chen 2011 Fig. 6.4, `DynamicsModel::drop_leaves`),
+    /// to time them falling: the report adds `falling_leaves` (counts at the end, ms per step).
+    #[arg(long, value_name = "N", default_value = "0", value_parser = |s: &str| count_in(s, 0, 10_000_000))]
+    drop_leaves: u64,
+    /// Petiole strength of the leaves per unit leaf area [N/m²] (`Material::petiole_strength`;
+    /// `inf`: the wind tears none off).
+    #[arg(long, default_value = "90", value_name = "N_PER_M2")]
+    petiole_strength: f32,
+}
+
+/// The falling leaves at the end of the run and their cost (`--drop-leaves`, or leaves the
+/// wind tore off).
+#[derive(Serialize)]
+struct FallingReport {
+    /// Leaves in the air, on the ground, and detached in all, at the end.
+    falling: u64,
+    landed: u64,
+    detached: u64,
+    /// Wall time of the falling leaves' part of a step, mean over the steps \[ms\].
+    ms_per_step: f64,
 }
 
 /// Self-collision's figures summed over a run's steps.
@@ -251,6 +271,9 @@ struct SimReport {
     /// The device the model steps on (`--dynamics-gpu`; absent on the CPU).
     #[serde(skip_serializing_if = "Option::is_none")]
     device: Option<String>,
+    /// The falling leaves, when any came off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    falling_leaves: Option<FallingReport>,
     /// Branch tips' distance from where they grew \[m\]: the mean over tips and the samples
     /// (every 10 steps), and the largest (`sway`; null on the GPU, whose pose is not read back
     /// during the run).
@@ -279,6 +302,8 @@ struct Run {
     wall: Duration,
     /// Self-collision's figures summed over the steps.
     collision: CollisionSums,
+    /// The falling leaves' step time summed over the steps \[ms\].
+    falling_ms: f64,
     /// Tip deflections and base moments, sampled between blocks (CPU models: reading a GPU
     /// model's pose would download it).
     sway: Option<Sway>,
@@ -306,6 +331,9 @@ fn step_runs(runs: &mut [Run], steps: u64, jobs: &JobSystem) -> Result<()> {
                 r.timings.end_frame(dt);
                 if let Some(s) = r.sim.self_collision() {
                     r.collision.add(&s);
+                }
+                if let Some(f) = r.sim.falling_leaves() {
+                    r.falling_ms += f.step_ms;
                 }
             }
         }
@@ -383,6 +411,7 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
     for &drag in &a.drag {
         let material = Material {
             drag_law: drag.into(),
+            petiole_strength: a.petiole_strength,
             ..Material::default()
         };
         let collision_free = CollisionFreeOptions::default();
@@ -459,7 +488,11 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
             };
             sim.set_self_collision(Some(params)).context("--self-collision")?;
         }
+        if a.drop_leaves > 0 {
+            sim.drop_leaves(a.drop_leaves as usize).context("--drop-leaves")?;
+        }
         runs.push(Run {
+            falling_ms: 0.0,
             collision: CollisionSums::default(),
             timings: FrameTimings::new(sim.phases()),
             sway: (!a.dynamics_gpu).then(|| Sway::new(&*sim)),
@@ -642,6 +675,12 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
         uprooted: breakage.map(|b| b.uprooted as u64),
         debris: breakage.map(|b| b.debris as u64),
         device: sim.as_any().downcast_ref::<GpuOliapuram>().map(|g| g.gpu().name()),
+        falling_leaves: sim.falling_leaves().filter(|f| f.detached > 0).map(|f| FallingReport {
+            falling: f.falling as u64,
+            landed: f.landed as u64,
+            detached: f.detached as u64,
+            ms_per_step: run.falling_ms / a.steps as f64,
+        }),
         tip_deflection_mean: sway.map(|s| s.tip_mean),
         tip_deflection_peak: sway.map(|s| s.tip_peak),
         base_moment_mean: sway.map(|s| s.moment_mean),
@@ -801,6 +840,12 @@ fn print_table(r: &SimReport, phases: &[&str], timings: &FrameTimings) {
     }
     if let (Some(m), Some(p)) = (r.base_moment_mean, r.base_moment_peak) {
         println!("  base moment            {m:.1} N·m mean, {p:.1} N·m peak");
+    }
+    if let Some(f) = &r.falling_leaves {
+        println!(
+            "  falling leaves         {:.3} ms per step; at the end {} falling, {} on the ground, {} detached",
+            f.ms_per_step, f.falling, f.landed, f.detached
+        );
     }
     println!("  drag                   {}", r.drag);
     println!("  finite                 {}", r.finite);

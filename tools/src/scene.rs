@@ -342,6 +342,9 @@ pub enum SimCommand {
     CycleModel,
     /// Self-collision on (the command line's k, or 14) or off.
     ToggleSelfCollision,
+    /// Detach [`DROP_LEAVES_SHARE`] of the forest's leaves, which fall (Chen 2011 Fig. 6.4,
+    /// `DynamicsModel::drop_leaves`).
+    DropLeaves,
     /// Move the user's sphere collider to this centre.
     MoveSphere(Vec3),
     Camera(Camera),
@@ -351,6 +354,9 @@ pub enum SimCommand {
     Load(PathBuf),
     Quit,
 }
+
+/// The share of the forest's leaves the drop-leaves key detaches at each press (at least one).
+pub const DROP_LEAVES_SHARE: f32 = 0.02;
 
 /// The largest level-of-detail bias the viewer may set.
 pub const MAX_LOD_BIAS: f32 = 8.0;
@@ -902,6 +908,16 @@ impl Driver {
                 }
                 SimCommand::CycleModel => Some(self.switch_model(self.scene.sim.kind().next())?),
                 SimCommand::ToggleSelfCollision => Some(self.toggle_self_collision()?),
+                SimCommand::DropLeaves => {
+                    let sim = &mut self.scene.sim;
+                    let want = ((sim.forest().leaf_count() as f32 * DROP_LEAVES_SHARE).ceil() as usize).max(1);
+                    let n = sim.drop_leaves(want).context("drop leaves")?;
+                    let s = sim.falling_leaves().unwrap_or_default();
+                    Some(format!(
+                        "{n} leaves dropped ({} falling, {} on the ground)",
+                        s.falling, s.landed
+                    ))
+                }
                 SimCommand::MoveSphere(c) => {
                     if c.is_finite() {
                         if let Some(s) = self.scene.sim.colliders_mut().first_mut() {
@@ -1098,6 +1114,7 @@ impl Driver {
                 text
             },
             breakage: sim.breakage(),
+            falling: sim.falling_leaves().filter(|f| f.detached > 0),
             wind_speed: self.wind_speed,
             wind_heading_deg: self.wind_heading,
             title: self.scene.title.clone(),

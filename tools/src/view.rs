@@ -31,7 +31,7 @@ use crate::trees::Output as OutArgs;
 
 /// The keys, shown on the help line.
 pub const HELP: &str = "drag: orbit   shift/middle-drag: pan   wheel: zoom   right-drag: move the sphere   ctrl-click: wind ball   C: clear balls   W: wind field   PgUp/PgDn: its height   F: frame all\n\
-space: pause   N: step   R: reset   O: overlay   ←→ ↑↓: wind direction and speed   T: storm   S: solver   M: model   K: self-collision   L: auto detail   drop a spec file   Esc: quit";
+space: pause   N: step   R: reset   O: overlay   ←→ ↑↓: wind direction and speed   T: storm   D: drop leaves   S: solver   M: model   K: self-collision   L: auto detail   drop a spec file   Esc: quit";
 
 /// Below this frame rate the viewer coarsens the levels of detail (when automatic)...
 const AUTO_LOD_MIN_FPS: f32 = 15.0;
@@ -495,6 +495,7 @@ impl App {
                 "m" => self.send(SimCommand::CycleModel),
                 "k" => self.send(SimCommand::ToggleSelfCollision),
                 "t" => self.send(SimCommand::Storm),
+                "d" => self.send(SimCommand::DropLeaves),
                 "q" => event_loop.exit(),
                 "f" => {
                     // Back to the frame the scene was opened with.

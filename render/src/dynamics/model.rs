@@ -703,6 +703,16 @@ impl DynamicsModel for GpuOliapuram {
     fn failure(&self) -> Option<String> {
         self.failure.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
+    /// Refused by name: the device step has no falling leaves (`sylva_sim::dynamics::falling`
+    /// runs beside the CPU models only).
+    fn drop_leaves(&mut self, count: usize) -> std::result::Result<usize, SimError> {
+        Err(SimError::Parameter {
+            name: "drop leaves",
+            value: count.to_string(),
+            allowed: "the oliapuram model on the GPU (--dynamics-gpu) has no falling leaves yet; on the CPU it has"
+                .to_string(),
+        })
+    }
     fn breakage(&self) -> Option<Breakage> {
         Some(Breakage {
             broken: self.cpu.branches_broken(),

@@ -91,6 +91,10 @@ impl Renderer {
             let broken = info.breakage.map_or(String::new(), |b| {
                 format!(", broken {}, uprooted {}, debris {}", b.broken, b.uprooted, b.debris)
             });
+            let leaves = info.falling.map_or(String::new(), |f| {
+                format!(", leaves falling {}, on the ground {}", f.falling, f.landed)
+            });
+            let broken = broken + &leaves;
             let state = format!(
                 "t {:.1} s  {}  model {} ({}{})  wind {:.1} m/s at {:.0}°  LOD bias {:.1}{}",
                 info.sim_time,

@@ -28,6 +28,7 @@
 
 pub mod breakage;
 pub mod debris;
+pub mod falling;
 pub mod oliapuram;
 pub mod pose;
 pub mod schedule;
@@ -44,6 +45,7 @@ use sylva_engine::{FrameTimings, JobSystem};
 
 use crate::collider::SphereCollider;
 use crate::collision::runtime::{SelfCollisionParams, SelfCollisionStats};
+use crate::dynamics::falling::FallingStats;
 use crate::error::SimError;
 use crate::forest::Forest;
 use crate::wind::{Calm, WindField};
@@ -214,6 +216,26 @@ pub trait DynamicsModel: Send {
     /// What self-collision found and cost in the last step (`None` while it is off).
     fn self_collision(&self) -> Option<SelfCollisionStats> {
         None
+    }
+    /// Detaches `count` of the leaves still on their twigs (a seeded pick, the same in every
+    /// run), which fall from the next step on (Chen 2011 Fig. 6.4, [`falling`]); returns how
+    /// many (fewer when fewer are attached or the falling leaves' cap is reached). A model
+    /// without falling leaves refuses, naming itself.
+    fn drop_leaves(&mut self, count: usize) -> Result<usize, SimError> {
+        Err(SimError::param(
+            "drop leaves",
+            count,
+            format!("the {} model has no falling leaves", self.name()),
+        ))
+    }
+    /// The falling leaves' counts and cost (`None` for a model without them).
+    fn falling_leaves(&self) -> Option<FallingStats> {
+        None
+    }
+    /// Whether leaf `j` still hangs on its twig (false once it came off and falls or lies on
+    /// the ground); by default, true.
+    fn leaf_attached(&self, _j: usize) -> bool {
+        true
     }
     /// The wind field.
     fn wind(&self) -> &dyn WindField;

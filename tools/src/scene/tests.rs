@@ -449,3 +449,34 @@ fn loading_a_spec_replaces_the_scene_and_a_bad_one_keeps_it() {
     assert!(f.timings.phases.iter().any(|(name, ..)| name == "dynamics"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The drop-leaves key detaches 2 % of the forest's leaves in every model, the overlay counts
+/// them falling and then on the ground, and reset puts them back.
+#[test]
+fn the_drop_leaves_key_drops_leaves_and_the_overlay_counts_them() {
+    let mut d = driver();
+    assert_eq!(filled(&mut d).info.falling, None, "no leaf off yet");
+    for model in ["weber", "oliapuram", "verlet"] {
+        assert_eq!(d.scene.sim.name(), model);
+        let leaves = d.scene.sim.forest().leaf_count();
+        let want = ((leaves as f32 * DROP_LEAVES_SHARE).ceil() as usize).max(1);
+        d.handle(SimCommand::DropLeaves);
+        assert!(
+            d.message.starts_with(&format!("{want} leaves dropped")),
+            "{model}: {}",
+            d.message
+        );
+        d.advance(Duration::from_secs_f64(0.05));
+        let f = filled(&mut d)
+            .info
+            .falling
+            .expect("the overlay counts the falling leaves");
+        assert!(
+            f.detached >= want && f.falling + f.landed <= f.detached,
+            "{model}: {f:?}"
+        );
+        d.handle(SimCommand::Reset);
+        assert_eq!(filled(&mut d).info.falling, None, "{model}: reset re-attaches them");
+        d.handle(SimCommand::CycleModel);
+    }
+}

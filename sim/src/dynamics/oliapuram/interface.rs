@@ -8,6 +8,7 @@ use sylva_engine::{FrameTimings, JobSystem};
 use super::{OliapuramModel, PHASES};
 use crate::collider::SphereCollider;
 use crate::collision::runtime::{SelfCollisionParams, SelfCollisionStats};
+use crate::dynamics::falling::FallingStats;
 use crate::dynamics::{Breakage, DynamicsModel, ModelKind, ModelParts, PoseView};
 use crate::error::SimError;
 use crate::forest::Forest;
@@ -54,9 +55,9 @@ impl DynamicsModel for OliapuramModel {
     fn state_hash(&self) -> u64 {
         OliapuramModel::state_hash(self)
     }
-    /// The trees' and the debris's.
+    /// The trees', the debris's and the falling leaves'.
     fn kinetic_energy(&self) -> f64 {
-        OliapuramModel::kinetic_energy(self) + self.debris().kinetic_energy()
+        OliapuramModel::kinetic_energy(self) + self.debris().kinetic_energy() + self.falling().kinetic_energy()
     }
     fn breakage(&self) -> Option<Breakage> {
         Some(self.breakage_state().report())
@@ -69,6 +70,15 @@ impl DynamicsModel for OliapuramModel {
     }
     fn heap_bytes(&self) -> usize {
         OliapuramModel::heap_bytes(self)
+    }
+    fn drop_leaves(&mut self, count: usize) -> Result<usize, SimError> {
+        OliapuramModel::drop_leaves(self, count)
+    }
+    fn falling_leaves(&self) -> Option<FallingStats> {
+        Some(self.falling().stats())
+    }
+    fn leaf_attached(&self, j: usize) -> bool {
+        self.falling().is_attached(j)
     }
     fn wind(&self) -> &dyn WindField {
         OliapuramModel::wind(self)

@@ -93,6 +93,7 @@ use crate::collider::SphereCollider;
 use crate::collision::runtime::{SelfCollision, SelfCollisionParams, SelfCollisionStats};
 use crate::dynamics::breakage::BreakageState;
 use crate::dynamics::debris::Debris;
+use crate::dynamics::falling::{FallingLeaves, FallingParams};
 use crate::dynamics::{check_forest, ModelParts, Pose, Refused};
 use crate::error::SimError;
 use crate::forest::Forest;
@@ -185,6 +186,9 @@ pub struct OliapuramModel {
     /// parent through the restorations (Eq. 18), as the wind does.
     self_collision: Option<SelfCollision>,
     external: Vec<Vec3>,
+    /// The leaves that came off (`dynamics::falling`), written into the pose after the trees
+    /// and the debris; the model goes on turning their leaf angles, which no longer show.
+    falling: FallingLeaves,
 }
 
 /// Runs `f` and adds its duration to `ns`.
@@ -274,7 +278,10 @@ impl OliapuramModel {
         };
         let breakage = BreakageState::new(n);
         let strength = rupture::Strength::new(&forest, &levels, &leaves, params.gravity, breakage.gone());
+        let falling = FallingLeaves::new(FallingParams::default(), &forest, false)
+            .expect("the default falling-leaf settings are valid");
         let mut model = OliapuramModel {
+            falling,
             strength,
             sums: vec![(Vec3::ZERO, Vec3::ZERO); n],
             breakage,
@@ -382,7 +389,18 @@ impl OliapuramModel {
     }
     /// False once any deflection, rate or leaf angle stopped being finite.
     pub fn finite(&self) -> bool {
-        !self.nonfinite && self.breakage.debris().finite()
+        !self.nonfinite && self.breakage.debris().finite() && self.falling.finite()
+    }
+
+    /// The leaves that came off their twigs (`dynamics::falling`).
+    pub fn falling(&self) -> &FallingLeaves {
+        &self.falling
+    }
+
+    /// Detaches `count` attached leaves, falling from the next step on; returns how many
+    /// (`DynamicsModel::drop_leaves`).
+    pub fn drop_leaves(&mut self, count: usize) -> Result<usize, SimError> {
+        self.falling.drop_leaves(count, &self.forest, &self.pose)
     }
 
     /// The broken pieces and uprooted trees, falling and lying as free rigid bodies.
@@ -425,12 +443,24 @@ impl OliapuramModel {
         let r = self.forest.trees[t].segments.start as usize..self.forest.trees[t].segments.end as usize;
         let mut sums = vec![(Vec3::ZERO, Vec3::ZERO); r.len()];
         let mut moment = 0.0;
-        self.statics()
-            .bending(r, rupture::At::of(&self.pose), Some(self.drag()), &mut sums, |j, b| {
-                if j == i {
-                    moment = b;
-                }
-            });
+        // The tree's leaves as the model posed them (a falling leaf's pose taken out).
+        let lr = self.forest.trees[t].leaves.start as usize..self.forest.trees[t].leaves.end as usize;
+        let (mut leaf_pos, mut leaf_orient) = (
+            self.pose.leaf_pos[lr.clone()].to_vec(),
+            self.pose.leaf_orient[lr.clone()].to_vec(),
+        );
+        self.falling.unwrite_range(lr.clone(), &mut leaf_pos, &mut leaf_orient);
+        let at = rupture::At {
+            leaf_pos: &leaf_pos,
+            leaf_orient: &leaf_orient,
+            leaf0: lr.start,
+            ..rupture::At::of(&self.pose)
+        };
+        self.statics().bending(r, at, Some(self.drag()), &mut sums, |j, b| {
+            if j == i {
+                moment = b;
+            }
+        });
         moment
     }
 
@@ -612,6 +642,7 @@ impl OliapuramModel {
         self.state.seg_drag.fill(Vec3::ZERO);
         self.state.leaf_drag.fill(Vec3::ZERO);
         self.breakage.clear();
+        self.falling.reset(&mut self.pose);
         self.refresh_pose();
         self.breakage.debris().write_pose(&self.forest, &mut self.pose);
     }
@@ -640,6 +671,7 @@ impl OliapuramModel {
         h.add(leaves::model_order(&self.levels).map(|j| s.psi[j]));
         h.add(leaves::model_order(&self.levels).map(|j| s.psi_dot[j]));
         self.breakage.hash_state(&mut h);
+        self.falling.hash_state(&mut h);
         h.finish()
     }
 
@@ -670,12 +702,15 @@ impl OliapuramModel {
             + b(&self.sums)
             + self.strength.heap_bytes()
             + self.breakage.heap_bytes()
+            + self.falling.heap_bytes()
     }
 
     /// Advances one time step. Phase times (work time, summed over threads) are added to the
     /// phases of `timings` named in [`PHASES`], where it has them.
     pub fn step(&mut self, jobs: &JobSystem, timings: &FrameTimings) {
         let h = self.params.dt as f64;
+        // The trees step from their own pose, the falling leaves' taken out.
+        self.falling.unwrite(&mut self.pose);
         self.wind.prepare(self.time, jobs, timings);
         for ns in &self.phase_ns {
             ns.store(0, Ordering::Relaxed);
@@ -711,6 +746,8 @@ impl OliapuramModel {
             debris.step(&self.forest, &*self.wind, &self.colliders, self.params.dt, jobs);
             debris.write_pose(&self.forest, &mut self.pose);
         }
+        self.falling
+            .step(&self.forest, &*self.wind, self.params.dt, jobs, &mut self.pose);
         for (k, name) in PHASES.iter().enumerate() {
             if let Some(id) = timings.phase_id(name) {
                 timings.add(id, Duration::from_nanos(self.phase_ns[k].load(Ordering::Relaxed)));

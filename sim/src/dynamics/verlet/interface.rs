@@ -7,6 +7,7 @@ use sylva_engine::{FrameTimings, JobSystem};
 use super::{VerletModel, PHASES};
 use crate::collider::SphereCollider;
 use crate::collision::runtime::{SelfCollisionParams, SelfCollisionStats};
+use crate::dynamics::falling::FallingStats;
 use crate::dynamics::{Breakage, DynamicsModel, ModelKind, ModelParts, PoseView};
 use crate::error::SimError;
 use crate::forest::Forest;
@@ -57,8 +58,9 @@ impl DynamicsModel for VerletModel {
     fn state_hash(&self) -> u64 {
         VerletModel::state_hash(self)
     }
+    /// The particles' and the falling leaves'.
     fn kinetic_energy(&self) -> f64 {
-        VerletModel::kinetic_energy(self)
+        VerletModel::kinetic_energy(self) + self.falling().kinetic_energy()
     }
     fn finite(&self) -> bool {
         VerletModel::finite(self)
@@ -75,6 +77,15 @@ impl DynamicsModel for VerletModel {
     }
     fn heap_bytes(&self) -> usize {
         VerletModel::heap_bytes(self)
+    }
+    fn drop_leaves(&mut self, count: usize) -> Result<usize, SimError> {
+        VerletModel::drop_leaves(self, count)
+    }
+    fn falling_leaves(&self) -> Option<FallingStats> {
+        Some(self.falling().stats())
+    }
+    fn leaf_attached(&self, j: usize) -> bool {
+        self.falling().is_attached(j)
     }
     fn wind(&self) -> &dyn WindField {
         &*self.wind

@@ -63,6 +63,7 @@ use sylva_engine::{FrameTimings, JobSystem};
 
 use crate::collider::SphereCollider;
 use crate::collision::runtime::{SelfCollision, SelfCollisionParams, SelfCollisionStats, PARTICLE_STABLE};
+use crate::dynamics::falling::{FallingLeaves, FallingParams};
 use crate::dynamics::{check_forest, split_lengths, ModelParts, Pose, Refused};
 use crate::error::SimError;
 use crate::forest::Forest;
@@ -141,6 +142,8 @@ pub struct VerletModel {
     /// mass does (see `solve::forces_and_verlet`).
     self_collision: Option<SelfCollision>,
     external: Vec<Vec3>,
+    /// The leaves that came off (`dynamics::falling`), written into the pose after the trees.
+    falling: FallingLeaves,
 }
 
 impl VerletModel {
@@ -173,6 +176,8 @@ impl VerletModel {
         let keep_wind = drag_decay(&st, params.substep());
         grow_cones(&mut st, &forest, &params, &keep_wind);
         let (n, m) = (forest.segment_count(), forest.leaf_count());
+        let falling = FallingLeaves::new(FallingParams::default(), &forest, true)
+            .expect("the default falling-leaf settings are valid");
         let mut model = VerletModel {
             pos: st.rest.iter().map(|&p| Vec3A::from(p)).collect(),
             prev: st.rest.iter().map(|&p| Vec3A::from(p)).collect(),
@@ -199,6 +204,7 @@ impl VerletModel {
             scratch: Vec::new(),
             self_collision: None,
             external: Vec::new(),
+            falling,
         };
         model.set_wind(wind);
         for mut c in colliders {
@@ -243,7 +249,18 @@ impl VerletModel {
     }
     /// False once any particle stopped being finite.
     pub fn finite(&self) -> bool {
-        !self.nonfinite
+        !self.nonfinite && self.falling.finite()
+    }
+
+    /// The leaves that came off their twigs (`dynamics::falling`).
+    pub fn falling(&self) -> &FallingLeaves {
+        &self.falling
+    }
+
+    /// Detaches `count` attached leaves, falling from the next step on; returns how many
+    /// (`DynamicsModel::drop_leaves`).
+    pub fn drop_leaves(&mut self, count: usize) -> Result<usize, SimError> {
+        self.falling.drop_leaves(count, &self.forest, &self.pose)
     }
     /// How many particles, constraints (branch and plane) and root constraints the trees
     /// have.
@@ -357,6 +374,7 @@ impl VerletModel {
         self.roots_cut = 0;
         self.branches_broken = 0;
         self.nonfinite = false;
+        self.falling.reset(&mut self.pose);
         self.refresh_pose();
     }
 
@@ -381,6 +399,7 @@ impl VerletModel {
         h.add(self.root_cut.iter().chain(&self.broken).map(flag));
         let ends = self.links.iter().map(|c| c.a).chain(self.links.iter().map(|c| c.b));
         h.add(ends.map(f32::from_bits));
+        self.falling.hash_state(&mut h);
         h.finish()
     }
 
@@ -390,6 +409,7 @@ impl VerletModel {
         let st = &self.st;
         self.forest.heap_bytes()
             + self.pose.heap_bytes()
+            + self.falling.heap_bytes()
             + b(&self.pos)
             + b(&self.prev)
             + b(&self.root_cut)
@@ -428,6 +448,8 @@ impl VerletModel {
     /// named in [`PHASES`].
     pub fn step(&mut self, jobs: &JobSystem, timings: &FrameTimings) {
         let h = self.params.dt as f64;
+        // The trees step from their own pose, the falling leaves' taken out.
+        self.falling.unwrite(&mut self.pose);
         self.wind.prepare(self.time, jobs, timings);
         if let Some(sc) = &mut self.self_collision {
             // The response to the pose the step starts from, held over its substeps.
@@ -457,6 +479,8 @@ impl VerletModel {
             self.roots_cut += r.roots_cut as usize;
             self.branches_broken += r.broken as usize;
         }
+        self.falling
+            .step(&self.forest, &*self.wind, self.params.dt, jobs, &mut self.pose);
         for (k, name) in PHASES.iter().enumerate() {
             if let Some(id) = timings.phase_id(name) {
                 timings.add(id, Duration::from_nanos(ns[k]));

@@ -8,6 +8,7 @@ use sylva_engine::{FrameTimings, JobSystem};
 use super::{WeberModel, PHASES};
 use crate::collider::SphereCollider;
 use crate::collision::runtime::{SelfCollisionParams, SelfCollisionStats};
+use crate::dynamics::falling::FallingStats;
 use crate::dynamics::{Breakage, DynamicsModel, ModelKind, ModelParts, PoseView};
 use crate::error::SimError;
 use crate::forest::Forest;
@@ -61,9 +62,9 @@ impl DynamicsModel for WeberModel {
     fn state_hash(&self) -> u64 {
         WeberModel::state_hash(self)
     }
-    /// The trees' (in the model's coordinates) and the debris's.
+    /// The trees' (in the model's coordinates), the debris's and the falling leaves'.
     fn kinetic_energy(&self) -> f64 {
-        WeberModel::kinetic_energy(self) + self.debris().kinetic_energy()
+        WeberModel::kinetic_energy(self) + self.debris().kinetic_energy() + self.falling().kinetic_energy()
     }
     fn breakage(&self) -> Option<Breakage> {
         Some(self.breakage_state().report())
@@ -82,6 +83,15 @@ impl DynamicsModel for WeberModel {
     }
     fn self_collision(&self) -> Option<SelfCollisionStats> {
         self.self_collision_stats()
+    }
+    fn drop_leaves(&mut self, count: usize) -> Result<usize, SimError> {
+        WeberModel::drop_leaves(self, count)
+    }
+    fn falling_leaves(&self) -> Option<FallingStats> {
+        Some(self.falling().stats())
+    }
+    fn leaf_attached(&self, j: usize) -> bool {
+        self.falling().is_attached(j)
     }
     fn wind(&self) -> &dyn WindField {
         WeberModel::wind(self)

@@ -56,6 +56,7 @@ use crate::collider::SphereCollider;
 use crate::collision::runtime::{SelfCollision, SelfCollisionParams, SelfCollisionStats};
 use crate::dynamics::breakage::BreakageState;
 use crate::dynamics::debris::Debris;
+use crate::dynamics::falling::{FallingLeaves, FallingParams};
 use crate::dynamics::schedule::StepSchedule;
 use crate::dynamics::{check_forest, split_lengths, ModelParts, Pose, PoseView, Refused};
 use crate::error::SimError;
@@ -238,6 +239,9 @@ pub struct WeberModel {
     /// Self-collision (Chen 2011 §5), when on: its response forces enter Eq. 1's right-hand
     /// side as generalized forces, through `Shared::external`.
     self_collision: Option<SelfCollision>,
+    /// The leaves that came off (`dynamics::falling`), written into the pose after the trees
+    /// and the debris.
+    falling: FallingLeaves,
 }
 
 impl WeberModel {
@@ -340,7 +344,10 @@ impl WeberModel {
             schedule: StepSchedule::default(),
             external: Vec::new(),
         };
+        let falling = FallingLeaves::new(FallingParams::default(), &sh.forest, true)
+            .expect("the default falling-leaf settings are valid");
         let mut sim = WeberModel {
+            falling,
             sh,
             per_tree: per_tree_graph(),
             per_phase: per_phase_graph(),
@@ -468,7 +475,7 @@ impl WeberModel {
     }
     /// False once any angle or velocity stopped being finite.
     pub fn finite(&self) -> bool {
-        !self.sh.nonfinite.load(Ordering::Relaxed) && self.breakage.debris().finite()
+        !self.sh.nonfinite.load(Ordering::Relaxed) && self.breakage.debris().finite() && self.falling.finite()
     }
 
     /// The pose of every segment and leaf after the last step.
@@ -546,9 +553,22 @@ impl WeberModel {
         }
         self.sh.schedule.catch_up();
         self.breakage.clear();
+        self.falling.reset(&mut lock(&self.sh.pose));
         self.refresh_pose();
         let sh = &self.sh;
         self.breakage.debris().write_pose(&sh.forest, &mut lock(&sh.pose));
+    }
+
+    /// The leaves that came off their twigs (`dynamics::falling`).
+    pub fn falling(&self) -> &FallingLeaves {
+        &self.falling
+    }
+
+    /// Detaches `count` attached leaves, falling from the next step on; returns how many
+    /// (`DynamicsModel::drop_leaves`).
+    pub fn drop_leaves(&mut self, count: usize) -> Result<usize, SimError> {
+        let pose = read(&self.sh.pose);
+        self.falling.drop_leaves(count, &self.sh.forest, &pose)
     }
 
     /// The broken pieces and uprooted trees, falling and lying as free rigid bodies.
@@ -675,6 +695,7 @@ impl WeberModel {
             h.add(pl.theta.iter().chain(&pl.vel).chain(&pl.y).copied());
         }
         self.breakage.hash_state(&mut h);
+        self.falling.hash_state(&mut h);
         h.finish()
     }
 
@@ -703,6 +724,7 @@ impl WeberModel {
             + b(&sh.over)
             + sh.schedule.heap_bytes()
             + self.breakage.heap_bytes()
+            + self.falling.heap_bytes()
             + sh.live.as_ref().map_or(0, |l| l.heap_bytes());
         total + b(&scratch.load) + b(&scratch.centre_wind) + b(&scratch.leaf_wind)
     }
@@ -711,6 +733,8 @@ impl WeberModel {
     /// phases of `timings` named in [`PHASES`], where it has them.
     pub fn step(&mut self, jobs: &JobSystem, timings: &FrameTimings) {
         let h = self.sh.params.dt as f64;
+        // The trees step from their own pose, the falling leaves' taken out.
+        self.falling.unwrite(&mut lock(&self.sh.pose));
         // Forces are taken at the start of the step; contacts against the colliders where they
         // are at its end, where the new pose is.
         self.sh.wind.prepare(self.time, jobs, timings);
@@ -772,6 +796,9 @@ impl WeberModel {
             debris.step(&sh.forest, &*sh.wind, &sh.colliders, sh.params.dt, jobs);
             debris.write_pose(&sh.forest, &mut lock(&sh.pose));
         }
+        let sh = &self.sh;
+        self.falling
+            .step(&sh.forest, &*sh.wind, sh.params.dt, jobs, &mut lock(&sh.pose));
         for (k, name) in PHASES.iter().enumerate() {
             if let Some(id) = timings.phase_id(name) {
                 timings.add(
