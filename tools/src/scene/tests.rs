@@ -130,7 +130,7 @@ fn model_choices_reach_the_simulation() {
 }
 
 /// `--self-collision K` turns Chen's self-collision on in Weber's model (its figures come
-/// with every step); a model without it refuses, naming itself, and the model key carries it
+/// with every step) and Chen's; a model without it refuses, naming itself, and the model key carries it
 /// to the next model when that one has it, saying so when not.
 #[test]
 fn self_collision_from_the_command_line_reaches_the_model() {
@@ -144,6 +144,12 @@ fn self_collision_from_the_command_line_reaches_the_model() {
     assert!(s.candidates > 0 && s.kdop_tests > 0, "{s:?}");
     let msg = d.switch_model(ModelKind::Verlet).unwrap();
     assert!(msg.contains("self-collision off") && msg.contains("verlet"), "{msg}");
+    // Chen's model has it too: the key carries it on.
+    let msg = d.switch_model(ModelKind::Chen).unwrap();
+    assert!(!msg.contains("self-collision off"), "{msg}");
+    d.advance(Duration::from_secs_f64(0.05));
+    let s = d.scene.sim.self_collision().expect("self-collision is on in Chen's model");
+    assert!(s.kdop_tests > 0, "{s:?}");
     let e = d
         .apply_args(&parse(&["sylva", "--model", "verlet", "--self-collision"]).unwrap())
         .unwrap_err();
