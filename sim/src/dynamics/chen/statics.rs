@@ -154,11 +154,13 @@ impl Statics {
         // The weight each stem carries in the generated shape (Eq. 4.3 applied to Eq. 4.1),
         // tips to root.
         for i in (0..n).rev() {
-            let mut w = out.stem[i].weight;
+            // In the order and grouping `kernels::stem_forces` sums a load, so that a stem at
+            // rest in calm air carries exactly its rest weight.
+            let mut sum = Vec3::ZERO;
             for &c in &out.child[out.child_start[i] as usize..out.child_start[i + 1] as usize] {
-                w += out.stem[c as usize].rest_weight * transfer;
+                sum += out.stem[c as usize].rest_weight;
             }
-            out.stem[i].rest_weight = w;
+            out.stem[i].rest_weight = Vec3::ZERO + out.stem[i].weight + sum * transfer;
         }
         // Leaves.
         let material = &forest.material;

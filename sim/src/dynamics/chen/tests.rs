@@ -401,3 +401,33 @@ fn compare_models_deflection() {
         }
     }
 }
+
+/// In calm air a tree grown under its own weight (`Material::compensate_gravity`) stands in
+/// its generated shape; without the compensation the whole of Eqs. 4.1 and 4.3 acts and it
+/// sags.
+#[test]
+fn a_tree_in_calm_air_stands_in_its_shape_and_sags_without_compensation() {
+    let skel = test_tree(6, 300, 200).unwrap();
+    let sag = |compensate: bool| {
+        let material = Material {
+            compensate_gravity: compensate,
+            ..Material::default()
+        };
+        let mut m = ChenModel::new(forest_of(&skel, &material), ChenParams::for_material(&material)).unwrap();
+        let rest = tips(&m);
+        let (jobs, timings) = (jobs(1), timings());
+        for _ in 0..600 {
+            m.step(&jobs, &timings);
+        }
+        assert!(m.finite());
+        tips(&m)
+            .iter()
+            .zip(&rest)
+            .map(|(a, b)| b.y - a.y)
+            .fold(0.0f32, f32::max)
+    };
+    let held = sag(true);
+    assert!(held.abs() < 1e-5, "the grown tree moved {held} m");
+    let fell = sag(false);
+    assert!(fell > 1e-3, "without the compensation the tips sag: {fell} m");
+}
