@@ -277,7 +277,12 @@ pub enum ModelKind {
 
 impl ModelKind {
     /// Every model, in the order the viewer's model key cycles them.
-    pub const ALL: [ModelKind; 4] = [ModelKind::Weber, ModelKind::Oliapuram, ModelKind::Verlet, ModelKind::Chen];
+    pub const ALL: [ModelKind; 4] = [
+        ModelKind::Weber,
+        ModelKind::Oliapuram,
+        ModelKind::Verlet,
+        ModelKind::Chen,
+    ];
 
     /// The model's name on the command line and in reports.
     pub fn name(self) -> &'static str {

@@ -148,7 +148,11 @@ fn self_collision_from_the_command_line_reaches_the_model() {
     let msg = d.switch_model(ModelKind::Chen).unwrap();
     assert!(!msg.contains("self-collision off"), "{msg}");
     d.advance(Duration::from_secs_f64(0.05));
-    let s = d.scene.sim.self_collision().expect("self-collision is on in Chen's model");
+    let s = d
+        .scene
+        .sim
+        .self_collision()
+        .expect("self-collision is on in Chen's model");
     assert!(s.kdop_tests > 0, "{s:?}");
     let e = d
         .apply_args(&parse(&["sylva", "--model", "verlet", "--self-collision"]).unwrap())

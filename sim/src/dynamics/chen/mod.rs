@@ -315,7 +315,11 @@ impl ChenModel {
         let mut h = StateHash::new();
         h.add(self.pose.base.iter().flat_map(|v| v.to_array()));
         h.add(self.pose.orient.iter().flat_map(|q| q.to_array()));
-        h.add(self.spin.iter().flat_map(|s| s.omega.to_array().into_iter().chain(s.vel.to_array())));
+        h.add(
+            self.spin
+                .iter()
+                .flat_map(|s| s.omega.to_array().into_iter().chain(s.vel.to_array())),
+        );
         h.add(self.pose.leaf_pos.iter().flat_map(|v| v.to_array()));
         h.add(self.pose.leaf_orient.iter().flat_map(|q| q.to_array()));
         h.add(self.leaf_omega.iter().flat_map(|v| v.to_array()));
@@ -447,7 +451,11 @@ impl ChenModel {
                         let ok = sweep::motion(
                             c,
                             (&lv.own[..], first),
-                            (&mut View::alone(first, o), &mut View::alone(first, b), &mut View::alone(first, tu)),
+                            (
+                                &mut View::alone(first, o),
+                                &mut View::alone(first, b),
+                                &mut View::alone(first, tu),
+                            ),
                             sp,
                         );
                         if !ok {
@@ -601,7 +609,12 @@ fn per_block(
         for (((o, b), tu), sp) in all {
             let start = o.start;
             let (ot, bt, tt) = (&*o.top, &*b.top, &*tu.top);
-            let blocks = o.blocks.iter_mut().zip(&mut b.blocks).zip(&mut tu.blocks).zip(&mut sp.blocks);
+            let blocks = o
+                .blocks
+                .iter_mut()
+                .zip(&mut b.blocks)
+                .zip(&mut tu.blocks)
+                .zip(&mut sp.blocks);
             for (((ob, bb), tb), sb) in blocks {
                 let b0 = ob.0;
                 let (ob, bb, tb, sb) = (&mut *ob.1, &mut *bb.1, &mut *tb.1, &mut *sb.1);

@@ -135,10 +135,7 @@ pub(super) fn motion(
             (Quat::IDENTITY, c.statics.rest_base[i])
         } else {
             let p = p as usize;
-            (
-                turned.get(p),
-                base.get(p) + segment_axis(orient.get(p)) * s.length[p],
-            )
+            (turned.get(p), base.get(p) + segment_axis(orient.get(p)) * s.length[p])
         };
         let geometry = (b, st.len, s.radius_base[i], s.radius_tip[i]);
         let (q1, w1) = kernels::stem_motion(q, w, parent_turn, dt, geometry, c.colliders);
@@ -168,7 +165,12 @@ pub(super) fn leaves(
     let dt = c.params.dt;
     let compensate = c.forest.material.compensate_gravity;
     let mut finite = true;
-    for (k, ((pos, q), w)) in leaf_pos.iter_mut().zip(leaf_orient.iter_mut()).zip(leaf_omega.iter_mut()).enumerate() {
+    for (k, ((pos, q), w)) in leaf_pos
+        .iter_mut()
+        .zip(leaf_orient.iter_mut())
+        .zip(leaf_omega.iter_mut())
+        .enumerate()
+    {
         let j = first + k;
         let b = &c.statics.blade[j];
         let i = c.statics.leaf_seg[j] as usize;

@@ -55,7 +55,9 @@ fn tree(seed: u64, segments: usize, leaves: usize) -> Forest {
 /// Every segment's tip.
 fn tips(m: &ChenModel) -> Vec<Vec3> {
     let f = m.forest();
-    (0..f.segment_count()).map(|i| m.pose().tip(i, f.seg.length[i])).collect()
+    (0..f.segment_count())
+        .map(|i| m.pose().tip(i, f.seg.length[i]))
+        .collect()
 }
 
 /// A single upright stem of radius 1 cm and length 1 m, of soft wood (E = 1 GPa) under
@@ -105,7 +107,10 @@ fn a_stem_in_a_steady_wind_settles_downwind_at_the_static_deflection() {
     }
     assert!(m.finite());
     let tip = tips(&m)[0];
-    assert!(tip.x > 0.0 && tip.z.abs() < 1e-6, "downwind, in the wind's plane: {tip}");
+    assert!(
+        tip.x > 0.0 && tip.z.abs() < 1e-6,
+        "downwind, in the wind's plane: {tip}"
+    );
     assert!(last_speed < 1e-4, "the tip has stopped: {last_speed} m/s");
     let (a, b) = (windows[8], windows[9]);
     assert!((a - b).abs() < 1e-4 * b, "converged: {a} then {b}");
@@ -200,7 +205,9 @@ fn every_base_stays_on_its_parents_tip() {
 #[test]
 fn identical_for_any_number_of_workers() {
     for (trees, segments) in [(6, 400), (1, 1500)] {
-        let f = TestForest::new(21, segments, 300, trees, &Material::default()).unwrap().forest;
+        let f = TestForest::new(21, segments, 300, trees, &Material::default())
+            .unwrap()
+            .forest;
         let run = |threads: usize, wind: Box<dyn WindField>| {
             let mut m = ChenModel::new(f.clone(), ChenParams::default()).unwrap();
             m.set_wind(wind);
@@ -233,15 +240,57 @@ fn bad_settings_are_refused_naming_the_setting() {
         (ChenParams { dt: 0.0, ..good }, "dt"),
         (ChenParams { dt: f32::NAN, ..good }, "dt"),
         (ChenParams { dt: 1.0, ..good }, "dt"),
-        (ChenParams { stiffness_scale: 0.0, ..good }, "stiffness scale"),
-        (ChenParams { stiffness_scale: f32::INFINITY, ..good }, "stiffness scale"),
-        (ChenParams { transitivity: -0.1, ..good }, "transitivity"),
-        (ChenParams { transitivity: 1.5, ..good }, "transitivity"),
-        (ChenParams { transfer_rigidity: f32::NAN, ..good }, "transfer rigidity"),
+        (
+            ChenParams {
+                stiffness_scale: 0.0,
+                ..good
+            },
+            "stiffness scale",
+        ),
+        (
+            ChenParams {
+                stiffness_scale: f32::INFINITY,
+                ..good
+            },
+            "stiffness scale",
+        ),
+        (
+            ChenParams {
+                transitivity: -0.1,
+                ..good
+            },
+            "transitivity",
+        ),
+        (
+            ChenParams {
+                transitivity: 1.5,
+                ..good
+            },
+            "transitivity",
+        ),
+        (
+            ChenParams {
+                transfer_rigidity: f32::NAN,
+                ..good
+            },
+            "transfer rigidity",
+        ),
         (ChenParams { damping: 1.0, ..good }, "damping"),
         (ChenParams { damping: -0.5, ..good }, "damping"),
-        (ChenParams { leaf_wind: -1.0, ..good }, "leaf wind"),
-        (ChenParams { leaf_frequency: 0.0, ..good }, "leaf frequency"),
+        (
+            ChenParams {
+                leaf_wind: -1.0,
+                ..good
+            },
+            "leaf wind",
+        ),
+        (
+            ChenParams {
+                leaf_frequency: 0.0,
+                ..good
+            },
+            "leaf frequency",
+        ),
         (ChenParams { gravity: -9.81, ..good }, "gravity"),
     ];
     for (p, name) in cases {
@@ -324,7 +373,10 @@ fn stems_stay_out_of_spheres() {
     let mut m = ChenModel::new(f, ChenParams::default()).unwrap();
     let rest = tips(&m);
     // A sphere just downwind of the highest tip.
-    let top = rest.iter().copied().fold(Vec3::ZERO, |a, b| if b.y > a.y { b } else { a });
+    let top = rest
+        .iter()
+        .copied()
+        .fold(Vec3::ZERO, |a, b| if b.y > a.y { b } else { a });
     let sphere = SphereCollider::new(top + Vec3::new(0.25, 0.0, 0.0), 0.2, Motion::Static).unwrap();
     m.add_collider(sphere);
     m.set_wind(Box::new(Steady(Vec3::X * 30.0)));
@@ -371,35 +423,6 @@ fn self_collision_answers_with_forces_on_the_stems() {
     assert_eq!(none, 0);
     assert!(responding > 0, "pairs came closer than their safe distance");
     assert_ne!(on, off, "the responses moved the stems");
-}
-
-#[test]
-#[ignore]
-fn compare_models_deflection() {
-    for segs in [300, 1500] {
-        let f = tree(5, segs, 200);
-        for kind in crate::dynamics::ModelKind::ALL {
-            let mut m = kind.build(f.clone()).unwrap();
-            let rest: Vec<Vec3> = {
-                let p = m.pose();
-                (0..f.segment_count()).map(|i| p.tip(i, f.seg.length[i])).collect()
-            };
-            m.set_wind(Box::new(Steady(Vec3::new(15.0, 0.0, 5.0))));
-            let jobs = jobs(1);
-            let t = FrameTimings::new(m.phases());
-            let mut maxes = Vec::new();
-            for k in 0..240 {
-                m.step(&jobs, &t);
-                if k % 30 == 29 {
-                    let p = m.pose();
-                    let d = (0..f.segment_count()).map(|i| (p.tip(i, f.seg.length[i]) - rest[i]).length()).fold(0.0f32, f32::max);
-                    maxes.push(d);
-                }
-            }
-            let h = rest.iter().map(|v| v.y).fold(0.0f32, f32::max);
-            println!("{segs} {kind}: height {h}, max tip move {maxes:?}");
-        }
-    }
 }
 
 /// In calm air a tree grown under its own weight (`Material::compensate_gravity`) stands in
