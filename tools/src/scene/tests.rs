@@ -212,10 +212,7 @@ fn the_model_key_rebuilds_the_trees_with_the_wind_and_clock_kept() {
     // Verlet → Chen, whose trees move in the kept wind too.
     cycle(&mut d, "chen", "branches");
     d.advance(Duration::from_secs_f64(0.05));
-    assert!(
-        d.scene.sim.kinetic_energy() > 0.0,
-        "Chen's trees move in the kept wind"
-    );
+    assert!(d.scene.sim.kinetic_energy() > 0.0, "Chen's trees move in the kept wind");
     // Chen → Weber: the command line's Weber settings apply again.
     cycle(&mut d, "weber", "populate");
     assert_eq!(
