@@ -73,7 +73,7 @@ pub(super) fn stem_forces(
     // Chen 2011 Eq. 4.5 (without the restoration, taken implicitly below) plus the response.
     let lever = ori * s.len;
     // Chen 2011 Eq. 4.6: τ = (ori·len) × F^stem.
-    let mut torque = lever.cross(load + response);
+    let mut torque = lever.cross(load);
     if compensate {
         // The weight the stem carries in the generated shape is held by that shape (see the
         // module's deviations): only its change of moment acts.
@@ -82,10 +82,17 @@ pub(super) fn stem_forces(
     // Chen 2011 Eq. 4.2 (as a linear spring, see the module's deviations):
     // F_Restore = −k_r·(P − P_rest), whose moment (Eq. 4.6) is k_r·len²·(ori × ori_rest).
     let restore = ori.cross(rest) * s.w2;
+    // The response's share of Eq. 4.6's torque, its angular acceleration at most
+    // `Stem::response_cap` (see the module's deviations).
+    let mut pushed = lever.cross(response) * s.inv_inertia;
+    let push2 = pushed.length_squared();
+    if push2 > s.response_cap * s.response_cap {
+        pushed *= s.response_cap / push2.sqrt();
+    }
     // Chen 2011 Eq. 4.7: α = τ/(m·len²).
     Load {
         load,
-        acc: torque * s.inv_inertia + restore,
+        acc: torque * s.inv_inertia + pushed + restore,
     }
 }
 

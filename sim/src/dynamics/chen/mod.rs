@@ -61,6 +61,15 @@
 //!    from the parent's turn).
 //! 8. The response force of self-collision (Eq. 5.1) enters the stem's F^stem (Eq. 4.5) but
 //!    not the transfer force of Eq. 4.3, which lists wind, gravity and transfer only.
+//! 9. The response is an explicit spring per pair, each capped for stability by the runtime;
+//!    but every leaf's pairs act on the segment it hangs from, and Chen's leaves turn on their
+//!    own, so a leafy segment sums dozens of capped springs and the explicit step diverged
+//!    (a 2,721-stem, 3,320-leaf test tree in a 10 m/s gust: 78,000 candidate pairs after 4
+//!    steps, 10 million after 6, tips metres off). The response's angular acceleration on a
+//!    stem is therefore at most r/(len·Δt²), the turn that moves its tip by its own radius in
+//!    one step (`Stem::response_cap`); the same tree then runs 120 steps at about 9,400
+//!    candidate pairs per step, as Weber's model does on it. This bounds the push, never the
+//!    state: a non-finite force still makes the state non-finite.
 //!
 //! Parallel processing (§4.3), in each step:
 //!

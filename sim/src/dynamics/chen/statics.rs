@@ -34,6 +34,10 @@ pub(super) struct Stem {
     /// Largest drag coefficient the relative velocity may take in one step, m·l²/(l²·Δt)
     /// (see `kernels::drag`).
     pub drag_cap: f32,
+    /// Largest angular acceleration the self-collision's response may give the stem in one
+    /// step: the one that turns it by r/len, moving its tip by its radius, within the step
+    /// (r_base/len/Δt²) [1/s²].
+    pub response_cap: f32,
 }
 
 /// Per-leaf constants.
@@ -149,6 +153,7 @@ impl Statics {
                 bark_drag: s.drag[i] - s.leaf_drag[i],
                 leaf_drag: s.leaf_drag[i],
                 drag_cap: m / params.dt,
+                response_cap: s.radius_base[i] / len / (params.dt * params.dt),
             });
         }
         // The weight each stem carries in the generated shape (Eq. 4.3 applied to Eq. 4.1),
