@@ -210,8 +210,9 @@ pub fn model(s: &str) -> Result<ModelKind, String> {
 #[derive(Args, Clone, Copy, Debug)]
 pub struct ModelArgs {
     /// The dynamics model: `weber` (Weber 2008's separable semi-implicit angular springs),
-    /// `oliapuram` (Oliapuram & Kumar 2010's rigid segments, stepped level by level) or
-    /// `verlet` (Manavi 2007's particles and constraints, whose branches break).
+    /// `oliapuram` (Oliapuram & Kumar 2010's rigid segments, stepped level by level),
+    /// `verlet` (Manavi 2007's particles and constraints, whose branches break) or `chen`
+    /// (Chen 2011's stems turned by their forces root to tips, leaves as venation stems).
     #[arg(long, default_value = "weber", value_parser = model)]
     pub model: ModelKind,
     /// Linear solver for Weber's Eq. 1.
@@ -230,7 +231,7 @@ pub struct ModelArgs {
     pub drag: DragArg,
     /// Self-collision (Chen 2011 §5) with a hierarchy of K-DOPs (6, 14, 18 or 26; 14 when K
     /// is left out): pairs of branches and leaves about to pass through each other are pushed
-    /// apart (Weber's model).
+    /// apart (Weber's and Chen's models).
     #[arg(long, value_name = "K", num_args = 0..=1, default_missing_value = "14",
           value_parser = |s: &str| s.parse::<sylva_sim::collision::kdop::DopK>().map_err(|e| e.to_string()))]
     pub self_collision: Option<sylva_sim::collision::kdop::DopK>,

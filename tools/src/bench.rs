@@ -56,9 +56,10 @@ pub enum ColliderArg {
 #[derive(Args, Debug)]
 pub struct SimArgs {
     /// The dynamics model: `weber` (Weber 2008's separable semi-implicit angular springs),
-    /// `oliapuram` (Oliapuram & Kumar 2010's rigid segments, stepped level by level) or
-    /// `verlet` (Manavi 2007's particles and constraints, whose branches break); several,
-    /// comma-separated (`weber,oliapuram,verlet`), run side by side on the same forest.
+    /// `oliapuram` (Oliapuram & Kumar 2010's rigid segments, stepped level by level),
+    /// `verlet` (Manavi 2007's particles and constraints, whose branches break) or `chen`
+    /// (Chen 2011's stems turned root to tips, leaves as venation stems); several,
+    /// comma-separated (`weber,oliapuram,verlet,chen`), run side by side on the same forest.
     #[arg(long, default_value = "weber", value_delimiter = ',', value_parser = crate::args::model)]
     model: Vec<ModelKind>,
     /// Segments per tree (Weber's dense tree: 2246; simple: 907; Oliapuram's: 1597).

@@ -369,7 +369,7 @@ impl SelfCollision {
         // The traversal as tasks (the root opened two levels down), every tree's at once, each
         // with its own output, joined per tree in the tasks' order: the pairs come out as one
         // traversal of each tree gives them, on any number of workers.
-        let mut tasks: Vec<(usize, Task, Vec<(u32, u32)>, u64)> = Vec::new();
+        let mut tasks: Vec<TraversalTask> = Vec::new();
         for (k, t) in trees.iter_mut().enumerate() {
             let mut spare = std::mem::take(&mut t.pairs);
             spare.clear();
@@ -548,6 +548,10 @@ fn fit(
         }
     }
 }
+
+/// One task of a step's traversal: its tree, the task, the pairs it found and the k-DOP
+/// pairs it compared.
+type TraversalTask = (usize, Task, Vec<(u32, u32)>, u64);
 
 /// What one chunk of candidate pairs answered: the interpenetrating pairs counted, and the
 /// response force on each pair's first piece (the second takes its opposite).

@@ -27,6 +27,7 @@
 //! command line, the viewer's model key and `bench sim` pick it up from [`ModelKind::ALL`].
 
 pub mod breakage;
+pub mod chen;
 pub mod debris;
 pub mod falling;
 pub mod oliapuram;
@@ -50,6 +51,7 @@ use crate::error::SimError;
 use crate::forest::Forest;
 use crate::wind::{Calm, WindField};
 
+pub use chen::{ChenModel, ChenParams};
 pub use oliapuram::{OliapuramModel, OliapuramParams};
 pub use pose::Pose;
 pub use verlet::{VerletModel, VerletParams};
@@ -290,11 +292,19 @@ pub enum ModelKind {
     /// Manavi 2007: particles and distance constraints moved by position Verlet, the
     /// constraints relaxed pass after pass (`verlet`).
     Verlet,
+    /// Chen 2011: every stem rotated by its wind, gravity, restoration, transfer and collision
+    /// response forces, root to tips, leaves as venation stems (`chen`).
+    Chen,
 }
 
 impl ModelKind {
     /// Every model, in the order the viewer's model key cycles them.
-    pub const ALL: [ModelKind; 3] = [ModelKind::Weber, ModelKind::Oliapuram, ModelKind::Verlet];
+    pub const ALL: [ModelKind; 4] = [
+        ModelKind::Weber,
+        ModelKind::Oliapuram,
+        ModelKind::Verlet,
+        ModelKind::Chen,
+    ];
 
     /// The model's name on the command line and in reports.
     pub fn name(self) -> &'static str {
@@ -302,6 +312,7 @@ impl ModelKind {
             ModelKind::Weber => "weber",
             ModelKind::Oliapuram => "oliapuram",
             ModelKind::Verlet => "verlet",
+            ModelKind::Chen => "chen",
         }
     }
 
@@ -317,6 +328,7 @@ impl ModelKind {
             ModelKind::Weber => &weber::PHASES,
             ModelKind::Oliapuram => oliapuram::PHASES,
             ModelKind::Verlet => verlet::PHASES,
+            ModelKind::Chen => chen::PHASES,
         }
     }
 
@@ -346,6 +358,10 @@ impl ModelKind {
             ModelKind::Verlet => {
                 let params = VerletParams::for_material(&parts.forest.material);
                 Ok(Box::new(VerletModel::from_parts(parts, params)?))
+            }
+            ModelKind::Chen => {
+                let params = ChenParams::for_material(&parts.forest.material);
+                Ok(Box::new(ChenModel::from_parts(parts, params)?))
             }
         }
     }

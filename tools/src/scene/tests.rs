@@ -130,8 +130,8 @@ fn model_choices_reach_the_simulation() {
 }
 
 /// `--self-collision K` turns Chen's self-collision on in Weber's model (its figures come
-/// with every step), the model key carries it to Manavi's and Oliapuram's models, and a k
-/// other than 6, 14, 18 or 26 is refused naming those.
+/// with every step), the model key carries it to Manavi's, Oliapuram's and Chen's models, and
+/// a k other than 6, 14, 18 or 26 is refused naming those.
 #[test]
 fn self_collision_from_the_command_line_reaches_the_model() {
     let parse = parse_scene_args;
@@ -152,6 +152,15 @@ fn self_collision_from_the_command_line_reaches_the_model() {
     d.advance(Duration::from_secs_f64(0.05));
     let s = d.scene.sim.self_collision().expect("the oliapuram model takes it on");
     assert!(s.candidates > 0, "{s:?}");
+    let msg = d.switch_model(ModelKind::Chen).unwrap();
+    assert!(!msg.contains("self-collision off"), "{msg}");
+    d.advance(Duration::from_secs_f64(0.05));
+    let s = d
+        .scene
+        .sim
+        .self_collision()
+        .expect("self-collision is on in Chen's model");
+    assert!(s.kdop_tests > 0, "{s:?}");
     let e = parse(&["sylva", "--self-collision", "8"]).unwrap_err().to_string();
     assert!(e.contains("6, 14, 18 or 26"), "{e}");
 }
@@ -232,7 +241,11 @@ fn the_model_key_rebuilds_the_trees_with_the_wind_and_clock_kept() {
         d.scene.sim.kinetic_energy() > 0.0,
         "Manavi's trees move in the kept wind"
     );
-    // Verlet → Weber: the command line's Weber settings apply again.
+    // Verlet → Chen, whose trees move in the kept wind too.
+    cycle(&mut d, "chen", "branches");
+    d.advance(Duration::from_secs_f64(0.05));
+    assert!(d.scene.sim.kinetic_energy() > 0.0, "Chen's trees move in the kept wind");
+    // Chen → Weber: the command line's Weber settings apply again.
     cycle(&mut d, "weber", "populate");
     assert_eq!(
         d.weber().unwrap().params().solver,
