@@ -181,6 +181,12 @@ pub struct SelfCollision {
     params: SelfCollisionParams,
     /// The cap on a pair's spring, times m/Δt² ([`STABLE`] unless a model sets its own).
     stable: f32,
+    /// Whether a segment's pairs share its cap (by the square root of their number: the
+    /// articulated cap of [`STABLE`] summed over a leafy twig's many pairs made a 6,000-stem
+    /// tree diverge); a model with its own cap ([`with_cap`](Self::with_cap)) does not.
+    share: bool,
+    /// Per segment of the forest: responding pairs pressing on it this step (scratch).
+    pressing: Vec<u32>,
     trees: Vec<TreeSet>,
     last: SelfCollisionStats,
 }
@@ -322,17 +328,20 @@ impl SelfCollision {
         Ok(SelfCollision {
             params,
             stable: STABLE,
+            share: true,
+            pressing: Vec::new(),
             trees,
             last: SelfCollisionStats::default(),
         })
     }
 
-    /// Caps each pair's spring at `stable`·m/Δt² instead of [`STABLE`] (a model whose
-    /// masses move alone, e.g. [`PARTICLE_STABLE`]); refuses a cap that is not positive and
+    /// Caps each pair's spring at `stable`·m/Δt² instead of [`STABLE`], unshared (a model
+    /// whose masses move alone, e.g. [`PARTICLE_STABLE`]); refuses a cap that is not positive and
     /// finite.
     pub fn with_cap(mut self, stable: f32) -> Result<SelfCollision, SimError> {
         crate::error::check_positive("self-collision spring cap", stable, STABLE)?;
         self.stable = stable;
+        self.share = false;
         Ok(self)
     }
 
@@ -422,16 +431,39 @@ impl SelfCollision {
         jobs.for_each_mut(&mut chunks, |_, (k, range, answer)| {
             let t = &trees[*k];
             for &(p, q) in &t.pairs[range.clone()] {
-                t.answer(forest, pose, (p as usize, q as usize), (params, stable, dt), answer);
+                t.answer(forest, pose, (p as usize, q as usize), (params, dt), answer);
             }
         });
+        // A segment pressed by many pairs at once (a leafy twig: each of its leaves' pairs)
+        // shares its stability cap among them: each pair's spring is capped at the cap over
+        // the square root of the larger number of responding pairs on its two segments.
+        let seg = |t: &TreeSet, p: u32| (t.seg0 + t.pieces[p as usize].owner.segment()) as usize;
+        self.pressing.clear();
+        self.pressing.resize(forces.len(), 0);
         for (k, _, answer) in &chunks {
             let t = &self.trees[*k];
             stats.close_pairs += answer.close;
-            stats.responding += answer.forces.len();
-            for &(p, q, f) in &answer.forces {
-                forces[(t.seg0 + t.pieces[p as usize].owner.segment()) as usize] += f;
-                forces[(t.seg0 + t.pieces[q as usize].owner.segment()) as usize] -= f;
+            stats.responding += answer.springs.len();
+            for s in &answer.springs {
+                self.pressing[seg(t, s.p)] += 1;
+                self.pressing[seg(t, s.q)] += 1;
+            }
+        }
+        for (k, _, answer) in &chunks {
+            let t = &self.trees[*k];
+            for s in &answer.springs {
+                let (a, b) = (seg(t, s.p), seg(t, s.q));
+                let shared = if self.share {
+                    (self.pressing[a].max(self.pressing[b]) as f32).sqrt()
+                } else {
+                    1.0
+                };
+                // Eq. 5.1, its spring capped for stability and damped on the closing speed.
+                let stiff = params.stiffness.min(stable * s.mass / (dt * dt) / shared);
+                let damp = 2.0 * DAMPING_RATIO * (stiff * s.mass).sqrt();
+                let f = s.dir * (stiff * s.overlap + damp * s.closing);
+                forces[a] += f;
+                forces[b] -= f;
             }
         }
         let t3 = Instant::now();
@@ -558,7 +590,19 @@ type TraversalTask = (usize, Task, Vec<(u32, u32)>, u64);
 #[derive(Default)]
 struct Answer {
     close: usize,
-    forces: Vec<(u32, u32, Vec3)>,
+    springs: Vec<Spring>,
+}
+
+/// One responding pair: its pieces, the direction of the push on the first (Fig. 5.2: from the
+/// second's k-DOP centre to the first's), how far it is inside its rest length \[m\], its
+/// closing speed \[m/s\] and the lighter piece's effective mass \[kg\].
+struct Spring {
+    p: u32,
+    q: u32,
+    dir: Vec3,
+    overlap: f32,
+    closing: f32,
+    mass: f32,
 }
 
 impl TreeSet {
@@ -569,7 +613,7 @@ impl TreeSet {
         forest: &Forest,
         pose: &Pose,
         (p, q): (usize, usize),
-        (params, stable, dt): (&SelfCollisionParams, f32, f32),
+        (params, dt): (&SelfCollisionParams, f32),
         answer: &mut Answer,
     ) {
         let t = self;
@@ -596,15 +640,16 @@ impl TreeSet {
         if d >= rest {
             return;
         }
-        // Eq. 5.1, along the line between the k-DOPs' centres (Fig. 5.2), its spring capped
-        // for stability and damped on the closing speed.
+        // Eq. 5.1's spring acts along the line between the k-DOPs' centres (Fig. 5.2).
         let dir = (t.kdop[p].centre() - t.kdop[q].centre()).normalize_or_zero();
-        let m = t.mass[p].min(t.mass[q]);
-        let stiff = params.stiffness.min(stable * m / (dt * dt));
-        let damp = 2.0 * DAMPING_RATIO * (stiff * m).sqrt();
-        let closing = (-(t.moved[p] - t.moved[q]).dot(dir) / dt).max(0.0);
-        let f = dir * (stiff * (rest - d) + damp * closing);
-        answer.forces.push((p as u32, q as u32, f));
+        answer.springs.push(Spring {
+            p: p as u32,
+            q: q as u32,
+            dir,
+            overlap: rest - d,
+            closing: (-(t.moved[p] - t.moved[q]).dot(dir) / dt).max(0.0),
+            mass: t.mass[p].min(t.mass[q]),
+        });
     }
 
     /// Piece `i` rebuilt in `pose` (a prism of [`PRISM_SIDES`] faces, a blade), for the exact
