@@ -494,6 +494,12 @@ impl FallingLeaves {
     /// Adds the bit patterns of the state to a model's hash: the counts, every detached leaf's
     /// index, landing, position, velocity, orientation and spin, every pending leaf's start.
     pub fn hash_state(&self, h: &mut StateHash) {
+        // With every leaf on its twig there is no state of its own: the model's hash is what
+        // it was without falling leaves (and what another implementation of the model, e.g.
+        // the GPU's, gives).
+        if self.leaves.is_empty() && self.pending.is_empty() {
+            return;
+        }
         h.add([
             f32::from_bits(self.leaves.len() as u32),
             f32::from_bits(self.pending.len() as u32),
