@@ -379,13 +379,8 @@ impl SelfCollision {
         // with its own output, joined per tree in the tasks' order: the pairs come out as one
         // traversal of each tree gives them, on any number of workers.
         let mut tasks: Vec<TraversalTask> = Vec::new();
-        for (k, t) in trees.iter_mut().enumerate() {
-            let mut spare = std::mem::take(&mut t.pairs);
-            spare.clear();
-            for (n, task) in t.bvh.tasks(TASK_DEPTH).into_iter().enumerate() {
-                let out = if n == 0 { std::mem::take(&mut spare) } else { Vec::new() };
-                tasks.push((k, task, out, 0));
-            }
+        for (k, t) in trees.iter().enumerate() {
+            tasks.extend(t.bvh.tasks(TASK_DEPTH).into_iter().map(|task| (k, task, Vec::new(), 0)));
         }
         {
             let trees = &trees;
@@ -403,15 +398,11 @@ impl SelfCollision {
         }
         for t in trees.iter_mut() {
             t.kdop_tests = 0;
+            t.pairs.clear();
         }
-        for (k, _, out, tests) in tasks {
-            let t = &mut trees[k];
-            t.kdop_tests += tests;
-            if t.pairs.is_empty() {
-                t.pairs = out;
-            } else {
-                t.pairs.extend_from_slice(&out);
-            }
+        for (k, _, out, tests) in &tasks {
+            trees[*k].kdop_tests += tests;
+            trees[*k].pairs.extend_from_slice(out);
         }
         let t2 = Instant::now();
         let mut stats = SelfCollisionStats::default();
