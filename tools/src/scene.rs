@@ -1105,7 +1105,7 @@ impl Driver {
                     text.push_str(&format!("; {t}"));
                 }
                 if let Some(c) = sim.self_collision() {
-                    let ms = (c.refit + c.traverse + c.respond).as_secs_f64() * 1e3;
+                    let ms = (c.refit + c.traverse + c.respond + c.count).as_secs_f64() * 1e3;
                     text.push_str(&format!(
                         "; self-collision {} pairs, {} pushed apart, {} interpenetrating, {ms:.1} ms",
                         c.candidates, c.responding, c.close_pairs

@@ -44,15 +44,18 @@ use super::bvh::{Bvh, Task};
 use super::connect::Topology;
 use super::kdop::{DopK, Kdop};
 use super::modelling::leaf_joints;
-use super::primitives::{blade, intersect, leaf_half_width, Owner, Piece, Prism, Shape};
+use super::primitives::{blade, blade_vertices, intersect, leaf_half_width, Owner, Piece, Prism, Shape};
 use super::tritri::segment_distance;
 use crate::dynamics::pose::{segment_axis, Pose};
 use crate::error::SimError;
 use crate::forest::{Forest, NO_PARENT};
 use crate::skeleton::{Skeleton, SkeletonLeaf, SkeletonSegment};
 
-/// The traversal's root is opened this many levels down into parallel tasks.
-const TASK_DEPTH: u32 = 2;
+/// The traversal's root is opened this many levels down into parallel tasks (a treeE-sized
+/// tree's 14-DOP traversal on 2 threads: 165 ms per step opened 2 levels, 94 ms opened 6, 92
+/// at 8, 128 at 12, `sylva bench sim --segments 14615 --leaves 16607 --self-collision 14
+/// --collision-free`: deeper, the tasks grow too many and small).
+const TASK_DEPTH: u32 = 6;
 /// The buffer distance is this many times a piece's last step's displacement.
 pub const BUFFER_SCALE: f32 = 1.5;
 /// Largest response spring constant accepted \[N/m\].
@@ -129,7 +132,8 @@ pub struct SelfCollisionStats {
     pub candidates: usize,
     /// Candidate pairs closer than the sum of their safe distances (given a response force).
     pub responding: usize,
-    /// Candidate pairs whose pieces intersect now (interpenetrating, the exact test).
+    /// Candidate pairs whose pieces intersect now (interpenetrating, the exact test; 0 while
+    /// counting is off, see [`SelfCollision::set_counting`]).
     pub close_pairs: usize,
     /// k-DOP pairs the traversal compared.
     pub kdop_tests: u64,
@@ -137,6 +141,8 @@ pub struct SelfCollisionStats {
     pub refit: Duration,
     pub traverse: Duration,
     pub respond: Duration,
+    /// Wall time of the exact interpenetration count (a measurement, not part of the method).
+    pub count: Duration,
 }
 
 /// One piece as the runtime bounds it: its owner (tree-local indices) and its stretch (a
@@ -187,6 +193,8 @@ pub struct SelfCollision {
     share: bool,
     /// Per segment of the forest: responding pairs pressing on it this step (scratch).
     pressing: Vec<u32>,
+    /// Whether each step counts the interpenetrating pairs exactly (`close_pairs`).
+    count: bool,
     trees: Vec<TreeSet>,
     last: SelfCollisionStats,
 }
@@ -330,6 +338,7 @@ impl SelfCollision {
             stable: STABLE,
             share: true,
             pressing: Vec::new(),
+            count: true,
             trees,
             last: SelfCollisionStats::default(),
         })
@@ -343,6 +352,13 @@ impl SelfCollision {
         self.stable = stable;
         self.share = false;
         Ok(self)
+    }
+
+    /// Turns the exact count of interpenetrating pairs (`close_pairs`, on by default) on or
+    /// off: it rebuilds both pieces of every pair closer than their radii and tests them
+    /// triangle against triangle, which costs more than the response itself on a dense tree.
+    pub fn set_counting(&mut self, on: bool) {
+        self.count = on;
     }
 
     /// The parameters.
@@ -375,7 +391,7 @@ impl SelfCollision {
         let mut trees: Vec<&mut TreeSet> = self.trees.iter_mut().collect();
         jobs.for_each_mut(&mut trees, |_, t| t.bvh.refit(&t.kdop, &mut t.nodes));
         let t1 = Instant::now();
-        // The traversal as tasks (the root opened two levels down), every tree's at once, each
+        // The traversal as tasks (the root opened TASK_DEPTH levels down), every tree's at once, each
         // with its own output, joined per tree in the tasks' order: the pairs come out as one
         // traversal of each tree gives them, on any number of workers.
         let mut tasks: Vec<TraversalTask> = Vec::new();
@@ -422,7 +438,7 @@ impl SelfCollision {
         jobs.for_each_mut(&mut chunks, |_, (k, range, answer)| {
             let t = &trees[*k];
             for &(p, q) in &t.pairs[range.clone()] {
-                t.answer(forest, pose, (p as usize, q as usize), (params, dt), answer);
+                t.answer((p as usize, q as usize), dt, answer);
             }
         });
         // A segment pressed by many pairs at once (a leafy twig: each of its leaves' pairs)
@@ -433,7 +449,6 @@ impl SelfCollision {
         self.pressing.resize(forces.len(), 0);
         for (k, _, answer) in &chunks {
             let t = &self.trees[*k];
-            stats.close_pairs += answer.close;
             stats.responding += answer.springs.len();
             for s in &answer.springs {
                 self.pressing[seg(t, s.p)] += 1;
@@ -458,9 +473,32 @@ impl SelfCollision {
             }
         }
         let t3 = Instant::now();
+        if self.count {
+            // The exact test, in parallel chunks of the pairs closer than their radii: a
+            // measurement of the response's effect, not part of it.
+            let k = self.params.k;
+            let trees = &self.trees;
+            let mut near: Vec<(usize, &[(u32, u32)], usize)> = chunks
+                .iter()
+                .flat_map(|(t, _, answer)| answer.near.chunks(256).map(move |c| (*t, c, 0)))
+                .collect();
+            jobs.for_each_mut(&mut near, |_, (t, pairs, close)| {
+                let t = &trees[*t];
+                *close = pairs
+                    .iter()
+                    .filter(|&&(p, q)| {
+                        let (p, q) = (p as usize, q as usize);
+                        intersect(&t.piece_now(forest, pose, p, k), &t.piece_now(forest, pose, q, k))
+                    })
+                    .count();
+            });
+            stats.close_pairs = near.iter().map(|n| n.2).sum();
+        }
+        let t4 = Instant::now();
         stats.refit = t1 - t0;
         stats.traverse = t2 - t1;
         stats.respond = t3 - t2;
+        stats.count = t4 - t3;
         self.last = stats;
     }
 
@@ -563,9 +601,9 @@ fn fit(
             let length = forest.leaf.length_m(gj);
             let width = aspect * length;
             let mut kd = Kdop::empty(k);
-            for tri in blade(attach, q, length, width, p.t0, p.t1, leaf_joints(root)) {
-                tri.iter().for_each(|&v| kd.add_point(v));
-            }
+            blade_vertices(attach, q, (length, width), (p.t0, p.t1), leaf_joints(root), |v| {
+                kd.add_point(v)
+            });
             let along = q * Vec3::Y * length;
             (kd, [attach + along * p.t0, attach + along * p.t1], p.ra)
         }
@@ -576,11 +614,12 @@ fn fit(
 /// pairs it compared.
 type TraversalTask = (usize, Task, Vec<(u32, u32)>, u64);
 
-/// What one chunk of candidate pairs answered: the interpenetrating pairs counted, and the
-/// response force on each pair's first piece (the second takes its opposite).
+/// What one chunk of candidate pairs answered: the pairs closer than their radii (the only ones
+/// that can interpenetrate, for the count), and the response force on each pair's first piece
+/// (the second takes its opposite).
 #[derive(Default)]
 struct Answer {
-    close: usize,
+    near: Vec<(u32, u32)>,
     springs: Vec<Spring>,
 }
 
@@ -597,16 +636,9 @@ struct Spring {
 }
 
 impl TreeSet {
-    /// Candidate pair (p, q): counts it when its pieces interpenetrate and, when it is closer
+    /// Candidate pair (p, q): notes it when it is closer than its radii and, when it is closer
     /// than its rest length, pushes its response (Eq. 5.1) into `answer`.
-    fn answer(
-        &self,
-        forest: &Forest,
-        pose: &Pose,
-        (p, q): (usize, usize),
-        (params, dt): (&SelfCollisionParams, f32),
-        answer: &mut Answer,
-    ) {
+    fn answer(&self, (p, q): (usize, usize), dt: f32, answer: &mut Answer) {
         let t = self;
         let [a0, a1] = t.ends[p];
         let [b0, b1] = t.ends[q];
@@ -619,11 +651,8 @@ impl TreeSet {
         // Every point of a piece lies within its radius of its centreline (a prism inside its
         // frustum, a blade within its longest venation of its mid-venation), so only a pair
         // closer than its radii can interpenetrate.
-        let k = params.k;
-        if d < t.radius[p] + t.radius[q]
-            && intersect(&t.piece_now(forest, pose, p, k), &t.piece_now(forest, pose, q, k))
-        {
-            answer.close += 1;
+        if d < t.radius[p] + t.radius[q] {
+            answer.near.push((p as u32, q as u32));
         }
         let [r0, r1] = t.rest_ends[p];
         let [s0, s1] = t.rest_ends[q];
@@ -755,3 +784,4 @@ mod tests {
         }
     }
 }
+
