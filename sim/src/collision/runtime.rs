@@ -478,7 +478,7 @@ impl SelfCollision {
             // measurement of the response's effect, not part of it.
             let k = self.params.k;
             let trees = &self.trees;
-            let mut near: Vec<(usize, &[(u32, u32)], usize)> = chunks
+            let mut near: Vec<NearChunk<'_>> = chunks
                 .iter()
                 .flat_map(|(t, _, answer)| answer.near.chunks(256).map(move |c| (*t, c, 0)))
                 .collect();
@@ -609,6 +609,10 @@ fn fit(
         }
     }
 }
+
+/// A chunk of the pairs closer than their radii for the exact count: its tree, the pairs and
+/// how many of them interpenetrate.
+type NearChunk<'a> = (usize, &'a [(u32, u32)], usize);
 
 /// One task of a step's traversal: its tree, the task, the pairs it found and the k-DOP
 /// pairs it compared.
@@ -784,4 +788,3 @@ mod tests {
         }
     }
 }
-
