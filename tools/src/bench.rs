@@ -170,6 +170,7 @@ struct CollisionSums {
     candidates: u64,
     close: u64,
     responding: u64,
+    overflow_steps: u64,
     steps: u64,
 }
 
@@ -182,6 +183,7 @@ impl CollisionSums {
         self.candidates += s.candidates as u64;
         self.close += s.close_pairs as u64;
         self.responding += s.responding as u64;
+        self.overflow_steps += s.overflow as u64;
         self.steps += 1;
     }
 }
@@ -259,6 +261,10 @@ struct SimReport {
     candidate_pairs: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     responding_pairs: Option<f64>,
+    /// Steps whose candidate pairs passed the pair limit and were not answered
+    /// (`SelfCollisionStats::overflow`; `--self-collision`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pair_overflow_steps: Option<u64>,
     /// Manavi's particles, constraints (branch and plane, then root) and the most relaxation
     /// passes a constraint gets per step, substeps included (absent for other models).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -675,6 +681,7 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
             .then(|| run.collision.candidates as f64 / run.collision.steps as f64),
         responding_pairs: (run.collision.steps > 0)
             .then(|| run.collision.responding as f64 / run.collision.steps as f64),
+        pair_overflow_steps: (run.collision.steps > 0).then_some(run.collision.overflow_steps),
         particles: counts.map(|c| c.0 as u64),
         constraints: counts.map(|c| c.1 as u64),
         root_constraints: counts.map(|c| c.2 as u64),
@@ -836,6 +843,9 @@ fn print_table(r: &SimReport, phases: &[&str], timings: &FrameTimings) {
             r.responding_pairs.unwrap_or(0.0),
             r.close_pairs.unwrap_or(0.0)
         );
+        if let Some(n) = r.pair_overflow_steps.filter(|&n| n > 0) {
+            println!("  over the pair limit    {n} steps (no pair answered in them)");
+        }
     }
     if let Some(v) = r.max_abs_angle {
         println!("  max |angle|            {v:.4} rad");

@@ -1106,10 +1106,16 @@ impl Driver {
                 }
                 if let Some(c) = sim.self_collision() {
                     let ms = (c.refit + c.traverse + c.respond + c.count).as_secs_f64() * 1e3;
-                    text.push_str(&format!(
-                        "; self-collision {} pairs, {} pushed apart, {} interpenetrating, {ms:.1} ms",
-                        c.candidates, c.responding, c.close_pairs
-                    ));
+                    if c.overflow {
+                        text.push_str(&format!(
+                            "; self-collision over its pair limit (none answered), {ms:.1} ms"
+                        ));
+                    } else {
+                        text.push_str(&format!(
+                            "; self-collision {} pairs, {} pushed apart, {} interpenetrating, {ms:.1} ms",
+                            c.candidates, c.responding, c.close_pairs
+                        ));
+                    }
                 }
                 text
             },

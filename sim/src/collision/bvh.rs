@@ -26,6 +26,7 @@
 //! of every node; the pairs come out in an order that depends only on the hierarchy.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::connect::{Topology, NONE};
 use super::kdop::Kdop;
@@ -35,6 +36,8 @@ pub const TOP_LEVEL: usize = 8;
 /// Most children of a node: a representative's children beyond this are grouped, in their
 /// depth-first order, under nodes of the same representative (see [`Bvh::build`]).
 pub const FANOUT: usize = 8;
+/// A task adds its pairs to the shared count ([`Bvh::task_pairs`]) this many at a time.
+pub const LIMIT_BATCH: usize = 4096;
 /// Chen's width thresholds, as fractions of the tree's root radius: a stem thinner than
 /// `BRANCH` times it starts a branch representative (Rstems_b1), thinner than `SMALL` times
 /// it a small-branch representative (Rstems_b2).
@@ -229,15 +232,18 @@ impl Bvh {
     }
 
     /// The pairs of one task of [`tasks`](Self::tasks) (as [`self_pairs`](Self::self_pairs)
-    /// finds them), into `out`, with the number of k-DOP pairs compared.
+    /// finds them), into `out`, with the number of k-DOP pairs compared. `limit`: the tasks'
+    /// running count of pairs found, and how many there may be: once the count passes it (the
+    /// count is brought up to date every [`LIMIT_BATCH`] pairs), the task stops early and
+    /// returns `None`, its output incomplete.
     pub fn task_pairs(
         &self,
         task: Task,
-        piece: &[Kdop],
-        nodes: &[Kdop],
+        (piece, nodes): (&[Kdop], &[Kdop]),
         connected: impl Fn(u32, u32) -> bool,
         out: &mut Vec<(u32, u32)>,
-    ) -> u64 {
+        limit: (&AtomicUsize, usize),
+    ) -> Option<u64> {
         let mut t = Traversal {
             bvh: self,
             piece,
@@ -245,12 +251,15 @@ impl Bvh {
             connected: &connected,
             out,
             tests: 0,
+            limit: Some(limit),
+            unreported: 0,
+            stopped: false,
         };
         match task {
             Task::Within(i) => t.within(i),
             Task::Between(a, b) => t.between(a, b),
         }
-        t.tests
+        (!t.stopped).then_some(t.tests)
     }
 
     /// Every pair of pieces whose k-DOPs overlap and for which `connected` is false, into
@@ -270,6 +279,9 @@ impl Bvh {
             connected: &connected,
             out,
             tests: 0,
+            limit: None,
+            unreported: 0,
+            stopped: false,
         };
         t.within(root);
         t.tests
@@ -283,6 +295,12 @@ struct Traversal<'a, F: Fn(u32, u32) -> bool> {
     connected: &'a F,
     out: &'a mut Vec<(u32, u32)>,
     tests: u64,
+    /// The shared count of pairs found and its limit (see [`Bvh::task_pairs`]).
+    limit: Option<(&'a AtomicUsize, usize)>,
+    /// Pairs found since the shared count was last brought up to date.
+    unreported: usize,
+    /// The shared count passed the limit: stop.
+    stopped: bool,
 }
 
 impl<F: Fn(u32, u32) -> bool> Traversal<'_, F> {
@@ -308,6 +326,9 @@ impl<F: Fn(u32, u32) -> bool> Traversal<'_, F> {
 
     /// The pairs with one piece under `a` and one under `b`.
     fn between(&mut self, a: Child, b: Child) {
+        if self.stopped {
+            return;
+        }
         self.tests += 1;
         if !self.kdop(a).overlaps(self.kdop(b)) {
             return;
@@ -316,6 +337,13 @@ impl<F: Fn(u32, u32) -> bool> Traversal<'_, F> {
             (Child::Piece(p), Child::Piece(q)) => {
                 if !(self.connected)(p, q) {
                     self.out.push((p.min(q), p.max(q)));
+                    self.unreported += 1;
+                    if self.unreported == LIMIT_BATCH {
+                        self.unreported = 0;
+                        if let Some((count, most)) = self.limit {
+                            self.stopped = count.fetch_add(LIMIT_BATCH, Ordering::Relaxed) + LIMIT_BATCH > most;
+                        }
+                    }
                 }
             }
             (Child::Node(i), Child::Node(j)) => {

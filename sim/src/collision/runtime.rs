@@ -35,12 +35,13 @@
 //! Invariant: the candidate pairs, the forces and every count depend only on the forest, the
 //! poses and the parameters, never on the number of worker threads.
 
+use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant};
 
 use glam::{Quat, Vec3};
 use sylva_engine::JobSystem;
 
-use super::bvh::{Bvh, Task};
+use super::bvh::{Bvh, Task, LIMIT_BATCH};
 use super::connect::Topology;
 use super::kdop::{DopK, Kdop};
 use super::modelling::leaf_joints;
@@ -58,6 +59,9 @@ use crate::skeleton::{Skeleton, SkeletonLeaf, SkeletonSegment};
 const TASK_DEPTH: u32 = 6;
 /// The buffer distance is this many times a piece's last step's displacement.
 pub const BUFFER_SCALE: f32 = 1.5;
+/// Most candidate pairs a step keeps (over the whole forest, 8 bytes each); beyond it the
+/// step answers none and says so (`SelfCollisionStats::overflow`).
+pub const MAX_PAIRS: usize = 16 << 20;
 /// Largest response spring constant accepted \[N/m\].
 pub const MAX_STIFFNESS: f32 = 1.0e6;
 /// Largest extra safe distance accepted \[m\].
@@ -143,6 +147,10 @@ pub struct SelfCollisionStats {
     pub respond: Duration,
     /// Wall time of the exact interpenetration count (a measurement, not part of the method).
     pub count: Duration,
+    /// More candidate pairs than the limit ([`MAX_PAIRS`] unless
+    /// [`SelfCollision::with_pair_limit`] set another): none was kept or answered this step (a
+    /// tree thrown into itself, or a safe distance far beyond the tree's spacing).
+    pub overflow: bool,
 }
 
 /// One piece as the runtime bounds it: its owner (tree-local indices) and its stretch (a
@@ -195,6 +203,8 @@ pub struct SelfCollision {
     pressing: Vec<u32>,
     /// Whether each step counts the interpenetrating pairs exactly (`close_pairs`).
     count: bool,
+    /// Most candidate pairs a step keeps ([`MAX_PAIRS`] unless set).
+    pair_limit: usize,
     trees: Vec<TreeSet>,
     last: SelfCollisionStats,
 }
@@ -339,6 +349,7 @@ impl SelfCollision {
             share: true,
             pressing: Vec::new(),
             count: true,
+            pair_limit: MAX_PAIRS,
             trees,
             last: SelfCollisionStats::default(),
         })
@@ -359,6 +370,13 @@ impl SelfCollision {
     /// triangle against triangle, which costs more than the response itself on a dense tree.
     pub fn set_counting(&mut self, on: bool) {
         self.count = on;
+    }
+
+    /// Keeps at most `most` candidate pairs a step instead of [`MAX_PAIRS`] (beyond it the step
+    /// answers none and sets `SelfCollisionStats::overflow`).
+    pub fn with_pair_limit(mut self, most: usize) -> SelfCollision {
+        self.pair_limit = most;
+        self
     }
 
     /// The parameters.
@@ -396,32 +414,53 @@ impl SelfCollision {
         // traversal of each tree gives them, on any number of workers.
         let mut tasks: Vec<TraversalTask> = Vec::new();
         for (k, t) in trees.iter().enumerate() {
-            tasks.extend(t.bvh.tasks(TASK_DEPTH).into_iter().map(|task| (k, task, Vec::new(), 0)));
+            tasks.extend(
+                t.bvh
+                    .tasks(TASK_DEPTH)
+                    .into_iter()
+                    .map(|task| (k, task, Vec::new(), None)),
+            );
         }
+        // The tasks' running count of pairs, so that a tree thrown into itself (a diverged
+        // pose, an absurd safe distance) cannot fill the memory with pairs: past the limit
+        // (plus the batches still uncounted) the tasks stop.
+        let found = AtomicUsize::new(0);
+        let most = self.pair_limit;
+        let hard = most + LIMIT_BATCH * tasks.len().min(jobs.threads() * 4);
         {
-            let trees = &trees;
+            let (trees, found) = (&trees, &found);
             jobs.for_each_mut(&mut tasks, |_, (k, task, out, tests)| {
                 let t = &*trees[*k];
                 let (topo, pieces) = (&t.topo, &t.pieces);
                 *tests = t.bvh.task_pairs(
                     *task,
-                    &t.kdop,
-                    &t.nodes,
+                    (&t.kdop, &t.nodes),
                     |p, q| topo.connected(pieces[p as usize].owner, pieces[q as usize].owner),
                     out,
+                    (found, hard),
                 );
             });
         }
+        // Over the limit (decided on the whole count, so on any number of workers alike):
+        // no pair is answered this step, and the stats say so.
+        let total: usize = tasks.iter().map(|task| task.2.len()).sum();
+        let overflow = total > most || tasks.iter().any(|task| task.3.is_none());
         for t in trees.iter_mut() {
             t.kdop_tests = 0;
             t.pairs.clear();
         }
         for (k, _, out, tests) in &tasks {
-            trees[*k].kdop_tests += tests;
-            trees[*k].pairs.extend_from_slice(out);
+            trees[*k].kdop_tests += tests.unwrap_or(0);
+            if !overflow {
+                trees[*k].pairs.extend_from_slice(out);
+            }
         }
+        drop(tasks);
         let t2 = Instant::now();
-        let mut stats = SelfCollisionStats::default();
+        let mut stats = SelfCollisionStats {
+            overflow,
+            ..SelfCollisionStats::default()
+        };
         // The pairs in chunks, answered in parallel into per-chunk lists of forces, then added
         // to the segments in the pairs' order (the sums' bits do not depend on the workers).
         const CHUNK: usize = 2048;
@@ -615,8 +654,8 @@ fn fit(
 type NearChunk<'a> = (usize, &'a [(u32, u32)], usize);
 
 /// One task of a step's traversal: its tree, the task, the pairs it found and the k-DOP
-/// pairs it compared.
-type TraversalTask = (usize, Task, Vec<(u32, u32)>, u64);
+/// pairs it compared (`None`: it stopped at the pair limit).
+type TraversalTask = (usize, Task, Vec<(u32, u32)>, Option<u64>);
 
 /// What one chunk of candidate pairs answered: the pairs closer than their radii (the only ones
 /// that can interpenetrate, for the count), and the response force on each pair's first piece
@@ -785,6 +824,50 @@ mod tests {
             if i != upper && i != lower {
                 assert_eq!(*f, Vec3::ZERO, "segment {i}");
             }
+        }
+    }
+
+    /// A safe distance that reaches across the whole tree makes every unconnected pair a
+    /// candidate: past the pair limit the step keeps and answers none, says so, and does the
+    /// same on one and two workers; under the limit the same tree answers as usual.
+    #[test]
+    fn too_many_pairs_are_refused_not_stored() {
+        let skel = crate::testtree::test_tree(2, 120, 150).unwrap();
+        let forest = Forest::build(
+            &[TreePlacement {
+                skeleton: &skel,
+                position: Vec3::ZERO,
+            }],
+            &Material::default(),
+        )
+        .unwrap();
+        let model = WeberModel::new(forest.clone(), WeberParams::default()).unwrap();
+        let rest = model.pose().clone();
+        let params = SelfCollisionParams {
+            extra_safe: MAX_EXTRA_SAFE,
+            ..SelfCollisionParams::default()
+        };
+        let all = {
+            let jobs = JobSystem::new(1).unwrap();
+            let mut sc = SelfCollision::new(&forest, &rest, params).unwrap();
+            let mut forces = vec![Vec3::ZERO; forest.segment_count()];
+            sc.step(&jobs, &forest, &rest, 1.0 / 60.0, &mut forces);
+            assert!(!sc.stats().overflow);
+            sc.stats().candidates
+        };
+        assert!(all > 10_000, "a metre of safe distance reaches every pair: {all}");
+        for threads in [1, 2] {
+            let jobs = JobSystem::new(threads).unwrap();
+            let mut sc = SelfCollision::new(&forest, &rest, params)
+                .unwrap()
+                .with_pair_limit(all - 1);
+            let mut forces = vec![Vec3::ZERO; forest.segment_count()];
+            sc.step(&jobs, &forest, &rest, 1.0 / 60.0, &mut forces);
+            let s = sc.stats();
+            assert!(s.overflow, "{threads}: {s:?}");
+            assert_eq!((s.candidates, s.responding, s.close_pairs), (0, 0, 0), "{threads}");
+            assert!(sc.candidates().is_empty());
+            assert!(forces.iter().all(|f| *f == Vec3::ZERO));
         }
     }
 }
