@@ -153,6 +153,15 @@ pub struct SelfCollisionStats {
     pub overflow: bool,
 }
 
+/// The springs' share on a leaf that turns on its own: their torque about its attachment
+/// \[N·m\], Σ r × F, and their stiffness about it \[N·m/rad\], Σ K_s·|r|² (r from the
+/// attachment to each piece's centre; an upper bound of the stiffness along any axis).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LeafTurn {
+    pub torque: Vec3,
+    pub stiffness: f32,
+}
+
 /// One piece as the runtime bounds it: its owner (tree-local indices) and its stretch (a
 /// stem's: metres from its segment's base; a leaf's: fractions of its blade) and radius.
 #[derive(Clone, Copy, Debug)]
@@ -205,6 +214,12 @@ pub struct SelfCollision {
     count: bool,
     /// Most candidate pairs a step keeps ([`MAX_PAIRS`] unless set).
     pair_limit: usize,
+    /// Whether the model's leaves turn on their own ([`with_leaves_turning`]): each step then
+    /// also leaves every leaf's share of the springs in `leaf_turns`.
+    ///
+    /// [`with_leaves_turning`]: Self::with_leaves_turning
+    leaves_turn: bool,
+    leaf_turns: Vec<LeafTurn>,
     trees: Vec<TreeSet>,
     last: SelfCollisionStats,
 }
@@ -350,6 +365,8 @@ impl SelfCollision {
             pressing: Vec::new(),
             count: true,
             pair_limit: MAX_PAIRS,
+            leaves_turn: false,
+            leaf_turns: Vec::new(),
             trees,
             last: SelfCollisionStats::default(),
         })
@@ -377,6 +394,25 @@ impl SelfCollision {
     pub fn with_pair_limit(mut self, most: usize) -> SelfCollision {
         self.pair_limit = most;
         self
+    }
+
+    /// For a model whose leaves turn on their own about their attachment (Chen's §4.1): each
+    /// step also gives every leaf the torque of the springs on its pieces about its attachment
+    /// and their stiffness there ([`leaf_turns`](Self::leaf_turns)), uncapped, for the model to
+    /// take implicitly in the leaf's own step. The forces on the leaves' segments stay as
+    /// they are (the petiole passes the push on to the twig). A leaf pressed against its own
+    /// twig or a leaf beside it is turned away by this alone: the two forces on the one
+    /// segment cancel.
+    pub fn with_leaves_turning(mut self) -> SelfCollision {
+        self.leaves_turn = true;
+        self
+    }
+
+    /// Per leaf of the forest after a step (empty unless
+    /// [`with_leaves_turning`](Self::with_leaves_turning)): the springs' torque about its
+    /// attachment and their stiffness there.
+    pub fn leaf_turns(&self) -> &[LeafTurn] {
+        &self.leaf_turns
     }
 
     /// The parameters.
@@ -486,6 +522,10 @@ impl SelfCollision {
         let seg = |t: &TreeSet, p: u32| (t.seg0 + t.pieces[p as usize].owner.segment()) as usize;
         self.pressing.clear();
         self.pressing.resize(forces.len(), 0);
+        self.leaf_turns.clear();
+        if self.leaves_turn {
+            self.leaf_turns.resize(forest.leaf_count(), LeafTurn::default());
+        }
         for (k, _, answer) in &chunks {
             let t = &self.trees[*k];
             stats.responding += answer.springs.len();
@@ -509,6 +549,21 @@ impl SelfCollision {
                 let f = s.dir * (stiff * s.overlap + damp * s.closing);
                 forces[a] += f;
                 forces[b] -= f;
+                if self.leaves_turn {
+                    // A leaf that turns on its own takes the spring about its attachment too,
+                    // uncapped: the model takes its stiffness implicitly.
+                    let k = params.stiffness;
+                    for (piece, sign) in [(s.p, 1.0), (s.q, -1.0)] {
+                        if let Owner::Leaf { leaf, .. } = t.pieces[piece as usize].owner {
+                            let j = (t.leaf0 + leaf) as usize;
+                            let [e0, e1] = t.ends[piece as usize];
+                            let lever = 0.5 * (e0 + e1) - pose.leaf_pos[j];
+                            let turn = &mut self.leaf_turns[j];
+                            turn.torque += lever.cross(s.dir * (sign * k * s.overlap));
+                            turn.stiffness += k * lever.length_squared();
+                        }
+                    }
+                }
             }
         }
         let t3 = Instant::now();

@@ -3,6 +3,7 @@
 //! orientation (`stem_motion`), and a leaf's whole step (`leaf_step`). Each works on one
 //! element alone, so the bits do not depend on which job runs it.
 
+use crate::collision::runtime::LeafTurn;
 use glam::{Quat, Vec3};
 
 use super::statics::{Blade, Stem};
@@ -163,16 +164,14 @@ pub(super) fn stem_motion(
 
 /// One leaf's step (Chen 2011 §4.1 for venations): `q` its world orientation at the step's
 /// start already carried by its segment's turn, `omega` its rate likewise, `rigid` the
-/// orientation it has at rest on its segment in the segment's new pose, `wind` at the blade.
-/// Returns its new orientation and rate.
-#[allow(clippy::too_many_arguments)]
+/// orientation it has at rest on its segment in the segment's new pose, `wind` at the blade,
+/// `collision` the self-collision springs on it (their torque explicit, their stiffness taken
+/// at the step's end with the restoration's). Returns its new orientation and rate.
 #[inline(always)]
 pub(super) fn leaf_step(
     b: &Blade,
-    q: Quat,
-    omega: Vec3,
-    rigid: Quat,
-    wind: Vec3,
+    (q, omega, rigid): (Quat, Vec3, Quat),
+    (wind, collision): (Vec3, LeafTurn),
     (keep, dt): (f32, f32),
     compensate: bool,
 ) -> (Quat, Vec3) {
@@ -187,8 +186,12 @@ pub(super) fn leaf_step(
     if compensate {
         torque -= (rest * b.len).cross(b.weight);
     }
-    // Chen 2011 Eqs. 4.2 and 4.7, as for a stem.
+    // Chen 2011 Eq. 5.1's springs on the blade (`SelfCollision::with_leaves_turning`).
+    torque += collision.torque;
+    // Chen 2011 Eqs. 4.2 and 4.7, as for a stem; the springs' stiffness beside the
+    // restoration's at the step's end, so that they hold a leaf as light as it is.
     let acc = torque * b.inv_inertia + blade.cross(rest) * b.w2;
-    let w = angular_velocity(omega, acc, b.w2, keep, dt, blade);
+    let w2 = b.w2 + collision.stiffness * b.inv_inertia;
+    let w = angular_velocity(omega, acc, w2, keep, dt, blade);
     ((turn(w * dt) * q).normalize(), w)
 }

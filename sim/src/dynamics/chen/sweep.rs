@@ -3,6 +3,7 @@
 //! A pass writes the run it owns and reads the rest of the forest's arrays; `View` is one
 //! forest-order array seen as the run a job owns (mutable) and the part it may read.
 
+use crate::collision::runtime::LeafTurn;
 use glam::{Quat, Vec3};
 
 use super::kernels::{self, Load, Spin};
@@ -59,6 +60,8 @@ pub(super) struct Ctx<'a> {
     pub colliders: &'a [SphereCollider],
     /// The self-collision's response force per segment (empty while it is off).
     pub response: &'a [Vec3],
+    /// The self-collision's springs on each leaf, about its attachment (empty while it is off).
+    pub leaf_turns: &'a [LeafTurn],
 }
 
 impl Ctx<'_> {
@@ -180,7 +183,14 @@ pub(super) fn leaves(
         let carried = (r * *q).normalize();
         let attach = base[i] + segment_axis(seg_q) * b.along;
         let centre = attach + segment_axis(carried) * (0.5 * b.len);
-        let (q1, w1) = kernels::leaf_step(b, carried, r * *w, rigid, c.wind_at(centre), (c.keep, dt), compensate);
+        let turn = c.leaf_turns.get(j).copied().unwrap_or_default();
+        let (q1, w1) = kernels::leaf_step(
+            b,
+            (carried, r * *w, rigid),
+            (c.wind_at(centre), turn),
+            (c.keep, dt),
+            compensate,
+        );
         finite &= q1.is_finite() & w1.is_finite();
         *pos = attach;
         *q = q1;
