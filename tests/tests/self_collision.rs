@@ -61,7 +61,11 @@ fn self_collision_is_the_same_on_one_two_and_four_workers() {
         let mut model = model_of(ModelKind::Weber, std::slice::from_ref(&skel), Material::default());
         model.set_wind(Box::new(GustingWind::new(14.0, 0.0, 0.6, 5).unwrap()));
         let timings = FrameTimings::new(model.phases());
-        let mut sc = SelfCollision::new(model.forest(), &model.pose(), SelfCollisionParams::default()).unwrap();
+        let params = SelfCollisionParams {
+            count_interpenetrating: true,
+            ..SelfCollisionParams::default()
+        };
+        let mut sc = SelfCollision::new(model.forest(), &model.pose(), params).unwrap();
         let mut forces = vec![Vec3::ZERO; model.forest().segment_count()];
         let mut trace = Vec::new();
         for _ in 0..40 {
@@ -131,6 +135,7 @@ fn interpenetration(kind: ModelKind) -> (usize, usize) {
         model
             .set_self_collision(Some(SelfCollisionParams {
                 stiffness,
+                count_interpenetrating: true,
                 ..SelfCollisionParams::default()
             }))
             .unwrap();

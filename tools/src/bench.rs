@@ -497,6 +497,7 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
         if let Some(k) = a.self_collision {
             let params = SelfCollisionParams {
                 k,
+                count_interpenetrating: true,
                 ..SelfCollisionParams::default()
             };
             sim.set_self_collision(Some(params)).context("--self-collision")?;

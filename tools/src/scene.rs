@@ -1110,10 +1110,15 @@ impl Driver {
                         text.push_str(&format!(
                             "; self-collision over its pair limit (none answered), {ms:.1} ms"
                         ));
-                    } else {
+                    } else if c.counted {
                         text.push_str(&format!(
                             "; self-collision {} pairs, {} pushed apart, {} interpenetrating, {ms:.1} ms",
                             c.candidates, c.responding, c.close_pairs
+                        ));
+                    } else {
+                        text.push_str(&format!(
+                            "; self-collision {} pairs, {} pushed apart, {ms:.1} ms",
+                            c.candidates, c.responding
                         ));
                     }
                 }

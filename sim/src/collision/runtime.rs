@@ -28,9 +28,10 @@
 //! mechanics does (Fig. 5.3: in an articulated model the forces of a pair cancel below their
 //! common ancestor).
 //!
-//! Interpenetration (`close_pairs`) is counted exactly: the pairs within their safe distance
-//! whose pieces, rebuilt in the pose, intersect (`primitives::intersect`, as the modelling
-//! pass tests them).
+//! Interpenetration (`close_pairs`) is counted exactly when asked
+//! (`SelfCollisionParams::count_interpenetrating`), in a pass of its own after the response:
+//! the pairs within their radii whose pieces, rebuilt in the pose, intersect
+//! (`primitives::intersect`, as the modelling pass tests them).
 //!
 //! Invariant: the candidate pairs, the forces and every count depend only on the forest, the
 //! poses and the parameters, never on the number of worker threads.
@@ -96,6 +97,11 @@ pub struct SelfCollisionParams {
     /// Added to every piece's safe distance \[m\] (0: Chen's radius plus buffer; by default
     /// [`DEFAULT_SKIN`]).
     pub extra_safe: f32,
+    /// Whether each step counts the interpenetrating pairs exactly
+    /// (`SelfCollisionStats::close_pairs`): it rebuilds both pieces of every pair closer than
+    /// their radii and tests them triangle against triangle, a measurement that on a dense
+    /// tree costs several times the method itself, so it is off unless asked for.
+    pub count_interpenetrating: bool,
 }
 
 impl Default for SelfCollisionParams {
@@ -104,6 +110,7 @@ impl Default for SelfCollisionParams {
             k: DopK::K14,
             stiffness: 200.0,
             extra_safe: DEFAULT_SKIN,
+            count_interpenetrating: false,
         }
     }
 }
@@ -136,9 +143,11 @@ pub struct SelfCollisionStats {
     pub candidates: usize,
     /// Candidate pairs closer than the sum of their safe distances (given a response force).
     pub responding: usize,
-    /// Candidate pairs whose pieces intersect now (interpenetrating, the exact test; 0 while
-    /// counting is off, see [`SelfCollision::set_counting`]).
+    /// Candidate pairs whose pieces intersect now (interpenetrating, the exact test; 0 unless
+    /// `SelfCollisionParams::count_interpenetrating`, see `counted`).
     pub close_pairs: usize,
+    /// Whether `close_pairs` was counted this step.
+    pub counted: bool,
     /// k-DOP pairs the traversal compared.
     pub kdop_tests: u64,
     /// Wall time of the refit of pieces and nodes, the traversal and the response.
@@ -210,8 +219,6 @@ pub struct SelfCollision {
     share: bool,
     /// Per segment of the forest: responding pairs pressing on it this step (scratch).
     pressing: Vec<u32>,
-    /// Whether each step counts the interpenetrating pairs exactly (`close_pairs`).
-    count: bool,
     /// Most candidate pairs a step keeps ([`MAX_PAIRS`] unless set).
     pair_limit: usize,
     /// Whether the model's leaves turn on their own ([`with_leaves_turning`]): each step then
@@ -363,7 +370,6 @@ impl SelfCollision {
             stable: STABLE,
             share: true,
             pressing: Vec::new(),
-            count: true,
             pair_limit: MAX_PAIRS,
             leaves_turn: false,
             leaf_turns: Vec::new(),
@@ -380,13 +386,6 @@ impl SelfCollision {
         self.stable = stable;
         self.share = false;
         Ok(self)
-    }
-
-    /// Turns the exact count of interpenetrating pairs (`close_pairs`, on by default) on or
-    /// off: it rebuilds both pieces of every pair closer than their radii and tests them
-    /// triangle against triangle, which costs more than the response itself on a dense tree.
-    pub fn set_counting(&mut self, on: bool) {
-        self.count = on;
     }
 
     /// Keeps at most `most` candidate pairs a step instead of [`MAX_PAIRS`] (beyond it the step
@@ -567,7 +566,8 @@ impl SelfCollision {
             }
         }
         let t3 = Instant::now();
-        if self.count {
+        if self.params.count_interpenetrating {
+            stats.counted = true;
             // The exact test, in parallel chunks of the pairs closer than their radii: a
             // measurement of the response's effect, not part of it.
             let k = self.params.k;
@@ -848,10 +848,15 @@ mod tests {
         let model = WeberModel::new(forest.clone(), WeberParams::default()).unwrap();
         let rest = model.pose().clone();
         let jobs = JobSystem::new(1).unwrap();
-        let mut sc = SelfCollision::new(&forest, &rest, SelfCollisionParams::default()).unwrap();
+        let counting = SelfCollisionParams {
+            count_interpenetrating: true,
+            ..SelfCollisionParams::default()
+        };
+        let mut sc = SelfCollision::new(&forest, &rest, counting).unwrap();
         let mut forces = vec![Vec3::ZERO; forest.segment_count()];
         sc.step(&jobs, &forest, &rest, 1.0 / 60.0, &mut forces);
         assert!(forces.iter().all(|f| *f == Vec3::ZERO), "{forces:?}");
+        assert!(sc.stats().counted && sc.stats().close_pairs == 0);
         // Find the two outer segments by where they start.
         let at = |p: Vec3| {
             (0..forest.segment_count())
@@ -900,6 +905,7 @@ mod tests {
         let rest = model.pose().clone();
         let params = SelfCollisionParams {
             extra_safe: MAX_EXTRA_SAFE,
+            count_interpenetrating: true,
             ..SelfCollisionParams::default()
         };
         let all = {
