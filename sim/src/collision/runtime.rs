@@ -814,6 +814,21 @@ mod tests {
     use crate::forest::TreePlacement;
     use crate::material::Material;
 
+    /// The forest of one tree `skel` and its pose at rest in Weber's model.
+    fn at_rest(skel: &Skeleton) -> (Forest, Pose) {
+        let forest = Forest::build(
+            &[TreePlacement {
+                skeleton: skel,
+                position: Vec3::ZERO,
+            }],
+            &Material::default(),
+        )
+        .unwrap();
+        let model = WeberModel::new(forest.clone(), WeberParams::default()).unwrap();
+        let rest = model.pose().clone();
+        (forest, rest)
+    }
+
     /// A trunk with two branches, the upper one's outer segment reaching down towards the
     /// lower one's (20 cm apart at the tip).
     fn skeleton() -> Skeleton {
@@ -837,16 +852,7 @@ mod tests {
     #[test]
     fn a_pair_pushed_together_is_pushed_apart() {
         let skel = skeleton();
-        let forest = Forest::build(
-            &[TreePlacement {
-                skeleton: &skel,
-                position: Vec3::ZERO,
-            }],
-            &Material::default(),
-        )
-        .unwrap();
-        let model = WeberModel::new(forest.clone(), WeberParams::default()).unwrap();
-        let rest = model.pose().clone();
+        let (forest, rest) = at_rest(&skel);
         let jobs = JobSystem::new(1).unwrap();
         let counting = SelfCollisionParams {
             count_interpenetrating: true,
@@ -893,16 +899,7 @@ mod tests {
     #[test]
     fn too_many_pairs_are_refused_not_stored() {
         let skel = crate::testtree::test_tree(2, 120, 150).unwrap();
-        let forest = Forest::build(
-            &[TreePlacement {
-                skeleton: &skel,
-                position: Vec3::ZERO,
-            }],
-            &Material::default(),
-        )
-        .unwrap();
-        let model = WeberModel::new(forest.clone(), WeberParams::default()).unwrap();
-        let rest = model.pose().clone();
+        let (forest, rest) = at_rest(&skel);
         let params = SelfCollisionParams {
             extra_safe: MAX_EXTRA_SAFE,
             count_interpenetrating: true,
