@@ -168,6 +168,19 @@ pub struct TreePlacement<'a> {
 /// Largest number of segments in a whole forest (indices are 32-bit).
 pub const MAX_FOREST_SEGMENTS: usize = 1 << 30;
 
+/// Test-only: the forest of the one tree `skel` standing at the origin, in `material`.
+#[cfg(test)]
+pub(crate) fn at_origin(skel: &Skeleton, material: &Material) -> Forest {
+    Forest::build(
+        &[TreePlacement {
+            skeleton: skel,
+            position: Vec3::ZERO,
+        }],
+        material,
+    )
+    .expect("a valid test tree")
+}
+
 impl Forest {
     /// Segments of all trees.
     pub fn segment_count(&self) -> usize {
@@ -706,14 +719,7 @@ mod tests {
     #[test]
     fn shape_angles_reproduce_directions() {
         let skel = test_tree(3, 500, 100).unwrap();
-        let f = Forest::build(
-            &[TreePlacement {
-                skeleton: &skel,
-                position: Vec3::ZERO,
-            }],
-            &Material::default(),
-        )
-        .unwrap();
+        let f = at_origin(&skel, &Material::default());
         // Rebuild world directions from the stored angles and compare with the skeleton's,
         // matched through the segment lengths and parent structure by walking both orders.
         let n = f.segment_count();

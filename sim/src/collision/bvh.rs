@@ -200,11 +200,13 @@ impl Bvh {
         }
     }
 
-    /// The traversal of [`self_pairs`](Self::self_pairs) cut into independent tasks, in the
-    /// order it would run them: the pairs inside the root, opened `depth` levels down (a node's
-    /// tasks: each pair of its children, each child node's own tasks after the pairs of the
-    /// child with the later children). Running the tasks one by one ([`task_pairs`]) and
-    /// joining their outputs in this order gives exactly what `self_pairs` gives.
+    /// The traversal (every pair of pieces whose k-DOPs overlap and for which `connected` is
+    /// false, found from the pairs inside the root) cut into independent tasks, in the order a
+    /// single traversal would run them: the root opened `depth` levels down (a node's tasks:
+    /// each pair of its children, each child node's own tasks after the pairs of the child
+    /// with the later children). Running the tasks one by one ([`task_pairs`]) and joining
+    /// their outputs in this order gives every such pair once, in an order that depends only
+    /// on the hierarchy.
     ///
     /// [`task_pairs`]: Self::task_pairs
     pub fn tasks(&self, depth: u32) -> Vec<Task> {
@@ -231,8 +233,8 @@ impl Bvh {
         }
     }
 
-    /// The pairs of one task of [`tasks`](Self::tasks) (as [`self_pairs`](Self::self_pairs)
-    /// finds them), into `out`, with the number of k-DOP pairs compared. `limit`: the tasks'
+    /// The pairs of one task of [`tasks`](Self::tasks) (smaller index first), into `out`, with
+    /// the number of k-DOP pairs compared. `limit`: the tasks'
     /// running count of pairs found, and how many there may be: once the count passes it (the
     /// count is brought up to date every [`LIMIT_BATCH`] pairs), the task stops early and
     /// returns `None`, its output incomplete.
@@ -251,7 +253,7 @@ impl Bvh {
             connected: &connected,
             out,
             tests: 0,
-            limit: Some(limit),
+            limit,
             unreported: 0,
             stopped: false,
         };
@@ -260,31 +262,6 @@ impl Bvh {
             Task::Between(a, b) => t.between(a, b),
         }
         (!t.stopped).then_some(t.tests)
-    }
-
-    /// Every pair of pieces whose k-DOPs overlap and for which `connected` is false, into
-    /// `out` (smaller index first), with the number of k-DOP pairs compared.
-    pub fn self_pairs(
-        &self,
-        piece: &[Kdop],
-        nodes: &[Kdop],
-        connected: impl Fn(u32, u32) -> bool,
-        out: &mut Vec<(u32, u32)>,
-    ) -> u64 {
-        let Some(root) = self.root() else { return 0 };
-        let mut t = Traversal {
-            bvh: self,
-            piece,
-            nodes,
-            connected: &connected,
-            out,
-            tests: 0,
-            limit: None,
-            unreported: 0,
-            stopped: false,
-        };
-        t.within(root);
-        t.tests
     }
 }
 
@@ -296,7 +273,7 @@ struct Traversal<'a, F: Fn(u32, u32) -> bool> {
     out: &'a mut Vec<(u32, u32)>,
     tests: u64,
     /// The shared count of pairs found and its limit (see [`Bvh::task_pairs`]).
-    limit: Option<(&'a AtomicUsize, usize)>,
+    limit: (&'a AtomicUsize, usize),
     /// Pairs found since the shared count was last brought up to date.
     unreported: usize,
     /// The shared count passed the limit: stop.
@@ -340,9 +317,8 @@ impl<F: Fn(u32, u32) -> bool> Traversal<'_, F> {
                     self.unreported += 1;
                     if self.unreported == LIMIT_BATCH {
                         self.unreported = 0;
-                        if let Some((count, most)) = self.limit {
-                            self.stopped = count.fetch_add(LIMIT_BATCH, Ordering::Relaxed) + LIMIT_BATCH > most;
-                        }
+                        let (count, most) = self.limit;
+                        self.stopped = count.fetch_add(LIMIT_BATCH, Ordering::Relaxed) + LIMIT_BATCH > most;
                     }
                 }
             }

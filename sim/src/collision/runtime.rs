@@ -508,11 +508,11 @@ impl SelfCollision {
                 chunks.push((k, start..(start + CHUNK).min(t.pairs.len()), Answer::default()));
             }
         }
-        let trees = &self.trees;
+        let (trees, count) = (&self.trees, params.count_interpenetrating);
         jobs.for_each_mut(&mut chunks, |_, (k, range, answer)| {
             let t = &trees[*k];
             for &(p, q) in &t.pairs[range.clone()] {
-                t.answer((p as usize, q as usize), dt, answer);
+                t.answer((p as usize, q as usize), (dt, count), answer);
             }
         });
         // A segment pressed by many pairs at once (a leafy twig: each of its leaves' pairs)
@@ -734,9 +734,10 @@ struct Spring {
 }
 
 impl TreeSet {
-    /// Candidate pair (p, q): notes it when it is closer than its radii and, when it is closer
-    /// than its rest length, pushes its response (Eq. 5.1) into `answer`.
-    fn answer(&self, (p, q): (usize, usize), dt: f32, answer: &mut Answer) {
+    /// Candidate pair (p, q): when `count`, notes it if it is closer than its radii (for the
+    /// exact count) and, when it is closer than its rest length, pushes its response (Eq. 5.1)
+    /// into `answer`.
+    fn answer(&self, (p, q): (usize, usize), (dt, count): (f32, bool), answer: &mut Answer) {
         let t = self;
         let [a0, a1] = t.ends[p];
         let [b0, b1] = t.ends[q];
@@ -749,7 +750,7 @@ impl TreeSet {
         // Every point of a piece lies within its radius of its centreline (a prism inside its
         // frustum, a blade within its longest venation of its mid-venation), so only a pair
         // closer than its radii can interpenetrate.
-        if d < t.radius[p] + t.radius[q] {
+        if count && d < t.radius[p] + t.radius[q] {
             answer.near.push((p as u32, q as u32));
         }
         let [r0, r1] = t.rest_ends[p];
@@ -811,19 +812,11 @@ impl std::fmt::Debug for SelfCollision {
 mod tests {
     use super::*;
     use crate::dynamics::weber::{WeberModel, WeberParams};
-    use crate::forest::TreePlacement;
     use crate::material::Material;
 
     /// The forest of one tree `skel` and its pose at rest in Weber's model.
     fn at_rest(skel: &Skeleton) -> (Forest, Pose) {
-        let forest = Forest::build(
-            &[TreePlacement {
-                skeleton: skel,
-                position: Vec3::ZERO,
-            }],
-            &Material::default(),
-        )
-        .unwrap();
+        let forest = crate::forest::at_origin(skel, &Material::default());
         let model = WeberModel::new(forest.clone(), WeberParams::default()).unwrap();
         let rest = model.pose().clone();
         (forest, rest)

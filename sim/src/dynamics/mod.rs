@@ -403,21 +403,13 @@ impl std::str::FromStr for ModelKind {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::forest::TreePlacement;
     use crate::material::Material;
     use crate::testtree::test_tree;
     use glam::Vec3;
 
     fn forest() -> Forest {
         let skel = test_tree(3, 60, 40).unwrap();
-        Forest::build(
-            &[TreePlacement {
-                skeleton: &skel,
-                position: Vec3::ZERO,
-            }],
-            &Material::default(),
-        )
-        .unwrap()
+        crate::forest::at_origin(&skel, &Material::default())
     }
 
     #[test]

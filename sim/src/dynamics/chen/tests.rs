@@ -9,7 +9,8 @@ use crate::collision::runtime::SelfCollisionParams;
 use crate::dynamics::pose::segment_axis;
 use crate::dynamics::test_winds::Swirl;
 use crate::dynamics::DynamicsModel;
-use crate::forest::{Forest, TreePlacement, NO_PARENT};
+use crate::forest::at_origin as forest_of;
+use crate::forest::{Forest, NO_PARENT};
 use crate::material::{DragLaw, Material, Stiffness};
 use crate::scene::TestForest;
 use crate::skeleton::{Skeleton, SkeletonLeaf, SkeletonSegment};
@@ -35,17 +36,6 @@ impl WindField for Steady {
     fn uniform(&self) -> Option<Vec3> {
         Some(self.0)
     }
-}
-
-fn forest_of(skel: &Skeleton, material: &Material) -> Forest {
-    Forest::build(
-        &[TreePlacement {
-            skeleton: skel,
-            position: Vec3::ZERO,
-        }],
-        material,
-    )
-    .unwrap()
 }
 
 fn tree(seed: u64, segments: usize, leaves: usize) -> Forest {

@@ -9,7 +9,7 @@ use super::body::{frustum, symmetric_eigen};
 use super::*;
 use crate::collider::{Motion, SphereCollider};
 use crate::dynamics::ModelKind;
-use crate::forest::TreePlacement;
+use crate::forest::at_origin as forest_of;
 use crate::material::{DragLaw, Material};
 use crate::skeleton::{Skeleton, SkeletonSegment};
 use crate::testtree::test_tree;
@@ -40,17 +40,6 @@ fn linear_drag() -> Material {
         drag_law: DragLaw::Linear,
         ..Material::default()
     }
-}
-
-fn forest_of(skel: &Skeleton, material: &Material) -> Forest {
-    Forest::build(
-        &[TreePlacement {
-            skeleton: skel,
-            position: Vec3::ZERO,
-        }],
-        material,
-    )
-    .unwrap()
 }
 
 /// The test tree's forest and its generated pose (what the standing tree shows at rest).

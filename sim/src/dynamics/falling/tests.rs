@@ -17,14 +17,7 @@ const DT: f32 = 1.0 / 60.0;
 
 fn forest(leaves: usize) -> Forest {
     let skel = test_tree(7, 80, leaves).unwrap();
-    Forest::build(
-        &[TreePlacement {
-            skeleton: &skel,
-            position: Vec3::ZERO,
-        }],
-        &Material::default(),
-    )
-    .unwrap()
+    crate::forest::at_origin(&skel, &Material::default())
 }
 
 fn pose_for(forest: &Forest) -> Pose {

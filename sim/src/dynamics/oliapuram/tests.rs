@@ -8,13 +8,14 @@ use sylva_engine::{FrameTimings, JobSystem};
 
 use super::{kernels, OliapuramModel, OliapuramParams, Schedule};
 use crate::error::SimError;
-use crate::forest::{Forest, TreePlacement, NO_PARENT};
+use crate::forest::{Forest, NO_PARENT};
 use crate::material::{DragLaw, Material};
 use crate::scene::TestForest;
 use crate::skeleton::{Skeleton, SkeletonLeaf, SkeletonSegment};
 use crate::wind::{GustingWind, WindField};
 
 use crate::dynamics::test_winds::Swirl;
+use crate::forest::at_origin;
 
 fn jobs(threads: usize) -> JobSystem {
     JobSystem::new(threads).unwrap()
@@ -38,18 +39,6 @@ fn one_segment(l: f32, r: f32, axis: Vec3, leaves: Vec<SkeletonLeaf>, material: 
         leaves,
     };
     at_origin(&skel, material)
-}
-
-/// A forest of one tree, `skel`, standing at the origin.
-fn at_origin(skel: &Skeleton, material: &Material) -> Forest {
-    Forest::build(
-        &[TreePlacement {
-            skeleton: skel,
-            position: Vec3::ZERO,
-        }],
-        material,
-    )
-    .unwrap()
 }
 
 /// Zero crossings of `x` (linear interpolation) after `t0`, as times.

@@ -318,14 +318,7 @@ fn without_compensation_a_tree_sags_under_its_weight() {
         ..Material::default()
     };
     let skel = test_tree(7, 300, 400).unwrap();
-    let f = Forest::build(
-        &[TreePlacement {
-            skeleton: &skel,
-            position: Vec3::ZERO,
-        }],
-        &material,
-    )
-    .unwrap();
+    let f = crate::forest::at_origin(&skel, &material);
     let mut sagging = VerletModel::new(f, VerletParams::default()).unwrap();
     let mut held = VerletModel::new(tree_at(7, 300, 400, Vec3::ZERO), VerletParams::default()).unwrap();
     let (jobs, timings) = (jobs(1), timings());
@@ -568,14 +561,7 @@ fn trunk_and_branch() -> Forest {
         segments,
         leaves: vec![],
     };
-    Forest::build(
-        &[TreePlacement {
-            skeleton: &skel,
-            position: Vec3::ZERO,
-        }],
-        &Material::default(),
-    )
-    .unwrap()
+    crate::forest::at_origin(&skel, &Material::default())
 }
 
 /// The tree-local branch whose first segment is the branch's first (the one leaving the

@@ -645,20 +645,12 @@ pub(crate) fn kinetic_energy(t: &TreeStatic<'_>, u: &[Vec3], v: &[f32], tmp: &mu
 mod tests {
     use super::*;
     use crate::dynamics::weber::{tree_static, InertiaKind, WeberModel, WeberParams};
-    use crate::forest::{Forest, TreePlacement};
     use crate::material::Material;
     use crate::testtree::test_tree;
 
     fn sim(seed: u64, n: usize, m: usize) -> WeberModel {
         let skel = test_tree(seed, n, m).unwrap();
-        let forest = Forest::build(
-            &[TreePlacement {
-                skeleton: &skel,
-                position: Vec3::ZERO,
-            }],
-            &Material::default(),
-        )
-        .unwrap();
+        let forest = crate::forest::at_origin(&skel, &Material::default());
         WeberModel::new(forest, WeberParams::default()).unwrap()
     }
 
@@ -919,14 +911,7 @@ mod tests {
             segments,
             leaves: Vec::new(),
         };
-        let forest = Forest::build(
-            &[TreePlacement {
-                skeleton: &skel,
-                position: Vec3::ZERO,
-            }],
-            &Material::default(),
-        )
-        .unwrap();
+        let forest = crate::forest::at_origin(&skel, &Material::default());
         let mut s = WeberModel::new(forest, WeberParams::default()).unwrap();
         let ts = tree_static(&s.sh, 0);
         let view = ts.mass_view(0).unwrap();
