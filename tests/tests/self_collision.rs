@@ -19,34 +19,61 @@ fn the_hierarchy_finds_every_overlapping_pair_a_full_search_finds() {
         let mut model = model_of(ModelKind::Weber, std::slice::from_ref(&skel), Material::default());
         model.set_wind(Box::new(GustingWind::new(14.0, 0.0, 0.6, 5).unwrap()));
         let timings = FrameTimings::new(model.phases());
-        let params = SelfCollisionParams {
-            k,
-            ..SelfCollisionParams::default()
-        };
-        let mut sc = SelfCollision::new(model.forest(), &model.pose(), params).unwrap();
+        // With the default pair margin (pairs kept from step to step, the hierarchy queried
+        // for the pieces that moved out of it) and with none (the whole hierarchy traversed
+        // every step).
+        let mut kept = SelfCollision::new(
+            model.forest(),
+            &model.pose(),
+            SelfCollisionParams {
+                k,
+                ..SelfCollisionParams::default()
+            },
+        )
+        .unwrap();
+        let mut whole = SelfCollision::new(
+            model.forest(),
+            &model.pose(),
+            SelfCollisionParams {
+                k,
+                pair_margin: 0.0,
+                ..SelfCollisionParams::default()
+            },
+        )
+        .unwrap();
         let mut forces = vec![Vec3::ZERO; model.forest().segment_count()];
-        let (mut total, mut steps_with_pairs) = (0, 0);
+        let (mut total, mut steps_with_pairs, mut queried_only) = (0, 0, 0);
         for step in 0..120 {
             model.step(&jobs, &timings);
             if step % 3 != 0 {
                 continue;
             }
-            sc.step(&jobs, model.forest(), &model.pose(), model.dt(), &mut forces);
-            let mut found = sc.candidates();
-            found.sort_unstable();
-            let all = sc.brute_force_candidates();
-            assert_eq!(found.len(), all.len(), "{k}, step {step}");
-            assert_eq!(found, all, "{k}, step {step}");
-            total += found.len();
-            steps_with_pairs += !found.is_empty() as usize;
+            kept.step(&jobs, model.forest(), &model.pose(), model.dt(), &mut forces);
+            whole.step(&jobs, model.forest(), &model.pose(), model.dt(), &mut forces);
+            let all = kept.brute_force_candidates();
+            for sc in [&kept, &whole] {
+                let mut found = sc.candidates();
+                found.sort_unstable();
+                assert_eq!(found.len(), all.len(), "{k}, step {step}");
+                assert_eq!(found, all, "{k}, step {step}");
+            }
+            let s = kept.stats();
+            queried_only += (s.traversed == 0 && s.requeried > 0) as usize;
+            assert!(s.tracked >= s.candidates, "{k}, step {step}: {s:?}");
+            total += all.len();
+            steps_with_pairs += !all.is_empty() as usize;
         }
         eprintln!(
-            "{k}: {} pieces, {total} candidate pairs over 40 refits",
-            sc.piece_count()
+            "{k}: {} pieces, {total} candidate pairs over 40 refits, {queried_only} found by queries alone",
+            kept.piece_count()
         );
         assert!(
             steps_with_pairs > 30,
             "{k}: the swaying tree has overlapping pairs to find"
+        );
+        assert!(
+            queried_only > 10,
+            "{k}: most steps keep the pairs and query the pieces that moved"
         );
     }
 }

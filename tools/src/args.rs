@@ -231,7 +231,7 @@ pub struct ModelArgs {
     pub drag: DragArg,
     /// Self-collision (Chen 2011 §5) with a hierarchy of K-DOPs (6, 14, 18 or 26; 14 when K
     /// is left out): pairs of branches and leaves about to pass through each other are pushed
-    /// apart (Weber's and Chen's models).
+    /// apart (every model).
     #[arg(long, value_name = "K", num_args = 0..=1, default_missing_value = "14",
           value_parser = |s: &str| s.parse::<sylva_sim::collision::kdop::DopK>().map_err(|e| e.to_string()))]
     pub self_collision: Option<sylva_sim::collision::kdop::DopK>,

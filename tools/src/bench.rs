@@ -134,6 +134,12 @@ pub struct SimArgs {
     #[arg(long, value_name = "K", num_args = 0..=1, default_missing_value = "14",
           value_parser = |s: &str| s.parse::<DopK>().map_err(|e| e.to_string()))]
     self_collision: Option<DopK>,
+    /// How much farther than its k-DOP a piece is watched for pairs with `--self-collision`
+    /// [m]: the pairs within it are kept from step to step and the hierarchy is queried only
+    /// for pieces that move out of it; 0 traverses the whole hierarchy every step, as Chen
+    /// does. The candidate pairs are the same for every margin.
+    #[arg(long, value_name = "M", default_value_t = sylva_sim::collision::runtime::DEFAULT_PAIR_MARGIN)]
+    pair_margin: f32,
     /// Make each test tree collision-free before it is simulated (Chen 2011 §3.2, as Chen's
     /// trees are): the counts reported are what is left.
     #[arg(long)]
@@ -168,6 +174,9 @@ struct CollisionSums {
     respond: Duration,
     count: Duration,
     candidates: u64,
+    tracked: u64,
+    requeried: u64,
+    traversed: u64,
     close: u64,
     responding: u64,
     overflow_steps: u64,
@@ -181,6 +190,9 @@ impl CollisionSums {
         self.respond += s.respond;
         self.count += s.count;
         self.candidates += s.candidates as u64;
+        self.tracked += s.tracked as u64;
+        self.requeried += s.requeried as u64;
+        self.traversed += s.traversed as u64;
         self.close += s.close_pairs as u64;
         self.responding += s.responding as u64;
         self.overflow_steps += s.overflow as u64;
@@ -261,6 +273,14 @@ struct SimReport {
     candidate_pairs: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     responding_pairs: Option<f64>,
+    /// Pairs kept from step to step per step (within the pair margin), pieces whose pairs were
+    /// looked for anew per step, and steps that traversed a whole tree (`--self-collision`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tracked_pairs: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    requeried_pieces: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    full_traversals: Option<u64>,
     /// Steps whose candidate pairs passed the pair limit and were not answered
     /// (`SelfCollisionStats::overflow`; `--self-collision`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -497,6 +517,7 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
         if let Some(k) = a.self_collision {
             let params = SelfCollisionParams {
                 k,
+                pair_margin: a.pair_margin,
                 count_interpenetrating: true,
                 ..SelfCollisionParams::default()
             };
@@ -683,6 +704,10 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
         responding_pairs: (run.collision.steps > 0)
             .then(|| run.collision.responding as f64 / run.collision.steps as f64),
         pair_overflow_steps: (run.collision.steps > 0).then_some(run.collision.overflow_steps),
+        tracked_pairs: (run.collision.steps > 0).then(|| run.collision.tracked as f64 / run.collision.steps as f64),
+        requeried_pieces: (run.collision.steps > 0)
+            .then(|| run.collision.requeried as f64 / run.collision.steps as f64),
+        full_traversals: (run.collision.steps > 0).then_some(run.collision.traversed),
         particles: counts.map(|c| c.0 as u64),
         constraints: counts.map(|c| c.1 as u64),
         root_constraints: counts.map(|c| c.2 as u64),
@@ -843,6 +868,12 @@ fn print_table(r: &SimReport, phases: &[&str], timings: &FrameTimings) {
             r.candidate_pairs.unwrap_or(0.0),
             r.responding_pairs.unwrap_or(0.0),
             r.close_pairs.unwrap_or(0.0)
+        );
+        println!(
+            "  pairs kept             {:.1} per step within the pair margin; {:.1} pieces requeried per step, {} whole traversals",
+            r.tracked_pairs.unwrap_or(0.0),
+            r.requeried_pieces.unwrap_or(0.0),
+            r.full_traversals.unwrap_or(0)
         );
         if let Some(n) = r.pair_overflow_steps.filter(|&n| n > 0) {
             println!("  over the pair limit    {n} steps (no pair answered in them)");

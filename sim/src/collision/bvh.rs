@@ -200,6 +200,45 @@ impl Bvh {
         }
     }
 
+    /// Every piece whose k-DOP overlaps `probe` (`piece` and `nodes` as the traversal takes
+    /// them), found by descending the nodes that overlap it, passed to `found` in an order
+    /// that depends only on the hierarchy; returns the number of k-DOP pairs compared.
+    /// `stack` is scratch.
+    pub fn query(
+        &self,
+        probe: &Kdop,
+        (piece, nodes): (&[Kdop], &[Kdop]),
+        stack: &mut Vec<u32>,
+        mut found: impl FnMut(u32),
+    ) -> u64 {
+        let Some(root) = self.root() else {
+            return 0;
+        };
+        stack.clear();
+        if nodes[root as usize].overlaps(probe) {
+            stack.push(root);
+        }
+        let mut tests = 1;
+        while let Some(i) = stack.pop() {
+            for &c in self.kids(i) {
+                tests += 1;
+                match c {
+                    Child::Node(j) => {
+                        if nodes[j as usize].overlaps(probe) {
+                            stack.push(j);
+                        }
+                    }
+                    Child::Piece(p) => {
+                        if piece[p as usize].overlaps(probe) {
+                            found(p);
+                        }
+                    }
+                }
+            }
+        }
+        tests
+    }
+
     /// The traversal (every pair of pieces whose k-DOPs overlap and for which `connected` is
     /// false, found from the pairs inside the root) cut into independent tasks, in the order a
     /// single traversal would run them: the root opened `depth` levels down (a node's tasks:

@@ -285,6 +285,25 @@ impl Kdop {
         out
     }
 
+    /// Whether `other` lies inside this k-DOP, slab by slab (closed): then whatever `other`
+    /// overlaps, this overlaps too. An empty `other` lies inside anything; a NaN slab or
+    /// another kind is never inside.
+    #[inline]
+    pub fn contains(&self, other: &Kdop) -> bool {
+        if other.is_empty() {
+            return true;
+        }
+        if self.k != other.k {
+            return false;
+        }
+        let n = self.k.half();
+        let mut all = true;
+        for i in 0..n {
+            all &= self.min[i] <= other.min[i] && other.max[i] <= self.max[i];
+        }
+        all
+    }
+
     /// Whether `p` lies in every slab (closed). False for an empty k-DOP and for NaN points.
     pub fn contains_point(&self, p: Vec3) -> bool {
         let n = self.k.half();
@@ -529,6 +548,39 @@ mod tests {
                 assert!(Kdop::empty(k).enlarged(d).is_empty());
             }
         }
+    }
+
+    #[test]
+    fn contains_is_slab_containment_and_implies_overlap() {
+        let mut rng = Rng::new(0xC0_47A1);
+        let mut inside = 0;
+        for _ in 0..2_000 {
+            let around = |rng: &mut Rng| {
+                let centre = Vec3::new(rng.sym(1.0), rng.sym(1.0), rng.sym(1.0));
+                cloud(rng, centre, 0.5, 8)
+            };
+            let (a, b, c) = (around(&mut rng), around(&mut rng), around(&mut rng));
+            for k in DopK::ALL {
+                let (da, db, dc) = (Kdop::of_points(k, &a), Kdop::of_points(k, &b), Kdop::of_points(k, &c));
+                let fat = da.enlarged(0.3);
+                // A k-DOP holds itself and is held by its enlargement, not the other way round.
+                assert!(da.contains(&da) && fat.contains(&da) && !da.contains(&fat), "{k}");
+                // Containment is exactly: every point of b inside.
+                let every = b.iter().all(|&p| fat.contains_point(p));
+                assert_eq!(fat.contains(&db), every, "{k}");
+                inside += every as usize;
+                // What the inner one overlaps, the outer one overlaps.
+                if fat.contains(&db) && db.overlaps(&dc) {
+                    assert!(fat.overlaps(&dc), "{k}");
+                }
+            }
+            assert!(Kdop::empty(DopK::K14).contains(&Kdop::empty(DopK::K14)));
+            assert!(!Kdop::empty(DopK::K14).contains(&Kdop::of_points(DopK::K14, &a)));
+            assert!(!Kdop::of_points(DopK::K6, &a)
+                .enlarged(9.0)
+                .contains(&Kdop::of_points(DopK::K14, &a)));
+        }
+        assert!(inside > 100 && inside < 7_000, "{inside}");
     }
 
     #[test]

@@ -72,6 +72,13 @@ pub const MAX_EXTRA_SAFE: f32 = 1.0;
 /// steady load keeps the load over K of overlap: without the skin a branch pressed onto
 /// another by the wind stays inside it).
 pub const DEFAULT_SKIN: f32 = 0.02;
+/// The default pair margin \[m\] (`SelfCollisionParams::pair_margin`).
+pub const DEFAULT_PAIR_MARGIN: f32 = 0.03;
+/// A tree is traversed whole, not queried piece by piece, when more than one in this many
+/// of its pieces left their enlarged k-DOPs.
+const REBUILD_FRACTION: usize = 8;
+/// Pieces that left their enlarged k-DOPs are queried this many to a task.
+const QUERY_CHUNK: usize = 64;
 /// Faces of a stem's prism in the exact interpenetration test (as the modelling pass's
 /// default).
 pub const PRISM_SIDES: u32 = 6;
@@ -102,6 +109,12 @@ pub struct SelfCollisionParams {
     /// their radii and tests them triangle against triangle, a measurement that on a dense
     /// tree costs several times the method itself, so it is off unless asked for.
     pub count_interpenetrating: bool,
+    /// How much farther than its k-DOP a piece is watched for pairs \[m\] (0: Chen's
+    /// traversal of the whole hierarchy every step; by default [`DEFAULT_PAIR_MARGIN`]). The
+    /// pairs whose k-DOPs enlarged by it overlap are kept from step to step; a step finds
+    /// its candidates among them, and queries the hierarchy only for the pieces that moved
+    /// out of their enlarged k-DOPs. The candidates are the same for every margin.
+    pub pair_margin: f32,
 }
 
 impl Default for SelfCollisionParams {
@@ -111,6 +124,7 @@ impl Default for SelfCollisionParams {
             stiffness: 200.0,
             extra_safe: DEFAULT_SKIN,
             count_interpenetrating: false,
+            pair_margin: DEFAULT_PAIR_MARGIN,
         }
     }
 }
@@ -132,6 +146,13 @@ impl SelfCollisionParams {
                 format!("allowed: 0 to {MAX_EXTRA_SAFE} m"),
             ));
         }
+        if !(self.pair_margin.is_finite() && (0.0..=MAX_EXTRA_SAFE).contains(&self.pair_margin)) {
+            return Err(SimError::param(
+                "self-collision pair margin",
+                self.pair_margin,
+                format!("allowed: 0 to {MAX_EXTRA_SAFE} m"),
+            ));
+        }
         Ok(())
     }
 }
@@ -148,6 +169,14 @@ pub struct SelfCollisionStats {
     pub close_pairs: usize,
     /// Whether `close_pairs` was counted this step.
     pub counted: bool,
+    /// Pairs kept from step to step (those whose k-DOPs enlarged by the pair margin overlap),
+    /// among which the candidates are found.
+    pub tracked: usize,
+    /// Pieces whose pairs were looked for anew this step (every piece of a tree traversed
+    /// whole; otherwise those that left their enlarged k-DOPs).
+    pub requeried: usize,
+    /// Trees traversed whole this step.
+    pub traversed: usize,
     /// k-DOP pairs the traversal compared.
     pub kdop_tests: u64,
     /// Wall time of the refit of pieces and nodes, the traversal and the response.
@@ -202,10 +231,34 @@ struct TreeSet {
     mass: Vec<f32>,
     safe: Vec<f32>,
     radius: Vec<f32>,
+    /// Per piece: its k-DOP enlarged by the pair margin when it last left the one before
+    /// (`pair_margin`); the nodes bound these.
+    fat: Vec<Kdop>,
+    /// Per piece: it left its enlarged k-DOP this step (scratch).
+    escaped: Vec<bool>,
     nodes: Vec<Kdop>,
-    pairs: Vec<(u32, u32)>,
+    /// Every unconnected pair whose enlarged k-DOPs overlap, smaller piece first, with its
+    /// rest distance once a step has needed it (NaN before).
+    tracked: Vec<Tracked>,
+    /// The candidate pairs of the last step (those of `tracked` whose k-DOPs overlap) with
+    /// their rest distances.
+    pairs: Vec<Tracked>,
     kdop_tests: u64,
+    /// Pieces whose pairs the last step looked for anew.
+    requeried: usize,
+    /// The last refit's positions are not to be trusted (first step, after a reset).
     fresh: bool,
+    /// `fat`, `nodes` and `tracked` are to be rebuilt from scratch this step.
+    rebuild: bool,
+}
+
+/// A pair of pieces (`p` < `q`) and their distance in the pose the self-collision was built
+/// in, NaN until first needed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Tracked {
+    p: u32,
+    q: u32,
+    rest: f32,
 }
 
 /// Self-collision of every tree of a forest.
@@ -360,9 +413,14 @@ impl SelfCollision {
                 mass,
                 safe: vec![0.0; n],
                 radius: vec![0.0; n],
+                fat: vec![Kdop::empty(params.k); n],
+                escaped: vec![false; n],
+                tracked: Vec::new(),
                 pairs: Vec::new(),
                 kdop_tests: 0,
+                requeried: 0,
                 fresh: true,
+                rebuild: true,
             });
         }
         Ok(SelfCollision {
@@ -428,6 +486,7 @@ impl SelfCollision {
     pub fn restart(&mut self) {
         for t in &mut self.trees {
             t.fresh = true;
+            t.rebuild = true;
         }
     }
 
@@ -436,64 +495,127 @@ impl SelfCollision {
     /// \[N\] at its centre).
     pub fn step(&mut self, jobs: &JobSystem, forest: &Forest, pose: &Pose, dt: f32, forces: &mut [Vec3]) {
         let k = self.params.k;
-        let extra = self.params.extra_safe;
+        let (extra, margin) = (self.params.extra_safe, self.params.pair_margin);
         let t0 = Instant::now();
         for tree in &mut self.trees {
             refit_pieces(jobs, tree, forest, pose, k, extra);
         }
+        // Pieces that left their enlarged k-DOPs are enlarged anew around where they are
+        // (all of a tree's when it is rebuilt, or when so many left that one traversal costs
+        // less than their queries), and the nodes refitted over the enlarged k-DOPs.
         let mut trees: Vec<&mut TreeSet> = self.trees.iter_mut().collect();
-        jobs.for_each_mut(&mut trees, |_, t| t.bvh.refit(&t.kdop, &mut t.nodes));
+        jobs.for_each_mut(&mut trees, |_, t| {
+            let left = t.escaped.iter().filter(|&&e| e).count();
+            t.rebuild |= left * REBUILD_FRACTION > t.pieces.len();
+            t.requeried = if t.rebuild { t.pieces.len() } else { left };
+            for i in 0..t.pieces.len() {
+                if t.rebuild || t.escaped[i] {
+                    t.fat[i] = t.kdop[i].enlarged(margin);
+                }
+            }
+            if t.rebuild || left > 0 {
+                t.bvh.refit(&t.fat, &mut t.nodes);
+            }
+        });
         let t1 = Instant::now();
-        // The traversal as tasks (the root opened TASK_DEPTH levels down), every tree's at once, each
-        // with its own output, joined per tree in the tasks' order: the pairs come out as one
-        // traversal of each tree gives them, on any number of workers.
+        // The tracked pairs brought up to date: a rebuilt tree's from its whole traversal
+        // (the root opened TASK_DEPTH levels down into tasks), another's by dropping the pairs
+        // of the pieces that left and querying the hierarchy with each of them. The tasks of
+        // every tree run at once, each with its own output, joined in the tasks' order, so the
+        // pairs come out in an order that does not depend on the workers.
         let mut tasks: Vec<TraversalTask> = Vec::new();
-        for (k, t) in trees.iter().enumerate() {
-            tasks.extend(
-                t.bvh
-                    .tasks(TASK_DEPTH)
-                    .into_iter()
-                    .map(|task| (k, task, Vec::new(), None)),
-            );
+        let mut kept = 0;
+        let traversed = trees.iter().filter(|t| t.rebuild).count();
+        for (n, t) in trees.iter_mut().enumerate() {
+            if t.rebuild {
+                t.tracked.clear();
+                let jobs = t.bvh.tasks(TASK_DEPTH).into_iter().map(Job::Traverse);
+                tasks.extend(jobs.map(|job| (n, job, Vec::new(), None)));
+            } else {
+                let escaped = &t.escaped;
+                t.tracked.retain(|x| !escaped[x.p as usize] && !escaped[x.q as usize]);
+                let left: Vec<u32> = (0..t.pieces.len() as u32).filter(|&i| escaped[i as usize]).collect();
+                for chunk in left.chunks(QUERY_CHUNK) {
+                    tasks.push((n, Job::Query(chunk.to_vec()), Vec::new(), None));
+                }
+            }
+            kept += t.tracked.len();
         }
         // The tasks' running count of pairs, so that a tree thrown into itself (a diverged
         // pose, an absurd safe distance) cannot fill the memory with pairs: past the limit
         // (plus the batches still uncounted) the tasks stop.
-        let found = AtomicUsize::new(0);
+        let found = AtomicUsize::new(kept);
         let most = self.pair_limit;
         let hard = most + LIMIT_BATCH * tasks.len().min(jobs.threads() * 4);
         {
             let (trees, found) = (&trees, &found);
-            jobs.for_each_mut(&mut tasks, |_, (k, task, out, tests)| {
-                let t = &*trees[*k];
+            jobs.for_each_mut(&mut tasks, |_, (n, job, out, tests)| {
+                let t = &*trees[*n];
                 let (topo, pieces) = (&t.topo, &t.pieces);
-                *tests = t.bvh.task_pairs(
-                    *task,
-                    (&t.kdop, &t.nodes),
-                    |p, q| topo.connected(pieces[p as usize].owner, pieces[q as usize].owner),
-                    out,
-                    (found, hard),
-                );
+                let connected = |p: u32, q: u32| topo.connected(pieces[p as usize].owner, pieces[q as usize].owner);
+                *tests = match job {
+                    Job::Traverse(task) => t
+                        .bvh
+                        .task_pairs(*task, (&t.fat, &t.nodes), connected, out, (found, hard)),
+                    Job::Query(left) => t.query_pairs(left, connected, out, (found, hard)),
+                };
             });
         }
         // Over the limit (decided on the whole count, so on any number of workers alike):
-        // no pair is answered this step, and the stats say so.
-        let total: usize = tasks.iter().map(|task| task.2.len()).sum();
+        // no pair is answered this step, the stats say so and the next step rebuilds.
+        let total: usize = kept + tasks.iter().map(|task| task.2.len()).sum::<usize>();
         let overflow = total > most || tasks.iter().any(|task| task.3.is_none());
         for t in trees.iter_mut() {
             t.kdop_tests = 0;
-            t.pairs.clear();
+            if overflow {
+                t.tracked = Vec::new();
+            }
+            t.rebuild = overflow;
         }
-        for (k, _, out, tests) in &tasks {
-            trees[*k].kdop_tests += tests.unwrap_or(0);
+        for (n, _, out, tests) in &tasks {
+            let t = &mut trees[*n];
+            t.kdop_tests += tests.unwrap_or(0);
             if !overflow {
-                trees[*k].pairs.extend_from_slice(out);
+                let rest = f32::NAN;
+                t.tracked.extend(out.iter().map(|&(p, q)| Tracked { p, q, rest }));
             }
         }
         drop(tasks);
+        // The candidates: the tracked pairs whose k-DOPs overlap now, each pair's rest
+        // distance found the first time it is a candidate.
+        const FILTER_CHUNK: usize = 8192;
+        let mut chunks: Vec<(usize, &mut [Tracked], Vec<Tracked>)> = Vec::new();
+        let mut views: Vec<(&[Kdop], &[[Vec3; 2]])> = Vec::new();
+        for (n, t) in trees.iter_mut().enumerate() {
+            t.kdop_tests += t.tracked.len() as u64;
+            views.push((&t.kdop, &t.rest_ends));
+            chunks.extend(t.tracked.chunks_mut(FILTER_CHUNK).map(|c| (n, c, Vec::new())));
+        }
+        jobs.for_each_mut(&mut chunks, |_, (n, tracked, out)| {
+            let (kdop, rest_ends) = views[*n];
+            for x in tracked.iter_mut() {
+                if kdop[x.p as usize].overlaps(&kdop[x.q as usize]) {
+                    if x.rest.is_nan() {
+                        let ([r0, r1], [s0, s1]) = (rest_ends[x.p as usize], rest_ends[x.q as usize]);
+                        x.rest = segment_distance(r0, r1, s0, s1);
+                    }
+                    out.push(*x);
+                }
+            }
+        });
+        let mut joined: Vec<Vec<Tracked>> = views.iter().map(|_| Vec::new()).collect();
+        for (n, _, out) in chunks {
+            joined[n].extend(out);
+        }
+        drop(views);
+        for (t, pairs) in trees.iter_mut().zip(joined) {
+            t.pairs = pairs;
+        }
+        drop(trees);
         let t2 = Instant::now();
         let mut stats = SelfCollisionStats {
             overflow,
+            traversed,
             ..SelfCollisionStats::default()
         };
         // The pairs in chunks, answered in parallel into per-chunk lists of forces, then added
@@ -503,6 +625,8 @@ impl SelfCollision {
         let mut chunks: Vec<(usize, std::ops::Range<usize>, Answer)> = Vec::new();
         for (k, t) in self.trees.iter().enumerate() {
             stats.candidates += t.pairs.len();
+            stats.tracked += t.tracked.len();
+            stats.requeried += t.requeried;
             stats.kdop_tests += t.kdop_tests;
             for start in (0..t.pairs.len()).step_by(CHUNK) {
                 chunks.push((k, start..(start + CHUNK).min(t.pairs.len()), Answer::default()));
@@ -511,8 +635,8 @@ impl SelfCollision {
         let (trees, count) = (&self.trees, params.count_interpenetrating);
         jobs.for_each_mut(&mut chunks, |_, (k, range, answer)| {
             let t = &trees[*k];
-            for &(p, q) in &t.pairs[range.clone()] {
-                t.answer((p as usize, q as usize), (dt, count), answer);
+            for x in &t.pairs[range.clone()] {
+                t.answer(x, (dt, count), answer);
             }
         });
         // A segment pressed by many pairs at once (a leafy twig: each of its leaves' pairs)
@@ -600,7 +724,7 @@ impl SelfCollision {
     pub fn candidates(&self) -> Vec<(usize, u32, u32)> {
         let mut out = Vec::new();
         for (t, tree) in self.trees.iter().enumerate() {
-            out.extend(tree.pairs.iter().map(|&(p, q)| (t, p, q)));
+            out.extend(tree.pairs.iter().map(|x| (t, x.p, x.q)));
         }
         out
     }
@@ -629,44 +753,49 @@ impl SelfCollision {
     }
 }
 
-/// Refits tree `t`'s pieces to `pose` on `jobs` (each piece on its own, so the split into
-/// jobs changes nothing).
+/// Refits tree `t`'s pieces to `pose` on `jobs`, noting those that left their enlarged
+/// k-DOPs (each piece on its own, so the split into jobs changes nothing).
 fn refit_pieces(jobs: &JobSystem, t: &mut TreeSet, forest: &Forest, pose: &Pose, k: DopK, extra: f32) {
     const CHUNK: usize = 1024;
     let fresh = std::mem::replace(&mut t.fresh, false);
     let (seg0, leaf0, aspect) = (t.seg0 as usize, t.leaf0 as usize, t.aspect);
-    let pieces = &t.pieces;
+    let (pieces, fat) = (&t.pieces, &t.fat);
     let mut chunks: Vec<_> = t
         .kdop
         .chunks_mut(CHUNK)
+        .zip(t.escaped.chunks_mut(CHUNK))
         .zip(t.ends.chunks_mut(CHUNK))
         .zip(t.moved.chunks_mut(CHUNK))
         .zip(t.safe.chunks_mut(CHUNK))
         .zip(t.radius.chunks_mut(CHUNK))
         .enumerate()
         .collect();
-    jobs.for_each_mut(&mut chunks, |_, (c, ((((kdop, ends), moved), safe), radius))| {
-        let start = *c * CHUNK;
-        for i in 0..kdop.len() {
-            let (box_, e, r) = fit(&pieces[start + i], forest, pose, seg0, leaf0, aspect, k);
-            let shift = if fresh {
-                Vec3::ZERO
-            } else {
-                0.5 * ((e[0] - ends[i][0]) + (e[1] - ends[i][1]))
-            };
-            let most = if fresh {
-                0.0
-            } else {
-                (e[0] - ends[i][0]).length().max((e[1] - ends[i][1]).length())
-            };
-            moved[i] = shift;
-            let buffer = BUFFER_SCALE * most;
-            kdop[i] = box_.enlarged(buffer + extra);
-            ends[i] = e;
-            safe[i] = r + buffer + extra;
-            radius[i] = r;
-        }
-    });
+    jobs.for_each_mut(
+        &mut chunks,
+        |_, (c, (((((kdop, escaped), ends), moved), safe), radius))| {
+            let start = *c * CHUNK;
+            for i in 0..kdop.len() {
+                let (box_, e, r) = fit(&pieces[start + i], forest, pose, seg0, leaf0, aspect, k);
+                let shift = if fresh {
+                    Vec3::ZERO
+                } else {
+                    0.5 * ((e[0] - ends[i][0]) + (e[1] - ends[i][1]))
+                };
+                let most = if fresh {
+                    0.0
+                } else {
+                    (e[0] - ends[i][0]).length().max((e[1] - ends[i][1]).length())
+                };
+                moved[i] = shift;
+                let buffer = BUFFER_SCALE * most;
+                kdop[i] = box_.enlarged(buffer + extra);
+                escaped[i] = !fat[start + i].contains(&kdop[i]);
+                ends[i] = e;
+                safe[i] = r + buffer + extra;
+                radius[i] = r;
+            }
+        },
+    );
 }
 
 /// Piece `p` of the tree whose first segment and leaf are `seg0` and `leaf0` in `pose`: its
@@ -708,9 +837,16 @@ fn fit(
 /// how many of them interpenetrate.
 type NearChunk<'a> = (usize, &'a [(u32, u32)], usize);
 
-/// One task of a step's traversal: its tree, the task, the pairs it found and the k-DOP
+/// One task of a step's traversal: its tree, the job, the pairs it found and the k-DOP
 /// pairs it compared (`None`: it stopped at the pair limit).
-type TraversalTask = (usize, Task, Vec<(u32, u32)>, Option<u64>);
+type TraversalTask = (usize, Job, Vec<(u32, u32)>, Option<u64>);
+
+/// What a traversal task does: a task of a whole traversal of the enlarged k-DOPs, or the
+/// queries of some of the pieces that left theirs.
+enum Job {
+    Traverse(Task),
+    Query(Vec<u32>),
+}
 
 /// What one chunk of candidate pairs answered: the pairs closer than their radii (the only ones
 /// that can interpenetrate, for the count), and the response force on each pair's first piece
@@ -734,11 +870,43 @@ struct Spring {
 }
 
 impl TreeSet {
-    /// Candidate pair (p, q): when `count`, notes it if it is closer than its radii (for the
+    /// The pairs of each piece of `left` (pieces that left their enlarged k-DOPs this step):
+    /// the unconnected pieces whose enlarged k-DOPs overlap its own, found by querying the
+    /// hierarchy, a pair of two such pieces only from the smaller's query; into `out`
+    /// (smaller piece first), with the number of k-DOP pairs compared, `None` if the running
+    /// count passed the limit (as [`Bvh::task_pairs`]).
+    fn query_pairs(
+        &self,
+        left: &[u32],
+        connected: impl Fn(u32, u32) -> bool,
+        out: &mut Vec<(u32, u32)>,
+        (count, most): (&AtomicUsize, usize),
+    ) -> Option<u64> {
+        let mut stack = Vec::new();
+        let mut tests = 0;
+        for &i in left {
+            let before = out.len();
+            tests += self
+                .bvh
+                .query(&self.fat[i as usize], (&self.fat, &self.nodes), &mut stack, |j| {
+                    if j != i && (!self.escaped[j as usize] || i < j) && !connected(i, j) {
+                        out.push((i.min(j), i.max(j)));
+                    }
+                });
+            let new = out.len() - before;
+            if new > 0 && count.fetch_add(new, std::sync::atomic::Ordering::Relaxed) + new > most {
+                return None;
+            }
+        }
+        Some(tests)
+    }
+
+    /// Candidate `pair`: when `count`, notes it if it is closer than its radii (for the
     /// exact count) and, when it is closer than its rest length, pushes its response (Eq. 5.1)
     /// into `answer`.
-    fn answer(&self, (p, q): (usize, usize), (dt, count): (f32, bool), answer: &mut Answer) {
+    fn answer(&self, pair: &Tracked, (dt, count): (f32, bool), answer: &mut Answer) {
         let t = self;
+        let (p, q) = (pair.p as usize, pair.q as usize);
         let [a0, a1] = t.ends[p];
         let [b0, b1] = t.ends[q];
         let d = segment_distance(a0, a1, b0, b1);
@@ -753,9 +921,7 @@ impl TreeSet {
         if count && d < t.radius[p] + t.radius[q] {
             answer.near.push((p as u32, q as u32));
         }
-        let [r0, r1] = t.rest_ends[p];
-        let [s0, s1] = t.rest_ends[q];
-        let rest = d_safe.min(segment_distance(r0, r1, s0, s1));
+        let rest = d_safe.min(pair.rest);
         if d >= rest {
             return;
         }
