@@ -140,6 +140,11 @@ pub struct SimArgs {
     /// does. The candidate pairs are the same for every margin.
     #[arg(long, value_name = "M", default_value_t = sylva_sim::collision::runtime::DEFAULT_PAIR_MARGIN)]
     pair_margin: f32,
+    /// The skin added to every piece's safe distance with `--self-collision` [m]
+    /// (`SelfCollisionParams::extra_safe`): the response springs reach this much beyond the
+    /// pieces' radii.
+    #[arg(long, value_name = "M", default_value_t = sylva_sim::collision::runtime::DEFAULT_SKIN)]
+    collision_skin: f32,
     /// Make each test tree collision-free before it is simulated (Chen 2011 §3.2, as Chen's
     /// trees are): the counts reported are what is left.
     #[arg(long)]
@@ -518,6 +523,7 @@ pub fn run_sim(a: &SimArgs) -> Result<()> {
             let params = SelfCollisionParams {
                 k,
                 pair_margin: a.pair_margin,
+                extra_safe: a.collision_skin,
                 count_interpenetrating: true,
                 ..SelfCollisionParams::default()
             };

@@ -716,7 +716,9 @@ impl OliapuramModel {
             ns.store(0, Ordering::Relaxed);
         }
         if let Some(sc) = &mut self.self_collision {
-            // The response to the pose the step starts from (Chen Fig. 1.1).
+            // The response to the pose the step starts from (Chen Fig. 1.1); the pieces
+            // broken off take no part.
+            sc.set_attached(&self.forest, |i| self.breakage.attached(i));
             self.external.clear();
             self.external.resize(self.forest.segment_count(), Vec3::ZERO);
             sc.step(jobs, &self.forest, &self.pose, self.params.dt, &mut self.external);

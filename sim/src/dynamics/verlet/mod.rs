@@ -78,6 +78,13 @@ pub const PHASES: &[&str] = &["verlet", "constraints", "roots", "pose"];
 /// Particles worth a job of their own.
 const MIN_JOB: usize = 4096;
 
+/// Whether segment `i` still hangs from its parent: false for the first segment of a branch
+/// broken off (`broken`: per branch of `st`).
+fn hangs(st: &Structure, broken: &[bool], i: usize) -> bool {
+    let b = st.branch_of[i] as usize;
+    !(broken[b] && st.branches[b].first as usize == i)
+}
+
 /// Per particle, exp(−drag/mass·dt): the share of its velocity relative to the wind a
 /// particle keeps over a substep `dt` of linear drag (see `solve`).
 fn drag_decay(st: &Structure, dt: f32) -> Vec<f32> {
@@ -282,8 +289,7 @@ impl VerletModel {
     /// Whether segment `i` still hangs from its parent: false for the first segment of a
     /// branch broken off.
     pub fn attached(&self, i: usize) -> bool {
-        let b = self.st.branch_of[i] as usize;
-        !(self.broken[b] && self.st.branches[b].first as usize == i)
+        hangs(&self.st, &self.broken, i)
     }
     /// Trees whose every root constraint is cut.
     pub fn uprooted(&self) -> usize {
@@ -452,7 +458,10 @@ impl VerletModel {
         self.falling.unwrite(&mut self.pose);
         self.wind.prepare(self.time, jobs, timings);
         if let Some(sc) = &mut self.self_collision {
-            // The response to the pose the step starts from, held over its substeps.
+            // The response to the pose the step starts from, held over its substeps; the
+            // branches broken off take no part.
+            let (st, broken) = (&self.st, &self.broken);
+            sc.set_attached(&self.forest, |i| hangs(st, broken, i));
             self.external.clear();
             self.external.resize(self.forest.segment_count(), Vec3::ZERO);
             sc.step(jobs, &self.forest, &self.pose, self.params.dt, &mut self.external);

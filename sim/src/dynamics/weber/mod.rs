@@ -752,6 +752,8 @@ impl WeberModel {
             ext.clear();
             ext.resize(self.sh.forest.segment_count(), Vec3::ZERO);
             let pose = self.sh.pose.read().expect("unpoisoned pose");
+            // The pieces broken off take no part.
+            sc.set_attached(&self.sh.forest, |i| self.breakage.attached(i));
             sc.step(jobs, &self.sh.forest, &pose, self.sh.params.dt, &mut ext);
             drop(pose);
             self.sh.external = ext;
