@@ -42,10 +42,15 @@
 //!    ω_{t+Δt}·Δt. The two rotations ΔR and ΔR_parent are composed as rotations, not added as
 //!    vectors (equal to first order; composing keeps every child's base on its parent's tip
 //!    and its rest angle to its parent exact).
-//! 4. The m of Eq. 4.7: by default the mass the stem moves, its own plus everything beyond its
-//!    tip (the forest's inertia over len², `ChenParams::carried_inertia`), since Eq. 4.3 puts
-//!    the load of everything beyond the tip on the stem; with the stem's own mass alone as
-//!    printed, a trunk segment swings its whole crown as if it weighed nothing.
+//! 4. The m of Eq. 4.7: by default the mass the stem's turn swings (`ChenParams::
+//!    carried_inertia`): Eq. 4.10 carries everything beyond its tip along, turned rigidly
+//!    about the stem's base, so m·len² is the moment of the stem and all it carries about
+//!    its base, Σ m_j·(|c_j − b|² + l_j²/12) in the rest shape. With the stem's own mass alone
+//!    as printed, a trunk segment swings its whole crown as if it weighed nothing; with the
+//!    outboard mass at the stem's tip only (Weber's absolute-angle inertia), a joint of a long
+//!    branch turned the metres of branch beyond it as if they sat at its tip: on a
+//!    14,183-stem test tree, whose branches run 50 joints deep, tips moved 1.3 m in the first
+//!    step of a 10 m/s wind and 10 m in five.
 //! 5. Gravity: Sylva's generated shapes are trees grown under their own weight
 //!    (`Material::compensate_gravity`, on by default, as Weber's and Oliapuram's models take
 //!    it). Eqs. 4.1 and 4.3 then act in full on the load a stem passes on, but the moment of

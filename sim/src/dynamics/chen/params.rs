@@ -38,9 +38,10 @@ pub struct ChenParams {
     pub leaf_frequency: f32,
     /// |g| of Eq. 4.1 \[m/s²\], along −y.
     pub gravity: f32,
-    /// The m of Eq. 4.7: true takes the mass the stem moves, its own and what hangs beyond its
-    /// tip (the forest's inertia over l², as Weber's model has it); false, the stem's own mass
-    /// as the thesis prints it (the stiff twigs then follow the wind almost statically).
+    /// The m of Eq. 4.7: true takes the mass the stem's turn swings, its own and what hangs
+    /// beyond its tip turned rigidly about its base as Eq. 4.10 carries it (its moment about
+    /// the base over l²); false, the stem's own mass as the thesis prints it (the stiff twigs
+    /// then follow the wind almost statically).
     pub carried_inertia: bool,
 }
 

@@ -125,13 +125,49 @@ impl Statics {
                 }
             }
         }
+        // What a stem's turn swings (Eq. 4.10 carries everything beyond its tip along, turned
+        // rigidly about its base): Σ m_j·(|c_j − b|² + l_j²/12) over its subtree in the rest
+        // shape, c_j each segment's centre, b the stem's base; the moment about the base point,
+        // an upper bound of the moment about any axis through it. Summed tips to root as
+        // Σm, Σm·c and Σm·(|c|² + l²/12), in f64 about each tree's root, so each stem's is
+        // S2 − 2·b·S1 + |b|²·S0.
+        let swung: Vec<f32> = {
+            let mut sums = vec![(0.0f64, glam::DVec3::ZERO, 0.0f64); n];
+            let mut root = vec![glam::DVec3::ZERO; n];
+            for t in &forest.trees {
+                for i in t.segments.start as usize..t.segments.end as usize {
+                    root[i] = t.root.as_dvec3();
+                }
+            }
+            for i in (0..n).rev() {
+                let (m, l) = (s.mass[i] as f64, s.length[i] as f64);
+                let centre = out.rest_base[i] + out.rest_orient[i] * Vec3::new(0.0, 0.5 * s.length[i], 0.0);
+                let c = centre.as_dvec3() - root[i];
+                let own = (m, c * m, m * (c.length_squared() + l * l / 12.0));
+                let (a, b, d) = sums[i];
+                sums[i] = (a + own.0, b + own.1, d + own.2);
+                if s.parent[i] != NO_PARENT {
+                    let p = s.parent[i] as usize;
+                    let (a, b, d) = sums[i];
+                    let q = &mut sums[p];
+                    *q = (q.0 + a, q.1 + b, q.2 + d);
+                }
+            }
+            (0..n)
+                .map(|i| {
+                    let (s0, s1, s2) = sums[i];
+                    let b = out.rest_base[i].as_dvec3() - root[i];
+                    (s2 - 2.0 * b.dot(s1) + b.length_squared() * s0) as f32
+                })
+                .collect()
+        };
         // Stems.
         let transfer = params.transfer();
         out.stem = Vec::with_capacity(n);
         for i in 0..n {
             let len = s.length[i];
             let m = if params.carried_inertia {
-                s.inertia[i] / (len * len)
+                swung[i] / (len * len)
             } else {
                 s.mass[i]
             };
