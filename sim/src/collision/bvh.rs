@@ -23,7 +23,9 @@
 //!
 //! Traversal: all pairs of pieces of the tree whose k-DOPs overlap and that are not
 //! connected (`Topology::connected`), found by descending every pair of overlapping children
-//! of every node; the pairs come out in an order that depends only on the hierarchy.
+//! of every node; the pairs come out in an order that depends only on the hierarchy. A query
+//! ([`Bvh::query`]) finds the pieces whose k-DOPs overlap one given k-DOP, for a piece whose
+//! pairs are looked for alone.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -75,6 +77,10 @@ pub struct Bvh {
     /// Children before parents; the root last.
     pub nodes: Vec<Node>,
     kids: Vec<Child>,
+    /// Per node, the node it is a child of ([`NONE`] for the root); per piece, the node that
+    /// holds it ([`NONE`] for a piece in none).
+    up_node: Vec<u32>,
+    up_piece: Vec<u32>,
 }
 
 impl Bvh {
@@ -172,6 +178,21 @@ impl Bvh {
                 }
             }
         }
+        bvh.up_node = vec![NONE; bvh.nodes.len()];
+        for (i, node) in bvh.nodes.iter().enumerate() {
+            for c in &bvh.kids[node.kids.start as usize..node.kids.end as usize] {
+                match *c {
+                    Child::Node(j) => bvh.up_node[j as usize] = i as u32,
+                    Child::Piece(p) => {
+                        let p = p as usize;
+                        if bvh.up_piece.len() <= p {
+                            bvh.up_piece.resize(p + 1, NONE);
+                        }
+                        bvh.up_piece[p] = i as u32;
+                    }
+                }
+            }
+        }
         bvh
     }
 
@@ -237,6 +258,34 @@ impl Bvh {
             }
         }
         tests
+    }
+
+    /// Refits the nodes above the pieces `changed` (the only pieces whose k-DOPs changed since
+    /// the last refit), bottom up: the same k-DOPs as [`refit`](Self::refit), computed for
+    /// those nodes only. `dirty` is scratch (one flag per node, all false between calls).
+    pub fn refit_above(&self, changed: &[u32], (piece, nodes): (&[Kdop], &mut [Kdop]), dirty: &mut Vec<bool>) {
+        dirty.resize(self.nodes.len(), false);
+        for &p in changed {
+            if let Some(&up) = self.up_piece.get(p as usize).filter(|&&up| up != NONE) {
+                dirty[up as usize] = true;
+            }
+        }
+        for (i, node) in self.nodes.iter().enumerate() {
+            if !std::mem::replace(&mut dirty[i], false) {
+                continue;
+            }
+            let mut k = Kdop::empty(nodes[i].kind());
+            for c in &self.kids[node.kids.start as usize..node.kids.end as usize] {
+                match *c {
+                    Child::Node(j) => k.merge(&nodes[j as usize]),
+                    Child::Piece(p) => k.merge(&piece[p as usize]),
+                }
+            }
+            nodes[i] = k;
+            if self.up_node[i] != NONE {
+                dirty[self.up_node[i] as usize] = true;
+            }
+        }
     }
 
     /// The traversal (every pair of pieces whose k-DOPs overlap and for which `connected` is

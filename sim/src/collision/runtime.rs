@@ -90,7 +90,7 @@ pub const MAX_EXTRA_SAFE: f32 = 1.0;
 /// another by the wind stays inside it).
 pub const DEFAULT_SKIN: f32 = 0.02;
 /// The default pair margin \[m\] (`SelfCollisionParams::pair_margin`).
-pub const DEFAULT_PAIR_MARGIN: f32 = 0.1;
+pub const DEFAULT_PAIR_MARGIN: f32 = 0.05;
 /// A tree is traversed whole, not queried piece by piece, when more than one in this many
 /// of its pieces left their enlarged k-DOPs.
 const REBUILD_FRACTION: usize = 8;
@@ -253,8 +253,13 @@ struct TreeSet {
     /// Per piece: its k-DOP enlarged by the pair margin when it last left the one before
     /// (`pair_margin`); the nodes bound these.
     fat: Vec<Kdop>,
-    /// Per piece: it left its enlarged k-DOP this step (scratch).
+    /// Per piece: its k-DOP's box (`Kdop::bounding_box`), for the candidates' first test.
+    boxes: Vec<[f32; 6]>,
+    /// Per piece: it left its enlarged k-DOP this step, and those pieces in order (scratch).
     escaped: Vec<bool>,
+    left: Vec<u32>,
+    /// Per node: to be refitted (scratch for `Bvh::refit_above`).
+    dirty: Vec<bool>,
     nodes: Vec<Kdop>,
     /// Every unconnected pair whose enlarged k-DOPs overlap, smaller piece first, with its
     /// rest distance once a step has needed it (NaN before).
@@ -437,7 +442,10 @@ impl SelfCollision {
                 buffer: vec![0.0; n],
                 radius: vec![0.0; n],
                 fat: vec![Kdop::empty(params.k); n],
+                boxes: vec![[0.0; 6]; n],
                 escaped: vec![false; n],
+                left: Vec::new(),
+                dirty: Vec::new(),
                 tracked: Vec::new(),
                 pairs: Vec::new(),
                 kdop_tests: 0,
@@ -553,16 +561,21 @@ impl SelfCollision {
         // less than their queries), and the nodes refitted over the enlarged k-DOPs.
         let mut trees: Vec<&mut TreeSet> = self.trees.iter_mut().collect();
         jobs.for_each_mut(&mut trees, |_, t| {
-            let left = t.escaped.iter().filter(|&&e| e).count();
-            t.rebuild |= left * REBUILD_FRACTION > t.pieces.len();
-            t.requeried = if t.rebuild { t.pieces.len() } else { left };
-            for i in 0..t.pieces.len() {
-                if t.rebuild || t.escaped[i] {
-                    t.fat[i] = t.kdop[i].enlarged(margin);
+            t.left.clear();
+            t.left
+                .extend((0..t.pieces.len() as u32).filter(|&i| t.escaped[i as usize]));
+            t.rebuild |= t.left.len() * REBUILD_FRACTION > t.pieces.len();
+            t.requeried = if t.rebuild { t.pieces.len() } else { t.left.len() };
+            if t.rebuild {
+                for (fat, kdop) in t.fat.iter_mut().zip(&t.kdop) {
+                    *fat = kdop.enlarged(margin);
                 }
-            }
-            if t.rebuild || left > 0 {
                 t.bvh.refit(&t.fat, &mut t.nodes);
+            } else {
+                for &i in &t.left {
+                    t.fat[i as usize] = t.kdop[i as usize].enlarged(margin);
+                }
+                t.bvh.refit_above(&t.left, (&t.fat, &mut t.nodes), &mut t.dirty);
             }
         });
         let t1 = Instant::now();
@@ -582,8 +595,7 @@ impl SelfCollision {
             } else {
                 let escaped = &t.escaped;
                 t.tracked.retain(|x| !escaped[x.p as usize] && !escaped[x.q as usize]);
-                let left: Vec<u32> = (0..t.pieces.len() as u32).filter(|&i| escaped[i as usize]).collect();
-                for chunk in left.chunks(QUERY_CHUNK) {
+                for chunk in t.left.chunks(QUERY_CHUNK) {
                     tasks.push((n, Job::Query(chunk.to_vec()), Vec::new(), None));
                 }
             }
@@ -633,16 +645,20 @@ impl SelfCollision {
         // distance found the first time it is a candidate.
         const FILTER_CHUNK: usize = 8192;
         let mut chunks: Vec<(usize, &mut [Tracked], Vec<Tracked>)> = Vec::new();
-        let mut views: Vec<(&[Kdop], &[[Vec3; 2]])> = Vec::new();
+        let mut views: Vec<FilterView<'_>> = Vec::new();
         for (n, t) in trees.iter_mut().enumerate() {
             t.kdop_tests += t.tracked.len() as u64;
-            views.push((&t.kdop, &t.rest_ends));
+            views.push((&t.kdop, &t.boxes, &t.rest_ends));
             chunks.extend(t.tracked.chunks_mut(FILTER_CHUNK).map(|c| (n, c, Vec::new())));
         }
         jobs.for_each_mut(&mut chunks, |_, (n, tracked, out)| {
-            let (kdop, rest_ends) = views[*n];
+            let (kdop, boxes, rest_ends) = views[*n];
             for x in tracked.iter_mut() {
-                if kdop[x.p as usize].overlaps(&kdop[x.q as usize]) {
+                // The boxes first, from their own compact array: most kept pairs that do not
+                // overlap miss there, without loading two whole k-DOPs.
+                let (a, b) = (&boxes[x.p as usize], &boxes[x.q as usize]);
+                let apart = (0..3).any(|i| a[i].max(b[i]) > a[i + 3].min(b[i + 3]));
+                if !apart && kdop[x.p as usize].overlaps(&kdop[x.q as usize]) {
                     if x.rest.is_nan() {
                         let ([r0, r1], [s0, s1]) = (rest_ends[x.p as usize], rest_ends[x.q as usize]);
                         x.rest = segment_distance(r0, r1, s0, s1);
@@ -818,6 +834,7 @@ fn refit_pieces(
         .kdop
         .chunks_mut(CHUNK)
         .zip(t.escaped.chunks_mut(CHUNK))
+        .zip(t.boxes.chunks_mut(CHUNK))
         .zip(t.ends.chunks_mut(CHUNK))
         .zip(t.moved.chunks_mut(CHUNK))
         .zip(t.safe.chunks_mut(CHUNK))
@@ -827,7 +844,7 @@ fn refit_pieces(
         .collect();
     jobs.for_each_mut(
         &mut chunks,
-        |_, (c, ((((((kdop, escaped), ends), moved), safe), buffers), radius))| {
+        |_, (c, (((((((kdop, escaped), boxes), ends), moved), safe), buffers), radius))| {
             let start = *c * CHUNK;
             for i in 0..kdop.len() {
                 let (box_, e, r) = fit(&pieces[start + i], forest, pose, seg0, leaf0, aspect, k);
@@ -852,6 +869,7 @@ fn refit_pieces(
                     box_.enlarged(buffer + extra)
                 };
                 escaped[i] = !fat[start + i].contains(&kdop[i]);
+                boxes[i] = kdop[i].bounding_box();
                 ends[i] = e;
                 safe[i] = r + buffer + extra;
                 buffers[i] = buffer;
@@ -895,6 +913,10 @@ fn fit(
         }
     }
 }
+
+/// What the candidates' filter reads of a tree: its pieces' k-DOPs, their boxes and their
+/// ends at rest.
+type FilterView<'a> = (&'a [Kdop], &'a [[f32; 6]], &'a [[Vec3; 2]]);
 
 /// A chunk of the pairs closer than their radii for the exact count: its tree, the pairs and
 /// how many of them interpenetrate.
