@@ -167,3 +167,28 @@ fn every_model_resets_to_its_generated_shape_and_settles_when_the_wind_stops() {
         assert!(back < 1e-5, "{kind}: the reset pose is {back} m from the generated one");
     }
 }
+
+/// The generated shape's pose built from the forest alone (`Pose::of_shape`, what
+/// self-collision reads its rest distances in) is every model's pose at rest, up to rounding.
+#[test]
+fn the_shape_pose_is_every_models_pose_at_rest() {
+    let skels = trees(2, 300, 400);
+    for kind in ModelKind::ALL {
+        let m = model_of(kind, &skels, Material::default());
+        let (f, p) = (m.forest(), m.pose());
+        let shape = sylva_sim::dynamics::Pose::of_shape(f);
+        for i in 0..f.segment_count() {
+            assert!((shape.base[i] - p.base[i]).length() < 1e-4, "{kind}: segment {i} base");
+            assert!(
+                shape.orient[i].dot(p.orient[i]).abs() > 1.0 - 1e-6,
+                "{kind}: segment {i} turn"
+            );
+        }
+        for j in 0..f.leaf_count() {
+            assert!((shape.leaf_pos[j] - p.leaf_pos[j]).length() < 1e-4, "{kind}: leaf {j}");
+            let seg = (0..f.segment_count()).find(|&i| f.leaves_of(i).contains(&j)).unwrap();
+            let (a, b) = (shape.leaf_orientation(f, seg, j), p.leaf_orientation(f, seg, j));
+            assert!(a.dot(b).abs() > 1.0 - 1e-6, "{kind}: leaf {j} turn");
+        }
+    }
+}

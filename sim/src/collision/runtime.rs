@@ -20,7 +20,7 @@
 //! per step. Here the buffers follow each piece's last step, and a rest length that grows
 //! with the pieces' speed is a spring that pushes harder the faster they move: in a 25 m/s
 //! gust it broke 230 of Manavi's branches where 2 broke without it, and a treeE-sized tree in
-//! Weber's model threw 19 branches off and diverged within 60 steps. The buffers therefore
+//! Weber's model diverged within 25 steps of a 10 m/s wind. The buffers therefore
 //! find the pairs (the k-DOPs and the pair test, as Chen's) but the rest length is the sum of
 //! the safe distances without them (radii and skin), or the pair's distance in the pose the
 //! self-collision was built in (the rest pose, collision-free after modelling), whichever is
@@ -77,8 +77,8 @@ use crate::skeleton::{Skeleton, SkeletonLeaf, SkeletonSegment};
 const TASK_DEPTH: u32 = 6;
 /// The buffer distance is this many times a piece's last step's displacement.
 pub const BUFFER_SCALE: f32 = 1.5;
-/// Most candidate pairs a step keeps (over the whole forest, 8 bytes each); beyond it the
-/// step answers none and says so (`SelfCollisionStats::overflow`).
+/// Most pairs kept (within the pair margin, over the whole forest, 12 bytes each); beyond it
+/// the step answers none and says so (`SelfCollisionStats::overflow`).
 pub const MAX_PAIRS: usize = 16 << 20;
 /// Largest response spring constant accepted \[N/m\].
 pub const MAX_STIFFNESS: f32 = 1.0e6;
@@ -202,7 +202,7 @@ pub struct SelfCollisionStats {
     pub respond: Duration,
     /// Wall time of the exact interpenetration count (a measurement, not part of the method).
     pub count: Duration,
-    /// More candidate pairs than the limit ([`MAX_PAIRS`] unless
+    /// More kept pairs than the limit ([`MAX_PAIRS`] unless
     /// [`SelfCollision::with_pair_limit`] set another): none was kept or answered this step (a
     /// tree thrown into itself, or a safe distance far beyond the tree's spacing).
     pub overflow: bool,
@@ -296,7 +296,7 @@ pub struct SelfCollision {
     share: bool,
     /// Per segment of the forest: responding pairs pressing on it this step (scratch).
     pressing: Vec<u32>,
-    /// Most candidate pairs a step keeps ([`MAX_PAIRS`] unless set).
+    /// Most pairs kept ([`MAX_PAIRS`] unless set).
     pair_limit: usize,
     /// Whether the model's leaves turn on their own ([`with_leaves_turning`]): each step then
     /// also leaves every leaf's share of the springs in `leaf_turns`.
@@ -478,8 +478,9 @@ impl SelfCollision {
         Ok(self)
     }
 
-    /// Keeps at most `most` candidate pairs a step instead of [`MAX_PAIRS`] (beyond it the step
-    /// answers none and sets `SelfCollisionStats::overflow`).
+    /// Keeps at most `most` pairs (within the pair margin) instead of [`MAX_PAIRS`] (beyond it
+    /// the step answers none, sets `SelfCollisionStats::overflow` and the next step traverses
+    /// anew).
     pub fn with_pair_limit(mut self, most: usize) -> SelfCollision {
         self.pair_limit = most;
         self

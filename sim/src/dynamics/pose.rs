@@ -12,7 +12,7 @@
 
 use glam::{Quat, Vec3};
 
-use crate::forest::{unpack_quat, Forest};
+use crate::forest::{unpack_quat, Forest, NO_PARENT};
 
 /// World pose of every segment and leaf.
 #[derive(Clone, Debug, Default)]
@@ -31,6 +31,42 @@ pub struct Pose {
 }
 
 impl Pose {
+    /// The pose of the forest's generated shape, every tree standing as it was built: each
+    /// segment turned from its parent by its rest rotation in Weber's mapping
+    /// (`weber::mapping::relative_rotation` of `SegmentData::shape`), its base on its parent's
+    /// tip, each tree's root segment at the tree's position; leaves rigid on their segments.
+    /// What a model at rest shows, up to rounding.
+    pub fn of_shape(forest: &Forest) -> Pose {
+        use crate::dynamics::weber::mapping::relative_rotation;
+        let s = &forest.seg;
+        let n = forest.segment_count();
+        let mut pose = Pose {
+            base: vec![Vec3::ZERO; n],
+            orient: vec![Quat::IDENTITY; n],
+            leaf_pos: vec![Vec3::ZERO; forest.leaf_count()],
+            ..Pose::default()
+        };
+        for t in &forest.trees {
+            for i in t.segments.start as usize..t.segments.end as usize {
+                let rel = relative_rotation(s.shape[0][i], s.shape[1][i]);
+                let p = s.parent[i];
+                if p == NO_PARENT {
+                    pose.orient[i] = rel.normalize();
+                    pose.base[i] = t.root;
+                } else {
+                    let p = p as usize;
+                    pose.orient[i] = (pose.orient[p] * rel).normalize();
+                    pose.base[i] = pose.tip(p, s.length[p]);
+                }
+                for j in forest.leaves_of(i) {
+                    pose.leaf_pos[j] =
+                        pose.base[i] + segment_axis(pose.orient[i]) * (forest.leaf.along_f32(j) * s.length[i]);
+                }
+            }
+        }
+        pose
+    }
+
     /// World orientation of leaf `j` hanging on segment `segment`: its own when the model turns
     /// leaves, otherwise the segment's orientation times the leaf's rest orientation in the
     /// segment's frame.

@@ -306,11 +306,15 @@ impl ChenModel {
         drop(self.replace_wind(wind));
     }
 
-    /// Turns self-collision on with `params` (its structure read in the current pose), or off.
+    /// Turns self-collision on with `params` (its structure and rest distances read in the
+    /// generated shape, `Pose::of_shape`, wherever the tree is now), or off.
     pub fn set_self_collision(&mut self, params: Option<SelfCollisionParams>) -> Result<(), SimError> {
         self.self_collision = match params {
             None => None,
-            Some(p) => Some(SelfCollision::new(&self.forest, &self.pose, p)?.with_leaves_turning()),
+            Some(p) => {
+                let rest = Pose::of_shape(&self.forest);
+                Some(SelfCollision::new(&self.forest, &rest, p)?.with_leaves_turning())
+            }
         };
         self.response.clear();
         Ok(())

@@ -601,12 +601,12 @@ impl OliapuramModel {
         }
     }
 
-    /// Turns self-collision (Chen 2011 §5) on with `params`, its structure read in the current
-    /// pose, or off.
+    /// Turns self-collision (Chen 2011 §5) on with `params`, its structure and rest distances
+    /// read in the generated shape (`Pose::of_shape`, wherever the tree is now), or off.
     pub fn set_self_collision(&mut self, params: Option<SelfCollisionParams>) -> Result<(), SimError> {
         self.self_collision = match params {
             None => None,
-            Some(p) => Some(SelfCollision::new(&self.forest, &self.pose, p)?),
+            Some(p) => Some(SelfCollision::new(&self.forest, &Pose::of_shape(&self.forest), p)?),
         };
         self.external.clear();
         Ok(())

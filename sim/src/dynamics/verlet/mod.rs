@@ -339,7 +339,7 @@ impl VerletModel {
         self.self_collision = match params {
             None => None,
             Some(p) => {
-                let rest = self.rest_pose();
+                let rest = Pose::of_shape(&self.forest);
                 // The response moves free particles, not an articulated tree: the single-mass
                 // cap (Weber's articulated segments carry their subtrees and take more).
                 Some(SelfCollision::new(&self.forest, &rest, p)?.with_cap(PARTICLE_STABLE)?)
@@ -352,17 +352,6 @@ impl VerletModel {
     /// What self-collision found and cost in the last step (`None` while off).
     pub fn self_collision_stats(&self) -> Option<SelfCollisionStats> {
         self.self_collision.as_ref().map(SelfCollision::stats)
-    }
-
-    /// The pose of the generated shape (the pose is refreshed from the state again after).
-    fn rest_pose(&mut self) -> Pose {
-        let rest = self.st.rest.iter().map(|&r| Vec3A::from(r)).collect();
-        let now = std::mem::replace(&mut self.pos, rest);
-        self.refresh_pose();
-        let pose = self.pose.clone();
-        self.pos = now;
-        self.refresh_pose();
-        pose
     }
 
     /// Every particle back at rest in the generated shape, every root constraint whole.

@@ -503,13 +503,14 @@ impl WeberModel {
         self.refresh_pose();
     }
 
-    /// Turns self-collision on with `params` (its structure read in the current pose), or off.
+    /// Turns self-collision on with `params` (its structure and rest distances read in the
+    /// generated shape, `Pose::of_shape`, wherever the tree is now), or off.
     pub fn set_self_collision(&mut self, params: Option<SelfCollisionParams>) -> Result<(), SimError> {
         self.self_collision = match params {
             None => None,
             Some(p) => {
-                let pose = self.sh.pose.read().expect("unpoisoned pose");
-                Some(SelfCollision::new(&self.sh.forest, &pose, p)?)
+                let rest = Pose::of_shape(&self.sh.forest);
+                Some(SelfCollision::new(&self.sh.forest, &rest, p)?)
             }
         };
         self.sh.external.clear();
