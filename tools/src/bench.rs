@@ -134,13 +134,13 @@ pub struct SimArgs {
     #[arg(long, value_name = "K", num_args = 0..=1, default_missing_value = "14",
           value_parser = |s: &str| s.parse::<DopK>().map_err(|e| e.to_string()))]
     self_collision: Option<DopK>,
-    /// How much farther than its k-DOP a piece is watched for pairs with `--self-collision`
-    /// [m]: the pairs within it are kept from step to step and the hierarchy is queried only
+    /// How much farther than its k-DOP a piece is watched for pairs with `--self-collision`,
+    /// in metres: the pairs within it are kept from step to step and the hierarchy is queried only
     /// for pieces that move out of it; 0 traverses the whole hierarchy every step, as Chen
     /// does. The candidate pairs are the same for every margin.
     #[arg(long, value_name = "M", default_value_t = sylva_sim::collision::runtime::DEFAULT_PAIR_MARGIN)]
     pair_margin: f32,
-    /// The skin added to every piece's safe distance with `--self-collision` [m]
+    /// The skin added to every piece's safe distance with `--self-collision`, in metres
     /// (`SelfCollisionParams::extra_safe`): the response springs reach this much beyond the
     /// pieces' radii.
     #[arg(long, value_name = "M", default_value_t = sylva_sim::collision::runtime::DEFAULT_SKIN)]
