@@ -650,6 +650,9 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
     let counts = verlet.map(|v| v.counts());
     let breakage = sim.breakage();
     let sway = run.sway.as_ref().map(|s| s.report());
+    // Self-collision's sums as means per step (`--self-collision`).
+    let collided = run.collision.steps > 0;
+    let per_step = |sum: u64| collided.then(|| sum as f64 / run.collision.steps as f64);
     SimReport {
         model: sim.name(),
         drag: sim.forest().material.drag_law.name(),
@@ -693,7 +696,7 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
             }
         }),
         setup_ms,
-        collision_ms: (run.collision.steps > 0).then(|| {
+        collision_ms: collided.then(|| {
             let per = |d: Duration| d.as_secs_f64() * 1e3 / run.collision.steps as f64;
             let c = &run.collision;
             CollisionMs {
@@ -704,16 +707,13 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
                 count: per(c.count),
             }
         }),
-        close_pairs: (run.collision.steps > 0).then(|| run.collision.close as f64 / run.collision.steps as f64),
-        candidate_pairs: (run.collision.steps > 0)
-            .then(|| run.collision.candidates as f64 / run.collision.steps as f64),
-        responding_pairs: (run.collision.steps > 0)
-            .then(|| run.collision.responding as f64 / run.collision.steps as f64),
-        pair_overflow_steps: (run.collision.steps > 0).then_some(run.collision.overflow_steps),
-        tracked_pairs: (run.collision.steps > 0).then(|| run.collision.tracked as f64 / run.collision.steps as f64),
-        requeried_pieces: (run.collision.steps > 0)
-            .then(|| run.collision.requeried as f64 / run.collision.steps as f64),
-        full_traversals: (run.collision.steps > 0).then_some(run.collision.traversed),
+        close_pairs: per_step(run.collision.close),
+        candidate_pairs: per_step(run.collision.candidates),
+        responding_pairs: per_step(run.collision.responding),
+        pair_overflow_steps: collided.then_some(run.collision.overflow_steps),
+        tracked_pairs: per_step(run.collision.tracked),
+        requeried_pieces: per_step(run.collision.requeried),
+        full_traversals: collided.then_some(run.collision.traversed),
         particles: counts.map(|c| c.0 as u64),
         constraints: counts.map(|c| c.1 as u64),
         root_constraints: counts.map(|c| c.2 as u64),

@@ -209,16 +209,21 @@ impl Bvh {
 
     /// Refits every node to its children (`nodes` holds a k-DOP per node), bottom up.
     pub fn refit(&self, piece: &[Kdop], nodes: &mut [Kdop]) {
-        for (i, node) in self.nodes.iter().enumerate() {
-            let mut k = Kdop::empty(piece.first().map_or(nodes[i].kind(), Kdop::kind));
-            for c in &self.kids[node.kids.start as usize..node.kids.end as usize] {
-                match *c {
-                    Child::Node(j) => k.merge(&nodes[j as usize]),
-                    Child::Piece(p) => k.merge(&piece[p as usize]),
-                }
-            }
-            nodes[i] = k;
+        for i in 0..self.nodes.len() {
+            nodes[i] = self.fitted(i, piece, nodes);
         }
+    }
+
+    /// Node `i`'s k-DOP: the union of its children's (its child nodes' already fitted).
+    fn fitted(&self, i: usize, piece: &[Kdop], nodes: &[Kdop]) -> Kdop {
+        let mut k = Kdop::empty(piece.first().map_or(nodes[i].kind(), Kdop::kind));
+        for c in self.kids(i as u32) {
+            match *c {
+                Child::Node(j) => k.merge(&nodes[j as usize]),
+                Child::Piece(p) => k.merge(&piece[p as usize]),
+            }
+        }
+        k
     }
 
     /// Every piece whose k-DOP overlaps `probe` (`piece` and `nodes` as the traversal takes
@@ -270,18 +275,11 @@ impl Bvh {
                 dirty[up as usize] = true;
             }
         }
-        for (i, node) in self.nodes.iter().enumerate() {
+        for i in 0..self.nodes.len() {
             if !std::mem::replace(&mut dirty[i], false) {
                 continue;
             }
-            let mut k = Kdop::empty(nodes[i].kind());
-            for c in &self.kids[node.kids.start as usize..node.kids.end as usize] {
-                match *c {
-                    Child::Node(j) => k.merge(&nodes[j as usize]),
-                    Child::Piece(p) => k.merge(&piece[p as usize]),
-                }
-            }
-            nodes[i] = k;
+            nodes[i] = self.fitted(i, piece, nodes);
             if self.up_node[i] != NONE {
                 dirty[self.up_node[i] as usize] = true;
             }

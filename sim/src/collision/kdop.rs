@@ -331,20 +331,6 @@ impl Kdop {
         self.min[..n].iter().zip(&self.max[..n]).any(|(lo, hi)| lo > hi)
     }
 
-    /// The x, y, z slabs (the bounding box) as `[min x, min y, min z, max x, max y, max z]`:
-    /// two k-DOPs whose boxes do not overlap do not overlap.
-    #[inline]
-    pub fn bounding_box(&self) -> [f32; 6] {
-        [
-            self.min[0],
-            self.min[1],
-            self.min[2],
-            self.max[0],
-            self.max[1],
-            self.max[2],
-        ]
-    }
-
     /// The kind of this k-DOP.
     #[inline]
     pub fn kind(&self) -> DopK {

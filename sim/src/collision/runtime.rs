@@ -246,15 +246,11 @@ struct TreeSet {
     rest_ends: Vec<[Vec3; 2]>,
     moved: Vec<Vec3>,
     mass: Vec<f32>,
-    /// Per piece: safe distance (radius, buffer and skin) and its buffer \[m\].
     safe: Vec<f32>,
-    buffer: Vec<f32>,
     radius: Vec<f32>,
     /// Per piece: its k-DOP enlarged by the pair margin when it last left the one before
     /// (`pair_margin`); the nodes bound these.
     fat: Vec<Kdop>,
-    /// Per piece: its k-DOP's box (`Kdop::bounding_box`), for the candidates' first test.
-    boxes: Vec<[f32; 6]>,
     /// Per piece: it left its enlarged k-DOP this step, and those pieces in order (scratch).
     escaped: Vec<bool>,
     left: Vec<u32>,
@@ -439,10 +435,8 @@ impl SelfCollision {
                 moved: vec![Vec3::ZERO; n],
                 mass,
                 safe: vec![0.0; n],
-                buffer: vec![0.0; n],
                 radius: vec![0.0; n],
                 fat: vec![Kdop::empty(params.k); n],
-                boxes: vec![[0.0; 6]; n],
                 escaped: vec![false; n],
                 left: Vec::new(),
                 dirty: Vec::new(),
@@ -596,8 +590,9 @@ impl SelfCollision {
             } else {
                 let escaped = &t.escaped;
                 t.tracked.retain(|x| !escaped[x.p as usize] && !escaped[x.q as usize]);
-                for chunk in t.left.chunks(QUERY_CHUNK) {
-                    tasks.push((n, Job::Query(chunk.to_vec()), Vec::new(), None));
+                for start in (0..t.left.len()).step_by(QUERY_CHUNK) {
+                    let range = start..(start + QUERY_CHUNK).min(t.left.len());
+                    tasks.push((n, Job::Query(range), Vec::new(), None));
                 }
             }
             kept += t.tracked.len();
@@ -618,7 +613,7 @@ impl SelfCollision {
                     Job::Traverse(task) => t
                         .bvh
                         .task_pairs(*task, (&t.fat, &t.nodes), connected, out, (found, hard)),
-                    Job::Query(left) => t.query_pairs(left, connected, out, (found, hard)),
+                    Job::Query(range) => t.query_pairs(&t.left[range.clone()], connected, out, (found, hard)),
                 };
             });
         }
@@ -646,20 +641,16 @@ impl SelfCollision {
         // distance found the first time it is a candidate.
         const FILTER_CHUNK: usize = 8192;
         let mut chunks: Vec<(usize, &mut [Tracked], Vec<Tracked>)> = Vec::new();
-        let mut views: Vec<FilterView<'_>> = Vec::new();
+        let mut views: Vec<(&[Kdop], &[[Vec3; 2]])> = Vec::new();
         for (n, t) in trees.iter_mut().enumerate() {
             t.kdop_tests += t.tracked.len() as u64;
-            views.push((&t.kdop, &t.boxes, &t.rest_ends));
+            views.push((&t.kdop, &t.rest_ends));
             chunks.extend(t.tracked.chunks_mut(FILTER_CHUNK).map(|c| (n, c, Vec::new())));
         }
         jobs.for_each_mut(&mut chunks, |_, (n, tracked, out)| {
-            let (kdop, boxes, rest_ends) = views[*n];
+            let (kdop, rest_ends) = views[*n];
             for x in tracked.iter_mut() {
-                // The boxes first, from their own compact array: most kept pairs that do not
-                // overlap miss there, without loading two whole k-DOPs.
-                let (a, b) = (&boxes[x.p as usize], &boxes[x.q as usize]);
-                let apart = (0..3).any(|i| a[i].max(b[i]) > a[i + 3].min(b[i + 3]));
-                if !apart && kdop[x.p as usize].overlaps(&kdop[x.q as usize]) {
+                if kdop[x.p as usize].overlaps(&kdop[x.q as usize]) {
                     if x.rest.is_nan() {
                         let ([r0, r1], [s0, s1]) = (rest_ends[x.p as usize], rest_ends[x.q as usize]);
                         x.rest = segment_distance(r0, r1, s0, s1);
@@ -697,11 +688,11 @@ impl SelfCollision {
                 chunks.push((k, start..(start + CHUNK).min(t.pairs.len()), Answer::default()));
             }
         }
-        let (trees, count) = (&self.trees, params.count_interpenetrating);
+        let trees = &self.trees;
         jobs.for_each_mut(&mut chunks, |_, (k, range, answer)| {
             let t = &trees[*k];
             for x in &t.pairs[range.clone()] {
-                t.answer(x, (dt, count), answer);
+                t.answer(x, params, dt, answer);
             }
         });
         // A segment pressed by many pairs at once (a leafy twig: each of its leaves' pairs)
@@ -835,17 +826,15 @@ fn refit_pieces(
         .kdop
         .chunks_mut(CHUNK)
         .zip(t.escaped.chunks_mut(CHUNK))
-        .zip(t.boxes.chunks_mut(CHUNK))
         .zip(t.ends.chunks_mut(CHUNK))
         .zip(t.moved.chunks_mut(CHUNK))
         .zip(t.safe.chunks_mut(CHUNK))
-        .zip(t.buffer.chunks_mut(CHUNK))
         .zip(t.radius.chunks_mut(CHUNK))
         .enumerate()
         .collect();
     jobs.for_each_mut(
         &mut chunks,
-        |_, (c, (((((((kdop, escaped), boxes), ends), moved), safe), buffers), radius))| {
+        |_, (c, (((((kdop, escaped), ends), moved), safe), radius))| {
             let start = *c * CHUNK;
             for i in 0..kdop.len() {
                 let (box_, e, r) = fit(&pieces[start + i], forest, pose, seg0, leaf0, aspect, k);
@@ -870,10 +859,8 @@ fn refit_pieces(
                     box_.enlarged(buffer + extra)
                 };
                 escaped[i] = !fat[start + i].contains(&kdop[i]);
-                boxes[i] = kdop[i].bounding_box();
                 ends[i] = e;
                 safe[i] = r + buffer + extra;
-                buffers[i] = buffer;
                 radius[i] = r;
             }
         },
@@ -915,10 +902,6 @@ fn fit(
     }
 }
 
-/// What the candidates' filter reads of a tree: its pieces' k-DOPs, their boxes and their
-/// ends at rest.
-type FilterView<'a> = (&'a [Kdop], &'a [[f32; 6]], &'a [[Vec3; 2]]);
-
 /// A chunk of the pairs closer than their radii for the exact count: its tree, the pairs and
 /// how many of them interpenetrate.
 type NearChunk<'a> = (usize, &'a [(u32, u32)], usize);
@@ -928,10 +911,10 @@ type NearChunk<'a> = (usize, &'a [(u32, u32)], usize);
 type TraversalTask = (usize, Job, Vec<(u32, u32)>, Option<u64>);
 
 /// What a traversal task does: a task of a whole traversal of the enlarged k-DOPs, or the
-/// queries of some of the pieces that left theirs.
+/// queries of some of the pieces that left theirs (a stretch of `TreeSet::left`).
 enum Job {
     Traverse(Task),
-    Query(Vec<u32>),
+    Query(std::ops::Range<usize>),
 }
 
 /// What one chunk of candidate pairs answered: the pairs closer than their radii (the only ones
@@ -987,10 +970,10 @@ impl TreeSet {
         Some(tests)
     }
 
-    /// Candidate `pair`: when `count`, notes it if it is closer than its radii (for the
-    /// exact count) and, when it is closer than its rest length, pushes its response (Eq. 5.1)
-    /// into `answer`.
-    fn answer(&self, pair: &Tracked, (dt, count): (f32, bool), answer: &mut Answer) {
+    /// Candidate `pair` in a step of `dt`: when the exact count is asked for, notes it if it is
+    /// closer than its radii and, when it is closer than its rest length, pushes its response
+    /// (Eq. 5.1) into `answer`.
+    fn answer(&self, pair: &Tracked, params: &SelfCollisionParams, dt: f32, answer: &mut Answer) {
         let t = self;
         let (p, q) = (pair.p as usize, pair.q as usize);
         let [a0, a1] = t.ends[p];
@@ -1004,12 +987,13 @@ impl TreeSet {
         // Every point of a piece lies within its radius of its centreline (a prism inside its
         // frustum, a blade within its longest venation of its mid-venation), so only a pair
         // closer than its radii can interpenetrate.
-        if count && d < t.radius[p] + t.radius[q] {
+        let radii = t.radius[p] + t.radius[q];
+        if params.count_interpenetrating && d < radii {
             answer.near.push((p as u32, q as u32));
         }
-        // The spring's rest length: the sum of the safe distances without their buffers (see
-        // the module header), or the pair's rest distance if that is less.
-        let rest = (d_safe - t.buffer[p] - t.buffer[q]).min(pair.rest);
+        // The spring's rest length: the sum of the safe distances without their buffers (radii
+        // and skins, see the module header), or the pair's rest distance if that is less.
+        let rest = (radii + 2.0 * params.extra_safe).min(pair.rest);
         if d >= rest {
             return;
         }
@@ -1065,14 +1049,12 @@ impl std::fmt::Debug for SelfCollision {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dynamics::weber::{WeberModel, WeberParams};
     use crate::material::Material;
 
-    /// The forest of one tree `skel` and its pose at rest in Weber's model.
+    /// The forest of one tree `skel` and its generated shape's pose.
     fn at_rest(skel: &Skeleton) -> (Forest, Pose) {
         let forest = crate::forest::at_origin(skel, &Material::default());
-        let model = WeberModel::new(forest.clone(), WeberParams::default()).unwrap();
-        let rest = model.pose().clone();
+        let rest = Pose::of_shape(&forest);
         (forest, rest)
     }
 

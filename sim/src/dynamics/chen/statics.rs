@@ -10,6 +10,7 @@ use glam::{Quat, Vec3};
 
 use super::params::ChenParams;
 use crate::dynamics::weber::mapping;
+use crate::dynamics::Pose;
 use crate::error::SimError;
 use crate::forest::{unpack_quat, Forest, NO_PARENT};
 
@@ -110,21 +111,8 @@ impl Statics {
         out.rel_rest = (0..n)
             .map(|i| mapping::relative_rotation(s.shape[0][i], s.shape[1][i]))
             .collect();
-        out.rest_orient = vec![Quat::IDENTITY; n];
-        out.rest_base = vec![Vec3::ZERO; n];
-        for t in &forest.trees {
-            for i in t.segments.start as usize..t.segments.end as usize {
-                let p = s.parent[i];
-                if p == NO_PARENT {
-                    out.rest_orient[i] = out.rel_rest[i].normalize();
-                    out.rest_base[i] = t.root;
-                } else {
-                    let p = p as usize;
-                    out.rest_orient[i] = (out.rest_orient[p] * out.rel_rest[i]).normalize();
-                    out.rest_base[i] = out.rest_base[p] + out.rest_orient[p] * Vec3::new(0.0, s.length[p], 0.0);
-                }
-            }
-        }
+        let shape = Pose::of_shape(forest);
+        (out.rest_orient, out.rest_base) = (shape.orient, shape.base);
         // What a stem's turn swings (Eq. 4.10 carries everything beyond its tip along, turned
         // rigidly about its base): Σ m_j·(|c_j − b|² + l_j²/12) over its subtree in the rest
         // shape, c_j each segment's centre, b the stem's base; the moment about the base point,
