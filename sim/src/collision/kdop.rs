@@ -17,6 +17,7 @@
 //!   dot products as `add_point`); points with a NaN coordinate are ignored by every slab (an
 //!   infinite coordinate can leave some slabs empty), so nothing here loops or panics on them.
 
+use std::f32::consts::SQRT_2;
 use std::fmt;
 use std::str::FromStr;
 
@@ -50,6 +51,15 @@ static AXES_6: [Vec3; 3] = [X, Y, Z];
 static AXES_14: [Vec3; 7] = [X, Y, Z, D0, D1, D2, D3];
 static AXES_18: [Vec3; 9] = [X, Y, Z, E0, E1, E2, E3, E4, E5];
 static AXES_26: [Vec3; 13] = [X, Y, Z, D0, D1, D2, D3, E0, E1, E2, E3, E4, E5];
+
+/// The axes' lengths: 1 for x, y, z, √3 for a cube diagonal, √2 for an edge diagonal.
+const SQRT_3: f32 = 1.732_050_8;
+static LENGTHS_6: [f32; 3] = [1.0; 3];
+static LENGTHS_14: [f32; 7] = [1.0, 1.0, 1.0, SQRT_3, SQRT_3, SQRT_3, SQRT_3];
+static LENGTHS_18: [f32; 9] = [1.0, 1.0, 1.0, SQRT_2, SQRT_2, SQRT_2, SQRT_2, SQRT_2, SQRT_2];
+static LENGTHS_26: [f32; 13] = [
+    1.0, 1.0, 1.0, SQRT_3, SQRT_3, SQRT_3, SQRT_3, SQRT_2, SQRT_2, SQRT_2, SQRT_2, SQRT_2, SQRT_2,
+];
 
 /// Which k-DOP: its k, the number of bounding planes (two per axis).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -101,6 +111,17 @@ impl DopK {
             18 => Ok(DopK::K18),
             26 => Ok(DopK::K26),
             other => Err(SimError::param("k-DOP k", other, ALLOWED)),
+        }
+    }
+
+    /// The lengths of [`axes`](Self::axes), in the same order.
+    #[inline]
+    fn lengths(self) -> &'static [f32] {
+        match self {
+            DopK::K6 => &LENGTHS_6,
+            DopK::K14 => &LENGTHS_14,
+            DopK::K18 => &LENGTHS_18,
+            DopK::K26 => &LENGTHS_26,
         }
     }
 
@@ -183,6 +204,29 @@ impl Kdop {
             let (pa, pb) = (u.dot(a), u.dot(b));
             out.min[i] = (pa - ra * s).min(pb - rb * s);
             out.max[i] = (pa + ra * s).max(pb + rb * s);
+        }
+        out
+    }
+
+    /// The k-DOP of a flat blade: the points `attach + along·v ± across·h` for each `(v, h)` of
+    /// `outline` (h ≥ 0; its mid-venation and outline), i.e. of the polygon they span. Per
+    /// slab of axis a the extremes are `a·attach + v·(a·along) ± h·|a·across|` over the
+    /// outline, so each slab costs three dot products and a pass over the (v, h) pairs instead
+    /// of a dot product per point. It contains each point up to rounding (the dot products
+    /// are grouped differently from `add_point`'s).
+    pub fn of_blade(k: DopK, attach: Vec3, along: Vec3, across: Vec3, outline: &[(f32, f32)]) -> Kdop {
+        let mut out = Kdop::empty(k);
+        for (i, u) in k.axes().iter().enumerate() {
+            let (c, a, b) = (u.dot(attach), u.dot(along), u.dot(across).abs());
+            let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+            for &(v, h) in outline {
+                lo = lo.min(a * v - b * h);
+                hi = hi.max(a * v + b * h);
+            }
+            // A NaN extreme (a non-finite pose) leaves its slab empty, as `add_point` ignores
+            // a NaN point.
+            out.min[i] = (c + lo).min(f32::INFINITY);
+            out.max[i] = (c + hi).max(f32::NEG_INFINITY);
         }
         out
     }
@@ -277,8 +321,8 @@ impl Kdop {
         let d = d.max(0.0);
         let mut out = *self;
         let n = self.k.half();
-        for (i, a) in self.k.axes().iter().enumerate().take(n) {
-            let grow = d * a.length();
+        for (i, length) in self.k.lengths().iter().enumerate().take(n) {
+            let grow = d * length;
             out.min[i] = self.min[i] - grow;
             out.max[i] = self.max[i] + grow;
         }

@@ -63,7 +63,7 @@ use super::bvh::{Bvh, Task, LIMIT_BATCH};
 use super::connect::Topology;
 use super::kdop::{DopK, Kdop};
 use super::modelling::leaf_joints;
-use super::primitives::{blade, blade_vertices, intersect, leaf_half_width, Owner, Piece, Prism, Shape};
+use super::primitives::{blade, blade_kdop, intersect, leaf_half_width, Owner, Piece, Prism, Shape};
 use super::tritri::segment_distance;
 use crate::dynamics::pose::{segment_axis, Pose};
 use crate::error::SimError;
@@ -689,58 +689,56 @@ impl SelfCollision {
             }
         }
         let trees = &self.trees;
+        let turning = self.leaves_turn.then_some(pose);
         jobs.for_each_mut(&mut chunks, |_, (k, range, answer)| {
             let t = &trees[*k];
             for x in &t.pairs[range.clone()] {
-                t.answer(x, params, dt, answer);
+                t.answer(x, (params, dt, turning), answer);
             }
         });
         // A segment pressed by many pairs at once (a leafy twig: each of its leaves' pairs)
         // shares its stability cap among them: each pair's spring is capped at the cap over
         // the square root of the larger number of responding pairs on its two segments.
-        let seg = |t: &TreeSet, p: u32| (t.seg0 + t.pieces[p as usize].owner.segment()) as usize;
         self.pressing.clear();
         self.pressing.resize(forces.len(), 0);
+        for (_, _, answer) in &chunks {
+            stats.responding += answer.springs.len();
+            for s in &answer.springs {
+                self.pressing[s.seg[0] as usize] += 1;
+                self.pressing[s.seg[1] as usize] += 1;
+            }
+        }
+        // Eq. 5.1, each spring capped for stability and damped on the closing speed, in
+        // parallel; then added to the segments in the pairs' order.
+        let (pressing, share) = (&self.pressing, self.share);
+        jobs.for_each_mut(&mut chunks, |_, (_, _, answer)| {
+            for s in &mut answer.springs {
+                let shared = if share {
+                    (pressing[s.seg[0] as usize].max(pressing[s.seg[1] as usize]) as f32).sqrt()
+                } else {
+                    1.0
+                };
+                let stiff = params.stiffness.min(stable * s.mass / (dt * dt) / shared);
+                let damp = 2.0 * DAMPING_RATIO * (stiff * s.mass).sqrt();
+                s.force = s.dir * (stiff * s.overlap + damp * s.closing);
+            }
+        });
         self.leaf_turns.clear();
         if self.leaves_turn {
             self.leaf_turns.resize(forest.leaf_count(), LeafTurn::default());
         }
-        for (k, _, answer) in &chunks {
-            let t = &self.trees[*k];
-            stats.responding += answer.springs.len();
+        for (_, _, answer) in &chunks {
             for s in &answer.springs {
-                self.pressing[seg(t, s.p)] += 1;
-                self.pressing[seg(t, s.q)] += 1;
-            }
-        }
-        for (k, _, answer) in &chunks {
-            let t = &self.trees[*k];
-            for s in &answer.springs {
-                let (a, b) = (seg(t, s.p), seg(t, s.q));
-                let shared = if self.share {
-                    (self.pressing[a].max(self.pressing[b]) as f32).sqrt()
-                } else {
-                    1.0
-                };
-                // Eq. 5.1, its spring capped for stability and damped on the closing speed.
-                let stiff = params.stiffness.min(stable * s.mass / (dt * dt) / shared);
-                let damp = 2.0 * DAMPING_RATIO * (stiff * s.mass).sqrt();
-                let f = s.dir * (stiff * s.overlap + damp * s.closing);
-                forces[a] += f;
-                forces[b] -= f;
-                if self.leaves_turn {
-                    // A leaf that turns on its own takes the spring about its attachment too,
-                    // uncapped: the model takes its stiffness implicitly.
-                    let k = params.stiffness;
-                    for (piece, sign) in [(s.p, 1.0), (s.q, -1.0)] {
-                        if let Owner::Leaf { leaf, .. } = t.pieces[piece as usize].owner {
-                            let j = (t.leaf0 + leaf) as usize;
-                            let [e0, e1] = t.ends[piece as usize];
-                            let lever = 0.5 * (e0 + e1) - pose.leaf_pos[j];
-                            let turn = &mut self.leaf_turns[j];
-                            turn.torque += lever.cross(s.dir * (sign * k * s.overlap));
-                            turn.stiffness += k * lever.length_squared();
-                        }
+                forces[s.seg[0] as usize] += s.force;
+                forces[s.seg[1] as usize] -= s.force;
+                // A leaf that turns on its own takes the spring about its attachment too,
+                // uncapped: the model takes its stiffness implicitly.
+                let k = params.stiffness;
+                for ((&j, &lever), sign) in s.leaf.iter().zip(&s.lever).zip([1.0, -1.0]) {
+                    if j != NO_LEAF {
+                        let turn = &mut self.leaf_turns[j as usize];
+                        turn.torque += lever.cross(s.dir * (sign * k * s.overlap));
+                        turn.stiffness += k * lever.length_squared();
                     }
                 }
             }
@@ -892,10 +890,7 @@ fn fit(
             let attach = pose.leaf_pos[gj];
             let length = forest.leaf.length_m(gj);
             let width = aspect * length;
-            let mut kd = Kdop::empty(k);
-            blade_vertices(attach, q, (length, width), (p.t0, p.t1), leaf_joints(root), |v| {
-                kd.add_point(v)
-            });
+            let kd = blade_kdop(k, attach, q, (length, width), (p.t0, p.t1), leaf_joints(root));
             let along = q * Vec3::Y * length;
             (kd, [attach + along * p.t0, attach + along * p.t1], p.ra)
         }
@@ -926,17 +921,28 @@ struct Answer {
     springs: Vec<Spring>,
 }
 
-/// One responding pair: its pieces, the direction of the push on the first (Fig. 5.2: from the
+/// One responding pair: the segments it pushes, the direction of the push on the first (Fig. 5.2: from the
 /// second's k-DOP centre to the first's), how far it is inside its rest length \[m\], its
 /// closing speed \[m/s\] and the lighter piece's effective mass \[kg\].
 struct Spring {
-    p: u32,
-    q: u32,
+    /// The segments of the forest the two pieces act on (a leaf's: the one it hangs from).
+    seg: [u32; 2],
     dir: Vec3,
     overlap: f32,
     closing: f32,
     mass: f32,
+    /// The force on the first piece's segment \[N\] (the second takes its opposite), once
+    /// capped and damped.
+    force: Vec3,
+    /// Per piece, for a model whose leaves turn on their own: the leaf of the forest it
+    /// belongs to ([`NO_LEAF`] for a stem, or when leaves do not turn), and the lever from the
+    /// leaf's attachment to the piece's centre.
+    leaf: [u32; 2],
+    lever: [Vec3; 2],
 }
+
+/// No leaf (a stem piece's `Spring::leaf`).
+const NO_LEAF: u32 = u32::MAX;
 
 impl TreeSet {
     /// The pairs of each piece of `left` (pieces that left their enlarged k-DOPs this step):
@@ -972,8 +978,14 @@ impl TreeSet {
 
     /// Candidate `pair` in a step of `dt`: when the exact count is asked for, notes it if it is
     /// closer than its radii and, when it is closer than its rest length, pushes its response
-    /// (Eq. 5.1) into `answer`.
-    fn answer(&self, pair: &Tracked, params: &SelfCollisionParams, dt: f32, answer: &mut Answer) {
+    /// (Eq. 5.1, before its cap) into `answer`, with its leaves' levers about their
+    /// attachments in `turning` (the pose) when the model's leaves turn on their own.
+    fn answer(
+        &self,
+        pair: &Tracked,
+        (params, dt, turning): (&SelfCollisionParams, f32, Option<&Pose>),
+        answer: &mut Answer,
+    ) {
         let t = self;
         let (p, q) = (pair.p as usize, pair.q as usize);
         let [a0, a1] = t.ends[p];
@@ -999,13 +1011,27 @@ impl TreeSet {
         }
         // Eq. 5.1's spring acts along the line between the k-DOPs' centres (Fig. 5.2).
         let dir = (t.kdop[p].centre() - t.kdop[q].centre()).normalize_or_zero();
+        let (mut leaf, mut lever) = ([NO_LEAF; 2], [Vec3::ZERO; 2]);
+        if let Some(pose) = turning {
+            for (n, piece) in [p, q].into_iter().enumerate() {
+                if let Owner::Leaf { leaf: j, .. } = t.pieces[piece].owner {
+                    let j = t.leaf0 + j;
+                    let [e0, e1] = t.ends[piece];
+                    leaf[n] = j;
+                    lever[n] = 0.5 * (e0 + e1) - pose.leaf_pos[j as usize];
+                }
+            }
+        }
+        let seg = |i: usize| t.seg0 + t.pieces[i].owner.segment();
         answer.springs.push(Spring {
-            p: p as u32,
-            q: q as u32,
+            seg: [seg(p), seg(q)],
             dir,
             overlap: rest - d,
             closing: (-(t.moved[p] - t.moved[q]).dot(dir) / dt).max(0.0),
             mass: t.mass[p].min(t.mass[q]),
+            force: Vec3::ZERO,
+            leaf,
+            lever,
         });
     }
 
@@ -1194,3 +1220,4 @@ mod tests {
         }
     }
 }
+
