@@ -365,7 +365,10 @@ mod tests {
                 let from_outline = blade_kdop(k, Vec3::new(1.0, 2.0, 3.0), q, (0.12, 0.05), (v0, v1), joints);
                 for i in 0..k.k() / 2 {
                     let ((a, b), (c, d)) = (from_tris.slab(i), from_outline.slab(i));
-                    assert!((a - c).abs() < 1e-6 && (b - d).abs() < 1e-6, "{k} {v0}..{v1} x{joints} slab {i}");
+                    assert!(
+                        (a - c).abs() < 1e-6 && (b - d).abs() < 1e-6,
+                        "{k} {v0}..{v1} x{joints} slab {i}"
+                    );
                 }
             }
         }
