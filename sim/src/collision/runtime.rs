@@ -674,7 +674,7 @@ impl SelfCollision {
         const FILTER_CHUNK: usize = 8192;
         let mut chunks: Vec<(usize, &mut [Tracked], Vec<Tracked>)> = Vec::new();
         let strips = self.leaves_turn;
-        let mut views: Vec<(&[Kdop], &[RtPiece], (&[[Vec3; 2]], &[Vec3]))> = Vec::new();
+        let mut views: Vec<FilterView<'_>> = Vec::new();
         for (n, t) in trees.iter_mut().enumerate() {
             t.kdop_tests += t.tracked.len() as u64;
             views.push((&t.kdop, &t.pieces, (&t.rest_ends, &t.rest_across)));
@@ -999,6 +999,10 @@ fn rest_gap(pieces: &[RtPiece], pose: (&[[Vec3; 2]], &[Vec3]), (p, q): (usize, u
     let (pa, pb) = strips_closest(&a, &b, (s, t));
     pa.distance(pb)
 }
+
+/// What the candidate filter reads of a tree: its pieces' k-DOPs, the pieces, and their ends
+/// and across vectors in the pose built in.
+type FilterView<'a> = (&'a [Kdop], &'a [RtPiece], (&'a [[Vec3; 2]], &'a [Vec3]));
 
 /// A chunk of the pairs closer than their radii for the exact count: its tree, the pairs and
 /// how many of them interpenetrate.
