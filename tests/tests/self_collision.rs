@@ -190,8 +190,8 @@ fn interpenetration(kind: ModelKind) -> (usize, usize) {
 /// Weber's articulated model, fewer than 10 % of those remain (about 6 %: the springs on a
 /// segment share its stability cap, which a larger tree needs to stay stable). Manavi's
 /// particles, pushed by forces capped for free point masses, keep fewer than half (about
-/// 30 %). In Chen's model, whose leaves turn on their own, fewer than 10 % remain (about
-/// 3 %, nearly all a leaf and its own twig or a leaf beside it on that twig: the springs act
+/// 30 %). In Chen's model, whose leaves turn on their own, fewer than 2 % remain (about
+/// 1.4 %, nearly all a leaf and its own twig or a leaf beside it on that twig: the springs act
 /// on the blades' surfaces and turn the leaves away, but a leaf whose blade leaves its twig at
 /// the twig's surface has no clearance there, and holds the wind's load only by pressing in);
 /// Oliapuram's stiff segments do not reach one another in it. In none does the response
@@ -209,7 +209,7 @@ fn self_collision_keeps_a_tree_in_a_gale_from_passing_through_itself() {
     let (off, on) = interpenetration(ModelKind::Chen);
     eprintln!("chen: interpenetrating pair-steps off {off}, on {on}");
     assert!(off > 300, "the gale pushes the tree into itself: {off}");
-    assert!(on * 10 < off, "chen: {on} of {off} remain");
+    assert!(on * 50 < off, "chen: {on} of {off} remain");
     // Oliapuram's stiff segments (Eq. 22) hold this tree apart even in the gale; the response
     // must not push it into itself.
     let (off, on) = interpenetration(ModelKind::Oliapuram);
