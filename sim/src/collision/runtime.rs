@@ -947,39 +947,55 @@ fn fit(
 }
 
 /// A piece as a flat strip: a stem's centreline (`across` zero), or a leaf's blade, its
-/// mid-venation from `ends[0]` (the fraction `t0` of its length) to `ends[1]` (`t1`) and
-/// `across` the vector from the mid-venation to the outline at half-width 1.
+/// mid-venation from `base` (the fraction `t0` of its length) along `along` (to the fraction
+/// `t0 + dt`) and `across` the vector from the mid-venation to the outline at half-width 1.
+/// `inv_along` and `inv_across` are the reciprocals of the two vectors' squared lengths (0 for
+/// a zero vector), so that a projection multiplies.
 #[derive(Clone, Copy, Debug)]
 struct Strip {
-    ends: [Vec3; 2],
+    base: Vec3,
+    along: Vec3,
     across: Vec3,
+    inv_along: f32,
+    inv_across: f32,
     t0: f32,
-    t1: f32,
+    dt: f32,
 }
 
 impl Strip {
     /// Piece `i` of `pieces` as a strip, its centreline ends and across vector from `ends` and
     /// `across`.
     fn of(pieces: &[RtPiece], (ends, across): (&[[Vec3; 2]], &[Vec3]), i: usize) -> Strip {
+        let [e0, e1] = ends[i];
+        let inv = |v: Vec3| {
+            let l = v.length_squared();
+            if l > 0.0 {
+                1.0 / l
+            } else {
+                0.0
+            }
+        };
         Strip {
-            ends: ends[i],
+            base: e0,
+            along: e1 - e0,
             across: across[i],
+            inv_along: inv(e1 - e0),
+            inv_across: inv(across[i]),
             t0: pieces[i].t0,
-            t1: pieces[i].t1,
+            dt: pieces[i].t1 - pieces[i].t0,
         }
     }
 
     /// The point of the strip at the fraction `s` of its centreline moved across the blade
     /// toward `x`, no farther than the outline there.
     fn toward(&self, s: f32, x: Vec3) -> Vec3 {
-        let c = self.ends[0] + (self.ends[1] - self.ends[0]) * s;
-        let aa = self.across.length_squared();
-        if aa <= 0.0 {
+        let c = self.base + self.along * s;
+        if self.inv_across <= 0.0 {
             return c;
         }
-        let h = leaf_half_width(self.t0 + (self.t1 - self.t0) * s);
+        let h = leaf_half_width(self.t0 + self.dt * s);
         // max/min rather than clamp: a NaN pose must not panic.
-        let l = ((x - c).dot(self.across) / aa).max(-h).min(h);
+        let l = ((x - c).dot(self.across) * self.inv_across).max(-h).min(h);
         c + self.across * l
     }
 
@@ -987,13 +1003,7 @@ impl Strip {
     /// `x`, moved across toward it ([`toward`](Self::toward); exact where the outline there
     /// is the nearest).
     fn project(&self, x: Vec3) -> Vec3 {
-        let d = self.ends[1] - self.ends[0];
-        let dd = d.length_squared();
-        let s = if dd > 0.0 {
-            ((x - self.ends[0]).dot(d) / dd).max(0.0).min(1.0)
-        } else {
-            0.0
-        };
+        let s = ((x - self.base).dot(self.along) * self.inv_along).max(0.0).min(1.0);
         self.toward(s, x)
     }
 }
@@ -1005,8 +1015,7 @@ impl Strip {
 /// blade, the point where another piece nears its surface, so that a spring there turns the
 /// leaf away rather than pushing along it.
 fn strips_closest(a: &Strip, b: &Strip, (s, t): (f32, f32)) -> (Vec3, Vec3) {
-    let ca = a.ends[0] + (a.ends[1] - a.ends[0]) * s;
-    let mut pb = b.toward(t, ca);
+    let mut pb = b.toward(t, a.base + a.along * s);
     let mut pa = a.toward(s, pb);
     for _ in 0..STRIP_ROUNDS {
         let next = b.project(pa);
@@ -1024,11 +1033,12 @@ fn strips_closest(a: &Strip, b: &Strip, (s, t): (f32, f32)) -> (Vec3, Vec3) {
 /// as `TreeSet::answer` measures it: between them as strips (`strips`: leaves that turn) or
 /// between their centrelines.
 fn rest_gap(pieces: &[RtPiece], pose: (&[[Vec3; 2]], &[Vec3]), (p, q): (usize, usize), strips: bool) -> f32 {
-    let (a, b) = (Strip::of(pieces, pose, p), Strip::of(pieces, pose, q));
-    let (d2, s, t) = segment_segment_closest(a.ends[0], a.ends[1], b.ends[0], b.ends[1]);
+    let ([a0, a1], [b0, b1]) = (pose.0[p], pose.0[q]);
+    let (d2, s, t) = segment_segment_closest(a0, a1, b0, b1);
     if !strips {
         return d2.sqrt();
     }
+    let (a, b) = (Strip::of(pieces, pose, p), Strip::of(pieces, pose, q));
     let (pa, pb) = strips_closest(&a, &b, (s, t));
     pa.distance(pb)
 }
