@@ -1003,7 +1003,7 @@ impl Strip {
     /// `x`, moved across toward it ([`toward`](Self::toward); exact where the outline there
     /// is the nearest).
     fn project(&self, x: Vec3) -> Vec3 {
-        let s = ((x - self.base).dot(self.along) * self.inv_along).max(0.0).min(1.0);
+        let s = ((x - self.base).dot(self.along) * self.inv_along).clamp(0.0, 1.0);
         self.toward(s, x)
     }
 }
