@@ -299,7 +299,9 @@ pub fn blade(
 /// The k-DOP of [`blade`]'s triangles for the same arguments: of the points where its
 /// venations meet the mid-venation and the outline, without building the triangles
 /// ([`Kdop::of_blade`]; equal to the triangles' own k-DOP up to rounding). A blade with no
-/// width anywhere gives its mid-venation's, where `blade` gives no triangle.
+/// width anywhere gives its mid-venation's, where `blade` gives no triangle. `joints` is at
+/// most 15 (the outline is kept on the stack; the pieces have at most
+/// [`LEAF_JOINTS`](super::modelling::LEAF_JOINTS)); more are taken as 15.
 pub fn blade_kdop(
     k: DopK,
     attach: Vec3,
@@ -309,6 +311,7 @@ pub fn blade_kdop(
     joints: u32,
 ) -> Kdop {
     const MOST: usize = 16;
+    debug_assert!(joints < MOST as u32, "{joints} joints in a blade's k-DOP");
     let steps = joints.clamp(1, MOST as u32 - 1);
     let mut outline = [(0.0, 0.0); MOST];
     for (i, o) in outline.iter_mut().enumerate().take(steps as usize + 1) {

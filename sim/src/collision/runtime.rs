@@ -127,8 +127,9 @@ pub const PARTICLE_STABLE: f32 = 0.25;
 /// stiffness implicitly in the leaf's own step, so a stiff spring stays stable; at K_s alone a
 /// leaf's wind torque in a gale presses the blade through its own twig and its neighbours
 /// (Chen's model in the gale of `tests/tests/self_collision.rs`, 300 steps, interpenetrating
-/// pair-steps 65,264 without the response: 9,388 with it at 1, 2,991 at 10, 2,215 at 50,
-/// 2,116 at 200).
+/// pair-steps 65,264 without the response; with it, strips from the centrelines' closest
+/// points alone: 9,388 at 1, 2,991 at 10, 2,215 at 50, 2,116 at 200; with `STRIP_ROUNDS`
+/// rounds and no early stop: 1,455 at 20, 1,285 at 200; with the stop, about 1,200 at 50).
 pub const LEAF_TURN_SCALE: f32 = 50.0;
 /// Rounds of alternating projections that find the nearest points of two pieces as strips
 /// (`strips_closest`; Chen's model in the gale of `tests/tests/self_collision.rs`, 300 steps,
@@ -772,15 +773,11 @@ impl SelfCollision {
             for s in &answer.springs {
                 forces[s.seg[0] as usize] += s.force;
                 forces[s.seg[1] as usize] -= s.force;
-                // A leaf that turns on its own takes the spring about its attachment too,
-                // uncapped and stiffer ([`LEAF_TURN_SCALE`]): the model takes its stiffness
-                // implicitly.
-                let k = params.stiffness * LEAF_TURN_SCALE;
-                for ((&j, &lever), sign) in s.leaf.iter().zip(&s.lever).zip([1.0, -1.0]) {
+                for (&j, part) in s.leaf.iter().zip(&s.turn) {
                     if j != NO_LEAF {
                         let turn = &mut self.leaf_turns[j as usize];
-                        turn.torque += lever.cross(s.dir * (sign * k * s.overlap));
-                        turn.stiffness += k * lever.length_squared();
+                        turn.torque += part.torque;
+                        turn.stiffness += part.stiffness;
                     }
                 }
             }
@@ -1071,9 +1068,9 @@ struct Answer {
     springs: Vec<Spring>,
 }
 
-/// One responding pair: the segments it pushes, the direction of the push on the first (Fig. 5.2: from the
-/// second's k-DOP centre to the first's), how far it is inside its rest length \[m\], its
-/// closing speed \[m/s\] and the lighter piece's effective mass \[kg\].
+/// One responding pair: the segments it pushes, the direction of the push on the first (see
+/// `TreeSet::answer`), how far it is inside its rest length \[m\], its closing speed \[m/s\]
+/// and the lighter piece's effective mass \[kg\].
 struct Spring {
     /// The segments of the forest the two pieces act on (a leaf's: the one it hangs from).
     seg: [u32; 2],
@@ -1085,10 +1082,10 @@ struct Spring {
     /// capped and damped.
     force: Vec3,
     /// Per piece, for a model whose leaves turn on their own: the leaf of the forest it
-    /// belongs to ([`NO_LEAF`] for a stem, or when leaves do not turn), and the lever from the
-    /// leaf's attachment to the piece's centre.
+    /// belongs to ([`NO_LEAF`] for a stem, or when leaves do not turn), and the spring's torque
+    /// and stiffness about the leaf's attachment (lever from it to the piece's centre).
     leaf: [u32; 2],
-    lever: [Vec3; 2],
+    turn: [LeafTurn; 2],
 }
 
 /// No leaf (a stem piece's `Spring::leaf`).
@@ -1161,10 +1158,10 @@ impl TreeSet {
             // stem's axis), the rest length the stems' radii and the skins, the push between
             // the strips' nearest points (their centrelines' where the strips cross).
             let core = t.core(p) + t.core(q);
+            let rest = (core + 2.0 * params.extra_safe).min(pair.rest);
             // A blade lies within its radius (largest half-width) of its centreline, so the
             // strips are no nearer than the centrelines less the blades' radii.
-            let blades = radii - core;
-            if d - blades >= (core + 2.0 * params.extra_safe).min(pair.rest) {
+            if d - (radii - core) >= rest {
                 return;
             }
             let now = (&t.ends[..], &t.across[..]);
@@ -1172,23 +1169,30 @@ impl TreeSet {
             let (pa, pb) = strips_closest(&sp, &sq, (cs, ct));
             let (cp, cq) = (a0 + (a1 - a0) * cs, b0 + (b1 - b0) * ct);
             let dir = (pa - pb).try_normalize().or((cp - cq).try_normalize());
-            (pa.distance(pb), core, dir.unwrap_or_else(centres))
+            (pa.distance(pb), rest, dir.unwrap_or_else(centres))
         } else {
             // Chen's: the centrelines' distance, the radii, the k-DOPs' centres (Fig. 5.2).
-            (d, radii, centres())
+            (d, (radii + 2.0 * params.extra_safe).min(pair.rest), centres())
         };
-        let rest = (rest + 2.0 * params.extra_safe).min(pair.rest);
         if gap.partial_cmp(&rest) != Some(std::cmp::Ordering::Less) {
             return;
         }
-        let (mut leaf, mut lever) = ([NO_LEAF; 2], [Vec3::ZERO; 2]);
+        let overlap = rest - gap;
+        let (mut leaf, mut turn) = ([NO_LEAF; 2], [LeafTurn::default(); 2]);
         if let Some(pose) = turning {
-            for (n, piece) in [p, q].into_iter().enumerate() {
+            // A leaf that turns on its own takes the spring about its attachment too, uncapped
+            // and stiffer ([`LEAF_TURN_SCALE`]): the model takes its stiffness implicitly.
+            let k = params.stiffness * LEAF_TURN_SCALE;
+            for (n, (piece, sign)) in [(p, 1.0), (q, -1.0)].into_iter().enumerate() {
                 if let Owner::Leaf { leaf: j, .. } = t.pieces[piece].owner {
                     let j = t.leaf0 + j;
                     let [e0, e1] = t.ends[piece];
+                    let lever = 0.5 * (e0 + e1) - pose.leaf_pos[j as usize];
                     leaf[n] = j;
-                    lever[n] = 0.5 * (e0 + e1) - pose.leaf_pos[j as usize];
+                    turn[n] = LeafTurn {
+                        torque: lever.cross(dir * (sign * k * overlap)),
+                        stiffness: k * lever.length_squared(),
+                    };
                 }
             }
         }
@@ -1196,12 +1200,12 @@ impl TreeSet {
         answer.springs.push(Spring {
             seg: [seg(p), seg(q)],
             dir,
-            overlap: rest - gap,
+            overlap,
             closing: (-(t.moved[p] - t.moved[q]).dot(dir) / dt).max(0.0),
             mass: t.mass[p].min(t.mass[q]),
             force: Vec3::ZERO,
             leaf,
-            lever,
+            turn,
         });
     }
 
