@@ -135,9 +135,10 @@ pub struct SimArgs {
           value_parser = |s: &str| s.parse::<DopK>().map_err(|e| e.to_string()))]
     self_collision: Option<DopK>,
     /// How much farther than its k-DOP a piece is watched for pairs with `--self-collision`,
-    /// in metres: the pairs within it are kept from step to step and the hierarchy is queried only
-    /// for pieces that move out of it; 0 traverses the whole hierarchy every step, as Chen
-    /// does. The candidate pairs are the same for every margin.
+    /// in metres, beyond where its last move carries it a few steps on: the pairs within it
+    /// are kept from step to step and the hierarchy is queried only for pieces that move out
+    /// of it; 0 watches the k-DOPs alone, so a moving tree is traversed whole every step, as
+    /// Chen does. The candidate pairs are the same for every margin.
     #[arg(long, value_name = "M", default_value_t = sylva_sim::collision::runtime::DEFAULT_PAIR_MARGIN)]
     pair_margin: f32,
     /// The skin added to every piece's safe distance with `--self-collision`, in metres

@@ -329,6 +329,24 @@ impl Kdop {
         out
     }
 
+    /// This k-DOP swept along `moves`: each slab of axis `a` reaches out by the most of
+    /// `a · m` over the moves on its side (`[min + min(0, a·m0, a·m1), max + max(0, a·m0,
+    /// a·m1)]`), so the result contains every point of this polytope moved by any convex
+    /// combination of zero and the two moves (a segment moved by `m0` at one end and `m1` at
+    /// the other, at any time along the way). NaN components count as no move; an empty
+    /// k-DOP stays empty.
+    pub fn swept(&self, moves: [Vec3; 2]) -> Kdop {
+        let mut out = *self;
+        let n = self.k.half();
+        for (i, a) in self.k.axes().iter().enumerate().take(n) {
+            let (u, v) = (a.dot(moves[0]), a.dot(moves[1]));
+            // min/max drop a NaN operand.
+            out.min[i] += u.min(v).min(0.0);
+            out.max[i] += u.max(v).max(0.0);
+        }
+        out
+    }
+
     /// Whether `other` lies inside this k-DOP, slab by slab (closed): then whatever `other`
     /// overlaps, this overlaps too. An empty `other` lies inside anything; a NaN slab or
     /// another kind is never inside.
@@ -590,6 +608,41 @@ mod tests {
                 assert_eq!(dop.enlarged(-1.0), dop);
                 assert_eq!(dop.enlarged(f32::NAN), dop);
                 assert!(Kdop::empty(k).enlarged(d).is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn swept_contains_every_point_moved_along_the_way() {
+        let mut rng = Rng::new(0x5EE7);
+        for _ in 0..200 {
+            let pts = cloud(&mut rng, Vec3::ZERO, 1.0, 10);
+            let moves = [
+                unit_vector(&mut rng) * rng.range(0.0, 0.5),
+                unit_vector(&mut rng) * rng.range(0.0, 0.5),
+            ];
+            for k in DopK::ALL {
+                let dop = Kdop::of_points(k, &pts);
+                let swept = dop.swept(moves);
+                assert!(swept.contains(&dop));
+                for &p in &pts {
+                    let (t, s) = (rng.range(0.0, 1.0), rng.range(0.0, 1.0));
+                    let q = p + (moves[0] * (1.0 - s) + moves[1] * s) * t;
+                    assert!(swept.contains_point(q), "{k}: {p} moved to {q}");
+                }
+                // It reaches no farther than the moves: every slab's ends are met by a
+                // point moved by 0 or by one of the moves.
+                let mut moved = pts.clone();
+                moved.extend(pts.iter().map(|&p| p + moves[0]));
+                moved.extend(pts.iter().map(|&p| p + moves[1]));
+                let hull = Kdop::of_points(k, &moved);
+                for i in 0..k.axes().len() {
+                    let ((a, b), (c, d)) = (swept.slab(i), hull.slab(i));
+                    assert!((a - c).abs() < 1e-5 && (b - d).abs() < 1e-5, "{k} slab {i}");
+                }
+                assert_eq!(dop.swept([Vec3::ZERO; 2]), dop);
+                assert_eq!(dop.swept([Vec3::NAN; 2]), dop);
+                assert!(Kdop::empty(k).swept(moves).is_empty());
             }
         }
     }

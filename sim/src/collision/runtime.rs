@@ -7,11 +7,19 @@
 //! Safe distance (§5.1): a stem piece's radius, a leaf piece's longest parallel venation (its
 //! largest half-width), plus its buffer distance, the most it can move in a step. The buffer
 //! is taken from the step just made: [`BUFFER_SCALE`] times the larger displacement of the
-//! piece's two centreline ends since the last refit. Each piece's k-DOP is enlarged by its
-//! buffer (§5.1, so that a pair about to collide is found a step early). Both are widened by
-//! a skin (`extra_safe`, [`DEFAULT_SKIN`]): Chen's spring starts at contact, and a linear
-//! spring pressed by the wind holds its load only by overlapping; starting it a skin early
-//! keeps that overlap outside the pieces.
+//! piece's two centreline ends since the last refit. Each piece's k-DOP reaches out by its
+//! buffer (§5.1, so that a pair about to collide is found a step early) along the way the
+//! piece moves: it is swept by [`BUFFER_SCALE`] times each end's last displacement
+//! (`Kdop::swept`), bounding where the piece goes in the next step if it moves on as in the
+//! last. Chen enlarges it by the buffer in every direction; but a tree's pieces sway together
+//! (in a 10 m/s wind a treeE-sized tree's pieces move about 4 cm a step, its leaves and twigs
+//! alike), and the pieces' buffers all round made neighbours that move as one candidates of
+//! each other: Chen's model on that tree, 20 steps, 645,775 candidate pairs a step enlarged
+//! all round against 164,558 swept, with the same pairs responding (41,848 and 41,826: the
+//! response acts on the pose, below). Both are widened by a skin (`extra_safe`,
+//! [`DEFAULT_SKIN`]): Chen's spring starts at contact, and a linear spring pressed by the wind
+//! holds its load only by overlapping; starting it a skin early keeps that overlap outside the
+//! pieces.
 //!
 //! Response (Eq. 5.1): F = Dir·K_s·(d_rest − d) on the first piece of a pair and −F on the
 //! second, d the shortest distance between their centrelines, Dir the unit vector from the
@@ -52,12 +60,15 @@
 //! [`SelfCollision::set_attached`]) bounds nothing and takes no part: it is debris.
 //!
 //! Pairs are kept from step to step (`SelfCollisionParams::pair_margin`): each piece has a
-//! k-DOP enlarged by the margin, the nodes bound those, and the kept pairs are every
-//! unconnected pair whose enlarged k-DOPs overlap. A step refits the pieces, enlarges anew
-//! the k-DOPs of the pieces that left theirs, drops their pairs and queries the hierarchy
+//! watched k-DOP, its k-DOP swept [`TRACK_AHEAD`] of its last steps further along its move
+//! and enlarged by the margin; the nodes bound those, and the kept pairs are every
+//! unconnected pair whose watched k-DOPs overlap. A step refits the pieces, watches anew
+//! the pieces that left their watched k-DOPs, drops their pairs and queries the hierarchy
 //! with each of them (or traverses a tree whole when many left), then finds the candidates
-//! among the kept pairs: since a piece's k-DOP lies inside its enlarged one, every pair
-//! whose k-DOPs overlap is kept, and the candidates are those a traversal finds.
+//! among the kept pairs: since a piece's k-DOP lies inside its watched one, every pair
+//! whose k-DOPs overlap is kept, and the candidates are those a traversal finds. A kept
+//! pair's rest distance is found the first time the pair comes nearer than its largest rest
+//! length, and kept with it.
 //!
 //! Interpenetration (`close_pairs`) is counted exactly when asked
 //! (`SelfCollisionParams::count_interpenetrating`), in a pass of its own after the response:
@@ -91,6 +102,14 @@ use crate::skeleton::{Skeleton, SkeletonLeaf, SkeletonSegment};
 const TASK_DEPTH: u32 = 6;
 /// The buffer distance is this many times a piece's last step's displacement.
 pub const BUFFER_SCALE: f32 = 1.5;
+/// A piece is watched for pairs this many of its last steps ahead along its move, beyond
+/// the pair margin (`watched`): a tree's pieces sway together, and a piece that moves on as
+/// it moved stays inside its watched k-DOP for that many steps (a treeE-sized tree in Chen's
+/// model in a 10 m/s wind, 20 steps, `sylva bench sim --model chen --segments 14615 --leaves
+/// 16607 --steps 20 --wind 10 --self-collision 14 --collision-free`, self-collision ms per
+/// step on 2 threads: 151 at 0 (every step traversed the whole tree), 83 at 2, 92 at 4,
+/// 145 at 8: farther, the kept pairs outgrow what the traversals save).
+pub const TRACK_AHEAD: f32 = 2.0;
 /// Most pairs kept (within the pair margin, over the whole forest, 12 bytes each); beyond it
 /// the step answers none and says so (`SelfCollisionStats::overflow`).
 pub const MAX_PAIRS: usize = 16 << 20;
@@ -106,9 +125,9 @@ pub const DEFAULT_SKIN: f32 = 0.02;
 /// The default pair margin \[m\] (`SelfCollisionParams::pair_margin`).
 pub const DEFAULT_PAIR_MARGIN: f32 = 0.05;
 /// A tree is traversed whole, not queried piece by piece, when more than one in this many
-/// of its pieces left their enlarged k-DOPs.
+/// of its pieces left their watched k-DOPs.
 const REBUILD_FRACTION: usize = 8;
-/// Pieces that left their enlarged k-DOPs are queried this many to a task.
+/// Pieces that left their watched k-DOPs are queried this many to a task.
 const QUERY_CHUNK: usize = 64;
 /// Faces of a stem's prism in the exact interpenetration test (as the modelling pass's
 /// default).
@@ -158,11 +177,11 @@ pub struct SelfCollisionParams {
     /// their radii and tests them triangle against triangle, a measurement that on a dense
     /// tree costs several times the method itself, so it is off unless asked for.
     pub count_interpenetrating: bool,
-    /// How much farther than its k-DOP a piece is watched for pairs \[m\] (0: Chen's
-    /// traversal of the whole hierarchy every step; by default [`DEFAULT_PAIR_MARGIN`]). The
-    /// pairs whose k-DOPs enlarged by it overlap are kept from step to step; a step finds
-    /// its candidates among them, and queries the hierarchy only for the pieces that moved
-    /// out of their enlarged k-DOPs. The candidates are the same for every margin.
+    /// How much farther than its k-DOP a piece is watched for pairs \[m\], beyond where its
+    /// last move carries it [`TRACK_AHEAD`] steps on (by default [`DEFAULT_PAIR_MARGIN`]). The
+    /// pairs whose watched k-DOPs overlap are kept from step to step; a step finds its
+    /// candidates among them, and queries the hierarchy only for the pieces that moved out of
+    /// their watched k-DOPs. The candidates are the same for every margin.
     pub pair_margin: f32,
 }
 
@@ -222,7 +241,7 @@ pub struct SelfCollisionStats {
     /// among which the candidates are found.
     pub tracked: usize,
     /// Pieces whose pairs were looked for anew this step (every piece of a tree traversed
-    /// whole; otherwise those that left their enlarged k-DOPs).
+    /// whole; otherwise those that left their watched k-DOPs).
     pub requeried: usize,
     /// Trees traversed whole this step.
     pub traversed: usize,
@@ -285,21 +304,21 @@ struct TreeSet {
     mass: Vec<f32>,
     safe: Vec<f32>,
     radius: Vec<f32>,
-    /// Per piece: its k-DOP enlarged by the pair margin when it last left the one before
-    /// (`pair_margin`); the nodes bound these.
+    /// Per piece: its watched k-DOP (`watched`), made when it last left the one before; the
+    /// nodes bound these.
     fat: Vec<Kdop>,
-    /// Per piece: it left its enlarged k-DOP this step, and those pieces in order (scratch).
+    /// Per piece: it left its watched k-DOP this step, and those pieces in order (scratch).
     escaped: Vec<bool>,
     left: Vec<u32>,
     /// Per node: to be refitted (scratch for `Bvh::refit_above`).
     dirty: Vec<bool>,
     nodes: Vec<Kdop>,
-    /// Every unconnected pair whose enlarged k-DOPs overlap, smaller piece first, with its
-    /// rest distance once a step has needed it (NaN before).
+    /// Every unconnected pair whose watched k-DOPs overlap, smaller piece first, with its
+    /// rest distance once a step has needed it (NaN before: `TreeSet::answer` finds it).
     tracked: Vec<Tracked>,
-    /// The candidate pairs of the last step (those of `tracked` whose k-DOPs overlap) with
-    /// their rest distances.
-    pairs: Vec<Tracked>,
+    /// The candidate pairs of the last step: those of `tracked` whose k-DOPs overlap, as
+    /// indices into it.
+    pairs: Vec<u32>,
     kdop_tests: u64,
     /// Pieces whose pairs the last step looked for anew.
     requeried: usize,
@@ -593,9 +612,9 @@ impl SelfCollision {
         for tree in &mut self.trees {
             refit_pieces(jobs, tree, (forest, pose, &self.gone), k, extra);
         }
-        // Pieces that left their enlarged k-DOPs are enlarged anew around where they are
+        // Pieces that left their watched k-DOPs are watched anew around where they are
         // (all of a tree's when it is rebuilt, or when so many left that one traversal costs
-        // less than their queries), and the nodes refitted over the enlarged k-DOPs.
+        // less than their queries), and the nodes refitted over the watched k-DOPs.
         let mut trees: Vec<&mut TreeSet> = self.trees.iter_mut().collect();
         jobs.for_each_mut(&mut trees, |_, t| {
             t.left.clear();
@@ -604,13 +623,13 @@ impl SelfCollision {
             t.rebuild |= t.left.len() * REBUILD_FRACTION > t.pieces.len();
             t.requeried = if t.rebuild { t.pieces.len() } else { t.left.len() };
             if t.rebuild {
-                for (fat, kdop) in t.fat.iter_mut().zip(&t.kdop) {
-                    *fat = kdop.enlarged(margin);
+                for ((fat, kdop), &moved) in t.fat.iter_mut().zip(&t.kdop).zip(&t.moved) {
+                    *fat = watched(kdop, moved, margin);
                 }
                 t.bvh.refit(&t.fat, &mut t.nodes);
             } else {
                 for &i in &t.left {
-                    t.fat[i as usize] = t.kdop[i as usize].enlarged(margin);
+                    t.fat[i as usize] = watched(&t.kdop[i as usize], t.moved[i as usize], margin);
                 }
                 t.bvh.refit_above(&t.left, (&t.fat, &mut t.nodes), &mut t.dirty);
             }
@@ -679,35 +698,34 @@ impl SelfCollision {
             }
         }
         drop(tasks);
-        // The candidates: the tracked pairs whose k-DOPs overlap now, each pair's rest
-        // distance found the first time it is a candidate.
+        // The candidates: the tracked pairs whose k-DOPs overlap now.
         const FILTER_CHUNK: usize = 8192;
-        let mut chunks: Vec<(usize, &mut [Tracked], Vec<Tracked>)> = Vec::new();
-        let strips = self.leaves_turn;
-        let mut views: Vec<FilterView<'_>> = Vec::new();
+        let mut chunks: Vec<(usize, usize, Vec<u32>)> = Vec::new();
         for (n, t) in trees.iter_mut().enumerate() {
             t.kdop_tests += t.tracked.len() as u64;
-            views.push((&t.kdop, &t.pieces, (&t.rest_ends, &t.rest_across)));
-            chunks.extend(t.tracked.chunks_mut(FILTER_CHUNK).map(|c| (n, c, Vec::new())));
+            chunks.extend(
+                (0..t.tracked.len())
+                    .step_by(FILTER_CHUNK)
+                    .map(|start| (n, start, Vec::new())),
+            );
         }
-        jobs.for_each_mut(&mut chunks, |_, (n, tracked, out)| {
-            let (kdop, pieces, rest) = views[*n];
-            for x in tracked.iter_mut() {
-                if kdop[x.p as usize].overlaps(&kdop[x.q as usize]) {
-                    if x.rest.is_nan() {
-                        x.rest = rest_gap(pieces, rest, (x.p as usize, x.q as usize), strips);
+        {
+            let trees = &trees;
+            jobs.for_each_mut(&mut chunks, |_, (n, start, out)| {
+                let t = &*trees[*n];
+                let end = (*start + FILTER_CHUNK).min(t.tracked.len());
+                for (i, x) in t.tracked[*start..end].iter().enumerate() {
+                    if t.kdop[x.p as usize].overlaps(&t.kdop[x.q as usize]) {
+                        out.push((*start + i) as u32);
                     }
-                    out.push(*x);
                 }
-            }
-        });
-        let mut joined: Vec<Vec<Tracked>> = views.iter().map(|_| Vec::new()).collect();
-        for (n, _, out) in chunks {
-            joined[n].extend(out);
+            });
         }
-        drop(views);
-        for (t, pairs) in trees.iter_mut().zip(joined) {
-            t.pairs = pairs;
+        for t in trees.iter_mut() {
+            t.pairs.clear();
+        }
+        for (n, _, out) in chunks {
+            trees[n].pairs.extend(out);
         }
         drop(trees);
         let t2 = Instant::now();
@@ -734,10 +752,17 @@ impl SelfCollision {
         let turning = self.leaves_turn.then_some(pose);
         jobs.for_each_mut(&mut chunks, |_, (k, range, answer)| {
             let t = &trees[*k];
-            for x in &t.pairs[range.clone()] {
-                t.answer(x, (params, dt, turning), answer);
+            for &i in &t.pairs[range.clone()] {
+                t.answer(i, (params, dt, turning), answer);
             }
         });
+        // The rest distances the answers found, kept with their pairs.
+        for (k, _, answer) in &chunks {
+            let t = &mut self.trees[*k];
+            for &(i, rest) in &answer.rests {
+                t.tracked[i as usize].rest = rest;
+            }
+        }
         // A segment pressed by many pairs at once (a leafy twig: each of its leaves' pairs)
         // shares its stability cap among them: each pair's spring is capped at the cap over
         // the square root of the larger number of responding pairs on its two segments.
@@ -817,7 +842,11 @@ impl SelfCollision {
     pub fn candidates(&self) -> Vec<(usize, u32, u32)> {
         let mut out = Vec::new();
         for (t, tree) in self.trees.iter().enumerate() {
-            out.extend(tree.pairs.iter().map(|x| (t, x.p, x.q)));
+            out.extend(
+                tree.pairs
+                    .iter()
+                    .map(|&i| (t, tree.tracked[i as usize].p, tree.tracked[i as usize].q)),
+            );
         }
         out
     }
@@ -843,6 +872,18 @@ impl SelfCollision {
     /// Pieces of every tree (two per segment and leaf, fewer where a part is empty).
     pub fn piece_count(&self) -> usize {
         self.trees.iter().map(|t| t.pieces.len()).sum()
+    }
+}
+
+/// The k-DOP within which a piece whose k-DOP is `kdop` and whose last step moved it by
+/// `moved` is watched for pairs: swept [`TRACK_AHEAD`] steps on along its move and enlarged
+/// by `margin`; a margin of 0 watches the k-DOP itself (nothing is kept that a moving piece
+/// does not leave: Chen's traversal every step).
+fn watched(kdop: &Kdop, moved: Vec3, margin: f32) -> Kdop {
+    if margin > 0.0 {
+        kdop.swept([moved * TRACK_AHEAD; 2]).enlarged(margin)
+    } else {
+        *kdop
     }
 }
 
@@ -888,12 +929,17 @@ fn refit_pieces(
                 moved[i] = shift;
                 let buffer = BUFFER_SCALE * most;
                 // A piece gone from its tree bounds nothing: it overlaps nothing and stays
-                // inside its enlarged k-DOP.
+                // inside its watched k-DOP.
                 let left = !gone.is_empty() && gone[seg0 + pieces[start + i].owner.segment() as usize];
                 kdop[i] = if left {
                     Kdop::empty(k)
                 } else {
-                    box_.enlarged(buffer + extra)
+                    let ahead = if fresh {
+                        [Vec3::ZERO; 2]
+                    } else {
+                        [(e[0] - ends[i][0]) * BUFFER_SCALE, (e[1] - ends[i][1]) * BUFFER_SCALE]
+                    };
+                    box_.swept(ahead).enlarged(extra)
                 };
                 escaped[i] = !fat[start + i].contains(&kdop[i]);
                 ends[i] = e;
@@ -1040,10 +1086,6 @@ fn rest_gap(pieces: &[RtPiece], pose: (&[[Vec3; 2]], &[Vec3]), (p, q): (usize, u
     pa.distance(pb)
 }
 
-/// What the candidate filter reads of a tree: its pieces' k-DOPs, the pieces, and their ends
-/// and across vectors in the pose built in.
-type FilterView<'a> = (&'a [Kdop], &'a [RtPiece], (&'a [[Vec3; 2]], &'a [Vec3]));
-
 /// A chunk of the pairs closer than their radii for the exact count: its tree, the pairs and
 /// how many of them interpenetrate.
 type NearChunk<'a> = (usize, &'a [(u32, u32)], usize);
@@ -1052,7 +1094,7 @@ type NearChunk<'a> = (usize, &'a [(u32, u32)], usize);
 /// pairs it compared (`None`: it stopped at the pair limit).
 type TraversalTask = (usize, Job, Vec<(u32, u32)>, Option<u64>);
 
-/// What a traversal task does: a task of a whole traversal of the enlarged k-DOPs, or the
+/// What a traversal task does: a task of a whole traversal of the watched k-DOPs, or the
 /// queries of some of the pieces that left theirs (a stretch of `TreeSet::left`).
 enum Job {
     Traverse(Task),
@@ -1066,6 +1108,8 @@ enum Job {
 struct Answer {
     near: Vec<(u32, u32)>,
     springs: Vec<Spring>,
+    /// The rest distances found this step: (index into `TreeSet::tracked`, distance).
+    rests: Vec<(u32, f32)>,
 }
 
 /// One responding pair: the segments it pushes, the direction of the push on the first (see
@@ -1092,8 +1136,8 @@ struct Spring {
 const NO_LEAF: u32 = u32::MAX;
 
 impl TreeSet {
-    /// The pairs of each piece of `left` (pieces that left their enlarged k-DOPs this step):
-    /// the unconnected pieces whose enlarged k-DOPs overlap its own, found by querying the
+    /// The pairs of each piece of `left` (pieces that left their watched k-DOPs this step):
+    /// the unconnected pieces whose watched k-DOPs overlap its own, found by querying the
     /// hierarchy, a pair of two such pieces only from the smaller's query; into `out`
     /// (smaller piece first), with the number of k-DOP pairs compared, `None` if the running
     /// count passed the limit (as [`Bvh::task_pairs`]).
@@ -1129,11 +1173,12 @@ impl TreeSet {
     /// attachments in `turning` (the pose) when the model's leaves turn on their own.
     fn answer(
         &self,
-        pair: &Tracked,
+        index: u32,
         (params, dt, turning): (&SelfCollisionParams, f32, Option<&Pose>),
         answer: &mut Answer,
     ) {
         let t = self;
+        let pair = &t.tracked[index as usize];
         let (p, q) = (pair.p as usize, pair.q as usize);
         let [a0, a1] = t.ends[p];
         let [b0, b1] = t.ends[q];
@@ -1151,17 +1196,19 @@ impl TreeSet {
         if params.count_interpenetrating && d < radii {
             answer.near.push((p as u32, q as u32));
         }
-        // The spring's gap, rest length and direction (see the module header).
+        // The spring's gap, its most rest length (the rest length is this or the pair's rest
+        // distance, if less: found only for a pair nearer than this) and its direction (see
+        // the module header).
         let centres = || (t.kdop[p].centre() - t.kdop[q].centre()).normalize_or_zero();
-        let (gap, rest, dir) = if turning.is_some() {
+        let (gap, most, dir) = if turning.is_some() {
             // Leaves that turn: the gap between the two as strips (a blade's surface, a
             // stem's axis), the rest length the stems' radii and the skins, the push between
             // the strips' nearest points (their centrelines' where the strips cross).
             let core = t.core(p) + t.core(q);
-            let rest = (core + 2.0 * params.extra_safe).min(pair.rest);
+            let most = core + 2.0 * params.extra_safe;
             // A blade lies within its radius (largest half-width) of its centreline, so the
             // strips are no nearer than the centrelines less the blades' radii.
-            if d - (radii - core) >= rest {
+            if d - (radii - core) >= most {
                 return;
             }
             let now = (&t.ends[..], &t.across[..]);
@@ -1169,11 +1216,23 @@ impl TreeSet {
             let (pa, pb) = strips_closest(&sp, &sq, (cs, ct));
             let (cp, cq) = (a0 + (a1 - a0) * cs, b0 + (b1 - b0) * ct);
             let dir = (pa - pb).try_normalize().or((cp - cq).try_normalize());
-            (pa.distance(pb), rest, dir.unwrap_or_else(centres))
+            (pa.distance(pb), most, dir.unwrap_or_else(centres))
         } else {
             // Chen's: the centrelines' distance, the radii, the k-DOPs' centres (Fig. 5.2).
-            (d, (radii + 2.0 * params.extra_safe).min(pair.rest), centres())
+            (d, radii + 2.0 * params.extra_safe, centres())
         };
+        if gap.partial_cmp(&most) != Some(std::cmp::Ordering::Less) {
+            return;
+        }
+        let rest = if pair.rest.is_nan() {
+            let pose = (&t.rest_ends[..], &t.rest_across[..]);
+            let rest = rest_gap(&t.pieces, pose, (p, q), turning.is_some());
+            answer.rests.push((index, rest));
+            rest
+        } else {
+            pair.rest
+        };
+        let rest = most.min(rest);
         if gap.partial_cmp(&rest) != Some(std::cmp::Ordering::Less) {
             return;
         }
