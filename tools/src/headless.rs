@@ -41,6 +41,7 @@ pub struct RenderArgs {
 }
 
 pub fn run(a: &RenderArgs) -> Result<()> {
+    output::check_png_name(&a.output.out)?;
     a.output
         .check(&a.scene.spec.iter().map(|p| p.as_path()).collect::<Vec<_>>())?;
     let image = render_scene(a)?;

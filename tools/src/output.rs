@@ -140,6 +140,19 @@ pub fn check(path: &Path, force: bool, inputs: &[&Path]) -> Result<()> {
     }
 }
 
+/// Refuses, before any work starts, an image name that does not end in `.png` (any case):
+/// Sylva writes its pictures as PNG only, and a file named `x.jpg` holding a PNG would mislead
+/// whatever opens it.
+pub fn check_png_name(path: &Path) -> Result<()> {
+    let png = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("png"));
+    ensure!(
+        png,
+        "cannot write {}: Sylva writes images as PNG only; allowed: a name ending in .png",
+        path.display()
+    );
+    Ok(())
+}
+
 /// A fresh temporary name beside `dest`.
 fn temp_name(dest: &Path, name: &std::ffi::OsStr) -> PathBuf {
     static COUNTER: AtomicU64 = AtomicU64::new(0);

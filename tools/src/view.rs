@@ -86,6 +86,7 @@ pub struct ViewArgs {
 
 pub fn run(a: &ViewArgs) -> Result<()> {
     if let Some(shot) = &a.screenshot {
+        crate::output::check_png_name(shot)?;
         let inputs: Vec<&Path> = a.scene.spec.iter().map(|p| p.as_path()).collect();
         crate::output::check(shot, a.force, &inputs)?;
     }

@@ -437,6 +437,18 @@ fn unwritable_outputs_are_refused_before_any_work() {
     let under_file = Path::new(&spec).join("x.png").display().to_string();
     refused(&["render", "--out", &under_file], &[&under_file, "not a folder"]);
     refused(&["export", &spec, "--out", &d.s("tree.fbx")], &["tree.fbx", ".glb"]);
+    // Pictures are PNG only: a name that promises another format is refused, not filled
+    // with a PNG.
+    for name in ["x.jpg", "x.JPEG", "x", "x.png.bmp"] {
+        let path = d.s(name);
+        let r = refused(
+            &["render", "--trees", "50", "--frames", "100000", "--out", &path],
+            &[&path, ".png"],
+        );
+        assert!(r.elapsed < Duration::from_secs(5), "refused after {:?}", r.elapsed);
+        refused(&["view", "--screenshot", &path, "--frames", "1"], &[&path, ".png"]);
+        assert!(!d.path(name).exists(), "{name} was written");
+    }
     assert!(!d.path("missing").exists());
     d.assert_no_temp_files();
 }
