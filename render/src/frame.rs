@@ -359,7 +359,8 @@ pub struct SceneInfo {
     pub breakage: Option<Breakage>,
     /// The leaves that came off (falling and on the ground), once any did.
     pub falling: Option<FallingStats>,
-    /// Wind speed [m/s] and heading \[deg\].
+    /// Wind speed \[m/s\] and the compass heading it blows towards \[degrees clockwise from
+    /// north\].
     pub wind_speed: f32,
     pub wind_heading_deg: f32,
     /// What is shown (a file name and species, or "default forest").

@@ -44,6 +44,40 @@ pub fn number_in(s: &str, lo: f64, hi: f64) -> Result<f64, String> {
     Ok(v)
 }
 
+/// Where `--camera` puts the camera: its bearing from the scene's centre (degrees clockwise
+/// from north), its elevation above the horizon (degrees) and its distance (metres; 0 frames
+/// the scene).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CameraPlace {
+    pub azimuth: f32,
+    pub elevation: f32,
+    pub distance: f32,
+}
+
+/// Farthest camera `--camera` accepts \[m\].
+pub const MAX_CAMERA_DISTANCE: f64 = 100_000.0;
+
+/// Parses `AZIMUTH,ELEVATION,DISTANCE` (`--camera`): azimuth in 0..=360 degrees clockwise from
+/// north, elevation in -89..=89 degrees, distance in 0..=100000 m (0 frames the scene).
+pub fn parse_camera(s: &str) -> Result<CameraPlace, String> {
+    let parts: Vec<&str> = s.split(',').collect();
+    let [a, e, d] = parts[..] else {
+        return Err(format!(
+            "`{s}` is not a camera; allowed: AZIMUTH,ELEVATION,DISTANCE (degrees, degrees, metres), e.g. 145,10,0"
+        ));
+    };
+    let part = |what: &str, v: &str, lo: f64, hi: f64| {
+        number_in(v, lo, hi)
+            .map(|x| x as f32)
+            .map_err(|err| format!("{what} in `{s}`: {err}"))
+    };
+    Ok(CameraPlace {
+        azimuth: part("azimuth (degrees clockwise from north)", a, 0.0, 360.0)?,
+        elevation: part("elevation (degrees above the horizon)", e, -89.0, 89.0)?,
+        distance: part("distance (metres; 0 frames the scene)", d, 0.0, MAX_CAMERA_DISTANCE)?,
+    })
+}
+
 /// Parses `WxH` image sizes.
 pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
     let (w, h) = s

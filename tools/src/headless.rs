@@ -41,9 +41,9 @@ pub struct RenderArgs {
 }
 
 pub fn run(a: &RenderArgs) -> Result<()> {
-    output::check_png_name(&a.output.out)?;
     a.output
         .check(&a.scene.spec.iter().map(|p| p.as_path()).collect::<Vec<_>>())?;
+    output::check_png_name(&a.output.out)?;
     let image = render_scene(a)?;
     write_png(&a.output.out, &image)?;
     Ok(())
@@ -61,7 +61,7 @@ pub fn render_scene(a: &RenderArgs) -> Result<Rgba> {
         a.scene.model.model,
         &a.scene.model.material(),
     )?;
-    let camera = scene.default_camera(w as f32 / h as f32, h as f32).camera();
+    let camera = scene.camera_at(a.scene.camera, w as f32 / h as f32, h as f32).camera();
     let gpu = Arc::new(Gpu::new(&a.gpu.options(), None).context("cannot open a Vulkan device")?);
     let mut renderer = Renderer::new(gpu.clone(), &RendererOptions::default())?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -151,4 +151,138 @@ pub fn write_png(path: &Path, image: &Rgba) -> Result<()> {
     output::write_file(path, &image.to_png())?;
     eprintln!("wrote {}", path.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use glam::Vec3;
+    use sylva_tests::pixels::{classify, Class};
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        render: RenderArgs,
+    }
+
+    /// The pixel box of every segment end (with its radius) and leaf (its attachment and a
+    /// blade's length around it) of `scene` at rest, seen by `camera` on an image `width` wide.
+    fn projected_box(scene: &Scene, camera: &sylva_render::frame::Camera, width: f32) -> [f32; 4] {
+        let (pose, forest) = (scene.sim.pose(), scene.sim.forest());
+        let mut points = Vec::new();
+        let dirs = [Vec3::X, Vec3::NEG_X, Vec3::Y, Vec3::NEG_Y, Vec3::Z, Vec3::NEG_Z];
+        for i in 0..forest.segment_count() {
+            let r = forest.seg.radius_base[i];
+            for p in [pose.base[i], pose.tip(i, forest.seg.length[i])] {
+                points.extend(dirs.map(|d| p + d * r));
+            }
+        }
+        for (j, &p) in pose.leaf_pos.iter().enumerate() {
+            let l = forest.leaf.length_m(j) * 1.01;
+            points.extend(dirs.map(|d| p + d * l));
+        }
+        let mut b = [f32::MAX, f32::MAX, f32::MIN, f32::MIN];
+        for p in points {
+            let (x, y, _) = camera.project(p, width).expect("the tree is in front of the camera");
+            b = [b[0].min(x), b[1].min(y), b[2].max(x), b[3].max(y)];
+        }
+        b
+    }
+
+    /// `--camera AZIMUTH,ELEVATION,DISTANCE` puts the camera on that bearing, at that
+    /// elevation and distance from the scene's centre, and the rendered tree lies where the
+    /// projection with that camera puts it, filling its projected box (a camera left at the
+    /// framing default, or placed on another bearing or distance, puts it elsewhere).
+    #[test]
+    fn the_camera_option_puts_a_known_tree_where_the_projection_says() {
+        let (w, h) = (320u32, 240u32);
+        for (camera, bearing) in [
+            ("90,10,0", Vec3::X),
+            ("0,30,45", Vec3::NEG_Z),
+            ("225,-5,70", Vec3::new(-1.0, 0.0, 1.0)),
+        ] {
+            let args = [
+                "render",
+                "--species",
+                "sassafras",
+                "--wind",
+                "0",
+                "--wind-model",
+                "uniform",
+                "--frames",
+                "1",
+                "--size",
+                "320x240",
+                "--camera",
+                camera,
+                "--out",
+                "unused.png",
+            ];
+            let a = Cli::try_parse_from(args).unwrap().render;
+            let place = a.scene.camera.unwrap();
+            let scene = Scene::build_with(
+                a.scene.spec.as_deref(),
+                a.scene.species.as_deref(),
+                a.scene.trees,
+                a.scene.seed,
+                a.scene.grow,
+                a.scene.model.model,
+                &a.scene.model.material(),
+            )
+            .unwrap();
+            let cam = scene.camera_at(a.scene.camera, w as f32 / h as f32, h as f32).camera();
+            // The eye: on the bearing (north is −z, east +x), at the elevation and distance.
+            let offset = cam.eye - cam.target;
+            let flat = Vec3::new(offset.x, 0.0, offset.z).normalize();
+            assert!(flat.dot(bearing.normalize()) > 0.9999, "{camera}: eye offset {offset}");
+            let elevation = offset.y.atan2(Vec3::new(offset.x, 0.0, offset.z).length()).to_degrees();
+            assert!(
+                (elevation - place.elevation).abs() < 0.01,
+                "{camera}: elevation {elevation}"
+            );
+            if place.distance > 0.0 {
+                assert!(
+                    (offset.length() - place.distance).abs() < 1e-3,
+                    "{camera}: {}",
+                    offset.length()
+                );
+            }
+            let b = projected_box(&scene, &cam, w as f32);
+            let image = render_scene(&a).unwrap();
+            let (mut inside, mut outside) = (0usize, 0usize);
+            let mut seen = [f32::MAX, f32::MAX, f32::MIN, f32::MIN];
+            for y in 0..h {
+                for x in 0..w {
+                    if classify(image.pixel(x, y)) == Class::Other {
+                        continue;
+                    }
+                    let (fx, fy) = (x as f32 + 0.5, y as f32 + 0.5);
+                    if fx >= b[0] - 2.0 && fx <= b[2] + 2.0 && fy >= b[1] - 2.0 && fy <= b[3] + 2.0 {
+                        inside += 1;
+                        seen = [seen[0].min(fx), seen[1].min(fy), seen[2].max(fx), seen[3].max(fy)];
+                    } else {
+                        outside += 1;
+                    }
+                }
+            }
+            eprintln!("{camera}: box {b:?}, tree pixels inside {inside} spanning {seen:?}, outside {outside}");
+            assert!(inside > 200, "{camera}: {inside} tree pixels");
+            assert!(
+                outside * 100 <= inside,
+                "{camera}: {outside} tree pixels outside the box, {inside} inside"
+            );
+            // The tree fills its box: its pixels reach most of the way across and down it.
+            let (bw, bh) = (b[2].min(w as f32) - b[0].max(0.0), b[3].min(h as f32) - b[1].max(0.0));
+            assert!(
+                seen[2] - seen[0] > 0.7 * bw,
+                "{camera}: pixels span {seen:?} of the box {b:?}"
+            );
+            assert!(
+                seen[3] - seen[1] > 0.7 * bh,
+                "{camera}: pixels span {seen:?} of the box {b:?}"
+            );
+        }
+    }
 }

@@ -93,10 +93,38 @@ pub struct SceneArgs {
     /// and the fluid step every frame.
     #[arg(long, value_enum, default_value = "on")]
     pub sim_lod: SimLod,
+    /// The compass heading the wind blows towards, in degrees clockwise from north (90: towards
+    /// the east; the viewer's arrow keys turn it).
+    #[arg(long, default_value_t = DEFAULT_WIND_HEADING, allow_hyphen_values = true,
+          value_parser = |s: &str| crate::args::number_in(s, 0.0, 360.0).map(|h| h as f32))]
+    pub wind_heading: f32,
+    /// Where the camera starts: AZIMUTH,ELEVATION,DISTANCE, its bearing from the scene's centre
+    /// in degrees clockwise from north, its height above the horizon in degrees and its
+    /// distance in metres (0: far enough to frame the scene). Without it, the camera frames the
+    /// scene from the south-east, a little above.
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::args::parse_camera)]
+    pub camera: Option<crate::args::CameraPlace>,
     #[command(flatten)]
     pub grow: crate::trees::GrowArgs,
     #[command(flatten)]
     pub model: crate::args::ModelArgs,
+}
+
+/// The wind's compass heading unless `--wind-heading` says otherwise \[degrees clockwise from
+/// north, towards\].
+pub const DEFAULT_WIND_HEADING: f32 = 120.0;
+
+/// The world's heading of a wind blowing towards compass heading `compass` (degrees clockwise
+/// from north): the angle from east (+x) towards south (+z) that `GustingWind` and the fluid's
+/// border take, in degrees (the world's axes: x east, y up, z south).
+pub fn world_heading(compass: f32) -> f32 {
+    (compass - 90.0).rem_euclid(360.0)
+}
+
+/// The compass heading (degrees clockwise from north) of a wind whose world heading is
+/// `world` degrees (see [`world_heading`]).
+pub fn compass_heading(world: f32) -> f32 {
+    (world + 90.0).rem_euclid(360.0)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -236,11 +264,20 @@ impl Scene {
         let forest = SpeciesForest::new(&specs, trees, seed, material, threads)
             .with_context(|| format!("cannot grow {title}"))?;
         let height = forest.skeletons.iter().map(|s| s.height()).fold(0.0f32, f32::max);
+        // Stems and leaves alike (a palm's crown is its leaves).
         let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
         for (s, p) in forest.skeletons.iter().zip(&forest.positions) {
             for seg in &s.segments {
                 lo = lo.min(seg.base.min(seg.tip) + *p);
                 hi = hi.max(seg.base.max(seg.tip) + *p);
+            }
+            for leaf in &s.leaves {
+                let seg = &s.segments[leaf.segment as usize];
+                let at = seg.base + (seg.tip - seg.base) * leaf.along + *p;
+                let tip = at + leaf.orientation * Vec3::Y * leaf.length;
+                let side = Vec3::splat(0.5 * leaf.width);
+                lo = lo.min(at.min(tip) - side);
+                hi = hi.max(at.max(tip) + side);
             }
         }
         let bounds = ((lo + hi) * 0.5, ((hi - lo) * 0.5).length());
@@ -258,19 +295,39 @@ impl Scene {
     /// A camera that frames the whole scene from a little above.
     pub fn default_camera(&self, aspect: f32, height_px: f32) -> OrbitCamera {
         let (c, r) = self.bounds;
-        let target = Vec3::new(c.x, c.y.max(0.5), c.z);
-        // The bounding sphere fits the narrower of the two fields of view.
+        // The bounding sphere fits the narrower of the two fields of view (a seedling fills
+        // the frame as a forest does).
         let half_fov = 0.5 * Camera::FOV_Y * aspect.min(1.0);
         OrbitCamera {
-            target,
+            target: c,
             yaw: 0.6,
             pitch: 0.15,
-            distance: (r / half_fov.sin()).max(2.0),
+            distance: (r / half_fov.sin()).max(MIN_FRAMING_DISTANCE),
             aspect,
             height_px,
         }
     }
+
+    /// The camera `--camera` asks for (`None`: [`default_camera`](Self::default_camera)),
+    /// aimed at the scene's centre; a distance of 0 is the framing one.
+    pub fn camera_at(&self, place: Option<crate::args::CameraPlace>, aspect: f32, height_px: f32) -> OrbitCamera {
+        let mut cam = self.default_camera(aspect, height_px);
+        if let Some(p) = place {
+            // The orbit's direction from its target is (cos p·sin y, sin p, cos p·cos y): yaw 0
+            // looks from the south (+z); a bearing b clockwise from north is the direction
+            // (sin b, 0, −cos b), i.e. yaw π − b.
+            cam.yaw = std::f32::consts::PI - p.azimuth.to_radians();
+            cam.pitch = p.elevation.to_radians();
+            if p.distance > 0.0 {
+                cam.distance = p.distance;
+            }
+        }
+        cam
+    }
 }
+
+/// Nearest the framing camera comes to the scene's centre \[m\].
+pub const MIN_FRAMING_DISTANCE: f32 = 0.25;
 
 /// The viewer's camera: orbits a target.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -450,7 +507,7 @@ impl Driver {
             step_once: false,
             wind_speed: wind,
             calm_speed: wind,
-            wind_heading: 30.0,
+            wind_heading: world_heading(DEFAULT_WIND_HEADING),
             wind_model: WindModel::Fluid,
             wind_grid: [96, 16, 96],
             vorticity: 0.0,
@@ -505,6 +562,7 @@ impl Driver {
             return Err(dynamics_gpu_model_error(a.model.model));
         }
         self.vorticity = a.vorticity as f32;
+        self.wind_heading = world_heading(a.wind_heading);
         self.sim_lod = a.sim_lod;
         self.weber_args = Some(a.model);
         if self.scene.sim.kind() != a.model.model {
@@ -953,7 +1011,11 @@ impl Driver {
     }
 
     fn wind_text(&self) -> String {
-        format!("wind {:.1} m/s towards {:.0}°", self.wind_speed, self.wind_heading)
+        format!(
+            "wind {:.1} m/s towards {:.0}°",
+            self.wind_speed,
+            compass_heading(self.wind_heading)
+        )
     }
 
     /// Replaces the scene by a spec file's; on failure the current scene stays.
@@ -1127,7 +1189,7 @@ impl Driver {
             breakage: sim.breakage(),
             falling: sim.falling_leaves().filter(|f| f.detached > 0),
             wind_speed: self.wind_speed,
-            wind_heading_deg: self.wind_heading,
+            wind_heading_deg: compass_heading(self.wind_heading),
             title: self.scene.title.clone(),
             message: self.message.clone(),
             scene_id: self.scene_id,

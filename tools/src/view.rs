@@ -86,9 +86,9 @@ pub struct ViewArgs {
 
 pub fn run(a: &ViewArgs) -> Result<()> {
     if let Some(shot) = &a.screenshot {
-        crate::output::check_png_name(shot)?;
         let inputs: Vec<&Path> = a.scene.spec.iter().map(|p| p.as_path()).collect();
         crate::output::check(shot, a.force, &inputs)?;
+        crate::output::check_png_name(shot)?;
     }
     if std::env::var_os("DISPLAY").is_none_or(|d| d.is_empty()) {
         return headless_fallback(a, "no display (DISPLAY is not set)");
@@ -107,7 +107,7 @@ pub fn run(a: &ViewArgs) -> Result<()> {
         a.scene.model.model,
         &a.scene.model.material(),
     )?;
-    let orbit = scene.default_camera(w as f32 / h as f32, h as f32);
+    let orbit = scene.camera_at(a.scene.camera, w as f32 / h as f32, h as f32);
     let threads = viewer_threads();
     let mut driver = Driver::new(
         scene,

@@ -96,7 +96,7 @@ impl Renderer {
             });
             let broken = broken + &leaves;
             let state = format!(
-                "t {:.1} s  {}  model {} ({}{})  wind {:.1} m/s at {:.0}°  LOD bias {:.1}{}",
+                "t {:.1} s  {}  model {} ({}{})  wind {:.1} m/s towards {:.0}°  LOD bias {:.1}{}",
                 info.sim_time,
                 if info.paused { "PAUSED" } else { "running" },
                 info.model,

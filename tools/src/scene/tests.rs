@@ -302,7 +302,8 @@ fn wind_solver_and_sphere_follow_the_commands() {
     d.handle(SimCommand::MoveSphere(target));
     d.handle(SimCommand::MoveSphere(Vec3::NAN));
     let f = filled(&mut d);
-    assert_eq!((f.info.wind_heading_deg, f.info.wind_speed), (345.0, 10.0));
+    // 45° anticlockwise from the default's 120° (towards east-south-east).
+    assert_eq!((f.info.wind_heading_deg, f.info.wind_speed), (75.0, 10.0));
     assert_eq!(f.info.model, "weber");
     assert!(f.info.settings.starts_with("solver cg"), "{}", f.info.settings);
     let s = f.spheres[0].center_radius;
@@ -492,4 +493,51 @@ fn the_drop_leaves_key_drops_leaves_and_the_overlay_counts_them() {
         assert_eq!(filled(&mut d).info.falling, None, "{model}: reset re-attaches them");
         d.handle(SimCommand::CycleModel);
     }
+}
+
+/// `--wind-heading` is the compass heading the wind blows towards, clockwise from north (the
+/// world's x is east and z south): 0 blows towards −z, 90 towards +x, 180 towards +z, for the
+/// uniform wind and the fluid grid's border alike; the overlay reports the same heading.
+#[test]
+fn the_wind_heading_option_is_a_compass_heading() {
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        scene: SceneArgs,
+    }
+    for (heading, towards) in [
+        (0.0, Vec3::NEG_Z),
+        (90.0, Vec3::X),
+        (180.0, Vec3::Z),
+        (270.0, Vec3::NEG_X),
+    ] {
+        for model in ["uniform", "fluid"] {
+            let h = format!("{heading}");
+            let args = [
+                "view",
+                "--wind-heading",
+                &h,
+                "--wind-model",
+                model,
+                "--wind-grid",
+                "24x24x6",
+            ];
+            let a = <Cli as clap::Parser>::try_parse_from(args).unwrap().scene;
+            let mut d = driver();
+            d.apply_args(&a).unwrap();
+            let along = match model {
+                "uniform" => d.scene.sim.wind().sample(d.scene.bounds.0),
+                _ => d.border_wind(),
+            };
+            let along = along.normalize();
+            // The uniform wind gusts and veers a little about its heading.
+            assert!(
+                along.dot(towards) > 0.95,
+                "{model} {heading}: the wind blows along {along}"
+            );
+            assert_eq!(filled(&mut d).info.wind_heading_deg, heading as f32, "{model}");
+        }
+    }
+    let refused = <Cli as clap::Parser>::try_parse_from(["view", "--wind-heading", "400"]);
+    assert!(refused.is_err());
 }
