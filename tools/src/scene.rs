@@ -104,6 +104,10 @@ pub struct SceneArgs {
     /// scene from the south-east, a little above.
     #[arg(long, allow_hyphen_values = true, value_parser = crate::args::parse_camera)]
     pub camera: Option<crate::args::CameraPlace>,
+    /// Leave out the sphere the viewer's right-drag pushes through the trees (the viewer's X
+    /// key brings it back).
+    #[arg(long)]
+    pub no_collider: bool,
     #[command(flatten)]
     pub grow: crate::trees::GrowArgs,
     #[command(flatten)]
@@ -404,6 +408,9 @@ pub enum SimCommand {
     DropLeaves,
     /// Move the user's sphere collider to this centre.
     MoveSphere(Vec3),
+    /// Take the user's sphere out of the scene (simulation and picture), or put it back where
+    /// it was.
+    ToggleSphere,
     Camera(Camera),
     /// Set the level-of-detail bias (see `LodSettings::bias`).
     LodBias(f32),
@@ -476,6 +483,16 @@ pub struct Driver {
     /// Scratch: each tree's level of detail, then its step period.
     levels: Vec<Option<u8>>,
     periods: Vec<u8>,
+    /// Whether the user's sphere is in the scene (the first collider) or taken out.
+    sphere: Hidden,
+}
+
+/// The user's sphere: in the scene as its first collider, or taken out (kept to be put back;
+/// `None` until a scene gave it one).
+#[derive(Clone, Debug)]
+enum Hidden {
+    Shown,
+    Away(Option<SphereCollider>),
 }
 
 /// The viewer's timings for a model: its phases, the wind's and the fill.
@@ -531,6 +548,7 @@ impl Driver {
             sim_lod: SimLod::On,
             levels: Vec::new(),
             periods: Vec::new(),
+            sphere: Hidden::Shown,
         };
         d.setup_scene()?;
         Ok(d)
@@ -544,10 +562,33 @@ impl Driver {
         let radius = (SPHERE_SIZE * self.scene.height).max(0.2);
         // Parked beside the forest, at crown height, until the user drags it in.
         let centre = Vec3::new(c.x + r + 2.0 * radius, 0.5 * self.scene.height, c.z);
-        self.scene
-            .sim
-            .add_collider(SphereCollider::new(centre, radius, Motion::Static)?);
+        let sphere = SphereCollider::new(centre, radius, Motion::Static)?;
+        match &mut self.sphere {
+            Hidden::Shown => {
+                self.scene.sim.add_collider(sphere);
+            }
+            Hidden::Away(parked) => *parked = Some(sphere),
+        }
         Ok(())
+    }
+
+    /// Takes the user's sphere out of the scene, or puts it back where it was.
+    fn toggle_sphere(&mut self) -> String {
+        match &mut self.sphere {
+            Hidden::Shown => {
+                let colliders = self.scene.sim.colliders_mut();
+                let parked = (!colliders.is_empty()).then(|| colliders.remove(0));
+                self.sphere = Hidden::Away(parked);
+                "sphere removed".into()
+            }
+            Hidden::Away(parked) => {
+                if let Some(s) = parked.take() {
+                    self.scene.sim.colliders_mut().insert(0, s);
+                }
+                self.sphere = Hidden::Shown;
+                "sphere back".into()
+            }
+        }
     }
 
     /// Applies the wind options of the command line.
@@ -563,6 +604,9 @@ impl Driver {
         }
         self.vorticity = a.vorticity as f32;
         self.wind_heading = world_heading(a.wind_heading);
+        if a.no_collider && matches!(self.sphere, Hidden::Shown) {
+            self.toggle_sphere();
+        }
         self.sim_lod = a.sim_lod;
         self.weber_args = Some(a.model);
         if self.scene.sim.kind() != a.model.model {
@@ -976,8 +1020,9 @@ impl Driver {
                         s.falling, s.landed
                     ))
                 }
+                SimCommand::ToggleSphere => Some(self.toggle_sphere()),
                 SimCommand::MoveSphere(c) => {
-                    if c.is_finite() {
+                    if c.is_finite() && matches!(self.sphere, Hidden::Shown) {
                         if let Some(s) = self.scene.sim.colliders_mut().first_mut() {
                             s.center = c;
                         }

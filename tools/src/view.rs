@@ -31,7 +31,7 @@ use crate::trees::Output as OutArgs;
 
 /// The keys, shown on the help line.
 pub const HELP: &str = "drag: orbit   shift/middle-drag: pan   wheel: zoom   right-drag: move the sphere   ctrl-click: wind ball   C: clear balls   W: wind field   PgUp/PgDn: its height   F: frame all\n\
-space: pause   N: step   R: reset   O: overlay   ←→ ↑↓: wind direction and speed   T: storm   D: drop leaves   S: solver   M: model   K: self-collision   L: auto detail   drop a spec file   Esc: quit";
+space: pause   N: step   R: reset   O: overlay   ←→ ↑↓: wind direction and speed   T: storm   D: drop leaves   X: sphere   S: solver   M: model   K: self-collision   L: auto detail   drop a spec file   Esc: quit";
 
 /// Below this frame rate the viewer coarsens the levels of detail (when automatic)...
 const AUTO_LOD_MIN_FPS: f32 = 15.0;
@@ -350,10 +350,10 @@ impl App {
             self.orbit.distance = frame.info.home.1;
             let _ = v.commands.send(SimCommand::Camera(self.orbit.camera()));
         }
-        if let Some(s) = frame.spheres.first() {
-            self.sphere = Some(Vec3::new(s.center_radius[0], s.center_radius[1], s.center_radius[2]));
+        self.sphere = frame.spheres.first().map(|s| {
             self.sphere_radius = s.center_radius[3];
-        }
+            Vec3::new(s.center_radius[0], s.center_radius[1], s.center_radius[2])
+        });
         let options = DrawOptions {
             overlay: self.overlay,
             shadows: true,
@@ -497,6 +497,7 @@ impl App {
                 "k" => self.send(SimCommand::ToggleSelfCollision),
                 "t" => self.send(SimCommand::Storm),
                 "d" => self.send(SimCommand::DropLeaves),
+                "x" => self.send(SimCommand::ToggleSphere),
                 "q" => event_loop.exit(),
                 "f" => {
                     // Back to the frame the scene was opened with.

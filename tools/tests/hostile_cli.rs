@@ -182,8 +182,14 @@ fn numbers_out_of_range_name_the_parameter_and_what_is_allowed() {
         (vec!["render", "--camera", "10,90,0", "--out", &out_png], "elevation"),
         (vec!["render", "--camera", "10,0,-1", "--out", &out_png], "distance"),
         (vec!["render", "--camera", "NaN,0,0", "--out", &out_png], "azimuth"),
-        (vec!["render", "--camera", "10,0", "--out", &out_png], "AZIMUTH,ELEVATION,DISTANCE"),
-        (vec!["render", "--wind-heading", "-1", "--out", &out_png], "--wind-heading"),
+        (
+            vec!["render", "--camera", "10,0", "--out", &out_png],
+            "AZIMUTH,ELEVATION,DISTANCE",
+        ),
+        (
+            vec!["render", "--wind-heading", "-1", "--out", &out_png],
+            "--wind-heading",
+        ),
         (vec!["view", "--camera", "10,0,1e9"], "distance"),
         (vec!["view", "--wind-heading", "inf"], "--wind-heading"),
         (vec!["view", "--wind", "-1"], "--wind"),

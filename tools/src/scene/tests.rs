@@ -541,3 +541,38 @@ fn the_wind_heading_option_is_a_compass_heading() {
     let refused = <Cli as clap::Parser>::try_parse_from(["view", "--wind-heading", "400"]);
     assert!(refused.is_err());
 }
+
+/// `--no-collider` leaves the user's sphere out of the simulation and the picture; the
+/// sphere key puts it back where it was parked and takes it out again, and a sphere taken out
+/// is not moved.
+#[test]
+fn the_sphere_can_be_left_out_and_brought_back() {
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        scene: SceneArgs,
+    }
+    let mut d = driver();
+    let parked = d.scene.sim.colliders()[0].center;
+    let a = <Cli as clap::Parser>::try_parse_from(["view", "--no-collider", "--wind-model", "uniform"])
+        .unwrap()
+        .scene;
+    d.apply_args(&a).unwrap();
+    assert!(d.scene.sim.colliders().is_empty());
+    assert!(filled(&mut d).spheres.is_empty());
+    d.handle(SimCommand::MoveSphere(parked + Vec3::X));
+    d.handle(SimCommand::ToggleSphere);
+    assert_eq!(d.scene.sim.colliders().len(), 1);
+    assert_eq!(
+        d.scene.sim.colliders()[0].center,
+        parked,
+        "back where it was parked, not moved"
+    );
+    assert_eq!(filled(&mut d).spheres.len(), 1);
+    let to = parked + Vec3::new(0.0, 0.5, 1.0);
+    d.handle(SimCommand::MoveSphere(to));
+    d.handle(SimCommand::ToggleSphere);
+    assert!(d.scene.sim.colliders().is_empty());
+    d.handle(SimCommand::ToggleSphere);
+    assert_eq!(d.scene.sim.colliders()[0].center, to, "back where it was moved to");
+}
