@@ -34,6 +34,10 @@ pub struct RenderArgs {
     /// Draw the timing overlay on the picture.
     #[arg(long)]
     pub overlay: bool,
+    /// Also write every frame simulated, as it is drawn, into this folder as numbered PNGs
+    /// (frame-000001.png, ...: the frames of a video); with --force, replacing earlier ones.
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub output: OutArgs,
     #[command(flatten)]
@@ -44,6 +48,9 @@ pub fn run(a: &RenderArgs) -> Result<()> {
     a.output
         .check(&a.scene.spec.iter().map(|p| p.as_path()).collect::<Vec<_>>())?;
     output::check_png_name(&a.output.out)?;
+    if let Some(dir) = &a.record {
+        output::Recorder::new(dir, a.output.force)?;
+    }
     let image = render_scene(a)?;
     write_png(&a.output.out, &image)?;
     Ok(())
@@ -73,6 +80,19 @@ pub fn render_scene(a: &RenderArgs) -> Result<Rgba> {
     if a.scene.dynamics_gpu {
         driver.use_gpu_dynamics(gpu.clone())?;
     }
+    let options = DrawOptions {
+        overlay: a.overlay,
+        ..DrawOptions::default()
+    };
+    let output = Output {
+        extent: ash_extent(w, h),
+        present: None,
+        readback: true,
+    };
+    let mut recorder = match &a.record {
+        Some(dir) => Some(output::Recorder::new(dir, a.output.force)?),
+        None => None,
+    };
     let start = Instant::now();
     {
         let _stoppable = interrupt::Steps::begin();
@@ -80,9 +100,20 @@ pub fn render_scene(a: &RenderArgs) -> Result<Rgba> {
         for k in 0..a.frames {
             interrupt::check()?;
             driver.step(1);
+            if let Some(rec) = &mut recorder {
+                let mut frame = RenderFrame::default();
+                driver.fill(&mut frame, Instant::now(), Duration::ZERO);
+                let image = renderer
+                    .draw(&frame, &options, &output)?
+                    .expect("readback was asked for");
+                rec.write(&image.to_png())?;
+            }
             progress.update_count(k + 1, a.frames);
         }
         progress.finish();
+    }
+    if let (Some(rec), Some(dir)) = (&recorder, &a.record) {
+        eprintln!("recorded {} frames into {}", rec.frames(), dir.display());
     }
     let sim_s = start.elapsed().as_secs_f64();
     if let Some(line) = driver.dynamics_device() {
@@ -97,15 +128,6 @@ pub fn render_scene(a: &RenderArgs) -> Result<Rgba> {
     if let Some(failure) = driver.dynamics_failure() {
         bail!("{failure}");
     }
-    let options = DrawOptions {
-        overlay: a.overlay,
-        ..DrawOptions::default()
-    };
-    let output = Output {
-        extent: ash_extent(w, h),
-        present: None,
-        readback: true,
-    };
     let t0 = Instant::now();
     let image = renderer
         .draw(&frame, &options, &output)?

@@ -153,6 +153,71 @@ pub fn check_png_name(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Most frames `--record` writes to one folder (numbered with six digits).
+pub const MAX_RECORDED_FRAMES: u64 = 999_999;
+
+/// Every frame as a numbered PNG in a folder (`--record DIR`): `frame-000001.png`,
+/// `frame-000002.png`, ... in the order drawn, each written as [`write_file`] writes (whole or
+/// not at all).
+pub struct Recorder {
+    dir: PathBuf,
+    next: u64,
+}
+
+impl Recorder {
+    /// The name of frame `n` (from 1) in `dir`.
+    pub fn frame_path(dir: &Path, n: u64) -> PathBuf {
+        dir.join(format!("frame-{n:06}.png"))
+    }
+
+    /// Checks, before any work starts, that `dir` is a folder Sylva can write to and holds no
+    /// recorded frame already (unless `force`: then they are replaced as the new ones are
+    /// written, and any left beyond them stay).
+    pub fn new(dir: &Path, force: bool) -> Result<Recorder> {
+        match fs::metadata(dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(m) => bail!(
+                "cannot record into {}: it is {}, not a folder",
+                dir.display(),
+                kind_of(&m)
+            ),
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                bail!(
+                    "cannot record into {}: the folder does not exist; create it first",
+                    dir.display()
+                )
+            }
+            Err(e) => bail!("cannot record into {}: {e}", dir.display()),
+        }
+        let first = Recorder::frame_path(dir, 1);
+        check(&first, force, &[]).with_context(|| format!("cannot record into {}", dir.display()))?;
+        Ok(Recorder {
+            dir: dir.to_path_buf(),
+            next: 1,
+        })
+    }
+
+    /// Writes the next frame; refuses a frame past [`MAX_RECORDED_FRAMES`] or over a file that
+    /// is not a regular one.
+    pub fn write(&mut self, png: &[u8]) -> Result<()> {
+        ensure!(
+            self.next <= MAX_RECORDED_FRAMES,
+            "cannot record more than {MAX_RECORDED_FRAMES} frames into {}",
+            self.dir.display()
+        );
+        let path = Recorder::frame_path(&self.dir, self.next);
+        check_destination(&path, &[])?;
+        write_file(&path, png)?;
+        self.next += 1;
+        Ok(())
+    }
+
+    /// Frames written so far.
+    pub fn frames(&self) -> u64 {
+        self.next - 1
+    }
+}
+
 /// A fresh temporary name beside `dest`.
 fn temp_name(dest: &Path, name: &std::ffi::OsStr) -> PathBuf {
     static COUNTER: AtomicU64 = AtomicU64::new(0);

@@ -31,7 +31,7 @@ use crate::trees::Output as OutArgs;
 
 /// The keys, shown on the help line.
 pub const HELP: &str = "drag: orbit   shift/middle-drag: pan   wheel: zoom   right-drag: move the sphere   ctrl-click: wind ball   C: clear balls   W: wind field   PgUp/PgDn: its height   F: frame all\n\
-space: pause   N: step   R: reset   O: overlay   ←→ ↑↓: wind direction and speed   T: storm   D: drop leaves   X: sphere   S: solver   M: model   K: self-collision   L: auto detail   drop a spec file   Esc: quit";
+space: pause   N: step   R: reset   O: overlay   ←→ ↑↓: wind direction and speed   T: storm   D: drop leaves   X: sphere   P: screenshot   S: solver   M: model   K: self-collision   L: auto detail   drop a spec file   Esc: quit";
 
 /// Below this frame rate the viewer coarsens the levels of detail (when automatic)...
 const AUTO_LOD_MIN_FPS: f32 = 15.0;
@@ -67,7 +67,11 @@ pub struct ViewArgs {
     /// on; otherwise the frame shown when the window closes).
     #[arg(long)]
     pub screenshot: Option<PathBuf>,
-    /// Replace the screenshot file if it exists.
+    /// Write every frame shown into this folder as numbered PNGs (frame-000001.png, ...: the
+    /// frames of a video; each frame is read back, so the viewer runs slower while recording).
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<PathBuf>,
+    /// Replace the screenshot file, or the recorded frames, if they exist.
     #[arg(long)]
     pub force: bool,
     /// Present as fast as possible instead of waiting for the display's refresh.
@@ -89,6 +93,9 @@ pub fn run(a: &ViewArgs) -> Result<()> {
         let inputs: Vec<&Path> = a.scene.spec.iter().map(|p| p.as_path()).collect();
         crate::output::check(shot, a.force, &inputs)?;
         crate::output::check_png_name(shot)?;
+    }
+    if let Some(dir) = &a.record {
+        crate::output::Recorder::new(dir, a.force)?;
     }
     if std::env::var_os("DISPLAY").is_none_or(|d| d.is_empty()) {
         return headless_fallback(a, "no display (DISPLAY is not set)");
@@ -120,6 +127,9 @@ pub fn run(a: &ViewArgs) -> Result<()> {
     driver.apply_args(&a.scene)?;
     event_loop.set_control_flow(ControlFlow::Poll);
     let mut app = App::new(a.clone(), driver, orbit);
+    if let Some(dir) = &a.record {
+        app.recorder = Some(crate::output::Recorder::new(dir, a.force)?);
+    }
     // Ctrl-C closes the window at the next frame, without a screenshot.
     let _stoppable = interrupt::Steps::begin();
     event_loop
@@ -127,6 +137,9 @@ pub fn run(a: &ViewArgs) -> Result<()> {
         .map_err(|e| anyhow!("the window's event loop failed: {e}"))?;
     app.shutdown()
 }
+
+/// The screenshot key's file, in the current folder (`-1`, `-2`, ... added when it exists).
+const SHOT_NAME: &str = "sylva-shot.png";
 
 /// Without a display, renders the scene headless to a PNG instead, and says so.
 fn headless_fallback(a: &ViewArgs, why: &str) -> Result<()> {
@@ -145,6 +158,7 @@ fn headless_fallback(a: &ViewArgs, why: &str) -> Result<()> {
         frames: a.frames.unwrap_or(120),
         size: a.size,
         overlay: !a.no_overlay,
+        record: a.record.clone(),
         output: OutArgs { out, force: a.force },
         gpu: a.gpu.clone(),
     };
@@ -205,6 +219,10 @@ struct App {
     lod_bias: f32,
     lod_frames: u32,
     last_image: Option<sylva_render::Rgba>,
+    /// `--record`: every frame shown, written as it is drawn.
+    recorder: Option<crate::output::Recorder>,
+    /// The screenshot key was pressed: the next frame is read back and written.
+    shot_wanted: bool,
 }
 
 impl App {
@@ -231,6 +249,8 @@ impl App {
             lod_bias: 1.0,
             lod_frames: 0,
             last_image: None,
+            recorder: None,
+            shot_wanted: false,
         }
     }
 
@@ -340,8 +360,11 @@ impl App {
             return Ok(());
         };
         let last = self.args.frames.is_some_and(|n| self.frames + 1 >= n);
-        // Every frame is read back when a screenshot on close is wanted without a frame count.
-        let readback = self.args.screenshot.is_some() && (last || self.args.frames.is_none());
+        // Every frame is read back when a screenshot on close is wanted without a frame count,
+        // or when recording.
+        let readback = (self.args.screenshot.is_some() && (last || self.args.frames.is_none()))
+            || self.recorder.is_some()
+            || self.shot_wanted;
         let frame = v.reader.acquire();
         if frame.info.scene_id != self.scene_id {
             // A new scene (a dropped file): frame it.
@@ -369,6 +392,16 @@ impl App {
         drop(frame);
         if !v.swapchain.present(&v.gpu, index)? {
             self.needs_resize = true;
+        }
+        if let Some(image) = &image {
+            if let Some(rec) = &mut self.recorder {
+                rec.write(&image.to_png())?;
+            }
+            if std::mem::take(&mut self.shot_wanted) {
+                let path = free_name(Path::new(SHOT_NAME));
+                write_png(&path, image)?;
+                eprintln!("sylva view: screenshot {}", path.display());
+            }
         }
         if image.is_some() {
             self.last_image = image;
@@ -498,6 +531,7 @@ impl App {
                 "t" => self.send(SimCommand::Storm),
                 "d" => self.send(SimCommand::DropLeaves),
                 "x" => self.send(SimCommand::ToggleSphere),
+                "p" => self.shot_wanted = true,
                 "q" => event_loop.exit(),
                 "f" => {
                     // Back to the frame the scene was opened with.
@@ -532,6 +566,9 @@ impl App {
                 result = check_validation(&v.gpu);
             }
             eprintln!("sylva view: {} frames", self.frames);
+            if let (Some(rec), Some(dir)) = (&self.recorder, &self.args.record) {
+                eprintln!("sylva view: recorded {} frames into {}", rec.frames(), dir.display());
+            }
         }
         if let (Some(path), Some(image)) = (&self.args.screenshot, &self.last_image) {
             write_png(path, image)?;

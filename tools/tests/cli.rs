@@ -561,3 +561,86 @@ fn bench_sim_reports_the_drag_law() {
         assert!(m["base_moment_peak"].as_f64().unwrap() > 0.0, "{m}");
     }
 }
+
+/// `render --record DIR` and `view --record DIR` (here without a display, rendered headless)
+/// write every frame as a numbered PNG, the last one the picture `--out` gets, the tree moving
+/// from frame to frame in the wind; a folder that holds recorded frames is refused without
+/// --force, a missing one always, before any work.
+#[test]
+fn every_frame_is_recorded_as_a_numbered_png() {
+    let dir = common::TempDir::new("sylva-cli", "record");
+    let rec = dir.path("frames");
+    std::fs::create_dir(&rec).unwrap();
+    let (rec_s, out) = (rec.display().to_string(), dir.path("last.png").display().to_string());
+    let args = [
+        "render",
+        "--species",
+        "sassafras",
+        "--wind",
+        "20",
+        "--wind-model",
+        "uniform",
+        "--sim-lod",
+        "off",
+        "--frames",
+        "4",
+        "--size",
+        "96x64",
+        "--record",
+        &rec_s,
+        "--out",
+        &out,
+    ];
+    let (code, _, err) = sylva(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("recorded 4 frames"), "{err}");
+    let frames: Vec<_> = (1..=4)
+        .map(|n| common::read_png(&rec.join(format!("frame-{n:06}.png"))))
+        .collect();
+    assert!(!rec.join("frame-000005.png").exists());
+    let last = common::read_png(std::path::Path::new(&out));
+    assert!(frames[3] == last, "the last frame is the picture");
+    assert!(frames[0] != frames[3], "the tree moves in the wind from frame to frame");
+    // Again: the recorded frames are not replaced without --force.
+    let again = dir.path("again.png").display().to_string();
+    let mut refused = args.to_vec();
+    *refused.last_mut().unwrap() = &again;
+    let (code, _, err) = sylva(&refused);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("frame-000001.png") && err.contains("--force"), "{err}");
+    assert!(!dir.path("again.png").exists());
+    let missing = dir.path("missing").display().to_string();
+    let (code, _, err) = sylva(&["render", "--frames", "1", "--record", &missing, "--out", &again]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("does not exist"), "{err}");
+    // The viewer records too (with --force, over the frames above; without the overlay, whose
+    // timings change from draw to draw).
+    let shot = dir.path("view.png").display().to_string();
+    let out = common::command()
+        .args([
+            "view",
+            "--no-overlay",
+            "--species",
+            "sassafras",
+            "--frames",
+            "2",
+            "--size",
+            "96x64",
+            "--record",
+            &rec_s,
+            "--force",
+            "--screenshot",
+            &shot,
+        ])
+        .env_remove("DISPLAY")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("recorded 2 frames"), "{err}");
+    let shown = common::read_png(std::path::Path::new(&shot));
+    assert!(
+        common::read_png(&rec.join("frame-000002.png")) == shown,
+        "the last frame recorded is the screenshot"
+    );
+}
