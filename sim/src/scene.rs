@@ -119,6 +119,18 @@ pub struct SpeciesForest {
     pub forest: Forest,
 }
 
+/// A tree of a [`SpeciesForest::placed`] forest: the index of its species in the forest's
+/// list, the seed it grows from and where its base stands \[m\].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlacedTree {
+    pub species: usize,
+    pub seed: u64,
+    pub position: Vec3,
+}
+
+/// Farthest from the origin a placed tree may stand \[m\].
+pub const MAX_PLACEMENT: f32 = 100_000.0;
+
 impl SpeciesForest {
     /// Grows the trees on up to `threads` threads (the result does not depend on it).
     pub fn new(
@@ -138,88 +150,10 @@ impl SpeciesForest {
                 format!("allowed 1..={MAX_TEST_FOREST_TREES}"),
             ));
         }
-        // The forest's size from the species' estimates, before anything is grown.
-        let sizes: Vec<_> = specs.iter().map(WeberPennSpec::estimate_size).collect();
-        let (mut est_segments, mut est_leaves) = (0.0f64, 0.0f64);
-        for k in 0..trees {
-            est_segments += sizes[k % specs.len()].skeleton_segments;
-            est_leaves += sizes[k % specs.len()].leaves;
-        }
-        if est_segments.is_nan()
-            || est_leaves.is_nan()
-            || est_segments > MAX_TEST_FOREST_SEGMENTS as f64
-            || est_leaves > MAX_TEST_FOREST_LEAVES as f64
-        {
-            return Err(SimError::param(
-                "trees",
-                trees,
-                format!(
-                    "{trees} trees of {} would have about {est_segments:.3e} segments and {est_leaves:.3e} leaves; a \
-                     forest may hold at most {MAX_TEST_FOREST_SEGMENTS} segments and {MAX_TEST_FOREST_LEAVES} leaves",
-                    specs.iter().map(|s| s.species.as_str()).collect::<Vec<_>>().join(", ")
-                ),
-            ));
-        }
-        // Counted again as the trees grow: every thread stops once the forest is over its caps.
-        let grown_segments = std::sync::atomic::AtomicUsize::new(0);
-        let grown_leaves = std::sync::atomic::AtomicUsize::new(0);
-        let over = |s: &Skeleton| {
-            use std::sync::atomic::Ordering::Relaxed;
-            let segments = grown_segments.fetch_add(s.segments.len(), Relaxed) + s.segments.len();
-            let leaves = grown_leaves.fetch_add(s.leaves.len(), Relaxed) + s.leaves.len();
-            segments > MAX_TEST_FOREST_SEGMENTS || leaves > MAX_TEST_FOREST_LEAVES
-        };
-        let too_many = |s: &Skeleton| {
-            SimError::param(
-                "trees",
-                trees,
-                format!(
-                    "this species grows {} segments and {} leaves per tree; a forest may hold at most \
-                     {MAX_TEST_FOREST_SEGMENTS} segments and {MAX_TEST_FOREST_LEAVES} leaves",
-                    s.segments.len(),
-                    s.leaves.len()
-                ),
-            )
-        };
-        let grow = |k: usize| {
-            let opts = GenOptions {
-                seed: seed.wrapping_add(k as u64),
-                ..GenOptions::default()
-            };
-            let s = generate(&specs[k % specs.len()], &opts, &mut |_| {})?.skeleton;
-            if over(&s) {
-                return Err(too_many(&s));
-            }
-            Ok(s)
-        };
-        let threads = threads.clamp(1, trees);
-        let mut grown: Vec<Option<Result<Skeleton, SimError>>> = (0..trees).map(|_| None).collect();
-        std::thread::scope(|scope| {
-            for (t, chunk) in grown.chunks_mut(trees.div_ceil(threads)).enumerate() {
-                let first = t * trees.div_ceil(threads);
-                let grow = &grow;
-                scope.spawn(move || {
-                    for (i, slot) in chunk.iter_mut().enumerate() {
-                        let tree = grow(first + i);
-                        let failed = tree.is_err();
-                        *slot = Some(tree);
-                        if failed {
-                            break;
-                        }
-                    }
-                });
-            }
-        });
-        // A thread stops at its first error, so the first slot not filled follows an error. With
-        // none, the forest is within its caps: the grown counts are exact totals and `over` saw
-        // the last of them.
-        if let Some(e) = grown.iter().find_map(|g| g.as_ref().and_then(|r| r.as_ref().err())) {
-            return Err(e.clone());
-        }
-        let skeletons = grown
-            .into_iter()
-            .map(|g| g.expect("every tree was grown"))
-            .collect::<Result<Vec<_>, _>>()?;
+        let plan: Vec<(usize, u64)> = (0..trees)
+            .map(|k| (k % specs.len(), seed.wrapping_add(k as u64)))
+            .collect();
+        let skeletons = grow_all(specs, &plan, threads)?;
         let spacing = skeletons.iter().map(crown_width).fold(1.0f32, f32::max);
         let side = (trees as f32).sqrt().ceil() as usize;
         let mut rng = Rng::new(seed ^ 0x5EED_F0E5);
@@ -229,6 +163,46 @@ impl SpeciesForest {
                 Vec3::new((k % side) as f32 * spacing, 0.0, (k / side) as f32 * spacing) + jitter
             })
             .collect();
+        SpeciesForest::build(skeletons, positions, material)
+    }
+
+    /// A forest of the trees `trees` lists, each of its species grown from its seed and standing
+    /// where it says (a scene file's trees); grown on up to `threads` threads.
+    pub fn placed(
+        specs: &[WeberPennSpec],
+        trees: &[PlacedTree],
+        material: &Material,
+        threads: usize,
+    ) -> Result<SpeciesForest, SimError> {
+        if trees.is_empty() || trees.len() > MAX_TEST_FOREST_TREES {
+            return Err(SimError::param(
+                "trees",
+                trees.len(),
+                format!("allowed 1..={MAX_TEST_FOREST_TREES}"),
+            ));
+        }
+        for t in trees {
+            if t.species >= specs.len() {
+                return Err(SimError::param(
+                    "tree species",
+                    t.species,
+                    format!("allowed 0..{} (the species given)", specs.len()),
+                ));
+            }
+            if !t.position.is_finite() || t.position.abs().max_element() > MAX_PLACEMENT {
+                return Err(SimError::param(
+                    "tree position",
+                    t.position,
+                    format!("allowed finite coordinates within ±{MAX_PLACEMENT} m"),
+                ));
+            }
+        }
+        let plan: Vec<(usize, u64)> = trees.iter().map(|t| (t.species, t.seed)).collect();
+        let skeletons = grow_all(specs, &plan, threads)?;
+        SpeciesForest::build(skeletons, trees.iter().map(|t| t.position).collect(), material)
+    }
+
+    fn build(skeletons: Vec<Skeleton>, positions: Vec<Vec3>, material: &Material) -> Result<SpeciesForest, SimError> {
         let placements: Vec<_> = skeletons
             .iter()
             .zip(&positions)
@@ -244,6 +218,96 @@ impl SpeciesForest {
             forest,
         })
     }
+}
+
+/// Grows tree k of `plan` as species `plan[k].0` of `specs` from seed `plan[k].1`, on up to
+/// `threads` threads (the result does not depend on it), refusing before anything is grown a
+/// forest whose species' estimates pass the caps, and stopping once the trees grown do.
+fn grow_all(specs: &[WeberPennSpec], plan: &[(usize, u64)], threads: usize) -> Result<Vec<Skeleton>, SimError> {
+    let trees = plan.len();
+    // The forest's size from the species' estimates, before anything is grown.
+    let sizes: Vec<_> = specs.iter().map(WeberPennSpec::estimate_size).collect();
+    let (mut est_segments, mut est_leaves) = (0.0f64, 0.0f64);
+    for &(k, _) in plan {
+        est_segments += sizes[k].skeleton_segments;
+        est_leaves += sizes[k].leaves;
+    }
+    if est_segments.is_nan()
+        || est_leaves.is_nan()
+        || est_segments > MAX_TEST_FOREST_SEGMENTS as f64
+        || est_leaves > MAX_TEST_FOREST_LEAVES as f64
+    {
+        return Err(SimError::param(
+            "trees",
+            trees,
+            format!(
+                "{trees} trees of {} would have about {est_segments:.3e} segments and {est_leaves:.3e} leaves; a \
+                 forest may hold at most {MAX_TEST_FOREST_SEGMENTS} segments and {MAX_TEST_FOREST_LEAVES} leaves",
+                specs.iter().map(|s| s.species.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    }
+    // Counted again as the trees grow: every thread stops once the forest is over its caps.
+    let grown_segments = std::sync::atomic::AtomicUsize::new(0);
+    let grown_leaves = std::sync::atomic::AtomicUsize::new(0);
+    let over = |s: &Skeleton| {
+        use std::sync::atomic::Ordering::Relaxed;
+        let segments = grown_segments.fetch_add(s.segments.len(), Relaxed) + s.segments.len();
+        let leaves = grown_leaves.fetch_add(s.leaves.len(), Relaxed) + s.leaves.len();
+        segments > MAX_TEST_FOREST_SEGMENTS || leaves > MAX_TEST_FOREST_LEAVES
+    };
+    let too_many = |s: &Skeleton| {
+        SimError::param(
+            "trees",
+            trees,
+            format!(
+                "this species grows {} segments and {} leaves per tree; a forest may hold at most \
+                 {MAX_TEST_FOREST_SEGMENTS} segments and {MAX_TEST_FOREST_LEAVES} leaves",
+                s.segments.len(),
+                s.leaves.len()
+            ),
+        )
+    };
+    let grow = |k: usize| {
+        let (species, seed) = plan[k];
+        let opts = GenOptions {
+            seed,
+            ..GenOptions::default()
+        };
+        let s = generate(&specs[species], &opts, &mut |_| {})?.skeleton;
+        if over(&s) {
+            return Err(too_many(&s));
+        }
+        Ok(s)
+    };
+    let threads = threads.clamp(1, trees);
+    let mut grown: Vec<Option<Result<Skeleton, SimError>>> = (0..trees).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        for (t, chunk) in grown.chunks_mut(trees.div_ceil(threads)).enumerate() {
+            let first = t * trees.div_ceil(threads);
+            let grow = &grow;
+            scope.spawn(move || {
+                for (i, slot) in chunk.iter_mut().enumerate() {
+                    let tree = grow(first + i);
+                    let failed = tree.is_err();
+                    *slot = Some(tree);
+                    if failed {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    // A thread stops at its first error, so the first slot not filled follows an error. With
+    // none, the forest is within its caps: the grown counts are exact totals and `over` saw
+    // the last of them.
+    if let Some(e) = grown.iter().find_map(|g| g.as_ref().and_then(|r| r.as_ref().err())) {
+        return Err(e.clone());
+    }
+    grown
+        .into_iter()
+        .map(|g| g.expect("every tree was grown"))
+        .collect::<Result<Vec<_>, _>>()
 }
 
 /// Largest horizontal extent of a skeleton \[m\].

@@ -192,17 +192,33 @@ mod tests {
     /// The pixel box of every segment end (with its radius) and leaf (its attachment and a
     /// blade's length around it) of `scene` at rest, seen by `camera` on an image `width` wide.
     fn projected_box(scene: &Scene, camera: &sylva_render::frame::Camera, width: f32) -> [f32; 4] {
+        let forest = scene.sim.forest();
+        tree_box(
+            scene,
+            camera,
+            width,
+            (0..forest.segment_count(), 0..forest.leaf_count()),
+        )
+    }
+
+    /// [`projected_box`] of the segments and leaves in the given ranges only (one tree's).
+    fn tree_box(
+        scene: &Scene,
+        camera: &sylva_render::frame::Camera,
+        width: f32,
+        (segments, leaves): (std::ops::Range<usize>, std::ops::Range<usize>),
+    ) -> [f32; 4] {
         let (pose, forest) = (scene.sim.pose(), scene.sim.forest());
         let mut points = Vec::new();
         let dirs = [Vec3::X, Vec3::NEG_X, Vec3::Y, Vec3::NEG_Y, Vec3::Z, Vec3::NEG_Z];
-        for i in 0..forest.segment_count() {
+        for i in segments {
             let r = forest.seg.radius_base[i];
             for p in [pose.base[i], pose.tip(i, forest.seg.length[i])] {
                 points.extend(dirs.map(|d| p + d * r));
             }
         }
-        for (j, &p) in pose.leaf_pos.iter().enumerate() {
-            let l = forest.leaf.length_m(j) * 1.01;
+        for j in leaves {
+            let (p, l) = (pose.leaf_pos[j], forest.leaf.length_m(j) * 1.01);
             points.extend(dirs.map(|d| p + d * l));
         }
         let mut b = [f32::MAX, f32::MAX, f32::MIN, f32::MIN];
@@ -306,5 +322,120 @@ mod tests {
                 "{camera}: pixels span {seen:?} of the box {b:?}"
             );
         }
+    }
+
+    /// A scene file with three species from three formats (an Arbaro XML file by an absolute
+    /// path, a tree-gen file beside the scene file by a relative one, a built-in Sylva species)
+    /// renders each tree where the file puts it: tree pixels lie inside the boxes the trees'
+    /// rest poses project to with the file's camera, each box holds many of them, and moving
+    /// a tree in the file moves its pixels.
+    #[test]
+    fn a_scene_file_renders_each_tree_where_it_stands() {
+        let dir = std::env::temp_dir().join(format!("sylva-scene-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/specs");
+        std::fs::copy(fixtures.join("tree-gen/little_oak.py"), dir.join("oak.py")).unwrap();
+        let birch = fixtures.join("arbaro/small_birch.xml").canonicalize().unwrap();
+        let scene_text = |sassafras_x: f32| {
+            format!(
+                "[[tree]]\nspec = {birch:?}\nposition = [-6.0, 0.0, 0.0]\n\n\
+                 [[tree]]\nspec = \"oak.py\"\nposition = [0.0, 0.0, 1.0]\nseed = 3\n\n\
+                 [[tree]]\nspecies = \"sassafras\"\nposition = [{sassafras_x}, 0.0, 0.0]\n\n\
+                 [wind]\nspeed = 0.0\nmodel = \"uniform\"\n\n\
+                 [camera]\nazimuth = 180.0\nelevation = 5.0\ndistance = 0.0\n"
+            )
+        };
+        let (w, h) = (480u32, 240u32);
+        let mut sassafras_centres = Vec::new();
+        for sassafras_x in [8.0f32, 14.0] {
+            let file = dir.join("forest.toml");
+            std::fs::write(&file, scene_text(sassafras_x)).unwrap();
+            let file_s = file.display().to_string();
+            let args = [
+                "render",
+                &file_s,
+                "--frames",
+                "1",
+                "--size",
+                "480x240",
+                "--no-collider",
+                "--out",
+                "unused.png",
+            ];
+            let a = Cli::try_parse_from(args).unwrap().render;
+            let scene = Scene::build_with(
+                a.scene.spec.as_deref(),
+                None,
+                None,
+                a.scene.seed,
+                a.scene.grow,
+                a.scene.model.model,
+                &a.scene.model.material(),
+            )
+            .unwrap();
+            let forest = scene.sim.forest();
+            assert_eq!(forest.trees.len(), 3);
+            let cam = scene.camera_at(None, w as f32 / h as f32, h as f32).camera();
+            let boxes: Vec<[f32; 4]> = forest
+                .trees
+                .iter()
+                .map(|t| {
+                    let (s, l) = (t.segments.clone(), t.leaves.clone());
+                    tree_box(
+                        &scene,
+                        &cam,
+                        w as f32,
+                        (s.start as usize..s.end as usize, l.start as usize..l.end as usize),
+                    )
+                })
+                .collect();
+            // From the south, east is to the right: the birch (west) left of the oak, the
+            // sassafras (east) right of it.
+            let centre = |b: &[f32; 4]| 0.5 * (b[0] + b[2]);
+            assert!(
+                centre(&boxes[0]) < centre(&boxes[1]) && centre(&boxes[1]) < centre(&boxes[2]),
+                "{boxes:?}"
+            );
+            let image = render_scene(&a).unwrap();
+            let (mut per_tree, mut outside) = ([0usize; 3], 0usize);
+            let mut x_sum = 0.0f64;
+            for y in 0..h {
+                for x in 0..w {
+                    if classify(image.pixel(x, y)) == Class::Other {
+                        continue;
+                    }
+                    let (fx, fy) = (x as f32 + 0.5, y as f32 + 0.5);
+                    let inside =
+                        |b: &[f32; 4]| fx >= b[0] - 2.0 && fx <= b[2] + 2.0 && fy >= b[1] - 2.0 && fy <= b[3] + 2.0;
+                    match boxes.iter().position(inside) {
+                        Some(k) => {
+                            per_tree[k] += 1;
+                            if k == 2 {
+                                x_sum += fx as f64;
+                            }
+                        }
+                        None => outside += 1,
+                    }
+                }
+            }
+            eprintln!(
+                "sassafras at x = {sassafras_x}: boxes {boxes:?}, pixels per tree {per_tree:?}, outside {outside}"
+            );
+            let inside: usize = per_tree.iter().sum();
+            assert!(
+                per_tree.iter().all(|&n| n > 30),
+                "every tree is drawn in its box: {per_tree:?}"
+            );
+            assert!(
+                outside * 100 <= inside,
+                "{outside} tree pixels outside the boxes, {inside} inside"
+            );
+            sassafras_centres.push(x_sum / per_tree[2] as f64);
+        }
+        assert!(
+            sassafras_centres[1] > sassafras_centres[0] + 10.0,
+            "moving the sassafras east in the file moves it right on the picture: {sassafras_centres:?}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -25,6 +25,7 @@ use sylva_sim::spec::WeberPennSpec;
 use sylva_sim::weberpenn::{generate, GenOptions};
 use sylva_sim::{species, Calm, GustingWind, Material, Motion, SphereCollider};
 
+pub mod file;
 mod sim_lod;
 pub use sim_lod::SimLod;
 
@@ -43,7 +44,9 @@ pub const STORM_SPEED: f32 = 36.0;
 /// What to grow.
 #[derive(Args, Clone, Debug)]
 pub struct SceneArgs {
-    /// A spec file (Arbaro XML, Sapling preset, tree-gen parameters, Helios XML, Sylva spec).
+    /// A spec file (Arbaro XML, Sapling preset, tree-gen parameters, Helios XML, Sylva spec),
+    /// or a scene file (.toml: trees placed where it says, its wind, camera and colliders; its
+    /// [wind] wins over --wind, --wind-heading and --wind-model, --camera over its [camera]).
     /// Without one, a built-in species (`--species`) or the default forest.
     pub spec: Option<PathBuf>,
     /// The species: one of the file's species, or a built-in one (quaking_aspen,
@@ -216,6 +219,8 @@ pub struct Scene {
     pub bounds: (Vec3, f32),
     /// Tallest tree \[m\].
     pub height: f32,
+    /// The scene file it was read from, if any: its wind, camera and colliders apply.
+    pub file: Option<file::SceneFile>,
 }
 
 /// The simulation thread's job system size in the viewer: every core but the one the render
@@ -254,6 +259,28 @@ impl Scene {
         model: ModelKind,
         material: &Material,
     ) -> Result<Scene> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if let Some(path) = spec.filter(|p| file::is_scene_file(p)) {
+            // A scene file places its own trees.
+            if species.is_some() || trees.is_some() {
+                bail!(
+                    "--species and --trees do not apply to a scene file ({}): each of its [[tree]] tables names its species and position",
+                    path.display()
+                );
+            }
+            let mut loaded = file::load(path, seed)?;
+            for s in &mut loaded.specs {
+                grow.apply(s);
+            }
+            let title = path
+                .file_name()
+                .map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().into_owned());
+            let forest = SpeciesForest::placed(&loaded.specs, &loaded.trees, material, threads)
+                .with_context(|| format!("cannot grow the trees of {}", path.display()))?;
+            let mut scene = Scene::of_forest(forest, title, model)?;
+            scene.file = Some(loaded);
+            return Ok(scene);
+        }
         let (mut specs, title) = resolve_species(spec, species)?;
         for s in &mut specs {
             grow.apply(s);
@@ -264,9 +291,13 @@ impl Scene {
             1
         }) as usize;
         check_forest_size(&specs, trees, seed)?;
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let forest = SpeciesForest::new(&specs, trees, seed, material, threads)
             .with_context(|| format!("cannot grow {title}"))?;
+        Scene::of_forest(forest, title, model)
+    }
+
+    /// The scene of a grown forest, moved by a `model`.
+    fn of_forest(forest: SpeciesForest, title: String, model: ModelKind) -> Result<Scene> {
         let height = forest.skeletons.iter().map(|s| s.height()).fold(0.0f32, f32::max);
         // Stems and leaves alike (a palm's crown is its leaves).
         let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
@@ -293,6 +324,7 @@ impl Scene {
             title,
             bounds,
             height,
+            file: None,
         })
     }
 
@@ -312,11 +344,12 @@ impl Scene {
         }
     }
 
-    /// The camera `--camera` asks for (`None`: [`default_camera`](Self::default_camera)),
-    /// aimed at the scene's centre; a distance of 0 is the framing one.
+    /// The camera `--camera` asks for, else the scene file's (`None` for both:
+    /// [`default_camera`](Self::default_camera)), aimed at the scene's centre; a distance of 0
+    /// is the framing one.
     pub fn camera_at(&self, place: Option<crate::args::CameraPlace>, aspect: f32, height_px: f32) -> OrbitCamera {
         let mut cam = self.default_camera(aspect, height_px);
-        if let Some(p) = place {
+        if let Some(p) = place.or(self.file.as_ref().and_then(|f| f.camera)) {
             // The orbit's direction from its target is (cos p·sin y, sin p, cos p·cos y): yaw 0
             // looks from the south (+z); a bearing b clockwise from north is the direction
             // (sin b, 0, −cos b), i.e. yaw π − b.
@@ -557,6 +590,7 @@ impl Driver {
     /// Wind, the user's sphere and the fill index for a freshly built scene.
     fn setup_scene(&mut self) -> Result<()> {
         self.index = FillIndex::new(self.scene.sim.forest());
+        self.file_wind();
         self.apply_wind()?;
         let (c, r) = self.scene.bounds;
         let radius = (SPHERE_SIZE * self.scene.height).max(0.2);
@@ -569,7 +603,29 @@ impl Driver {
             }
             Hidden::Away(parked) => *parked = Some(sphere),
         }
+        // A scene file's own colliders, after the user's sphere.
+        if let Some(f) = &self.scene.file {
+            for c in f.colliders.clone() {
+                self.scene.sim.add_collider(c);
+            }
+        }
         Ok(())
+    }
+
+    /// A scene file's wind (speed, heading, model), where it sets them: it wins over the
+    /// command line's.
+    fn file_wind(&mut self) {
+        let Some(f) = &self.scene.file else { return };
+        if let Some(v) = f.wind.speed {
+            self.wind_speed = v;
+            self.calm_speed = v;
+        }
+        if let Some(h) = f.wind.heading {
+            self.wind_heading = world_heading(h);
+        }
+        if let Some(m) = f.wind.model {
+            self.wind_model = m;
+        }
     }
 
     /// Takes the user's sphere out of the scene, or puts it back where it was.
@@ -593,10 +649,16 @@ impl Driver {
 
     /// Applies the wind options of the command line.
     pub fn apply_args(&mut self, a: &SceneArgs) -> Result<()> {
-        if a.vorticity > 0.0 && a.wind_model != WindModel::Fluid {
+        let wind_model = self
+            .scene
+            .file
+            .as_ref()
+            .and_then(|f| f.wind.model)
+            .unwrap_or(a.wind_model);
+        if a.vorticity > 0.0 && wind_model != WindModel::Fluid {
             bail!("vorticity confinement needs the fluid wind (--wind-model fluid)");
         }
-        if a.wind_gpu && a.wind_model != WindModel::Fluid {
+        if a.wind_gpu && wind_model != WindModel::Fluid {
             bail!("only the fluid wind runs on the GPU (--wind-model fluid)");
         }
         if a.dynamics_gpu && a.model.model != ModelKind::Oliapuram {
@@ -604,6 +666,7 @@ impl Driver {
         }
         self.vorticity = a.vorticity as f32;
         self.wind_heading = world_heading(a.wind_heading);
+        self.file_wind();
         if a.no_collider && matches!(self.sphere, Hidden::Shown) {
             self.toggle_sphere();
         }
@@ -617,7 +680,7 @@ impl Driver {
         if let Some(p) = self.self_collision {
             self.scene.sim.set_self_collision(Some(p)).context("--self-collision")?;
         }
-        self.set_wind_model(a.wind_model, a.wind_grid)?;
+        self.set_wind_model(wind_model, a.wind_grid)?;
         if a.wind_field {
             self.show_field(true)?;
         }
@@ -1073,14 +1136,15 @@ impl Driver {
         let scene = Scene::build_with(
             Some(path),
             None,
-            self.trees,
+            // A scene file places its own trees.
+            self.trees.filter(|_| !file::is_scene_file(path)),
             self.seed,
             crate::trees::GrowArgs::default(),
             self.scene.sim.kind(),
             &self.scene.sim.forest().material,
         )
         .with_context(|| format!("cannot load {name}"))?;
-        let camera = scene.default_camera(self.camera.aspect, self.camera.height_px);
+        let camera = scene.camera_at(None, self.camera.aspect, self.camera.height_px);
         self.scene = scene;
         if self.dynamics_gpu.is_some() && self.scene.sim.kind() == ModelKind::Oliapuram {
             // The loaded trees move on the device too.

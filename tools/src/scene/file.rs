@@ -1,0 +1,335 @@
+//! Scene files: `sylva view scene.toml` and `sylva render scene.toml`. A TOML file with any
+//! number of trees, each a spec file's species or a built-in one standing where the file says,
+//! and optionally the wind, the camera and sphere colliders:
+//!
+//! ```toml
+//! [[tree]]
+//! spec = "specs/birch.xml"    # relative to this file, or absolute
+//! species = "Betula"          # the file's species, when it holds several
+//! position = [0.0, 0.0, 0.0]  # metres: x east, y up, z south
+//! seed = 7                    # optional (default: the command's --seed plus the tree's number)
+//!
+//! [[tree]]
+//! species = "sassafras"       # a built-in species: no spec
+//! position = [8.0, 0.0, -3.0]
+//!
+//! [wind]
+//! speed = 8.0                 # m/s, 0..=60
+//! heading = 120.0             # the compass heading it blows towards, degrees from north
+//! model = "fluid"             # or "uniform"
+//!
+//! [camera]
+//! azimuth = 145.0             # bearing from the scene's centre, degrees clockwise from north
+//! elevation = 10.0            # degrees above the horizon
+//! distance = 0.0              # metres; 0 frames the scene
+//!
+//! [[collider]]
+//! center = [3.0, 2.0, 0.0]
+//! radius = 1.0
+//! ```
+//!
+//! Invariants: every value is checked before anything is grown (finite, within the ranges the
+//! command line allows), unknown keys are refused, and every message names the file and the
+//! table it is about; the file is read through the bounded reader, at most
+//! [`MAX_SCENE_BYTES`].
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, ensure, Context, Result};
+use glam::Vec3;
+use serde::Deserialize;
+use sylva_sim::scene::{PlacedTree, MAX_PLACEMENT};
+use sylva_sim::spec::load::load_file;
+use sylva_sim::spec::WeberPennSpec;
+use sylva_sim::{species, Motion, SphereCollider};
+
+use super::{WindModel, MAX_WIND_SPEED};
+use crate::args::{CameraPlace, MAX_CAMERA_DISTANCE};
+
+/// Largest scene file read \[bytes\].
+pub const MAX_SCENE_BYTES: u64 = 1 << 20;
+/// Most trees a scene file places.
+pub const MAX_SCENE_TREES: usize = 10_000;
+/// Most colliders a scene file places.
+pub const MAX_SCENE_COLLIDERS: usize = 64;
+/// Largest collider radius \[m\].
+pub const MAX_COLLIDER_RADIUS: f32 = 1_000.0;
+
+/// Whether `path` names a scene file (its extension is `.toml`, any case).
+pub fn is_scene_file(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"))
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct RawScene {
+    #[serde(default)]
+    tree: Vec<RawTree>,
+    wind: Option<RawWind>,
+    camera: Option<RawCamera>,
+    #[serde(default)]
+    collider: Vec<RawCollider>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct RawTree {
+    spec: Option<PathBuf>,
+    species: Option<String>,
+    position: [f32; 3],
+    seed: Option<u64>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct RawWind {
+    speed: Option<f32>,
+    heading: Option<f32>,
+    model: Option<String>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct RawCamera {
+    azimuth: f32,
+    elevation: f32,
+    #[serde(default)]
+    distance: f32,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct RawCollider {
+    center: [f32; 3],
+    radius: f32,
+}
+
+/// The wind a scene file sets (each part optional: the command line's where it is silent).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SceneWind {
+    pub speed: Option<f32>,
+    /// Compass heading it blows towards \[degrees clockwise from north\].
+    pub heading: Option<f32>,
+    pub model: Option<WindModel>,
+}
+
+/// A scene file, checked and its species loaded: what the scene grows and how it is shown.
+#[derive(Clone, Debug)]
+pub struct SceneFile {
+    /// The species the trees use, each once.
+    pub specs: Vec<WeberPennSpec>,
+    /// Each tree: its species (an index into `specs`), seed and position.
+    pub trees: Vec<PlacedTree>,
+    pub wind: SceneWind,
+    pub camera: Option<CameraPlace>,
+    pub colliders: Vec<SphereCollider>,
+}
+
+/// `v` as a number in `lo..=hi`, or an error naming `what` and the range.
+fn within(what: &str, v: f32, lo: f32, hi: f32) -> Result<f32> {
+    ensure!(
+        v.is_finite() && v >= lo && v <= hi,
+        "{what} is {v}; allowed a finite number in {lo}..={hi}"
+    );
+    Ok(v)
+}
+
+/// A point whose coordinates are finite and within `most` of the origin.
+fn point(what: &str, p: [f32; 3], most: f32) -> Result<Vec3> {
+    let v = Vec3::from(p);
+    ensure!(
+        v.is_finite() && v.abs().max_element() <= most,
+        "{what} is {v}; allowed finite coordinates within ±{most} m"
+    );
+    Ok(v)
+}
+
+/// Reads and checks the scene file `path`, loading the species its trees name (spec paths
+/// relative to the file's folder); a tree without a seed grows from `seed` plus its number.
+pub fn load(path: &Path, seed: u64) -> Result<SceneFile> {
+    crate::input::check_regular(path)?;
+    let text = crate::input::read_text(path, MAX_SCENE_BYTES, "scene file")?;
+    let raw: RawScene = toml::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let at = |what: String| format!("{}: {what}", path.display());
+    ensure!(
+        !raw.tree.is_empty(),
+        "{}: no trees; a scene file needs at least one [[tree]] table with a `spec` or a `species`",
+        path.display()
+    );
+    ensure!(
+        raw.tree.len() <= MAX_SCENE_TREES,
+        "{}: {} trees; allowed at most {MAX_SCENE_TREES}",
+        path.display(),
+        raw.tree.len()
+    );
+    ensure!(
+        raw.collider.len() <= MAX_SCENE_COLLIDERS,
+        "{}: {} colliders; allowed at most {MAX_SCENE_COLLIDERS}",
+        path.display(),
+        raw.collider.len()
+    );
+    let folder = path.parent().unwrap_or(Path::new("."));
+    let mut specs: Vec<WeberPennSpec> = Vec::new();
+    // Each (file, species) or built-in species loaded once.
+    let mut loaded: Vec<(Option<PathBuf>, Option<String>)> = Vec::new();
+    let mut trees = Vec::with_capacity(raw.tree.len());
+    for (k, t) in raw.tree.iter().enumerate() {
+        let which = || at(format!("tree {} of {}", k + 1, raw.tree.len()));
+        let position = point("its position", t.position, MAX_PLACEMENT).with_context(which)?;
+        let spec = t
+            .spec
+            .as_ref()
+            .map(|p| if p.is_absolute() { p.clone() } else { folder.join(p) });
+        let key = (spec.clone(), t.species.clone());
+        let species = match loaded.iter().position(|l| *l == key) {
+            Some(i) => i,
+            None => {
+                let grown = match (&spec, &t.species) {
+                    (Some(file), name) => {
+                        crate::input::check_regular(file).with_context(which)?;
+                        let library = load_file(file).with_context(which)?;
+                        library.pick(name.as_deref()).with_context(which)?.clone()
+                    }
+                    (None, Some(name)) => species::builtin(name).with_context(which)?,
+                    (None, None) => bail!(
+                        "{}: it names no `spec` (a spec file) and no `species` (a built-in one: {})",
+                        which(),
+                        species::names().collect::<Vec<_>>().join(", ")
+                    ),
+                };
+                specs.push(grown);
+                loaded.push(key);
+                specs.len() - 1
+            }
+        };
+        trees.push(PlacedTree {
+            species,
+            seed: t.seed.unwrap_or(seed.wrapping_add(k as u64)),
+            position,
+        });
+    }
+    let wind = match &raw.wind {
+        None => SceneWind::default(),
+        Some(w) => {
+            let which = || at("[wind]".into());
+            SceneWind {
+                speed: w
+                    .speed
+                    .map(|v| within("speed", v, 0.0, MAX_WIND_SPEED as f32))
+                    .transpose()
+                    .with_context(which)?,
+                heading: w
+                    .heading
+                    .map(|v| within("heading", v, 0.0, 360.0))
+                    .transpose()
+                    .with_context(which)?,
+                model: match w.model.as_deref() {
+                    None => None,
+                    Some("fluid") => Some(WindModel::Fluid),
+                    Some("uniform") => Some(WindModel::Uniform),
+                    Some(other) => bail!("{}: model `{other}`; allowed: fluid, uniform", which()),
+                },
+            }
+        }
+    };
+    let camera = match &raw.camera {
+        None => None,
+        Some(c) => {
+            let which = || at("[camera]".into());
+            Some(CameraPlace {
+                azimuth: within("azimuth", c.azimuth, 0.0, 360.0).with_context(which)?,
+                elevation: within("elevation", c.elevation, -89.0, 89.0).with_context(which)?,
+                distance: within("distance", c.distance, 0.0, MAX_CAMERA_DISTANCE as f32).with_context(which)?,
+            })
+        }
+    };
+    let mut colliders = Vec::with_capacity(raw.collider.len());
+    for (k, c) in raw.collider.iter().enumerate() {
+        let which = || at(format!("collider {} of {}", k + 1, raw.collider.len()));
+        let center = point("its center", c.center, MAX_PLACEMENT).with_context(which)?;
+        let radius = within("its radius", c.radius, 1e-3, MAX_COLLIDER_RADIUS).with_context(which)?;
+        colliders.push(SphereCollider::new(center, radius, Motion::Static).with_context(which)?);
+    }
+    Ok(SceneFile {
+        specs,
+        trees,
+        wind,
+        camera,
+        colliders,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bad scene files are refused before anything grows, naming the file, the table and what
+    /// is allowed.
+    #[test]
+    fn bad_scene_files_are_refused_naming_what_is_wrong() {
+        let dir = std::env::temp_dir().join(format!("sylva-scene-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("bad.toml");
+        let tree = "[[tree]]\nspecies = \"sassafras\"\nposition = [0.0, 0.0, 0.0]\n";
+        let cases: Vec<(String, &[&str])> = vec![
+            (String::new(), &["no trees"]),
+            (
+                "[[tree]]\nposition = [0.0, 0.0, 0.0]\n".into(),
+                &["tree 1 of 1", "no `spec`", "sassafras"],
+            ),
+            (
+                "[[tree]]\nspecies = \"baobab\"\nposition = [0.0, 0.0, 0.0]\n".into(),
+                &["tree 1 of 1", "baobab"],
+            ),
+            (
+                "[[tree]]\nspec = \"missing.xml\"\nposition = [0.0, 0.0, 0.0]\n".into(),
+                &["tree 1 of 1", "missing.xml"],
+            ),
+            (
+                "[[tree]]\nspecies = \"sassafras\"\nposition = [0.0, 0.0, 1e9]\n".into(),
+                &["tree 1 of 1", "position"],
+            ),
+            (
+                "[[tree]]\nspecies = \"sassafras\"\nposition = [0.0, nan, 0.0]\n".into(),
+                &["tree 1 of 1", "position"],
+            ),
+            (
+                "[[tree]]\nspecies = \"sassafras\"\nposition = [0.0, 0.0]\n".into(),
+                &["bad.toml"],
+            ),
+            (
+                "[[tree]]\nspecies = \"sassafras\"\nposition = [0.0, 0.0, 0.0]\nheight = 3\n".into(),
+                &["height"],
+            ),
+            (format!("{tree}[wind]\nspeed = 99.0\n"), &["[wind]", "speed", "0..=60"]),
+            (
+                format!("{tree}[wind]\nmodel = \"storm\"\n"),
+                &["[wind]", "storm", "fluid, uniform"],
+            ),
+            (
+                format!("{tree}[camera]\nazimuth = 10.0\nelevation = 95.0\n"),
+                &["[camera]", "elevation"],
+            ),
+            (
+                format!("{tree}[[collider]]\ncenter = [0.0, 1.0, 0.0]\nradius = -1.0\n"),
+                &["collider 1 of 1", "radius"],
+            ),
+            ("[[tree]\n".into(), &["bad.toml"]),
+        ];
+        for (text, expect) in cases {
+            std::fs::write(&file, &text).unwrap();
+            let err = format!("{:#}", load(&file, 1).expect_err(&text));
+            for e in expect {
+                assert!(err.contains(e), "{text:?}: expected `{e}` in: {err}");
+            }
+        }
+        std::fs::write(&file, vec![b'#'; MAX_SCENE_BYTES as usize + 1]).unwrap();
+        assert!(load(&file, 1).is_err(), "a file over the size limit is refused");
+        // A good one: seeds default to the command's plus the tree's number.
+        std::fs::write(&file, format!("{tree}{tree}")).unwrap();
+        let ok = load(&file, 40).unwrap();
+        assert_eq!(ok.specs.len(), 1, "one species loaded once");
+        assert_eq!(ok.trees.iter().map(|t| t.seed).collect::<Vec<_>>(), [40, 41]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
