@@ -218,6 +218,25 @@ impl Recorder {
     }
 }
 
+/// `path`, or `stem-1.ext`, `stem-2.ext`, ... whichever does not exist yet.
+pub fn free_name(path: &Path) -> PathBuf {
+    if !path.exists() {
+        return path.to_path_buf();
+    }
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = path
+        .extension()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    (1..)
+        .map(|k| path.with_file_name(format!("{stem}-{k}.{ext}")))
+        .find(|p| !p.exists())
+        .expect("unbounded")
+}
+
 /// A fresh temporary name beside `dest`.
 fn temp_name(dest: &Path, name: &std::ffi::OsStr) -> PathBuf {
     static COUNTER: AtomicU64 = AtomicU64::new(0);

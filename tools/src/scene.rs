@@ -26,6 +26,7 @@ use sylva_sim::weberpenn::{generate, GenOptions};
 use sylva_sim::{species, Calm, GustingWind, Material, Motion, SphereCollider};
 
 pub mod file;
+use file::TreeSource;
 mod sim_lod;
 pub use sim_lod::SimLod;
 
@@ -221,6 +222,13 @@ pub struct Scene {
     pub height: f32,
     /// The scene file it was read from, if any: its wind, camera and colliders apply.
     pub file: Option<file::SceneFile>,
+    /// Where each tree came from and stands (to save the scene as a file).
+    pub trees: Vec<TreeSource>,
+}
+
+/// `path` made absolute against the current folder (as it was given when that fails).
+fn absolute(path: Option<&Path>) -> Option<PathBuf> {
+    path.map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()))
 }
 
 /// The simulation thread's job system size in the viewer: every core but the one the render
@@ -277,7 +285,15 @@ impl Scene {
                 .map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().into_owned());
             let forest = SpeciesForest::placed(&loaded.specs, &loaded.trees, material, threads)
                 .with_context(|| format!("cannot grow the trees of {}", path.display()))?;
-            let mut scene = Scene::of_forest(forest, title, model)?;
+            let sources = loaded
+                .trees
+                .iter()
+                .map(|t| {
+                    let (spec, species) = &loaded.sources[t.species];
+                    (absolute(spec.as_deref()), species.clone(), t.seed)
+                })
+                .collect();
+            let mut scene = Scene::of_forest(forest, title, model, sources)?;
             scene.file = Some(loaded);
             return Ok(scene);
         }
@@ -293,11 +309,37 @@ impl Scene {
         check_forest_size(&specs, trees, seed)?;
         let forest = SpeciesForest::new(&specs, trees, seed, material, threads)
             .with_context(|| format!("cannot grow {title}"))?;
-        Scene::of_forest(forest, title, model)
+        // Tree k: species k of the list, from seed + k (as `SpeciesForest::new` grows them).
+        let sources = (0..trees)
+            .map(|k| {
+                let species = match (spec, species) {
+                    (None, None) => Some(DEFAULT_SPECIES[k % DEFAULT_SPECIES.len()].to_string()),
+                    (_, name) => name.map(str::to_string),
+                };
+                (absolute(spec), species, seed.wrapping_add(k as u64))
+            })
+            .collect();
+        Scene::of_forest(forest, title, model, sources)
     }
 
-    /// The scene of a grown forest, moved by a `model`.
-    fn of_forest(forest: SpeciesForest, title: String, model: ModelKind) -> Result<Scene> {
+    /// The scene of a grown forest, moved by a `model`; `sources`: each tree's spec file,
+    /// species and seed.
+    fn of_forest(
+        forest: SpeciesForest,
+        title: String,
+        model: ModelKind,
+        sources: Vec<(Option<PathBuf>, Option<String>, u64)>,
+    ) -> Result<Scene> {
+        let trees = sources
+            .into_iter()
+            .zip(&forest.positions)
+            .map(|((spec, species, seed), &position)| TreeSource {
+                spec,
+                species,
+                seed,
+                position,
+            })
+            .collect();
         let height = forest.skeletons.iter().map(|s| s.height()).fold(0.0f32, f32::max);
         // Stems and leaves alike (a palm's crown is its leaves).
         let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
@@ -325,6 +367,7 @@ impl Scene {
             bounds,
             height,
             file: None,
+            trees,
         })
     }
 
@@ -444,6 +487,9 @@ pub enum SimCommand {
     /// Take the user's sphere out of the scene (simulation and picture), or put it back where
     /// it was.
     ToggleSphere,
+    /// Write the scene (trees, wind, camera, colliders) as a scene file into the current
+    /// folder ([`SAVED_SCENE`], or a free name beside it).
+    SaveScene,
     Camera(Camera),
     /// Set the level-of-detail bias (see `LodSettings::bias`).
     LodBias(f32),
@@ -451,6 +497,10 @@ pub enum SimCommand {
     Load(PathBuf),
     Quit,
 }
+
+/// The file the save-scene key writes, in the current folder (`-1`, `-2`, ... added when it
+/// exists).
+pub const SAVED_SCENE: &str = "sylva-scene.toml";
 
 /// The share of the forest's leaves the drop-leaves key detaches at each press (at least one).
 pub const DROP_LEAVES_SHARE: f32 = 0.02;
@@ -626,6 +676,22 @@ impl Driver {
         if let Some(m) = f.wind.model {
             self.wind_model = m;
         }
+    }
+
+    /// Writes the scene as a scene file to `path`: its trees, the wind, the camera's bearing,
+    /// elevation and distance from its target, and the colliders in the scene.
+    pub fn save_scene(&self, path: &Path) -> Result<()> {
+        let offset = self.camera.eye - self.camera.target;
+        let flat = Vec3::new(offset.x, 0.0, offset.z).length();
+        // A bearing b clockwise from north is the direction (sin b, 0, −cos b).
+        let camera = crate::args::CameraPlace {
+            azimuth: offset.x.atan2(-offset.z).to_degrees().rem_euclid(360.0),
+            elevation: offset.y.atan2(flat).to_degrees().clamp(-89.0, 89.0),
+            distance: offset.length(),
+        };
+        let wind = (self.wind_speed, compass_heading(self.wind_heading), self.wind_model);
+        let text = file::to_text(&self.scene.trees, wind, camera, self.scene.sim.colliders())?;
+        crate::output::write_file(path, text.as_bytes())
     }
 
     /// Takes the user's sphere out of the scene, or puts it back where it was.
@@ -1084,6 +1150,11 @@ impl Driver {
                     ))
                 }
                 SimCommand::ToggleSphere => Some(self.toggle_sphere()),
+                SimCommand::SaveScene => {
+                    let path = crate::output::free_name(Path::new(SAVED_SCENE));
+                    self.save_scene(&path)?;
+                    Some(format!("scene saved to {}", path.display()))
+                }
                 SimCommand::MoveSphere(c) => {
                     if c.is_finite() && matches!(self.sphere, Hidden::Shown) {
                         if let Some(s) = self.scene.sim.colliders_mut().first_mut() {

@@ -31,7 +31,7 @@ use crate::trees::Output as OutArgs;
 
 /// The keys, shown on the help line.
 pub const HELP: &str = "drag: orbit   shift/middle-drag: pan   wheel: zoom   right-drag: move the sphere   ctrl-click: wind ball   C: clear balls   W: wind field   PgUp/PgDn: its height   F: frame all\n\
-space: pause   N: step   R: reset   O: overlay   ←→ ↑↓: wind direction and speed   T: storm   D: drop leaves   X: sphere   P: screenshot   S: solver   M: model   K: self-collision   L: auto detail   drop a spec file   Esc: quit";
+space: pause   N: step   R: reset   O: overlay   ←→ ↑↓: wind direction and speed   T: storm   D: drop leaves   X: sphere   P: screenshot   Ctrl-S: save scene   S: solver   M: model   K: self-collision   L: auto detail   drop a spec file   Esc: quit";
 
 /// Below this frame rate the viewer coarsens the levels of detail (when automatic)...
 const AUTO_LOD_MIN_FPS: f32 = 15.0;
@@ -145,7 +145,7 @@ const SHOT_NAME: &str = "sylva-shot.png";
 fn headless_fallback(a: &ViewArgs, why: &str) -> Result<()> {
     let out = match &a.screenshot {
         Some(p) => p.clone(),
-        None => free_name(Path::new("sylva-view.png")),
+        None => crate::output::free_name(Path::new("sylva-view.png")),
     };
     eprintln!(
         "sylva view: {why}, so no window can open; rendering {} frames headless to {} instead \
@@ -163,25 +163,6 @@ fn headless_fallback(a: &ViewArgs, why: &str) -> Result<()> {
         gpu: a.gpu.clone(),
     };
     crate::headless::run(&args)
-}
-
-/// `path`, or `stem-1.ext`, `stem-2.ext`, ... whichever does not exist yet.
-fn free_name(path: &Path) -> PathBuf {
-    if !path.exists() {
-        return path.to_path_buf();
-    }
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let ext = path
-        .extension()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    (1..)
-        .map(|k| path.with_file_name(format!("{stem}-{k}.{ext}")))
-        .find(|p| !p.exists())
-        .expect("unbounded")
 }
 
 struct Viewer {
@@ -398,7 +379,7 @@ impl App {
                 rec.write(&image.to_png())?;
             }
             if std::mem::take(&mut self.shot_wanted) {
-                let path = free_name(Path::new(SHOT_NAME));
+                let path = crate::output::free_name(Path::new(SHOT_NAME));
                 write_png(&path, image)?;
                 eprintln!("sylva view: screenshot {}", path.display());
             }
@@ -525,6 +506,7 @@ impl App {
                     self.overlay = !self.overlay;
                     eprintln!("sylva view: overlay {}", if self.overlay { "on" } else { "off" });
                 }
+                "s" if self.ctrl => self.send(SimCommand::SaveScene),
                 "s" => self.send(SimCommand::SwitchSolver),
                 "m" => self.send(SimCommand::CycleModel),
                 "k" => self.send(SimCommand::ToggleSelfCollision),

@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use glam::Vec3;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use sylva_sim::scene::{PlacedTree, MAX_PLACEMENT};
 use sylva_sim::spec::load::load_file;
 use sylva_sim::spec::WeberPennSpec;
@@ -116,8 +116,10 @@ pub struct SceneWind {
 /// A scene file, checked and its species loaded: what the scene grows and how it is shown.
 #[derive(Clone, Debug)]
 pub struct SceneFile {
-    /// The species the trees use, each once.
+    /// The species the trees use, each once, and where each came from: its spec file (as
+    /// resolved) and the species asked for.
     pub specs: Vec<WeberPennSpec>,
+    pub sources: Vec<(Option<PathBuf>, Option<String>)>,
     /// Each tree: its species (an index into `specs`), seed and position.
     pub trees: Vec<PlacedTree>,
     pub wind: SceneWind,
@@ -252,6 +254,7 @@ pub fn load(path: &Path, seed: u64) -> Result<SceneFile> {
     }
     Ok(SceneFile {
         specs,
+        sources: loaded,
         trees,
         wind,
         camera,
@@ -332,4 +335,115 @@ mod tests {
         assert_eq!(ok.trees.iter().map(|t| t.seed).collect::<Vec<_>>(), [40, 41]);
         let _ = std::fs::remove_dir_all(&dir);
     }
+}
+
+/// Where a tree of a scene came from and where it stands, so that the scene can be written
+/// back as a file ([`save`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TreeSource {
+    /// Its spec file (absolute), or none for a built-in species.
+    pub spec: Option<PathBuf>,
+    /// The species: the built-in one, or the spec file's one asked for (none: the file's only).
+    pub species: Option<String>,
+    pub seed: u64,
+    pub position: Vec3,
+}
+
+#[derive(Serialize)]
+struct SavedScene {
+    tree: Vec<SavedTree>,
+    wind: SavedWind,
+    camera: SavedCamera,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    collider: Vec<SavedCollider>,
+}
+
+#[derive(Serialize)]
+struct SavedTree {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    spec: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    species: Option<String>,
+    position: [f32; 3],
+    seed: u64,
+}
+
+#[derive(Serialize)]
+struct SavedWind {
+    speed: f32,
+    heading: f32,
+    model: &'static str,
+}
+
+#[derive(Serialize)]
+struct SavedCamera {
+    azimuth: f32,
+    elevation: f32,
+    distance: f32,
+}
+
+#[derive(Serialize)]
+struct SavedCollider {
+    center: [f32; 3],
+    radius: f32,
+}
+
+/// The scene as a scene file's text: its trees, the wind (speed \[m/s\], compass heading
+/// \[degrees\], model), the camera and the colliders. Fails for a spec path that is not UTF-8
+/// (TOML holds only text).
+pub fn to_text(
+    trees: &[TreeSource],
+    (speed, heading, model): (f32, f32, WindModel),
+    camera: CameraPlace,
+    colliders: &[SphereCollider],
+) -> Result<String> {
+    let mut tree = Vec::with_capacity(trees.len());
+    for t in trees {
+        let spec = match &t.spec {
+            Some(p) => Some(
+                p.to_str()
+                    .with_context(|| {
+                        format!(
+                            "the spec path {} is not UTF-8, which a scene file cannot hold",
+                            p.display()
+                        )
+                    })?
+                    .to_string(),
+            ),
+            None => None,
+        };
+        tree.push(SavedTree {
+            spec,
+            species: t.species.clone(),
+            position: t.position.to_array(),
+            seed: t.seed,
+        });
+    }
+    let saved = SavedScene {
+        tree,
+        wind: SavedWind {
+            speed,
+            heading,
+            model: match model {
+                WindModel::Fluid => "fluid",
+                WindModel::Uniform => "uniform",
+            },
+        },
+        camera: SavedCamera {
+            azimuth: camera.azimuth,
+            elevation: camera.elevation,
+            distance: camera.distance,
+        },
+        collider: colliders
+            .iter()
+            .map(|c| SavedCollider {
+                center: c.center.to_array(),
+                radius: c.radius,
+            })
+            .collect(),
+    };
+    Ok(format!(
+        "# A Sylva scene: sylva view FILE or sylva render FILE --out picture.png\n{}",
+        toml::to_string(&saved).context("cannot write the scene as TOML")?
+    ))
 }

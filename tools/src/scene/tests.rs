@@ -576,3 +576,47 @@ fn the_sphere_can_be_left_out_and_brought_back() {
     d.handle(SimCommand::ToggleSphere);
     assert_eq!(d.scene.sim.colliders()[0].center, to, "back where it was moved to");
 }
+
+/// The save-scene key writes a scene file that grows the same trees where they stood, with
+/// the wind and the camera's bearing, elevation and distance as they were.
+#[test]
+fn a_saved_scene_reloads_as_the_same_scene() {
+    let dir = std::env::temp_dir().join(format!("sylva-saved-scene-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scene = Scene::build(None, None, Some(3), 21).unwrap();
+    let camera = scene.camera_at(
+        Some(crate::args::CameraPlace {
+            azimuth: 200.0,
+            elevation: 12.0,
+            distance: 40.0,
+        }),
+        1.5,
+        600.0,
+    );
+    let mut d = Driver::new(scene, 7.0, 21, Some(3), camera.camera(), 1).unwrap();
+    d.handle(SimCommand::TurnWind(30.0));
+    let path = dir.join("saved.toml");
+    d.save_scene(&path).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let loaded = file::load(&path, 0).unwrap();
+    assert_eq!(loaded.trees.len(), 3, "{text}");
+    assert_eq!(loaded.wind.speed, Some(7.0), "{text}");
+    assert_eq!(loaded.wind.heading, Some(compass_heading(d.wind_heading)), "{text}");
+    let place = loaded.camera.unwrap();
+    assert!(
+        (place.azimuth - 200.0).abs() < 0.01 && (place.elevation - 12.0).abs() < 0.01,
+        "{place:?}"
+    );
+    assert!((place.distance - 40.0).abs() < 0.01, "{place:?}");
+    let path_s = path.display().to_string();
+    let again = Scene::build(Some(Path::new(&path_s)), None, None, 0).unwrap();
+    let (a, b) = (d.scene.sim.forest(), again.sim.forest());
+    assert_eq!(a.trees.len(), b.trees.len());
+    for (ta, tb) in a.trees.iter().zip(&b.trees) {
+        assert_eq!(ta.root, tb.root, "each tree stands where it stood");
+        assert_eq!(ta.segments.len(), tb.segments.len(), "each tree grows as it grew");
+        assert_eq!(ta.leaves.len(), tb.leaves.len());
+    }
+    assert_eq!(again.trees, d.scene.trees);
+    let _ = std::fs::remove_dir_all(&dir);
+}
