@@ -355,3 +355,56 @@ fn wind_arrows_are_drawn_on_their_slice() {
     );
     assert!(inside > 1500, "only {inside} arrow pixels; image {saved}");
 }
+
+/// The key help stays at the bottom when the overlay is hidden: with the overlay off, a frame
+/// drawn with a help line differs from one without only in the bottom rows, and its top (where
+/// the overlay's title and timings go) is the scene's.
+#[test]
+fn the_help_line_stays_when_the_overlay_is_hidden() {
+    let sim = aspen();
+    let camera = camera_for(&sim);
+    let frame = frame_of(&sim, &camera);
+    let mut r = renderer();
+    let mut draw_with = |overlay: bool, help: &str| {
+        let options = DrawOptions {
+            overlay,
+            shadows: false,
+            help: help.to_string(),
+            gpu_field: None,
+        };
+        let output = Output {
+            extent: vk::Extent2D { width: W, height: H },
+            present: None,
+            readback: true,
+        };
+        r.draw(&frame, &options, &output).expect("draw").expect("readback")
+    };
+    let plain = draw_with(false, "");
+    let help = draw_with(false, "H: help   Esc: quit");
+    let shown = draw_with(true, "H: help   Esc: quit");
+    let differ = |a: &Rgba, b: &Rgba, y0: u32, y1: u32| {
+        (y0..y1)
+            .flat_map(|y| (0..W).map(move |x| (x, y)))
+            .filter(|&(x, y)| a.pixel(x, y) != b.pixel(x, y))
+            .count()
+    };
+    let bottom = H - 30;
+    assert!(
+        differ(&plain, &help, bottom, H) > 50,
+        "the help line is drawn with the overlay hidden"
+    );
+    assert_eq!(
+        differ(&plain, &help, 0, bottom),
+        0,
+        "nothing else of the overlay is drawn"
+    );
+    assert!(
+        differ(&help, &shown, 0, 60) > 50,
+        "the overlay's title and timings are at the top when shown"
+    );
+    assert_eq!(
+        differ(&help, &shown, bottom, H),
+        0,
+        "the help line is the same with the overlay shown"
+    );
+}

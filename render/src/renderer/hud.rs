@@ -24,6 +24,18 @@ impl Renderer {
             let dim = [200, 210, 220, 255];
             let lh = a.line_height;
             let (x, mut y) = (10.0, 8.0);
+            if !options.help.is_empty() {
+                let lines: Vec<&str> = options.help.lines().collect();
+                let mut hy = extent.height as f32 - 6.0 - lh * lines.len() as f32;
+                for line in lines {
+                    b.label(x, hy, line, white);
+                    hy += lh;
+                }
+            }
+            if !options.overlay {
+                self.overlay_vertices = vertices;
+                return;
+            }
             let info = &frame.info;
             let title = if info.title.is_empty() {
                 "Sylva".to_string()
@@ -59,7 +71,8 @@ impl Renderer {
                 white,
             );
             y += lh;
-            let mut sim = String::from("sim ms ");
+            // Each phase's time is its jobs' time added over the worker threads.
+            let mut sim = String::from("sim ms (summed over threads) ");
             for (name, _, mean) in &frame.timings.phases {
                 sim.push_str(&format!(" {name} {mean:.2}"));
             }
@@ -69,7 +82,11 @@ impl Renderer {
             let mut g = String::from("gpu ms ");
             if self.gpu_timings.frames() == 0 {
                 g.push_str(if self.gpu.timestamps.is_some() {
-                    " (waiting for the first frame)"
+                    if self.fps > 0.0 {
+                        " (waiting for the first frame's timestamps)"
+                    } else {
+                        " (timed from the frame after this one: a single picture has none)"
+                    }
                 } else {
                     " (no timestamps on this device)"
                 });
@@ -149,15 +166,9 @@ impl Renderer {
             );
             b.bars(x, y + 62.0, gw, 24.0, max, &sims, &[[240, 150, 60, 230]], &[16.7, 33.3]);
             b.label(x + gw + 8.0, y, &format!("{max:.0} ms"), dim);
+            b.label(x + gw + 8.0, y + lh, "frame", [150, 150, 150, 255]);
+            b.label(x + gw + 8.0, y + 2.0 * lh, "gpu", [90, 200, 110, 255]);
             b.label(x + gw + 8.0, y + 62.0, "sim", [240, 150, 60, 255]);
-            if !options.help.is_empty() {
-                let lines: Vec<&str> = options.help.lines().collect();
-                let mut hy = extent.height as f32 - 6.0 - lh * lines.len() as f32;
-                for line in lines {
-                    b.label(x, hy, line, white);
-                    hy += lh;
-                }
-            }
         }
         self.overlay_vertices = vertices;
     }

@@ -106,7 +106,8 @@ impl Default for RendererOptions {
 pub struct DrawOptions {
     pub overlay: bool,
     pub shadows: bool,
-    /// The key help line at the bottom of the overlay.
+    /// The key help line at the bottom of the overlay, drawn whether the overlay is shown or
+    /// not (empty: none).
     pub help: String,
     /// Wind arrows read straight from the GPU wind solver's buffers.
     pub gpu_field: Option<GpuFieldArrows>,
@@ -454,9 +455,11 @@ impl Renderer {
             upload += bytes;
         }
         self.overlay_vertices.clear();
-        self.stats.draws = layout.draws(options.shadows, frame.camera.is_some(), options.overlay)
+        // The key help stays when the overlay is hidden.
+        let overlay = options.overlay || !options.help.is_empty();
+        self.stats.draws = layout.draws(options.shadows, frame.camera.is_some(), overlay)
             + field_arrows.is_some_and(|(_, n, _)| n > 0) as u32;
-        if options.overlay {
+        if overlay {
             self.compose_overlay(frame, options, extent);
         }
         if !self.overlay_vertices.is_empty() {
