@@ -158,9 +158,10 @@ impl Frustum {
 /// (see [`crate::mesh::CYLINDER_SIDES`]), so a distant tree's branches have fewer sides. Each
 /// tree gets a level from its bounding radius in pixels: at levels 1 and 2 its sub-pixel twigs
 /// are dropped and one leaf in `leaf_stride[level]` is kept, enlarged to keep the foliage's
-/// area. Beyond level 2 the stride keeps growing with the square of the distance (up to
-/// `max_leaf_stride`), so a distant tree costs about as many leaf cards as the pixels it
-/// covers allow.
+/// area (by at most [`MAX_LEAF_GROW`] on each side). Beyond level 2 the stride keeps growing
+/// with the square of the distance (up to `max_leaf_stride`), so a distant tree costs about as
+/// many leaf cards as the pixels it covers allow, and its crown thins rather than its leaves
+/// growing into cards.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LodSettings {
     /// A tree whose bounding radius covers fewer pixels than `radius_px[0]` drops to level 1,
@@ -212,6 +213,8 @@ pub struct FillIndex {
     leaves: Vec<LeafRef>,
     /// Each leaf's segment, in the simulation's order.
     leaf_segment: Vec<u32>,
+    /// Per tree, its longest leaf \[m\] (derived from `leaves`).
+    longest_leaf: Vec<f32>,
     segments: usize,
     /// FNV-1a over everything above: two indices with the same fingerprint fill the same
     /// templates for the same plan (see [`RenderFrame::fill_patched_with_jobs`]).
@@ -234,6 +237,14 @@ struct LeafRef {
 
 /// The coarsest leaf subsampling the progressive order serves directly (a power of two).
 pub const MAX_LEAF_STRIDE: u32 = 32;
+/// Most a kept leaf is enlarged by on each side when leaves are thinned, unless it stays
+/// within [`MAX_CARD_PX`] on screen: up to a stride of 4 the kept leaves keep the foliage's
+/// area; beyond, a crown whose leaves are seen thins instead of turning into a few giant cards
+/// (every tree's once the viewer coarsens its detail while frames are slow), while a distant
+/// crown of sub-pixel leaves keeps its area.
+pub const MAX_LEAF_GROW: f32 = 2.0;
+/// The longest a thinned leaf is enlarged to on screen beyond [`MAX_LEAF_GROW`] \[pixels\].
+pub const MAX_CARD_PX: f32 = 3.0;
 
 /// Position of relative leaf index `k` in the progressive order of `n` leaves, as the key
 /// (coarsest stride dividing k first, then k).
@@ -292,11 +303,22 @@ impl FillIndex {
             refs.sort_by_key(|r| progressive_key(r.leaf as usize - first));
             leaves.extend(refs);
         }
+        let longest_leaf = forest
+            .trees
+            .iter()
+            .map(|t| {
+                leaves[t.leaves.start as usize..t.leaves.end as usize]
+                    .iter()
+                    .map(|l| l.length)
+                    .fold(0.0f32, f32::max)
+            })
+            .collect();
         let mut index = FillIndex {
             by_radius,
             seg_shape,
             leaves,
             leaf_segment,
+            longest_leaf,
             segments: forest.segment_count(),
             fingerprint: 0,
         };
@@ -816,7 +838,7 @@ impl RenderFrame {
                 .filter(|l| !r[l.segment as usize])
                 .count(),
         };
-        for tree in &forest.trees {
+        for (t, tree) in forest.trees.iter().enumerate() {
             let (center, radius) = tree_sphere(tree.root, tree.reach);
             lo = lo.min(center - Vec3::splat(radius));
             hi = hi.max(center + Vec3::splat(radius));
@@ -862,10 +884,14 @@ impl RenderFrame {
             } else {
                 // One leaf in `stride` (a power of two up to MAX_LEAF_STRIDE; those whose index
                 // in the tree is a multiple of it, so the choice does not flicker with the
-                // pose), each enlarged by sqrt(stride) on each side to keep the foliage's area:
-                // a prefix of the tree's progressive order.
+                // pose), each enlarged by sqrt(stride) on each side to keep the foliage's area,
+                // at most MAX_LEAF_GROW where the leaves are seen: a prefix of the tree's
+                // progressive order.
                 let stride = stride.clamp(1, MAX_LEAF_STRIDE).next_power_of_two() as usize;
-                let grow = (stride as f32).sqrt();
+                // The longest leaf's true length on screen (the bias only picks the detail).
+                let leaf_px = index.longest_leaf[t] * scale_px * lod.bias.max(1.0);
+                let most = MAX_LEAF_GROW.max(MAX_CARD_PX / leaf_px.max(1e-6));
+                let grow = (stride as f32).sqrt().min(most);
                 let start = tree.leaves.start as usize;
                 let kept = multiples(tree.leaves.len(), stride);
                 plan.leaves(

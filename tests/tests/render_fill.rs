@@ -4,7 +4,7 @@
 
 use glam::{Quat, Vec3};
 use sylva_engine::{FrameTimings, JobSystem};
-use sylva_render::frame::{tree_levels, Camera, FillIndex, LodSettings, RenderFrame};
+use sylva_render::frame::{tree_levels, Camera, FillIndex, LodSettings, RenderFrame, MAX_LEAF_GROW};
 use sylva_sim::dynamics::weber::{WeberModel, WeberParams, PHASES};
 use sylva_sim::scene::SpeciesForest;
 use sylva_sim::{species, Material};
@@ -155,7 +155,8 @@ fn distant_trees_lose_twigs_and_leaves_but_keep_their_foliage_area() {
         }
     }
     // Level 2 keeps a quarter or fewer, down to 1 in 32 for a tree a few pixels tall.
-    let (kept_far, tiny) = (leaves(&far), leaves(&fill(300.0 * tree.reach)));
+    let tiniest = fill(300.0 * tree.reach);
+    let (kept_far, tiny) = (leaves(&far), leaves(&tiniest));
     assert!(
         kept_far <= n / 4 + 1 + n / 100,
         "level 2 keeps at most a quarter: {kept_far} of {n}"
@@ -171,6 +172,37 @@ fn distant_trees_lose_twigs_and_leaves_but_keep_their_foliage_area() {
             "foliage area changed by the level of detail: ratio {ratio}"
         );
     }
+    // A near tree whose detail the viewer coarsened (bias 8, as while frames are slow) keeps
+    // few leaves, but its leaves, seen several pixels long, grow no more than MAX_LEAF_GROW
+    // times: its crown thins rather than turning into giant cards.
+    let camera = Camera::orbit(tree.root + Vec3::Y * 10.0, 0.0, 0.1, 1.5 * tree.reach, 1.5, 720.0);
+    let mut biased = RenderFrame::default();
+    let lod = LodSettings {
+        bias: 8.0,
+        ..LodSettings::default()
+    };
+    biased.fill(
+        sim.forest(),
+        &FillIndex::new(sim.forest()),
+        &sim.pose(),
+        [],
+        &camera,
+        &lod,
+    );
+    let longest = (0..n).map(|j| sim.forest().leaf.length_m(j)).fold(0.0f32, f32::max);
+    assert!(
+        leaves(&biased) * 4 < n,
+        "the coarsened tree keeps few leaves: {} of {n}",
+        leaves(&biased)
+    );
+    for l in biased.leaves.iter().flatten() {
+        assert!(
+            l.pos_length[3] <= MAX_LEAF_GROW * longest * 1.0001,
+            "a thinned leaf {} m long (the longest leaf is {longest} m)",
+            l.pos_length[3]
+        );
+    }
+    assert!(area(&biased) < 0.6 * area(&near), "the coarsened crown thins");
 }
 
 #[test]
