@@ -373,6 +373,9 @@ pub struct SceneInfo {
     pub leaves: usize,
     /// Simulated time \[s\].
     pub sim_time: f64,
+    /// Simulated seconds per real second over the last moments (1: real time; below when the
+    /// simulation cannot keep up and drops time); `None` when not measured (paused, headless).
+    pub realtime: Option<f32>,
     pub paused: bool,
     /// The dynamics model's name and its own settings in a few words.
     pub model: String,

@@ -568,6 +568,32 @@ pub struct Driver {
     periods: Vec<u8>,
     /// Whether the user's sphere is in the scene (the first collider) or taken out.
     sphere: Hidden,
+    /// Simulated against real time over the last moments (`advance`).
+    pace: Pace,
+}
+
+/// Simulated and real seconds, each an exponential moving sum over about
+/// [`Pace::WINDOW`] real seconds: their ratio is the simulation's speed against real time.
+#[derive(Clone, Copy, Debug, Default)]
+struct Pace {
+    real: f64,
+    simulated: f64,
+}
+
+impl Pace {
+    /// Real seconds the sums reach back over, about.
+    const WINDOW: f64 = 2.0;
+
+    fn add(&mut self, real: f64, simulated: f64) {
+        let keep = (-real / Self::WINDOW).exp();
+        self.real = self.real * keep + real;
+        self.simulated = self.simulated * keep + simulated;
+    }
+
+    /// Simulated seconds per real second, once a tenth of a second has been measured.
+    fn ratio(&self) -> Option<f32> {
+        (self.real > 0.1).then(|| (self.simulated / self.real) as f32)
+    }
 }
 
 /// The user's sphere: in the scene as its first collider, or taken out (kept to be put back;
@@ -632,6 +658,7 @@ impl Driver {
             levels: Vec::new(),
             periods: Vec::new(),
             sphere: Hidden::Shown,
+            pace: Pace::default(),
         };
         d.setup_scene()?;
         Ok(d)
@@ -1249,6 +1276,9 @@ impl Driver {
             self.plan_sim_lod();
             self.scene.sim.step(&self.jobs, &self.timings);
         }
+        if !self.paused {
+            self.pace.add(real.as_secs_f64(), steps as f64 * dt);
+        }
         self.report_wind_failure();
         self.report_dynamics_failure();
         steps
@@ -1339,6 +1369,7 @@ impl Driver {
             segments: forest.segment_count(),
             leaves: forest.leaf_count(),
             sim_time: sim.time(),
+            realtime: (!self.paused).then(|| self.pace.ratio()).flatten(),
             paused: self.paused,
             model: sim.name().to_string(),
             settings: {

@@ -11,6 +11,10 @@ use super::{DrawOptions, Renderer, GRAPH_FRAMES};
 use crate::frame::RenderFrame;
 use crate::overlay::OverlayBuilder;
 
+/// Below this many simulated seconds per real second the overlay says the simulation cannot
+/// keep up.
+const REALTIME_SLOW: f32 = 0.95;
+
 impl Renderer {
     pub(super) fn compose_overlay(&mut self, frame: &RenderFrame, options: &DrawOptions, extent: vk::Extent2D) {
         let mut vertices = std::mem::take(&mut self.overlay_vertices);
@@ -112,10 +116,16 @@ impl Renderer {
                 format!(", leaves falling {}, on the ground {}", f.falling, f.landed)
             });
             let broken = broken + &leaves;
+            let pace = match info.realtime {
+                // Below real time: the simulation drops time to keep up with the frames.
+                Some(r) if r < REALTIME_SLOW => format!("at {r:.2}× real time (too slow to keep up)"),
+                Some(_) => "in real time".to_string(),
+                None => "running".to_string(),
+            };
             let state = format!(
                 "t {:.1} s  {}  model {} ({}{})  wind {:.1} m/s towards {:.0}°  LOD bias {:.1}{}",
                 info.sim_time,
-                if info.paused { "PAUSED" } else { "running" },
+                if info.paused { "PAUSED" } else { pace.as_str() },
                 info.model,
                 info.settings,
                 broken,

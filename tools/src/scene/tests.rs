@@ -620,3 +620,25 @@ fn a_saved_scene_reloads_as_the_same_scene() {
     assert_eq!(again.trees, d.scene.trees);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The overlay's pace: a simulation that keeps up with its frames runs at real time; one whose
+/// frames take a second each steps at most a few steps a frame and says how far behind it is.
+#[test]
+fn the_frame_info_says_how_the_simulation_keeps_up_with_real_time() {
+    let mut d = driver();
+    d.set_wind_model(WindModel::Uniform, [8, 8, 8]).unwrap();
+    let dt = d.scene.sim.dt() as f64;
+    for _ in 0..60 {
+        d.advance(Duration::from_secs_f64(dt));
+    }
+    let kept = filled(&mut d).info.realtime.unwrap();
+    assert!((kept - 1.0).abs() < 0.05, "keeping up: {kept}");
+    for _ in 0..10 {
+        d.advance(Duration::from_secs(1));
+    }
+    let slow = filled(&mut d).info.realtime.unwrap();
+    let expected = (MAX_STEPS_PER_FRAME as f64 * dt) as f32;
+    assert!((slow - expected).abs() < 0.2 * expected, "{slow} against {expected}");
+    d.handle(SimCommand::TogglePause);
+    assert_eq!(filled(&mut d).info.realtime, None, "paused");
+}
