@@ -408,3 +408,68 @@ fn the_help_line_stays_when_the_overlay_is_hidden() {
         "the help line is the same with the overlay shown"
     );
 }
+
+/// The overlay is drawn over the scene, not into it: with a tree so near that it fills the
+/// picture, the overlay's text is where and as it is over an empty scene (with the scene's
+/// depth test, the tree used to cover it).
+#[test]
+fn the_overlay_is_drawn_over_a_tree_in_front_of_it() {
+    let sim = aspen();
+    let tree = &sim.forest().trees[0];
+    // Close to the crown: leaves and branches cover the picture's top left.
+    let camera = Camera::orbit(
+        tree.root + Vec3::new(0.0, 0.6 * tree.reach, 0.0),
+        0.4,
+        0.15,
+        0.25 * tree.reach,
+        W as f32 / H as f32,
+        H as f32,
+    );
+    let full = frame_of(&sim, &camera);
+    let mut empty = full.clone();
+    empty.segments.iter_mut().for_each(Vec::clear);
+    empty.leaves.iter_mut().for_each(Vec::clear);
+    let mut r = renderer();
+    let mut draw_with = |frame: &RenderFrame, overlay: bool| {
+        let options = DrawOptions {
+            overlay,
+            shadows: false,
+            help: String::new(),
+            gpu_field: None,
+        };
+        let output = Output {
+            extent: vk::Extent2D { width: W, height: H },
+            present: None,
+            readback: true,
+        };
+        r.draw(frame, &options, &output).expect("draw").expect("readback")
+    };
+    let (bare, text_bare) = (draw_with(&empty, false), draw_with(&empty, true));
+    let (tree_only, text_tree) = (draw_with(&full, false), draw_with(&full, true));
+    // The overlay's white text pixels over the empty scene, and of those, the ones the tree
+    // covers when no overlay is drawn.
+    let (mut text, mut covered, mut kept) = (0usize, 0usize, 0usize);
+    for y in 0..H / 3 {
+        for x in 0..W {
+            let p = text_bare.pixel(x, y);
+            if p[..3].iter().all(|&c| c >= 250) && bare.pixel(x, y)[..3].iter().any(|&c| c < 240) {
+                text += 1;
+                if tree_only.pixel(x, y) != bare.pixel(x, y) {
+                    covered += 1;
+                    // White still (the glyphs' edges blend with what lies behind them).
+                    kept += text_tree.pixel(x, y)[..3].iter().all(|&c| c >= 200) as usize;
+                }
+            }
+        }
+    }
+    let saved = save_on_failure("overlay-over-tree", &text_tree);
+    assert!(text > 100, "the overlay's text: {text} white pixels");
+    assert!(
+        covered * 2 > text,
+        "the tree lies behind most of the text: {covered} of {text}; image {saved}"
+    );
+    assert!(
+        kept * 10 >= covered * 9,
+        "{kept} of the {covered} text pixels in front of the tree stay white; image {saved}"
+    );
+}

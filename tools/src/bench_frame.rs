@@ -142,15 +142,7 @@ pub fn run(a: &FrameBenchArgs) -> Result<()> {
     }
     let setup = Instant::now();
     let s = &a.scene;
-    let scene = Scene::build_with(
-        s.spec.as_deref(),
-        s.species.as_deref(),
-        s.trees,
-        s.seed,
-        s.grow,
-        s.model.model,
-        &s.model.material(),
-    )?;
+    let scene = Scene::from_args(s)?;
     let camera = scene.default_camera(WIDTH_PX / HEIGHT_PX, HEIGHT_PX).camera();
     let threads = a.threads.map_or_else(viewer_threads, |t| t as usize);
     let mut driver = Driver::new(scene, s.wind as f32, s.seed, s.trees, camera, threads)?;

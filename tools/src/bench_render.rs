@@ -97,15 +97,7 @@ struct RenderReport {
 
 pub fn run(a: &RenderBenchArgs) -> Result<()> {
     let (w, h) = a.size;
-    let scene = Scene::build_with(
-        a.scene.spec.as_deref(),
-        a.scene.species.as_deref(),
-        a.scene.trees,
-        a.scene.seed,
-        a.scene.grow,
-        a.scene.model.model,
-        &a.scene.model.material(),
-    )?;
+    let scene = Scene::from_args(&a.scene)?;
     let title = scene.title.clone();
     let camera = scene.default_camera(w as f32 / h as f32, h as f32).camera();
     let threads = viewer_threads();

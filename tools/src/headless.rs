@@ -59,15 +59,7 @@ pub fn run(a: &RenderArgs) -> Result<()> {
 /// Builds the scene, simulates it and renders the last frame.
 pub fn render_scene(a: &RenderArgs) -> Result<Rgba> {
     let (w, h) = a.size;
-    let scene = Scene::build_with(
-        a.scene.spec.as_deref(),
-        a.scene.species.as_deref(),
-        a.scene.trees,
-        a.scene.seed,
-        a.scene.grow,
-        a.scene.model.model,
-        &a.scene.model.material(),
-    )?;
+    let scene = Scene::from_args(&a.scene)?;
     let camera = scene.camera_at(a.scene.camera, w as f32 / h as f32, h as f32).camera();
     let gpu = Arc::new(Gpu::new(&a.gpu.options(), None).context("cannot open a Vulkan device")?);
     let mut renderer = Renderer::new(gpu.clone(), &RendererOptions::default())?;
@@ -260,16 +252,7 @@ mod tests {
             ];
             let a = Cli::try_parse_from(args).unwrap().render;
             let place = a.scene.camera.unwrap();
-            let scene = Scene::build_with(
-                a.scene.spec.as_deref(),
-                a.scene.species.as_deref(),
-                a.scene.trees,
-                a.scene.seed,
-                a.scene.grow,
-                a.scene.model.model,
-                &a.scene.model.material(),
-            )
-            .unwrap();
+            let scene = Scene::from_args(&a.scene).unwrap();
             let cam = scene.camera_at(a.scene.camera, w as f32 / h as f32, h as f32).camera();
             // The eye: on the bearing (north is −z, east +x), at the elevation and distance.
             let offset = cam.eye - cam.target;
@@ -363,16 +346,7 @@ mod tests {
                 "unused.png",
             ];
             let a = Cli::try_parse_from(args).unwrap().render;
-            let scene = Scene::build_with(
-                a.scene.spec.as_deref(),
-                None,
-                None,
-                a.scene.seed,
-                a.scene.grow,
-                a.scene.model.model,
-                &a.scene.model.material(),
-            )
-            .unwrap();
+            let scene = Scene::from_args(&a.scene).unwrap();
             let forest = scene.sim.forest();
             assert_eq!(forest.trees.len(), 3);
             let cam = scene.camera_at(None, w as f32 / h as f32, h as f32).camera();

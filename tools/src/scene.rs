@@ -255,6 +255,19 @@ impl Scene {
         )
     }
 
+    /// The scene the command line asks for (see [`build_with`](Self::build_with)).
+    pub fn from_args(a: &SceneArgs) -> Result<Scene> {
+        Scene::build_with(
+            a.spec.as_deref(),
+            a.species.as_deref(),
+            a.trees,
+            a.seed,
+            a.grow,
+            a.model.model,
+            &a.model.material(),
+        )
+    }
+
     /// The scene of a spec file, a built-in species or the default forest, grown with the fork
     /// rules, of `material` (its drag law from `--drag`), and moved by the dynamics model asked
     /// for on the command line.

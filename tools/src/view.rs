@@ -105,15 +105,7 @@ pub fn run(a: &ViewArgs) -> Result<()> {
         Err(e) => return headless_fallback(a, &format!("no display ({e})")),
     };
     let (w, h) = a.size;
-    let scene = Scene::build_with(
-        a.scene.spec.as_deref(),
-        a.scene.species.as_deref(),
-        a.scene.trees,
-        a.scene.seed,
-        a.scene.grow,
-        a.scene.model.model,
-        &a.scene.model.material(),
-    )?;
+    let scene = Scene::from_args(&a.scene)?;
     let orbit = scene.camera_at(a.scene.camera, w as f32 / h as f32, h as f32);
     let threads = viewer_threads();
     let mut driver = Driver::new(

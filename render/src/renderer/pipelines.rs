@@ -180,12 +180,16 @@ impl Renderer {
             },
         )?;
         let base = PipelineDesc { name: "", ..base };
+        // The overlay: over everything drawn before it, whatever the depth buffer holds (with
+        // the scene's depth test a tree near the camera covered the text).
         self.pipelines.overlay = make(PipelineDesc {
             name: "vkCreateGraphicsPipelines (overlay)",
             vertex: &sh::OVERLAY_VERT,
             fragment: Some(&sh::OVERLAY_FRAG),
             bindings: &overlay_bind,
             attributes: &overlay_attrs,
+            depth_test: false,
+            depth_write: false,
             blend: Blend::Alpha,
             ..base
         })?;
