@@ -47,7 +47,7 @@ pub const STORM_SPEED: f32 = 36.0;
 pub struct SceneArgs {
     /// A spec file (Arbaro XML, Sapling preset, tree-gen parameters, Helios XML, Sylva spec),
     /// or a scene file (.toml: trees placed where it says, its wind, camera and colliders; its
-    /// [wind] wins over --wind, --wind-heading and --wind-model, --camera over its [camera]).
+    /// `[wind]` wins over --wind, --wind-heading and --wind-model, --camera over its `[camera]`).
     /// Without one, a built-in species (`--species`) or the default forest.
     pub spec: Option<PathBuf>,
     /// The species: one of the file's species, or a built-in one (quaking_aspen,

@@ -338,7 +338,7 @@ mod tests {
 }
 
 /// Where a tree of a scene came from and where it stands, so that the scene can be written
-/// back as a file ([`save`]).
+/// back as a file ([`to_text`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TreeSource {
     /// Its spec file (absolute), or none for a built-in species.
