@@ -29,9 +29,11 @@ impl Renderer {
             let lh = a.line_height;
             let (x, mut y) = (10.0, 8.0);
             if !options.help.is_empty() {
-                let lines: Vec<&str> = options.help.lines().collect();
+                // Wrapped to the picture's width (the font is monospaced).
+                let columns = ((extent.width as f32 - 2.0 * x) / a.advance).floor().max(1.0) as usize;
+                let lines: Vec<String> = options.help.lines().flat_map(|l| wrap(l, columns)).collect();
                 let mut hy = extent.height as f32 - 6.0 - lh * lines.len() as f32;
-                for line in lines {
+                for line in &lines {
                     b.label(x, hy, line, white);
                     hy += lh;
                 }
@@ -181,5 +183,64 @@ impl Renderer {
             b.label(x + gw + 8.0, y + 62.0, "sim", [240, 150, 60, 255]);
         }
         self.overlay_vertices = vertices;
+    }
+}
+
+/// `line` broken into lines of at most `columns` characters, at runs of spaces (the help's
+/// keys are separated by three), a word longer than a line cut where it must be.
+fn wrap(line: &str, columns: usize) -> Vec<String> {
+    let columns = columns.max(1);
+    let mut out: Vec<String> = Vec::new();
+    let mut current = String::new();
+    // The help's entries are separated by runs of spaces: keep each entry whole.
+    for entry in line.split("   ").filter(|e| !e.trim().is_empty()) {
+        let entry = entry.trim();
+        let joined = if current.is_empty() {
+            entry.chars().count()
+        } else {
+            current.chars().count() + 3 + entry.chars().count()
+        };
+        if joined <= columns {
+            if !current.is_empty() {
+                current.push_str("   ");
+            }
+            current.push_str(entry);
+            continue;
+        }
+        if !current.is_empty() {
+            out.push(std::mem::take(&mut current));
+        }
+        let chars: Vec<char> = entry.chars().collect();
+        let mut pieces = chars.chunks(columns).map(|c| c.iter().collect::<String>()).peekable();
+        while let Some(piece) = pieces.next() {
+            if pieces.peek().is_some() {
+                out.push(piece);
+            } else {
+                current = piece;
+            }
+        }
+    }
+    if !current.is_empty() || out.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn the_help_wraps_between_its_entries_to_the_width() {
+        let help = "drag: orbit   wheel: zoom   C: clear balls   W: wind field   Esc: quit";
+        assert_eq!(wrap(help, 200), vec![help.to_string()]);
+        let lines = wrap(help, 30);
+        assert!(lines.iter().all(|l| l.chars().count() <= 30), "{lines:?}");
+        assert_eq!(lines.join("   "), help, "nothing lost, entries whole");
+        assert_eq!(lines[0], "drag: orbit   wheel: zoom");
+        // An entry longer than a line is cut.
+        let long = wrap("abcdefghij", 4);
+        assert_eq!(long, vec!["abcd", "efgh", "ij"]);
+        assert_eq!(wrap("", 10), vec![String::new()]);
     }
 }
