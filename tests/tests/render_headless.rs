@@ -48,12 +48,17 @@ fn draw(r: &mut Renderer, frame: &RenderFrame, shadows: bool) -> Rgba {
         help: String::new(),
         gpu_field: None,
     };
+    draw_options(r, frame, &options)
+}
+
+/// `frame` drawn with `options`, read back, with no validation error.
+fn draw_options(r: &mut Renderer, frame: &RenderFrame, options: &DrawOptions) -> Rgba {
     let output = Output {
         extent: vk::Extent2D { width: W, height: H },
         present: None,
         readback: true,
     };
-    let image = r.draw(frame, &options, &output).expect("draw").expect("readback");
+    let image = r.draw(frame, options, &output).expect("draw").expect("readback");
     let gpu = r.gpu();
     assert_eq!(
         gpu.validation_errors(),
@@ -372,12 +377,7 @@ fn the_help_line_stays_when_the_overlay_is_hidden() {
             help: help.to_string(),
             gpu_field: None,
         };
-        let output = Output {
-            extent: vk::Extent2D { width: W, height: H },
-            present: None,
-            readback: true,
-        };
-        r.draw(&frame, &options, &output).expect("draw").expect("readback")
+        draw_options(&mut r, &frame, &options)
     };
     let plain = draw_with(false, "");
     let help = draw_with(false, "H: help   Esc: quit");
@@ -437,12 +437,7 @@ fn the_overlay_is_drawn_over_a_tree_in_front_of_it() {
             help: String::new(),
             gpu_field: None,
         };
-        let output = Output {
-            extent: vk::Extent2D { width: W, height: H },
-            present: None,
-            readback: true,
-        };
-        r.draw(frame, &options, &output).expect("draw").expect("readback")
+        draw_options(&mut r, frame, &options)
     };
     let (bare, text_bare) = (draw_with(&empty, false), draw_with(&empty, true));
     let (tree_only, text_tree) = (draw_with(&full, false), draw_with(&full, true));

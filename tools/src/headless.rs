@@ -48,9 +48,6 @@ pub fn run(a: &RenderArgs) -> Result<()> {
     a.output
         .check(&a.scene.spec.iter().map(|p| p.as_path()).collect::<Vec<_>>())?;
     output::check_png_name(&a.output.out)?;
-    if let Some(dir) = &a.record {
-        output::Recorder::new(dir, a.output.force)?;
-    }
     let image = render_scene(a)?;
     write_png(&a.output.out, &image)?;
     Ok(())
@@ -58,6 +55,12 @@ pub fn run(a: &RenderArgs) -> Result<()> {
 
 /// Builds the scene, simulates it and renders the last frame.
 pub fn render_scene(a: &RenderArgs) -> Result<Rgba> {
+    // The recording's folder is checked before any work.
+    let mut recorder = a
+        .record
+        .as_deref()
+        .map(|dir| output::Recorder::new(dir, a.output.force))
+        .transpose()?;
     let (w, h) = a.size;
     let scene = Scene::from_args(&a.scene)?;
     let camera = scene.camera_at(a.scene.camera, w as f32 / h as f32, h as f32).camera();
@@ -80,10 +83,6 @@ pub fn render_scene(a: &RenderArgs) -> Result<Rgba> {
         extent: ash_extent(w, h),
         present: None,
         readback: true,
-    };
-    let mut recorder = match &a.record {
-        Some(dir) => Some(output::Recorder::new(dir, a.output.force)?),
-        None => None,
     };
     let start = Instant::now();
     {

@@ -580,7 +580,7 @@ pub struct Driver {
     levels: Vec<Option<u8>>,
     periods: Vec<u8>,
     /// Whether the user's sphere is in the scene (the first collider) or taken out.
-    sphere: Hidden,
+    sphere: SphereState,
     /// Simulated against real time over the last moments (`advance`).
     pace: Pace,
 }
@@ -612,7 +612,7 @@ impl Pace {
 /// The user's sphere: in the scene as its first collider, or taken out (kept to be put back;
 /// `None` until a scene gave it one).
 #[derive(Clone, Debug)]
-enum Hidden {
+enum SphereState {
     Shown,
     Away(Option<SphereCollider>),
 }
@@ -670,7 +670,7 @@ impl Driver {
             sim_lod: SimLod::On,
             levels: Vec::new(),
             periods: Vec::new(),
-            sphere: Hidden::Shown,
+            sphere: SphereState::Shown,
             pace: Pace::default(),
         };
         d.setup_scene()?;
@@ -688,10 +688,10 @@ impl Driver {
         let centre = Vec3::new(c.x + r + 2.0 * radius, 0.5 * self.scene.height, c.z);
         let sphere = SphereCollider::new(centre, radius, Motion::Static)?;
         match &mut self.sphere {
-            Hidden::Shown => {
+            SphereState::Shown => {
                 self.scene.sim.add_collider(sphere);
             }
-            Hidden::Away(parked) => *parked = Some(sphere),
+            SphereState::Away(parked) => *parked = Some(sphere),
         }
         // A scene file's own colliders, after the user's sphere.
         if let Some(f) = &self.scene.file {
@@ -737,17 +737,17 @@ impl Driver {
     /// Takes the user's sphere out of the scene, or puts it back where it was.
     fn toggle_sphere(&mut self) -> String {
         match &mut self.sphere {
-            Hidden::Shown => {
+            SphereState::Shown => {
                 let colliders = self.scene.sim.colliders_mut();
                 let parked = (!colliders.is_empty()).then(|| colliders.remove(0));
-                self.sphere = Hidden::Away(parked);
+                self.sphere = SphereState::Away(parked);
                 "sphere removed".into()
             }
-            Hidden::Away(parked) => {
+            SphereState::Away(parked) => {
                 if let Some(s) = parked.take() {
                     self.scene.sim.colliders_mut().insert(0, s);
                 }
-                self.sphere = Hidden::Shown;
+                self.sphere = SphereState::Shown;
                 "sphere back".into()
             }
         }
@@ -773,7 +773,7 @@ impl Driver {
         self.vorticity = a.vorticity as f32;
         self.wind_heading = world_heading(a.wind_heading);
         self.file_wind();
-        if a.no_collider && matches!(self.sphere, Hidden::Shown) {
+        if a.no_collider && matches!(self.sphere, SphereState::Shown) {
             self.toggle_sphere();
         }
         self.sim_lod = a.sim_lod;
@@ -1196,7 +1196,7 @@ impl Driver {
                     Some(format!("scene saved to {}", path.display()))
                 }
                 SimCommand::MoveSphere(c) => {
-                    if c.is_finite() && matches!(self.sphere, Hidden::Shown) {
+                    if c.is_finite() && matches!(self.sphere, SphereState::Shown) {
                         if let Some(s) = self.scene.sim.colliders_mut().first_mut() {
                             s.center = c;
                         }

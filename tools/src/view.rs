@@ -94,9 +94,12 @@ pub fn run(a: &ViewArgs) -> Result<()> {
         crate::output::check(shot, a.force, &inputs)?;
         crate::output::check_png_name(shot)?;
     }
-    if let Some(dir) = &a.record {
-        crate::output::Recorder::new(dir, a.force)?;
-    }
+    // Checked before any work; without a display the headless renderer records instead.
+    let recorder = a
+        .record
+        .as_deref()
+        .map(|dir| crate::output::Recorder::new(dir, a.force))
+        .transpose()?;
     if std::env::var_os("DISPLAY").is_none_or(|d| d.is_empty()) {
         return headless_fallback(a, "no display (DISPLAY is not set)");
     }
@@ -119,9 +122,7 @@ pub fn run(a: &ViewArgs) -> Result<()> {
     driver.apply_args(&a.scene)?;
     event_loop.set_control_flow(ControlFlow::Poll);
     let mut app = App::new(a.clone(), driver, orbit);
-    if let Some(dir) = &a.record {
-        app.recorder = Some(crate::output::Recorder::new(dir, a.force)?);
-    }
+    app.recorder = recorder;
     // Ctrl-C closes the window at the next frame, without a screenshot.
     let _stoppable = interrupt::Steps::begin();
     event_loop

@@ -106,9 +106,9 @@ pub const BUFFER_SCALE: f32 = 1.5;
 /// the pair margin (`watched`): a tree's pieces sway together, and a piece that moves on as
 /// it moved stays inside its watched k-DOP for that many steps (a treeE-sized tree in Chen's
 /// model in a 10 m/s wind, 20 steps, `sylva bench sim --model chen --segments 14615 --leaves
-/// 16607 --steps 20 --wind 10 --self-collision 14 --collision-free`, self-collision ms per
-/// step on 2 threads: 151 at 0 (every step traversed the whole tree), 83 at 2, 92 at 4,
-/// 145 at 8: farther, the kept pairs outgrow what the traversals save).
+/// 16607 --steps 20 --threads 2 --wind 10 --self-collision 14 --collision-free`,
+/// self-collision ms per step: 151 at 0 (every step traversed the whole tree), 83 at 2, 92 at
+/// 4, 145 at 8: farther, the kept pairs outgrow what the traversals save).
 pub const TRACK_AHEAD: f32 = 2.0;
 /// Most pairs kept (within the pair margin, over the whole forest, 12 bytes each); beyond it
 /// the step answers none and says so (`SelfCollisionStats::overflow`).
