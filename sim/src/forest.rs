@@ -181,6 +181,68 @@ pub(crate) fn at_origin(skel: &Skeleton, material: &Material) -> Forest {
     .expect("a valid test tree")
 }
 
+/// The order a tree's segments take in a forest (see the module documentation): by block, then
+/// depth, then the skeleton's own index.
+struct TreeOrder {
+    /// Each skeleton segment's depth (the root 0).
+    depth: Vec<u32>,
+    /// Each skeleton segment's block within its tree (0: the top).
+    block_of: Vec<u32>,
+    /// The skeleton's segment indices in forest order.
+    order: Vec<usize>,
+}
+
+impl TreeOrder {
+    fn of(skel: &Skeleton) -> TreeOrder {
+        let n = skel.segments.len();
+        // Subtree sizes and depths in the skeleton's own order (parents first).
+        let mut depth = vec![0u32; n];
+        for i in 1..n {
+            depth[i] = depth[skel.segments[i].parent.unwrap() as usize] + 1;
+        }
+        let mut size = vec![1usize; n];
+        for i in (1..n).rev() {
+            size[skel.segments[i].parent.unwrap() as usize] += size[i];
+        }
+        // Top of the tree: every segment whose subtree exceeds the block size (a connected set
+        // containing the root, since subtrees shrink going out). Subtree jobs then carry at most
+        // `block_size` segments: coarse enough to be worth a job, fine enough to balance.
+        let block_size = (n / 16).max(64);
+        let in_top: Vec<bool> = (0..n).map(|i| i == 0 || size[i] > block_size).collect();
+
+        // Block membership: the top, or the subtree rooted at a non-top child of a top segment.
+        let mut block_of = vec![0u32; n];
+        let mut block_roots: Vec<usize> = Vec::new();
+        for i in 1..n {
+            let p = skel.segments[i].parent.unwrap() as usize;
+            if in_top[i] {
+                block_of[i] = 0;
+            } else if in_top[p] {
+                block_roots.push(i);
+                block_of[i] = block_roots.len() as u32;
+            } else {
+                block_of[i] = block_of[p];
+            }
+        }
+        // New order: by block, then depth, then original index.
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| (block_of[i], depth[i], i));
+        TreeOrder { depth, block_of, order }
+    }
+}
+
+/// Where each of a tree's segments goes in a forest built of it: entry `i` is skeleton segment
+/// `i`'s index within its tree's range (`TreeInfo::segments`; add the range's start for the
+/// forest index). Expects a skeleton that passes `Skeleton::validate`.
+pub fn forest_indices(skel: &Skeleton) -> Vec<u32> {
+    let order = TreeOrder::of(skel).order;
+    let mut index = vec![0u32; order.len()];
+    for (k, &i) in order.iter().enumerate() {
+        index[i] = k as u32;
+    }
+    index
+}
+
 impl Forest {
     /// Segments of all trees.
     pub fn segment_count(&self) -> usize {
@@ -297,38 +359,7 @@ impl Forest {
         let n = skel.segments.len();
         let offset = self.seg.parent.len();
 
-        // Subtree sizes and depths in the skeleton's own order (parents first).
-        let mut depth = vec![0u32; n];
-        for i in 1..n {
-            depth[i] = depth[skel.segments[i].parent.unwrap() as usize] + 1;
-        }
-        let mut size = vec![1usize; n];
-        for i in (1..n).rev() {
-            size[skel.segments[i].parent.unwrap() as usize] += size[i];
-        }
-        // Top of the tree: every segment whose subtree exceeds the block size (a connected set
-        // containing the root, since subtrees shrink going out). Subtree jobs then carry at most
-        // `block_size` segments: coarse enough to be worth a job, fine enough to balance.
-        let block_size = (n / 16).max(64);
-        let in_top: Vec<bool> = (0..n).map(|i| i == 0 || size[i] > block_size).collect();
-
-        // Block membership: the top, or the subtree rooted at a non-top child of a top segment.
-        let mut block_of = vec![0u32; n];
-        let mut block_roots: Vec<usize> = Vec::new();
-        for i in 1..n {
-            let p = skel.segments[i].parent.unwrap() as usize;
-            if in_top[i] {
-                block_of[i] = 0;
-            } else if in_top[p] {
-                block_roots.push(i);
-                block_of[i] = block_roots.len() as u32;
-            } else {
-                block_of[i] = block_of[p];
-            }
-        }
-        // New order: by block, then depth, then original index.
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by_key(|&i| (block_of[i], depth[i], i));
+        let TreeOrder { depth, block_of, order } = TreeOrder::of(skel);
         let mut new_index = vec![0u32; n];
         for (k, &i) in order.iter().enumerate() {
             new_index[i] = (offset + k) as u32;
@@ -700,6 +731,24 @@ mod tests {
         let t = &f.trees[0];
         for b in t.blocks.start as usize + 1..t.blocks.end as usize {
             assert!(f.blocks[b].segments.len() <= 2246 / 16);
+        }
+    }
+
+    #[test]
+    fn forest_indices_say_where_each_skeleton_segment_went() {
+        let skel = test_tree(5, 700, 50).unwrap();
+        let f = at_origin(&skel, &Material::default());
+        let index = forest_indices(&skel);
+        let pose = crate::dynamics::pose::Pose::of_shape(&f);
+        let mut seen = vec![false; index.len()];
+        for (i, s) in skel.segments.iter().enumerate() {
+            let k = index[i] as usize;
+            assert!(!std::mem::replace(&mut seen[k], true), "segment {i} shares index {k}");
+            assert!((f.seg.length[k] - s.length()).abs() < 1e-6);
+            let parent = s.parent.map_or(NO_PARENT, |p| index[p as usize]);
+            assert_eq!(f.seg.parent[k], parent, "segment {i}");
+            // Its base, in the forest's rest pose, is where the skeleton has it.
+            assert!(pose.base[k].distance(s.base) < 1e-3, "segment {i}");
         }
     }
 
