@@ -13,6 +13,21 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
 
+# The Khronos glTF validator, which the export tests run on the .glb files Sylva writes:
+# Node.js and npm from Debian when missing (as root), the validator from the npm registry at a
+# pinned version, kept beside the build outputs. The tests find it through SYLVA_GLTF_VALIDATOR.
+GLTF_VALIDATOR_VERSION=2.0.0-dev.3.10
+export SYLVA_GLTF_VALIDATOR="${SYLVA_GLTF_VALIDATOR:-$HOME/.cache/sylva/gltf-validator-$GLTF_VALIDATOR_VERSION/node_modules/gltf-validator}"
+if [ ! -f "$SYLVA_GLTF_VALIDATOR/package.json" ]; then
+    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+        apt_install nodejs npm
+    fi
+    echo "sylva setup: installing the Khronos glTF validator $GLTF_VALIDATOR_VERSION with npm" >&2
+    prefix="$HOME/.cache/sylva/gltf-validator-$GLTF_VALIDATOR_VERSION"
+    mkdir -p "$prefix"
+    npm install --silent --no-audit --no-fund --prefix "$prefix" "gltf-validator@$GLTF_VALIDATOR_VERSION" >&2
+fi
+
 cargo_args=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
     cargo_args+=("$1")

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, ensure, Context, Result};
 use glam::{Quat, Vec2, Vec3};
-use serde_json::{json, Value};
+use serde_json::json;
 use sylva_sim::Skeleton;
 
 use crate::output::AtomicFile;
@@ -119,6 +119,9 @@ pub struct Mesh {
     pub positions: Vec<Vec3>,
     pub normals: Vec<Vec3>,
     pub uvs: Vec<Vec2>,
+    /// The skeleton segment each vertex moves with (an index into the skeleton the mesh was
+    /// built from): what an animated export binds the vertex to.
+    pub segments: Vec<u32>,
     pub indices: Vec<u32>,
 }
 
@@ -129,6 +132,7 @@ impl Mesh {
         self.positions.extend(other.positions);
         self.normals.extend(other.normals);
         self.uvs.extend(other.uvs);
+        self.segments.extend(other.segments);
         self.indices.extend(other.indices.into_iter().map(|i| i + offset));
     }
 
@@ -145,6 +149,7 @@ impl Mesh {
     }
 
     /// Smallest and largest corner of the positions, `None` for no vertices.
+    #[cfg(test)]
     pub fn bounds(&self) -> Option<(Vec3, Vec3)> {
         let first = *self.positions.first()?;
         Some(
@@ -159,10 +164,11 @@ impl Mesh {
     fn check(&self, what: &str) -> Result<()> {
         let n = self.positions.len();
         ensure!(
-            self.normals.len() == n && self.uvs.len() == n,
-            "the {what} mesh has {n} positions but {} normals and {} texture coordinates",
+            self.normals.len() == n && self.uvs.len() == n && self.segments.len() == n,
+            "the {what} mesh has {n} positions but {} normals, {} texture coordinates and {} segment indices",
             self.normals.len(),
-            self.uvs.len()
+            self.uvs.len(),
+            self.segments.len()
         );
         ensure!(
             self.indices.len() % 3 == 0,
@@ -185,11 +191,12 @@ impl Mesh {
     }
 
     /// Appends one vertex and returns its index.
-    fn push(&mut self, position: Vec3, normal: Vec3, uv: Vec2) -> u32 {
+    fn push(&mut self, position: Vec3, normal: Vec3, uv: Vec2, segment: usize) -> u32 {
         let index = self.positions.len() as u32;
         self.positions.push(position);
         self.normals.push(normal);
         self.uvs.push(uv);
+        self.segments.push(segment as u32);
         index
     }
 }
@@ -287,10 +294,11 @@ pub fn build_mesh(skeleton: &Skeleton, opts: &ExportOptions) -> TreeMesh {
             let blade = (q * Vec3::Y) * leaf.length;
             let normal = q * Vec3::Z;
             // Stalk end at the bottom of the texture (v = 1), blade tip at the top (v = 0).
-            let a = leaves.push(attach - half_across, normal, Vec2::new(0.0, 1.0));
-            let b = leaves.push(attach + half_across, normal, Vec2::new(1.0, 1.0));
-            let c = leaves.push(attach + half_across + blade, normal, Vec2::new(1.0, 0.0));
-            let d = leaves.push(attach - half_across + blade, normal, Vec2::new(0.0, 0.0));
+            let s = leaf.segment as usize;
+            let a = leaves.push(attach - half_across, normal, Vec2::new(0.0, 1.0), s);
+            let b = leaves.push(attach + half_across, normal, Vec2::new(1.0, 1.0), s);
+            let c = leaves.push(attach + half_across + blade, normal, Vec2::new(1.0, 0.0), s);
+            let d = leaves.push(attach - half_across + blade, normal, Vec2::new(0.0, 0.0), s);
             leaves.indices.extend_from_slice(&[a, b, c, a, c, d]);
         }
     }
@@ -486,6 +494,8 @@ impl Stem<'_> {
             }
             let binormal = ring.tangent.cross(normal);
             frames.push((normal, binormal));
+            // A ring moves with the segment it is the base of (the last, the tip ring).
+            let segment = self.chain[k.min(self.chain.len() - 1)];
             for j in 0..=sides {
                 let radial = ring_direction(normal, binormal, j, sides);
                 let mut offset = radial * ring.radius;
@@ -493,7 +503,7 @@ impl Stem<'_> {
                     offset += bend * (offset.dot(bend) * (stretch - 1.0));
                 }
                 let u = j as f32 / sides as f32;
-                bark.push(ring.centre + offset, radial, Vec2::new(u, along * v_scale));
+                bark.push(ring.centre + offset, radial, Vec2::new(u, along * v_scale), segment);
             }
         }
         for k in 0..rings.len() as u32 - 1 {
@@ -507,24 +517,25 @@ impl Stem<'_> {
         }
 
         let last = rings.len() - 1;
-        self.add_cap(bark, &rings[last], frames[last], true);
+        let last_segment = *self.chain.last().expect("a stem has a segment");
+        self.add_cap(bark, &rings[last], frames[last], true, last_segment);
         if self.cap_base {
-            self.add_cap(bark, &rings[0], frames[0], false);
+            self.add_cap(bark, &rings[0], frames[0], false, self.chain[0]);
         }
     }
 
     /// A flat fan closing the tube at `ring`, facing along the tube at its tip (`outward`) or
     /// against it at its base.
-    fn add_cap(&self, bark: &mut Mesh, ring: &Ring, (normal, binormal): (Vec3, Vec3), outward: bool) {
+    fn add_cap(&self, bark: &mut Mesh, ring: &Ring, (normal, binormal): (Vec3, Vec3), outward: bool, segment: usize) {
         let sides = self.sides;
         let facing = if outward { ring.tangent } else { -ring.tangent };
         let rim = bark.positions.len() as u32;
         for j in 0..sides {
             let radial = ring_direction(normal, binormal, j, sides);
             let uv = Vec2::new(0.5, 0.5) + 0.5 * Vec2::new(radial.dot(normal), radial.dot(binormal));
-            bark.push(ring.centre + radial * ring.radius, facing, uv);
+            bark.push(ring.centre + radial * ring.radius, facing, uv, segment);
         }
-        let centre = bark.push(ring.centre, facing, Vec2::new(0.5, 0.5));
+        let centre = bark.push(ring.centre, facing, Vec2::new(0.5, 0.5), segment);
         for j in 0..sides {
             let (a, b) = (rim + j, rim + (j + 1) % sides);
             if outward {
@@ -722,188 +733,36 @@ fn write_obj_body(w: &mut impl Write, mesh: &TreeMesh, mtl_name: &str) -> std::i
     })
 }
 
-const GLB_MAGIC: u32 = 0x4654_6C67; // "glTF"
-const GLB_VERSION: u32 = 2;
-const CHUNK_JSON: u32 = 0x4E4F_534A; // "JSON"
-const CHUNK_BIN: u32 = 0x004E_4942; // "BIN\0"
-const FLOAT: u32 = 5126;
-const UNSIGNED_INT: u32 = 5125;
-const ARRAY_BUFFER: u32 = 34962;
-const ELEMENT_ARRAY_BUFFER: u32 = 34963;
-const TRIANGLES: u32 = 4;
-
-fn align4(n: u64) -> u64 {
-    n.div_ceil(4) * 4
-}
-
 /// Writes `mesh` as binary glTF 2.0: one scene with one node holding one mesh, whose primitives
 /// are the bark and (when there are any) the leaves, each with POSITION, NORMAL, TEXCOORD_0 and
-/// 32-bit indices in a bufferView of its own. Materials: `bark` (rough, brown) and `leaf` (green,
-/// alpha mask at 0.5 for a cut-out texture, double-sided).
+/// 32-bit indices in buffer views of their own. Materials: `bark` (rough, brown) and `leaf`
+/// (green, alpha mask at 0.5 for a cut-out texture, double-sided).
 pub fn write_glb(mesh: &TreeMesh, path: &Path) -> Result<ExportStats> {
-    mesh.bark.check("bark")?;
-    mesh.leaves.check("leaf")?;
-    let mut parts: Vec<(&Mesh, Value)> = Vec::new();
-    if !mesh.bark.is_empty() {
-        parts.push((
-            &mesh.bark,
-            json!({
-                "name": "bark",
-                "pbrMetallicRoughness": {
-                    "baseColorFactor": [BARK_COLOUR[0], BARK_COLOUR[1], BARK_COLOUR[2], 1.0],
-                    "metallicFactor": 0.0,
-                    "roughnessFactor": 0.9
-                }
-            }),
-        ));
-    }
-    if !mesh.leaves.is_empty() {
-        parts.push((
-            &mesh.leaves,
-            json!({
-                "name": "leaf",
-                "pbrMetallicRoughness": {
-                    "baseColorFactor": [LEAF_COLOUR[0], LEAF_COLOUR[1], LEAF_COLOUR[2], 1.0],
-                    "metallicFactor": 0.0,
-                    "roughnessFactor": 0.7
-                },
-                "alphaMode": "MASK",
-                "alphaCutoff": 0.5,
-                "doubleSided": true
-            }),
-        ));
-    }
-    ensure!(
-        !parts.is_empty(),
-        "cannot write {}: the mesh has no triangles",
-        path.display()
-    );
-
-    // Lay out the binary chunk: per primitive positions, normals, texture coordinates, indices.
-    let mut views = Vec::new();
-    let mut accessors = Vec::new();
-    let mut primitives = Vec::new();
-    let mut materials = Vec::new();
-    let mut offset = 0u64;
-    let mut add_view = |bytes: u64, target: u32, views: &mut Vec<Value>| {
-        offset = align4(offset);
-        views.push(json!({ "buffer": 0, "byteOffset": offset, "byteLength": bytes, "target": target }));
-        offset += bytes;
-        views.len() - 1
-    };
-    for (m, material) in &parts {
-        let count = m.vertex_count() as u64;
-        let (lo, hi) = m.bounds().expect("a mesh with triangles has vertices");
-        let first = accessors.len();
-        let view = add_view(count * 12, ARRAY_BUFFER, &mut views);
-        accessors.push(json!({
-            "bufferView": view, "componentType": FLOAT, "count": count, "type": "VEC3",
-            "min": [lo.x, lo.y, lo.z], "max": [hi.x, hi.y, hi.z]
-        }));
-        let view = add_view(count * 12, ARRAY_BUFFER, &mut views);
-        accessors.push(json!({ "bufferView": view, "componentType": FLOAT, "count": count, "type": "VEC3" }));
-        let view = add_view(count * 8, ARRAY_BUFFER, &mut views);
-        accessors.push(json!({ "bufferView": view, "componentType": FLOAT, "count": count, "type": "VEC2" }));
-        let index_count = m.indices.len() as u64;
-        let view = add_view(index_count * 4, ELEMENT_ARRAY_BUFFER, &mut views);
-        accessors.push(json!({
-            "bufferView": view, "componentType": UNSIGNED_INT, "count": index_count, "type": "SCALAR"
-        }));
-        primitives.push(json!({
-            "attributes": { "POSITION": first, "NORMAL": first + 1, "TEXCOORD_0": first + 2 },
-            "indices": first + 3,
-            "material": materials.len(),
-            "mode": TRIANGLES
-        }));
-        materials.push(material.clone());
-    }
-    let bin_len = align4(offset);
-    let document = json!({
-        "asset": { "version": "2.0", "generator": "Sylva" },
-        "scene": 0,
-        "scenes": [{ "name": "tree", "nodes": [0] }],
-        "nodes": [{ "name": "tree", "mesh": 0 }],
-        "meshes": [{ "name": "tree", "primitives": primitives }],
-        "materials": materials,
-        "accessors": accessors,
-        "bufferViews": views,
-        "buffers": [{ "byteLength": bin_len }]
-    });
-    let json_text = serde_json::to_vec(&document).context("encoding the glTF JSON failed")?;
-    let json_len = align4(json_text.len() as u64);
-    let total = 12 + 8 + json_len + 8 + bin_len;
-    ensure!(
-        total <= u32::MAX as u64,
-        "cannot write {}: the tree needs {total} bytes but a .glb holds at most {} (use fewer sides, no leaves or .obj)",
-        path.display(),
-        u32::MAX
-    );
-
-    let mut file = AtomicFile::create(path)?;
-    write_glb_body(file.writer(), &json_text, json_len, bin_len, &parts, total)
-        .with_context(|| format!("writing {} failed", path.display()))?;
-    let bytes = file.finish()?;
-    ensure!(
-        bytes == total,
-        "writing {} failed: wrote {bytes} bytes instead of {total}",
-        path.display()
-    );
-    file.persist()?;
-
-    let vertices = mesh.bark.vertex_count() + mesh.leaves.vertex_count();
-    Ok(ExportStats {
-        vertices,
-        triangles: mesh.bark.triangle_count() + mesh.leaves.triangle_count(),
-        bark_triangles: mesh.bark.triangle_count(),
-        leaf_triangles: mesh.leaves.triangle_count(),
-        bytes,
-    })
+    let mut glb = glb::Glb::default();
+    let (tree, materials) = glb.tree(mesh, None, path)?;
+    let mut document = glb::document(&[0]);
+    document.insert("nodes".into(), json!([{ "name": "tree", "mesh": 0 }]));
+    document.insert("meshes".into(), json!([tree]));
+    document.insert("materials".into(), materials);
+    let bytes = glb.write(document, path)?;
+    Ok(mesh.stats(bytes))
 }
 
-fn write_glb_body(
-    w: &mut impl Write,
-    json_text: &[u8],
-    json_len: u64,
-    bin_len: u64,
-    parts: &[(&Mesh, Value)],
-    total: u64,
-) -> std::io::Result<()> {
-    let u32le = |v: u64| (v as u32).to_le_bytes();
-    w.write_all(&GLB_MAGIC.to_le_bytes())?;
-    w.write_all(&GLB_VERSION.to_le_bytes())?;
-    w.write_all(&u32le(total))?;
-
-    w.write_all(&u32le(json_len))?;
-    w.write_all(&CHUNK_JSON.to_le_bytes())?;
-    w.write_all(json_text)?;
-    for _ in json_text.len() as u64..json_len {
-        w.write_all(b" ")?;
-    }
-
-    w.write_all(&u32le(bin_len))?;
-    w.write_all(&CHUNK_BIN.to_le_bytes())?;
-    // Every element is 4 bytes wide, so the views follow one another with no gaps.
-    let mut written = 0u64;
-    for (m, _) in parts {
-        for v in m.positions.iter().chain(&m.normals) {
-            for c in v.to_array() {
-                w.write_all(&c.to_le_bytes())?;
-            }
+impl TreeMesh {
+    /// What a .glb of this mesh holds, in `bytes`.
+    fn stats(&self, bytes: u64) -> ExportStats {
+        ExportStats {
+            vertices: self.bark.vertex_count() + self.leaves.vertex_count(),
+            triangles: self.bark.triangle_count() + self.leaves.triangle_count(),
+            bark_triangles: self.bark.triangle_count(),
+            leaf_triangles: self.leaves.triangle_count(),
+            bytes,
         }
-        for t in &m.uvs {
-            w.write_all(&t.x.to_le_bytes())?;
-            w.write_all(&t.y.to_le_bytes())?;
-        }
-        for i in &m.indices {
-            w.write_all(&i.to_le_bytes())?;
-        }
-        written += (m.positions.len() * 32 + m.indices.len() * 4) as u64;
     }
-    for _ in written..bin_len {
-        w.write_all(&[0])?;
-    }
-    Ok(())
 }
+
+pub mod animate;
+mod glb;
 
 #[cfg(test)]
 mod tests;

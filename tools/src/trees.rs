@@ -11,10 +11,16 @@ use sylva_sim::spec::load::load_file;
 use sylva_sim::spec::{text, WeberPennSpec};
 use sylva_sim::stats::TreeStats;
 use sylva_sim::weberpenn::{generate, GenOptions};
+use sylva_engine::JobSystem;
+use sylva_sim::dynamics::ModelKind;
 use sylva_sim::Skeleton;
 
-use crate::args::{count_in, seed};
-use crate::export::{export, files_written, ExportOptions, MAX_SIDES, MIN_SIDES};
+use crate::args::{count_in, number_in, seed};
+use crate::export::animate::{
+    export_animated, AnimateOptions, DEFAULT_FPS, DEFAULT_MAX_JOINTS, MAX_FPS, MAX_JOINTS, MAX_SECONDS,
+};
+use crate::export::{export, files_written, ExportOptions, Format, MAX_SIDES, MIN_SIDES};
+use crate::scene::{world_heading, DEFAULT_WIND_HEADING};
 use crate::output;
 use crate::progress::Progress;
 
@@ -141,6 +147,32 @@ pub struct ExportArgs {
     /// Leave the leaf cards out.
     #[arg(long)]
     no_leaves: bool,
+    /// Bake Sylva's simulation of the tree in a gusting wind into the .glb as a skin animation
+    /// ("wind") of this many seconds: joints on the segments carrying the largest subtrees (at
+    /// most `--max-joints`), every vertex bound to its segment's joint, keyframes `--fps`.
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true,
+          value_parser = |s: &str| number_in(s, 0.0, MAX_SECONDS))]
+    animate: Option<f64>,
+    /// Keyframes per second of `--animate`.
+    #[arg(long, requires = "animate", default_value_t = DEFAULT_FPS, allow_hyphen_values = true,
+          value_parser = |s: &str| count_in(s, 1, MAX_FPS as u64).map(|n| n as u32))]
+    fps: u32,
+    /// Mean wind speed of `--animate` \[m/s\], gusting ±50 %.
+    #[arg(long, requires = "animate", default_value_t = 8.0, value_name = "M_PER_S", allow_hyphen_values = true,
+          value_parser = |s: &str| number_in(s, 0.0, 60.0).map(|v| v as f32))]
+    wind: f32,
+    /// The compass heading the wind of `--animate` blows towards, in degrees clockwise from
+    /// north (90: towards the east; Sylva's north is -z, east +x).
+    #[arg(long, requires = "animate", default_value_t = DEFAULT_WIND_HEADING, allow_hyphen_values = true,
+          value_parser = |s: &str| number_in(s, 0.0, 360.0).map(|h| h as f32))]
+    wind_heading: f32,
+    /// Joint budget of `--animate`: the skin has at most this many joints.
+    #[arg(long, requires = "animate", default_value_t = DEFAULT_MAX_JOINTS, allow_hyphen_values = true,
+          value_parser = |s: &str| count_in(s, 1, MAX_JOINTS as u64).map(|n| n as u32))]
+    max_joints: u32,
+    /// The dynamics model `--animate` simulates: `weber`, `oliapuram`, `verlet` or `chen`.
+    #[arg(long, requires = "animate", default_value = "weber", value_parser = crate::args::model)]
+    model: ModelKind,
 }
 
 /// Prints what `spec stats` and `grow` report: the tree's statistics, the seed and the time it
@@ -277,6 +309,12 @@ pub fn run_spec(cmd: &SpecCommand) -> Result<()> {
 
 pub fn run_export(a: &ExportArgs) -> Result<()> {
     a.output.check_mesh(&[&a.source.file])?;
+    if a.animate.is_some() && Format::from_path(&a.output.out)? != Format::Glb {
+        anyhow::bail!(
+            "cannot write an animation to {}: only a .glb (binary glTF 2.0) carries one",
+            a.output.out.display()
+        );
+    }
     let spec = load_source(&a.source)?;
     let GrownSpec { skeleton, stats, .. } = grow_spec(&spec, a.seed)?;
     let opts = ExportOptions {
@@ -284,6 +322,38 @@ pub fn run_export(a: &ExportArgs) -> Result<()> {
         leaves: !a.no_leaves,
         ..ExportOptions::default()
     };
+    if let Some(seconds) = a.animate {
+        let anim = AnimateOptions {
+            seconds,
+            fps: a.fps,
+            wind: a.wind,
+            heading: world_heading(a.wind_heading),
+            seed: a.seed,
+            max_joints: a.max_joints,
+            model: a.model,
+        };
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let jobs = JobSystem::new(threads)?;
+        let started = Instant::now();
+        let written = export_animated(&skeleton, &a.output.out, &opts, &anim, &jobs)?;
+        eprintln!(
+            "wrote {}: {} segments, {} leaves, {} vertices, {} triangles, {} joints, {} keyframes over {seconds} s (step {:.4} s, {} model, wind {} m/s towards {}°), {} bytes, in {:.1} s",
+            a.output.out.display(),
+            stats.segments,
+            stats.leaves,
+            written.mesh.vertices,
+            written.mesh.triangles,
+            written.joints,
+            written.keyframes,
+            written.dt,
+            a.model,
+            a.wind,
+            a.wind_heading,
+            written.mesh.bytes,
+            started.elapsed().as_secs_f64()
+        );
+        return Ok(());
+    }
     let written = export(&skeleton, &a.output.out, &opts)?;
     eprintln!(
         "wrote {}: {} segments, {} leaves, {} vertices, {} triangles, {} bytes",

@@ -199,6 +199,13 @@ fn numbers_out_of_range_name_the_parameter_and_what_is_allowed() {
         (vec!["export", &spec, "--sides", "-1", "--out", &out_glb], "--sides"),
         (vec!["export", &spec, "--sides", "1000", "--out", &out_glb], "--sides"),
         (vec!["export", &spec, "--seed", "-1", "--out", &out_glb], "--seed"),
+        (vec!["export", &spec, "--animate", "-1", "--out", &out_glb], "--animate"),
+        (vec!["export", &spec, "--animate", "1e9", "--out", &out_glb], "--animate"),
+        (vec!["export", &spec, "--animate", "nan", "--out", &out_glb], "--animate"),
+        (vec!["export", &spec, "--animate", "2", "--fps", "0", "--out", &out_glb], "--fps"),
+        (vec!["export", &spec, "--animate", "2", "--max-joints", "0", "--out", &out_glb], "--max-joints"),
+        (vec!["export", &spec, "--animate", "2", "--max-joints", "70000", "--out", &out_glb], "--max-joints"),
+        (vec!["export", &spec, "--animate", "2", "--wind", "inf", "--out", &out_glb], "--wind"),
         (vec!["spec", "stats", &spec, "--seed", "-1"], "--seed"),
         (vec!["grow", "colonize", "--seed", "-1", "--out", &out_glb], "--seed"),
         (
@@ -451,6 +458,13 @@ fn unwritable_outputs_are_refused_before_any_work() {
     let under_file = Path::new(&spec).join("x.png").display().to_string();
     refused(&["render", "--out", &under_file], &[&under_file, "not a folder"]);
     refused(&["export", &spec, "--out", &d.s("tree.fbx")], &["tree.fbx", ".glb"]);
+    // An animation goes only into a .glb; its settings only with --animate.
+    refused(
+        &["export", &spec, "--animate", "2", "--out", &d.s("tree.obj")],
+        &["tree.obj", "only a .glb"],
+    );
+    refused(&["export", &spec, "--fps", "24", "--out", &d.s("tree.glb")], &["--animate"]);
+    assert!(!d.path("tree.obj").exists() && !d.path("tree.glb").exists());
     // Pictures are PNG only: a name that promises another format is refused, not filled
     // with a PNG.
     for name in ["x.jpg", "x.JPEG", "x", "x.png.bmp"] {

@@ -2,16 +2,18 @@
 
 use super::*;
 use std::fs;
+
+use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use sylva_sim::skeleton::{SkeletonLeaf, SkeletonSegment};
 use sylva_sim::test_tree;
 
 /// A fresh directory under the system's temporary directory, removed when dropped.
-struct TempDir(PathBuf);
+pub(super) struct TempDir(PathBuf);
 
 impl TempDir {
-    fn new(label: &str) -> TempDir {
+    pub(super) fn new(label: &str) -> TempDir {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let dir = std::env::temp_dir().join(format!(
             "sylva-export-{label}-{}-{}",
@@ -23,7 +25,7 @@ impl TempDir {
         TempDir(dir)
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(super) fn path(&self, name: &str) -> PathBuf {
         self.0.join(name)
     }
 
@@ -504,6 +506,40 @@ fn check_glb(path: &Path, mesh: &TreeMesh, stats: &ExportStats) {
     }
 }
 
+/// Where the Khronos glTF validator's npm package is: `SYLVA_GLTF_VALIDATOR`, else where
+/// `scripts/test.sh` installs it.
+fn khronos_validator() -> PathBuf {
+    if let Some(dir) = std::env::var_os("SYLVA_GLTF_VALIDATOR") {
+        return PathBuf::from(dir);
+    }
+    let home = std::env::var_os("HOME").expect("HOME is set");
+    PathBuf::from(home).join(".cache/sylva/gltf-validator-2.0.0-dev.3.10/node_modules/gltf-validator")
+}
+
+/// The Khronos glTF validator's report on `path` (its `issues` object: `numErrors`,
+/// `numWarnings`, `messages`). Panics, saying how to install it, when it is missing.
+pub(super) fn khronos_validate(path: &Path) -> Value {
+    let validator = khronos_validator();
+    assert!(
+        validator.join("package.json").is_file(),
+        "the Khronos glTF validator is not at {} (scripts/test.sh installs it; or set SYLVA_GLTF_VALIDATOR to the folder of its npm package gltf-validator)",
+        validator.display()
+    );
+    let script = "const v = require(process.argv[1]); const fs = require('fs');\n\
+        v.validateBytes(new Uint8Array(fs.readFileSync(process.argv[2])))\n\
+        .then(r => console.log(JSON.stringify(r.issues)))\n\
+        .catch(e => { console.error(String(e)); process.exit(2); });";
+    let out = std::process::Command::new("node")
+        .arg("-e")
+        .arg(script)
+        .arg(&validator)
+        .arg(path)
+        .output()
+        .expect("node runs (scripts/test.sh installs Node.js with the validator)");
+    assert!(out.status.success(), "the validator failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("the validator prints its report as JSON")
+}
+
 #[test]
 fn glb_loads_with_the_gltf_crate() {
     let dir = TempDir::new("glb");
@@ -518,6 +554,8 @@ fn glb_loads_with_the_gltf_crate() {
     assert_eq!(stats.vertices, mesh.bark.vertex_count() + 4 * 1530);
     check_glb(&path, &mesh, &stats);
     assert_eq!(dir.names(), ["tree.glb"], "no temporary file is left");
+    let report = khronos_validate(&path);
+    assert_eq!((&report["numErrors"], &report["numWarnings"]), (&0.into(), &0.into()), "{report}");
 
     // Without leaves: one primitive, one material.
     let opts = ExportOptions {
