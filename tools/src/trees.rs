@@ -337,13 +337,14 @@ pub fn run_export(a: &ExportArgs) -> Result<()> {
         let started = Instant::now();
         let written = export_animated(&skeleton, &a.output.out, &opts, &anim, &jobs)?;
         eprintln!(
-            "wrote {}: {} segments, {} leaves, {} vertices, {} triangles, {} joints, {} keyframes over {seconds} s (step {:.4} s, {} model, wind {} m/s towards {}°), {} bytes, in {:.1} s",
+            "wrote {}: {} segments, {} leaves, {} vertices, {} triangles, {} joints ({} for broken-off branches), {} keyframes over {seconds} s (step {:.4} s, {} model, wind {} m/s towards {}°), {} bytes, in {:.1} s",
             a.output.out.display(),
             stats.segments,
             stats.leaves,
             written.mesh.vertices,
             written.mesh.triangles,
             written.joints,
+            written.broken,
             written.keyframes,
             written.dt,
             a.model,

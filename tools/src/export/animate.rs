@@ -8,6 +8,10 @@
 //! jointed ancestor. Every vertex belongs to one segment (`Mesh::segments`) and is bound, with
 //! weight 1, to that segment's joint.
 //!
+//! Breakage: where the wind breaks a branch off (every model can), the piece's first segment
+//! must move on its own, so it becomes a joint too (counted in the budget) and the simulation
+//! runs a second time to record it; the piece's other segments move rigidly with it.
+//!
 //! Nodes: node 0 holds the skinned mesh; node 1 is the skeleton's root (identity), whose
 //! children are the joints, each carrying its segment's world pose (translation: the segment's
 //! base; rotation: its orientation, local +y along its axis). A joint's inverse bind matrix is
@@ -110,11 +114,16 @@ pub struct Joints {
     pub segments: Vec<usize>,
     /// The joint each skeleton segment moves with: its own, or its nearest jointed ancestor's.
     pub of_segment: Vec<u16>,
+    /// How many joints are the first segments of broken-off pieces.
+    pub pieces: usize,
 }
 
-/// Chooses at most `max_joints` joints (see the module documentation). Expects a skeleton that
-/// passes `Skeleton::validate` (parents before children).
-pub fn choose_joints(skeleton: &Skeleton, max_joints: u32) -> Joints {
+/// Chooses at most `max_joints` joints (see the module documentation): every segment of
+/// `pieces` (the first segments of branches that broke off, which must move on their own), then
+/// the segments carrying the largest subtrees up to the budget, the root always among them.
+/// Expects a skeleton that passes `Skeleton::validate` (parents before children) and pieces
+/// that are its segments, fewer than `max_joints`.
+pub fn choose_joints(skeleton: &Skeleton, max_joints: u32, pieces: &[usize]) -> Joints {
     let segs = &skeleton.segments;
     let n = segs.len();
     let parent = |i: usize| segs[i].parent.map(|p| p as usize).filter(|&p| p < i);
@@ -124,11 +133,18 @@ pub fn choose_joints(skeleton: &Skeleton, max_joints: u32) -> Joints {
             size[p] += size[i];
         }
     }
-    // A parent's subtree is larger than each child's, so it sorts first: the chosen set holds
-    // the parent of every chosen segment but the root.
-    let mut chosen: Vec<usize> = (0..n).collect();
-    chosen.sort_by_key(|&i| (Reverse(size[i]), i));
-    chosen.truncate((max_joints.clamp(1, MAX_JOINTS) as usize).min(n));
+    let budget = (max_joints.clamp(1, MAX_JOINTS) as usize).min(n);
+    let mut is_piece = vec![false; n];
+    for &p in pieces.iter().filter(|&&p| p < n) {
+        is_piece[p] = true;
+    }
+    let piece_count = is_piece.iter().filter(|&&b| b).count();
+    // A parent's subtree is larger than each child's, so it sorts first: the top chosen holds
+    // the parent of every one of its segments but the root.
+    let mut top: Vec<usize> = (0..n).filter(|&i| !is_piece[i]).collect();
+    top.sort_by_key(|&i| (Reverse(size[i]), i));
+    top.truncate(budget.saturating_sub(piece_count).max(1));
+    let mut chosen: Vec<usize> = top.into_iter().chain((0..n).filter(|&i| is_piece[i])).collect();
     chosen.sort_unstable();
     let mut of_segment = vec![u16::MAX; n];
     for (j, &s) in chosen.iter().enumerate() {
@@ -142,6 +158,7 @@ pub fn choose_joints(skeleton: &Skeleton, max_joints: u32) -> Joints {
     Joints {
         segments: chosen,
         of_segment,
+        pieces: piece_count,
     }
 }
 
@@ -189,11 +206,45 @@ pub fn animation_model(forest: Forest, opts: &AnimateOptions) -> Result<Box<dyn 
     Ok(sim)
 }
 
-/// Simulates the tree for `opts.seconds` and samples its joints at every keyframe. Fails when
-/// a branch breaks off (its twigs, bound to a joint on the tree, could not follow it), naming
-/// the time; stops at Ctrl-C.
-pub fn bake(skeleton: &Skeleton, joints: &Joints, opts: &AnimateOptions, jobs: &JobSystem) -> Result<Motion> {
+/// Chooses the joints (at most `opts.max_joints`), simulates the tree for `opts.seconds` and
+/// samples the joints at every keyframe. When branches break off, their first segments become
+/// joints of their own (within the budget) and the simulation runs again, so the pieces fall as
+/// the simulation has them; a second run that breaks other segments than the first (it cannot,
+/// the models being deterministic) is an error. Stops at Ctrl-C.
+pub fn bake(skeleton: &Skeleton, opts: &AnimateOptions, jobs: &JobSystem) -> Result<(Joints, Motion)> {
     opts.validate()?;
+    let joints = choose_joints(skeleton, opts.max_joints, &[]);
+    let (motion, pieces) = simulate(skeleton, &joints, opts, jobs, "simulating")?;
+    if pieces.is_empty() {
+        return Ok((joints, motion));
+    }
+    ensure!(
+        pieces.len() < opts.max_joints as usize,
+        "{} branches broke off in the wind, and each needs a joint of its own to fall, but the budget is {} joints: raise --max-joints or lower --wind",
+        pieces.len(),
+        opts.max_joints
+    );
+    let joints = choose_joints(skeleton, opts.max_joints, &pieces);
+    let label = format!("simulating again with the {} broken branches as joints", pieces.len());
+    let (motion, again) = simulate(skeleton, &joints, opts, jobs, &label)?;
+    ensure!(
+        again == pieces,
+        "the simulation did not repeat itself: {} branches broke off the first time, {} the second",
+        pieces.len(),
+        again.len()
+    );
+    Ok((joints, motion))
+}
+
+/// One run of the simulation, sampling `joints`; also returns the skeleton segments whose joint
+/// to their parent broke (each the first segment of a piece), in the order they broke.
+fn simulate(
+    skeleton: &Skeleton,
+    joints: &Joints,
+    opts: &AnimateOptions,
+    jobs: &JobSystem,
+    label: &str,
+) -> Result<(Motion, Vec<usize>)> {
     let frames = opts.frames();
     let bytes = frames as u64 * joints.segments.len() as u64 * 28;
     ensure!(
@@ -202,6 +253,10 @@ pub fn bake(skeleton: &Skeleton, joints: &Joints, opts: &AnimateOptions, jobs: &
         joints.segments.len()
     );
     let index = forest_indices(skeleton);
+    let mut skeleton_of = vec![0usize; index.len()];
+    for (s, &f) in index.iter().enumerate() {
+        skeleton_of[f as usize] = s;
+    }
     let forest = animation_forest(skeleton)?;
     let shape = Pose::of_shape(&forest);
     let at = |pose: &Pose, s: usize| {
@@ -213,13 +268,16 @@ pub fn bake(skeleton: &Skeleton, joints: &Joints, opts: &AnimateOptions, jobs: &
     let timings = FrameTimings::new(sim.phases());
     let frame = 1.0 / opts.fps as f64;
     let _stoppable = interrupt::Steps::begin();
-    let mut progress = Progress::new("simulating");
+    let mut progress = Progress::new(label);
     let mut motion = Motion {
         times: Vec::with_capacity(frames),
         bind,
         frames: Vec::with_capacity(frames),
         dt: sim.dt(),
     };
+    let n = sim.forest().segment_count();
+    let mut broken = vec![false; n];
+    let mut pieces = Vec::new();
     for k in 0..frames {
         let t = k as f64 * frame;
         while sim.time() < t - 0.5 * sim.dt() as f64 {
@@ -231,12 +289,11 @@ pub fn bake(skeleton: &Skeleton, joints: &Joints, opts: &AnimateOptions, jobs: &
             if !sim.finite() {
                 bail!("the {} model's state became non-finite at {:.3} s", opts.model, sim.time());
             }
-            if let Some(i) = (0..sim.forest().segment_count()).find(|&i| !sim.attached(i)) {
-                bail!(
-                    "a branch broke off at {:.2} s (segment {i} of the {} model); an animation binds every twig to a joint on the tree, so it cannot show a piece falling: use a lower --wind or another --model",
-                    sim.time(),
-                    opts.model
-                );
+            for f in 0..n {
+                if !broken[f] && !sim.attached(f) {
+                    broken[f] = true;
+                    pieces.push(skeleton_of[f]);
+                }
             }
         }
         let pose = sim.pose();
@@ -253,7 +310,7 @@ pub fn bake(skeleton: &Skeleton, joints: &Joints, opts: &AnimateOptions, jobs: &
         progress.update_count(k as u64 + 1, frames as u64);
     }
     progress.finish();
-    Ok(motion)
+    Ok((motion, pieces))
 }
 
 /// What an animated export wrote.
@@ -262,6 +319,8 @@ pub struct AnimationStats {
     pub mesh: ExportStats,
     pub joints: usize,
     pub keyframes: usize,
+    /// Branches that broke off (each with a joint of its own).
+    pub broken: usize,
     /// The simulation's step \[s\].
     pub dt: f32,
 }
@@ -290,14 +349,14 @@ pub fn export_animated(
         .with_context(|| format!("cannot export to {}", path.display()))?;
     let (vertices, triangles) = mesh_size(skeleton, opts);
     check_mesh_size(path, vertices, triangles, MAX_MESH_BYTES)?;
-    let joints = choose_joints(skeleton, anim.max_joints);
-    let motion = bake(skeleton, &joints, anim, jobs)?;
+    let (joints, motion) = bake(skeleton, anim, jobs)?;
     let mesh = build_mesh(skeleton, opts);
     let bytes = write_animated_glb(&mesh, &joints, &motion, path)?;
     Ok(AnimationStats {
         mesh: mesh.stats(bytes),
         joints: joints.segments.len(),
         keyframes: motion.times.len(),
+        broken: joints.pieces,
         dt: motion.dt,
     })
 }

@@ -51,7 +51,7 @@ fn options(seconds: f64, fps: u32, wind: f32, max_joints: u32) -> AnimateOptions
 fn joints_are_a_connected_top_of_the_tree_within_the_budget() {
     let skel = test_tree(4, 500, 0).unwrap();
     for budget in [1, 2, 40, 499, 500, 4096] {
-        let joints = choose_joints(&skel, budget);
+        let joints = choose_joints(&skel, budget, &[]);
         assert_eq!(joints.segments.len(), (budget as usize).min(500));
         assert_eq!(joints.segments[0], 0, "the root is a joint");
         let is_joint = |i: usize| joints.segments.binary_search(&i).is_ok();
@@ -71,8 +71,22 @@ fn joints_are_a_connected_top_of_the_tree_within_the_budget() {
         }
     }
     // With a budget, the joints carry the largest subtrees: the trunk's first segments.
-    let joints = choose_joints(&skel, 3);
+    let joints = choose_joints(&skel, 3, &[]);
     assert_eq!(&joints.segments[..1], &[0]);
+    // Broken pieces' first segments are joints within the budget, and their twigs move with
+    // them.
+    let joints = choose_joints(&skel, 10, &[300, 120]);
+    assert_eq!((joints.segments.len(), joints.pieces), (10, 2));
+    assert_eq!(joints.segments[0], 0);
+    for piece in [120, 300] {
+        let j = joints.of_segment[piece];
+        assert_eq!(joints.segments[j as usize], piece);
+        for i in piece + 1..500 {
+            if skel.segments[i].parent == Some(piece as u32) && joints.segments.binary_search(&i).is_err() {
+                assert_eq!(joints.of_segment[i], j, "segment {i} hangs on piece {piece}");
+            }
+        }
+    }
 }
 
 #[test]
@@ -115,15 +129,25 @@ fn keyframe(translations: &[[f32; 3]], rotations: &[[f32; 4]], k: usize) -> (Vec
     (Vec3::from(translations[k]), Quat::from_array(rotations[k]))
 }
 
-#[test]
-fn the_animation_read_back_follows_the_simulation() {
-    let skel = birch();
-    let opts = options(3.0, 20, 12.0, 48);
+/// What `follows` found: the export's figures, the joints' segments and, per joint and
+/// keyframe, its position.
+struct ReadBack {
+    written: AnimationStats,
+    segment_of: Vec<usize>,
+    translations: Vec<Vec<[f32; 3]>>,
+}
+
+/// Exports `skel` animated with `opts` (3 s at 20 keyframes per second), reads the file back
+/// with the gltf crate and checks it against the same simulation run alongside: each joint on
+/// its segment's base within `JOINT_TOLERANCE_M` at every keyframe, turned as the segment is,
+/// and the skinned mesh at 0 s the still mesh.
+fn follows(skel: &Skeleton, opts: &AnimateOptions) -> ReadBack {
     let dir = TempDir::new("animate-follow");
     let path = dir.path("tree.glb");
     let jobs = JobSystem::new(2).unwrap();
-    let written = export_animated(&skel, &path, &ExportOptions::default(), &opts, &jobs).unwrap();
+    let written = export_animated(skel, &path, &ExportOptions::default(), opts, &jobs).unwrap();
     assert_eq!(written.keyframes, 61);
+    let budget = opts.max_joints as usize;
 
     // Read back by the gltf crate.
     let bytes = std::fs::read(&path).unwrap();
@@ -131,7 +155,7 @@ fn the_animation_read_back_follows_the_simulation() {
     let blob = gltf.blob.as_deref();
     let skin = gltf.skins().next().expect("a skin");
     let joint_nodes: Vec<usize> = skin.joints().map(|n| n.index()).collect();
-    assert_eq!(joint_nodes.len(), 48);
+    assert_eq!(joint_nodes.len(), budget.min(skel.segments.len()));
     let ibms: Vec<Mat4> = skin
         .reader(|_| blob)
         .read_inverse_bind_matrices()
@@ -145,8 +169,8 @@ fn the_animation_read_back_follows_the_simulation() {
     let animation = gltf.animations().next().expect("an animation");
     assert_eq!(animation.name(), Some("wind"));
     let mut times = Vec::new();
-    let mut translations = vec![Vec::new(); 48];
-    let mut rotations = vec![Vec::new(); 48];
+    let mut translations = vec![Vec::new(); joint_nodes.len()];
+    let mut rotations = vec![Vec::new(); joint_nodes.len()];
     for channel in animation.channels() {
         let reader = channel.reader(|_| blob);
         times = reader.read_inputs().unwrap().collect();
@@ -164,10 +188,14 @@ fn the_animation_read_back_follows_the_simulation() {
 
     // At keyframe 0 the skinned mesh is the still mesh: the inverse bind matrices undo the
     // joints' first poses.
-    let mesh = build_mesh(&skel, &ExportOptions::default());
-    let joints = choose_joints(&skel, 48);
+    let mesh = build_mesh(skel, &ExportOptions::default());
     for (v, &s) in mesh.bark.positions.iter().zip(&mesh.bark.segments) {
-        let j = joints.of_segment[s as usize] as usize;
+        // The vertex's joint, as the file binds it: its segment's or the nearest ancestor's.
+        let mut a = s as usize;
+        while !segment_of.contains(&a) {
+            a = skel.segments[a].parent.unwrap() as usize;
+        }
+        let j = segment_of.iter().position(|&x| x == a).unwrap();
         let (t, q) = keyframe(&translations[j], &rotations[j], 0);
         let skinned = Mat4::from_rotation_translation(q, t) * ibms[j] * v.extend(1.0);
         assert!(skinned.truncate().distance(*v) < 1e-4, "vertex of segment {s} moved at 0 s");
@@ -175,10 +203,9 @@ fn the_animation_read_back_follows_the_simulation() {
 
     // The same simulation, run alongside: each joint sits on its segment's base at every
     // keyframe, turned as the segment is.
-    let index = forest_indices(&skel);
-    let mut sim = animation_model(animation_forest(&skel).unwrap(), &opts).unwrap();
+    let index = forest_indices(skel);
+    let mut sim = animation_model(animation_forest(skel).unwrap(), opts).unwrap();
     let timings = FrameTimings::new(sim.phases());
-    let mut moved = 0.0f32;
     for (k, &t) in times.iter().enumerate() {
         while sim.time() < t as f64 - 0.5 * sim.dt() as f64 {
             sim.step(&jobs, &timings);
@@ -191,10 +218,44 @@ fn the_animation_read_back_follows_the_simulation() {
             assert!(gap <= JOINT_TOLERANCE_M, "joint {j} (segment {s}) at {t} s is {gap} m off");
             let turn = segment_axis(qk).angle_between(segment_axis(pose.orient[f]));
             assert!(turn < 1e-3, "joint {j} (segment {s}) at {t} s is turned {turn} rad off");
-            let (t0, _) = keyframe(&translations[j], &rotations[j], 0);
-            moved = moved.max(tk.distance(t0));
         }
     }
+    ReadBack {
+        written,
+        segment_of,
+        translations,
+    }
+}
+
+/// The farthest any joint gets from where it starts \[m\].
+fn farthest(r: &ReadBack) -> f32 {
+    r.translations
+        .iter()
+        .flat_map(|t| t.iter().map(|p| Vec3::from(*p).distance(Vec3::from(t[0]))))
+        .fold(0.0, f32::max)
+}
+
+#[test]
+fn the_animation_read_back_follows_the_simulation() {
+    let r = follows(&birch(), &options(3.0, 20, 12.0, 48));
+    assert_eq!(r.written.broken, 0);
     // The wind moves the tree: the joints are not still.
+    let moved = farthest(&r);
     assert!(moved > 0.02, "the joints moved at most {moved} m in a 12 m/s wind");
+}
+
+#[test]
+fn broken_branches_fall_on_joints_of_their_own() {
+    let skel = birch();
+    let r = follows(&skel, &options(3.0, 20, 40.0, 32));
+    assert!(r.written.broken > 0, "a 40 m/s wind breaks the small birch");
+    assert_eq!(r.segment_of.len(), 32, "the pieces count in the budget");
+    // A piece falls: its first segment ends far below where it grew.
+    let (j, drop) = r
+        .translations
+        .iter()
+        .enumerate()
+        .map(|(j, t)| (j, t[0][1] - t.last().unwrap()[1]))
+        .fold((0, f32::MIN), |a, b| if b.1 > a.1 { b } else { a });
+    assert!(drop > 1.0, "joint {j} (segment {}) dropped only {drop} m", r.segment_of[j]);
 }
