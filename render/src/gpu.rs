@@ -586,6 +586,13 @@ impl Gpu {
         device_name(&self.properties)
     }
 
+    /// The sample counts this device renders colour and depth targets with, both (framebuffer
+    /// limits; dynamic rendering has the same ones).
+    pub fn sample_counts(&self) -> vk::SampleCountFlags {
+        let l = &self.properties.limits;
+        l.framebuffer_color_sample_counts & l.framebuffer_depth_sample_counts
+    }
+
     /// Whether this is a software rasteriser (lavapipe, SwiftShader).
     pub fn is_software(&self) -> bool {
         self.properties.device_type == vk::PhysicalDeviceType::CPU
@@ -709,6 +716,20 @@ impl Gpu {
         format: vk::Format,
         usage: vk::ImageUsageFlags,
     ) -> Result<Image> {
+        self.create_image_samples(name, extent, format, usage, vk::SampleCountFlags::TYPE_1)
+    }
+
+    /// The same as [`create_image`](Self::create_image) with `samples` samples per pixel (a
+    /// multisampled render target; the caller checks the count against the device's limits,
+    /// see [`sample_counts`](Self::sample_counts)).
+    pub fn create_image_samples(
+        &self,
+        name: &str,
+        extent: vk::Extent2D,
+        format: vk::Format,
+        usage: vk::ImageUsageFlags,
+        samples: vk::SampleCountFlags,
+    ) -> Result<Image> {
         let max = self.properties.limits.max_image_dimension2_d;
         if extent.width == 0 || extent.height == 0 || extent.width > max || extent.height > max {
             return Err(RenderError::Invalid {
@@ -731,7 +752,7 @@ impl Gpu {
             })
             .mip_levels(1)
             .array_layers(1)
-            .samples(vk::SampleCountFlags::TYPE_1)
+            .samples(samples)
             .tiling(vk::ImageTiling::OPTIMAL)
             .usage(usage)
             .sharing_mode(vk::SharingMode::EXCLUSIVE)

@@ -11,6 +11,9 @@ use crate::gpu::Gpu;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Blend {
     Opaque,
+    /// Opaque, the colour's alpha not written: it goes to coverage (alpha-to-coverage), and the
+    /// picture's alpha stays opaque.
+    OpaqueRgb,
     /// Non-premultiplied alpha.
     Alpha,
 }
@@ -33,6 +36,11 @@ pub struct PipelineDesc<'a> {
     /// Constant and slope depth bias (shadow map passes).
     pub depth_bias: Option<(f32, f32)>,
     pub blend: Blend,
+    /// Samples per pixel of the targets (multisampling).
+    pub samples: vk::SampleCountFlags,
+    /// Turn the fragment's alpha into sample coverage (cut-out leaves with smooth edges under
+    /// multisampling).
+    pub alpha_to_coverage: bool,
 }
 
 /// Builds a graphics pipeline with dynamic viewport and scissor.
@@ -78,8 +86,9 @@ pub fn create_pipeline(gpu: &Gpu, layout: vk::PipelineLayout, d: &PipelineDesc<'
             .depth_bias_constant_factor(constant)
             .depth_bias_slope_factor(slope);
     }
-    let multisample =
-        vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
+    let multisample = vk::PipelineMultisampleStateCreateInfo::default()
+        .rasterization_samples(d.samples)
+        .alpha_to_coverage_enable(d.alpha_to_coverage);
     let depth = vk::PipelineDepthStencilStateCreateInfo::default()
         .depth_test_enable(d.depth_test)
         .depth_write_enable(d.depth_write)
@@ -88,6 +97,9 @@ pub fn create_pipeline(gpu: &Gpu, layout: vk::PipelineLayout, d: &PipelineDesc<'
         Blend::Opaque => {
             vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA)
         }
+        Blend::OpaqueRgb => vk::PipelineColorBlendAttachmentState::default().color_write_mask(
+            vk::ColorComponentFlags::R | vk::ColorComponentFlags::G | vk::ColorComponentFlags::B,
+        ),
         Blend::Alpha => vk::PipelineColorBlendAttachmentState::default()
             .blend_enable(true)
             .src_color_blend_factor(vk::BlendFactor::SRC_ALPHA)

@@ -9,7 +9,9 @@ layout(location = 3) in float in_shade;
 layout(location = 0) out vec4 out_color;
 
 void main() {
-    if (outside_leaf(in_uv)) {
+    float coverage = leaf_coverage(in_uv);
+    bool to_coverage = frame.leaf_color.w > 0.5;
+    if (to_coverage ? coverage <= 0.0 : coverage < 0.5) {
         discard;
     }
     // Two-sided: light the face that looks at the camera.
@@ -21,5 +23,5 @@ void main() {
     vec3 albedo = frame.leaf_color.rgb * mix(0.75, 1.2, in_shade);
     // A darker midrib.
     albedo *= 1.0 - 0.25 * smoothstep(0.03, 0.0, abs(in_uv.x - 0.5));
-    out_color = vec4(shade(albedo, n, in_world, 0.4), 1.0);
+    out_color = vec4(shade(albedo, n, in_world, 0.4), to_coverage ? coverage : 1.0);
 }

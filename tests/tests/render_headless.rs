@@ -468,3 +468,103 @@ fn the_overlay_is_drawn_over_a_tree_in_front_of_it() {
         "{kept} of the {covered} text pixels in front of the tree stay white; image {saved}"
     );
 }
+
+/// Mean absolute difference per channel (RGB, 0..=255) between two pictures of one size, over
+/// the pixels `mask` marks.
+fn mean_difference(a: &Rgba, b: &Rgba, mask: &[bool]) -> f64 {
+    assert_eq!((a.width, a.height), (b.width, b.height));
+    let (mut sum, mut n) = (0u64, 0u64);
+    for ((p, q), _) in a
+        .pixels
+        .chunks_exact(4)
+        .zip(b.pixels.chunks_exact(4))
+        .zip(mask)
+        .filter(|(_, &m)| m)
+    {
+        sum += (0..3).map(|c| p[c].abs_diff(q[c]) as u64).sum::<u64>();
+        n += 3;
+    }
+    sum as f64 / n.max(1) as f64
+}
+
+#[test]
+fn multisampling_comes_closer_to_a_supersampled_picture() {
+    // The reference: the same frame drawn at one sample per pixel at twice the size, each 2×2
+    // block averaged (in sRGB, as a resolve of 8-bit sRGB samples does to within rounding).
+    let sim = aspen();
+    let frame = frame_of(&sim, &camera_for(&sim));
+    let options = DrawOptions {
+        overlay: false,
+        ..DrawOptions::default()
+    };
+    let (single, big) = {
+        let mut r = renderer();
+        let single = draw_options(&mut r, &frame, &options);
+        let output = Output {
+            extent: vk::Extent2D {
+                width: 2 * W,
+                height: 2 * H,
+            },
+            present: None,
+            readback: true,
+        };
+        let big = r.draw(&frame, &options, &output).expect("draw").expect("readback");
+        assert_eq!(r.gpu().validation_errors(), 0, "{:#?}", r.gpu().validation_messages());
+        (single, big)
+    };
+    // Edges: pixels whose 2×2 block in the big picture is not one colour (a channel spans
+    // more than 32 levels), where anti-aliasing matters.
+    let mut reference = single.clone();
+    let mut edge = vec![false; (W * H) as usize];
+    for y in 0..H {
+        for x in 0..W {
+            for c in 0..4 {
+                let at = |dx: u32, dy: u32| big.pixel(2 * x + dx, 2 * y + dy)[c] as u32;
+                let block = [at(0, 0), at(1, 0), at(0, 1), at(1, 1)];
+                let mean = (block.iter().sum::<u32>() + 2) / 4;
+                reference.pixels[4 * (y * W + x) as usize + c] = mean as u8;
+                let spread = block.iter().max().unwrap() - block.iter().min().unwrap();
+                edge[(y * W + x) as usize] |= c < 3 && spread > 32;
+            }
+        }
+    }
+
+    // Four samples per pixel, on its own device, validation on.
+    let gpu = Gpu::new(
+        &GpuOptions {
+            validation: true,
+            device_name: None,
+        },
+        None,
+    )
+    .expect("a Vulkan device");
+    let mut multi_renderer = Renderer::new(
+        Arc::new(gpu),
+        &RendererOptions {
+            samples: Some(4),
+            ..RendererOptions::default()
+        },
+    )
+    .expect("a renderer with 4 samples per pixel (lavapipe has them)");
+    let multi = draw_options(&mut multi_renderer, &frame, &options);
+
+    let edges = edge.iter().filter(|&&e| e).count();
+    assert!(edges > 1000, "{edges} edge pixels");
+    let (e1, e4) = (
+        mean_difference(&single, &reference, &edge),
+        mean_difference(&multi, &reference, &edge),
+    );
+    let all = vec![true; edge.len()];
+    let (a1, a4) = (
+        mean_difference(&single, &reference, &all),
+        mean_difference(&multi, &reference, &all),
+    );
+    println!(
+        "mean difference from the supersampled picture on its {edges} edge pixels: 1 sample {e1:.2}, 4 samples {e4:.2} (all pixels: {a1:.2}, {a4:.2})"
+    );
+    assert!(e4 < 0.85 * e1, "4 samples {e4:.2} vs 1 sample {e1:.2}");
+    // The leaves' coverage never reaches the picture's alpha: it stays opaque.
+    assert!(multi.pixels.chunks_exact(4).all(|p| p[3] == 255));
+    // Nothing else moved: over the whole picture, no farther from the reference.
+    assert!(a4 <= a1, "all pixels: 4 samples {a4:.2} vs 1 sample {a1:.2}");
+}

@@ -13,7 +13,7 @@ use serde::Serialize;
 use sylva_render::cache::{command_cache, Acquired};
 use sylva_render::frame::RenderFrame;
 use sylva_render::renderer::{Output, GPU_PHASES};
-use sylva_render::{DrawOptions, Gpu, Renderer, RendererOptions};
+use sylva_render::{DrawOptions, Gpu, Renderer};
 
 use crate::args::{check_validation, parse_size, GpuArgs};
 use crate::headless::ash_extent;
@@ -137,7 +137,7 @@ pub fn run(a: &RenderBenchArgs) -> Result<()> {
         best as f64 / instances.max(1) as f64
     );
 
-    let mut renderer = Renderer::new(gpu.clone(), &RendererOptions::default())?;
+    let mut renderer = Renderer::new(gpu.clone(), &a.scene.renderer_options())?;
     let info = frame.info.clone();
     let segments_by_sides = frame.segments.each_ref().map(Vec::len);
     let leaves_by_level = frame.leaves.each_ref().map(Vec::len);

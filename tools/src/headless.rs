@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use sylva_render::frame::RenderFrame;
 use sylva_render::renderer::Output;
-use sylva_render::{DrawOptions, Gpu, Renderer, RendererOptions, Rgba};
+use sylva_render::{DrawOptions, Gpu, Renderer, Rgba};
 
 use crate::args::{check_validation, parse_size, GpuArgs};
 use crate::progress::Progress;
@@ -65,7 +65,7 @@ pub fn render_scene(a: &RenderArgs) -> Result<Rgba> {
     let scene = Scene::from_args(&a.scene)?;
     let camera = scene.camera_at(a.scene.camera, w as f32 / h as f32, h as f32).camera();
     let gpu = Arc::new(Gpu::new(&a.gpu.options(), None).context("cannot open a Vulkan device")?);
-    let mut renderer = Renderer::new(gpu.clone(), &RendererOptions::default())?;
+    let mut renderer = Renderer::new(gpu.clone(), &a.scene.renderer_options())?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut driver = Driver::new(scene, a.scene.wind as f32, a.scene.seed, a.scene.trees, camera, threads)?;
     driver.apply_args(&a.scene)?;

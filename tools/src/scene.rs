@@ -30,6 +30,16 @@ use file::TreeSource;
 mod sim_lod;
 pub use sim_lod::SimLod;
 
+impl SceneArgs {
+    /// The renderer's settings these arguments ask for.
+    pub fn renderer_options(&self) -> sylva_render::RendererOptions {
+        sylva_render::RendererOptions {
+            samples: self.msaa,
+            ..sylva_render::RendererOptions::default()
+        }
+    }
+}
+
 /// The species of the default forest, planted in turn.
 pub const DEFAULT_SPECIES: [&str; 2] = ["quaking_aspen", "lombardy_poplar"];
 /// Trees in the default forest.
@@ -112,6 +122,12 @@ pub struct SceneArgs {
     /// key brings it back).
     #[arg(long)]
     pub no_collider: bool,
+    /// Samples per pixel (multisample anti-aliasing, the leaves' cut-out edges smoothed by
+    /// alpha-to-coverage): 1 (off), 2, 4 or 8, as the device allows. Default: 4 on a hardware
+    /// GPU, 1 on a software one such as lavapipe (where every sample costs CPU time).
+    #[arg(long, value_name = "SAMPLES", allow_hyphen_values = true,
+          value_parser = |s: &str| crate::args::count_in(s, 1, 8).map(|n| n as u32))]
+    pub msaa: Option<u32>,
     #[command(flatten)]
     pub grow: crate::trees::GrowArgs,
     #[command(flatten)]

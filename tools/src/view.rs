@@ -14,7 +14,7 @@ use sylva_render::cache::{command_cache, CacheReader};
 use sylva_render::frame::RenderFrame;
 use sylva_render::renderer::Output;
 use sylva_render::swapchain::Swapchain;
-use sylva_render::{vk, DrawOptions, Gpu, Renderer, RendererOptions, WindowHandles};
+use sylva_render::{vk, DrawOptions, Gpu, Renderer, WindowHandles};
 use winit::application::ApplicationHandler;
 use winit::dpi::{PhysicalPosition, PhysicalSize};
 use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
@@ -246,7 +246,7 @@ impl App {
                 .as_raw(),
         };
         let gpu = Arc::new(Gpu::new(&self.args.gpu.options(), Some(handles)).context("cannot open a Vulkan device")?);
-        let renderer = Renderer::new(gpu.clone(), &RendererOptions::default())?;
+        let renderer = Renderer::new(gpu.clone(), &self.args.scene.renderer_options())?;
         let size = window.inner_size();
         let swapchain = Swapchain::new(
             &gpu,

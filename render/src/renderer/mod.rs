@@ -90,6 +90,10 @@ pub struct RendererOptions {
     pub shadow_size: Option<u32>,
     /// Overlay font size in pixels.
     pub font_px: f32,
+    /// Samples per pixel of the scene (multisample anti-aliasing, alpha-to-coverage for the
+    /// leaves' cut-out edges): 1, 2, 4 or 8, as the device allows; `None`: 4 on a hardware
+    /// device, 1 on a software one (where every sample costs CPU time).
+    pub samples: Option<u32>,
 }
 
 impl Default for RendererOptions {
@@ -97,8 +101,36 @@ impl Default for RendererOptions {
         RendererOptions {
             shadow_size: None,
             font_px: 14.0,
+            samples: None,
         }
     }
+}
+
+/// The sample count `asked` (or the default for `gpu`: 4 on hardware, 1 in software) as
+/// Vulkan's flag, refused with the counts the device allows when it cannot render it.
+fn sample_count(gpu: &Gpu, asked: Option<u32>) -> Result<vk::SampleCountFlags> {
+    let n = asked.unwrap_or(if gpu.is_software() { 1 } else { 4 });
+    let allowed = gpu.sample_counts();
+    let flag = match n {
+        1 => vk::SampleCountFlags::TYPE_1,
+        2 => vk::SampleCountFlags::TYPE_2,
+        4 => vk::SampleCountFlags::TYPE_4,
+        8 => vk::SampleCountFlags::TYPE_8,
+        _ => vk::SampleCountFlags::empty(),
+    };
+    if flag.is_empty() || !allowed.contains(flag) {
+        let list: Vec<String> = [1u32, 2, 4, 8, 16, 32, 64]
+            .into_iter()
+            .filter(|&c| allowed.contains(vk::SampleCountFlags::from_raw(c)))
+            .map(|c| c.to_string())
+            .collect();
+        return Err(RenderError::Invalid {
+            what: "samples per pixel",
+            value: n.to_string(),
+            allowed: format!("{} on this device (of 1, 2, 4 and 8)", list.join(", ")),
+        });
+    }
+    Ok(flag)
 }
 
 /// Per-draw choices.
@@ -224,7 +256,14 @@ pub struct Renderer {
     /// The slot and instance layout of the last frame submitted, and whether its trees were
     /// drawn from the slot's buffer of patched instances.
     last_instances: Option<(usize, InstanceLayout, bool)>,
+    /// Samples per pixel of the main pass.
+    samples: vk::SampleCountFlags,
+    /// The resolved picture (single-sampled): what is presented and read back.
     color: Option<Image>,
+    /// The multisampled colour target the main pass draws into and resolves to `color`
+    /// (`None` at one sample per pixel, where the pass draws into `color` itself).
+    color_ms: Option<Image>,
+    /// The main pass's depth, with `samples` samples.
     depth: Option<Image>,
     readback: Option<Buffer>,
     overlay_vertices: Vec<OverlayVertex>,
@@ -250,6 +289,7 @@ impl Renderer {
                 allowed: "256 to 8192 texels".into(),
             });
         }
+        let samples = sample_count(&gpu, options.samples)?;
         let atlas = FontAtlas::new(options.font_px).map_err(|e| RenderError::Invalid {
             what: "overlay font",
             value: format!("{} px", options.font_px),
@@ -274,7 +314,9 @@ impl Renderer {
             slots: Vec::new(),
             slot: 0,
             last_instances: None,
+            samples,
             color: None,
+            color_ms: None,
             depth: None,
             readback: None,
             overlay_vertices: Vec::new(),
@@ -728,6 +770,7 @@ impl Drop for Renderer {
             self.shadow.take(),
             self.font.take(),
             self.color.take(),
+            self.color_ms.take(),
             self.depth.take(),
         ]
         .into_iter()

@@ -106,7 +106,11 @@ impl Renderer {
             sky_zenith: vec4(palette::SKY_ZENITH, 1.0),
             sky_horizon: vec4(palette::SKY_HORIZON, 1.0),
             bark_color: vec4(palette::BARK, 1.0),
-            leaf_color: vec4(palette::LEAF, 1.0),
+            // w: 1 when the leaves' edges become coverage (multisampled), 0 when they are cut.
+            leaf_color: vec4(
+                palette::LEAF,
+                if self.samples == vk::SampleCountFlags::TYPE_1 { 0.0 } else { 1.0 },
+            ),
             ground_color: vec4(palette::GROUND, 1.0),
             viewport: [w, h, 1.0 / w, 1.0 / h],
             params: [frame.info.sim_time as f32, 1.5 / (radius * 4.0) * texel, ground, texel],
@@ -257,16 +261,48 @@ impl Renderer {
                     vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_WRITE | vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_READ,
                 ),
             );
-            let color_att = [vk::RenderingAttachmentInfo::default()
-                .image_view(color.view)
-                .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-                .load_op(vk::AttachmentLoadOp::CLEAR)
-                .store_op(vk::AttachmentStoreOp::STORE)
-                .clear_value(vk::ClearValue {
-                    color: vk::ClearColorValue {
-                        float32: [0.0, 0.0, 0.0, 1.0],
-                    },
-                })];
+            // Multisampled: the pass draws into the transient multisampled target and resolves
+            // it (the samples' average) into `color` at its end.
+            if let Some(ms) = &self.color_ms {
+                barrier(
+                    dev,
+                    cmd,
+                    ms.raw,
+                    vk::ImageAspectFlags::COLOR,
+                    (
+                        vk::ImageLayout::UNDEFINED,
+                        vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT,
+                        vk::AccessFlags2::COLOR_ATTACHMENT_WRITE,
+                    ),
+                    (
+                        vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+                        vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT,
+                        vk::AccessFlags2::COLOR_ATTACHMENT_WRITE,
+                    ),
+                );
+            }
+            let clear = vk::ClearValue {
+                color: vk::ClearColorValue {
+                    float32: [0.0, 0.0, 0.0, 1.0],
+                },
+            };
+            let color_att = [match &self.color_ms {
+                None => vk::RenderingAttachmentInfo::default()
+                    .image_view(color.view)
+                    .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                    .load_op(vk::AttachmentLoadOp::CLEAR)
+                    .store_op(vk::AttachmentStoreOp::STORE)
+                    .clear_value(clear),
+                Some(ms) => vk::RenderingAttachmentInfo::default()
+                    .image_view(ms.view)
+                    .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                    .load_op(vk::AttachmentLoadOp::CLEAR)
+                    .store_op(vk::AttachmentStoreOp::DONT_CARE)
+                    .clear_value(clear)
+                    .resolve_mode(vk::ResolveModeFlags::AVERAGE)
+                    .resolve_image_view(color.view)
+                    .resolve_image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL),
+            }];
             let depth_att = vk::RenderingAttachmentInfo::default()
                 .image_view(depth.view)
                 .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)

@@ -109,6 +109,8 @@ impl Renderer {
             depth_compare: vk::CompareOp::GREATER_OR_EQUAL,
             depth_bias: None,
             blend: Blend::Opaque,
+            samples: self.samples,
+            alpha_to_coverage: false,
         };
         let layout = self.layout;
         let make = |d: PipelineDesc<'_>| create_pipeline(&gpu, layout, &d);
@@ -134,8 +136,16 @@ impl Renderer {
             attributes: &leaf_attrs,
             depth_test: true,
             depth_write: true,
+            // Multisampled, the leaf's outline turns into coverage: smooth cut-out edges.
+            alpha_to_coverage: self.samples != vk::SampleCountFlags::TYPE_1,
+            blend: Blend::OpaqueRgb,
             ..base
         })?;
+        let base = PipelineDesc {
+            alpha_to_coverage: false,
+            blend: Blend::Opaque,
+            ..base
+        };
         let base = PipelineDesc { name: "", ..base };
         self.pipelines.sphere = make(PipelineDesc {
             name: "vkCreateGraphicsPipelines (sphere)",
@@ -201,6 +211,7 @@ impl Renderer {
             depth_write: true,
             depth_compare: vk::CompareOp::LESS_OR_EQUAL,
             depth_bias: Some((1.25, 1.75)),
+            samples: vk::SampleCountFlags::TYPE_1,
             ..base
         };
         self.pipelines.bark_shadow = make(PipelineDesc {

@@ -229,17 +229,32 @@ impl Renderer {
                 COLOR_FORMAT,
                 vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC,
             )?;
-            let depth = gpu.create_image(
+            let depth = gpu.create_image_samples(
                 "depth",
                 extent,
                 DEPTH_FORMAT,
                 vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT,
+                self.samples,
             )?;
+            let color_ms = if self.samples == vk::SampleCountFlags::TYPE_1 {
+                None
+            } else {
+                Some(gpu.create_image_samples(
+                    "color (multisampled)",
+                    extent,
+                    COLOR_FORMAT,
+                    vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSIENT_ATTACHMENT,
+                    self.samples,
+                )?)
+            };
             // Frames already submitted finish before this slot's next fence signals.
             if let Some(old) = self.color.replace(color) {
                 self.slots[si].release.push(old);
             }
             if let Some(old) = self.depth.replace(depth) {
+                self.slots[si].release.push(old);
+            }
+            if let Some(old) = std::mem::replace(&mut self.color_ms, color_ms) {
                 self.slots[si].release.push(old);
             }
         }
