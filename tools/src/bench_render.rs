@@ -60,6 +60,8 @@ struct RenderReport {
     device: String,
     width: u32,
     height: u32,
+    /// Samples per pixel (`--msaa`).
+    samples: u32,
     trees: usize,
     segments: usize,
     leaves: usize,
@@ -232,6 +234,7 @@ pub fn run(a: &RenderBenchArgs) -> Result<()> {
         device: gpu.name(),
         width: w,
         height: h,
+        samples: renderer.samples(),
         trees: info.trees,
         segments: info.segments,
         leaves: info.leaves,
@@ -268,8 +271,8 @@ pub fn run(a: &RenderBenchArgs) -> Result<()> {
 
 fn print_table(r: &RenderReport) {
     println!(
-        "render benchmark: {} on {}, {}x{}",
-        r.scene, r.device, r.width, r.height
+        "render benchmark: {} on {}, {}x{}, {} sample(s) per pixel",
+        r.scene, r.device, r.width, r.height, r.samples
     );
     println!(
         "  scene: {} trees, {} segments, {} leaves; {:.0} instances drawn per frame in {} draws",

@@ -336,6 +336,11 @@ impl Renderer {
         &self.gpu
     }
 
+    /// Samples per pixel of the scene (multisampling; 1: none).
+    pub fn samples(&self) -> u32 {
+        self.samples.as_raw()
+    }
+
     /// GPU pass timings of completed frames (empty when the device has no timestamps).
     pub fn gpu_timings(&self) -> &FrameTimings {
         &self.gpu_timings
