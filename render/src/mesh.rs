@@ -13,26 +13,75 @@ pub struct Mesh<V> {
 /// Sides of the branch cylinders at each level of detail (near to far).
 pub const CYLINDER_SIDES: [u32; 3] = [8, 5, 3];
 
-/// An open cylinder of radius 1 from y = 0 to y = 1 with `sides` sides, counter-clockwise seen
-/// from outside; the shader scales each ring by the segment's radius at that end and tilts the
-/// normals for the taper. Segments join end to end, so there are no caps.
+/// Fewest sides a cylinder has domes at its ends; fewer-sided ones (the far level of detail,
+/// a pixel or two wide) are open tubes.
+pub const MIN_DOME_SIDES: u32 = 5;
+
+/// A cylinder of radius 1 from y = 0 to y = 1 with `sides` sides, counter-clockwise seen from
+/// outside; with `MIN_DOME_SIDES` sides or more, a dome closes each end.
+///
+/// The shader scales each ring by the segment's radius at that end and tilts the side normals
+/// for the taper. The domes are hemispheres of the end's radius: their vertices have y below 0
+/// (the base dome) or above 1 (the tip dome), the excess in units of that radius (see
+/// `segment_local` in `common.glsl`). Segments join end to end, each turned from the one
+/// before; the base dome fills the wedge that opens on the outside of the bend between one
+/// segment's end and the next one's start (without it, a crack as wide as the radius times the
+/// bend angle), and the tip dome rounds a twig's end.
 pub fn cylinder(sides: u32) -> Mesh<MeshVertex> {
     assert!((3..=64).contains(&sides), "cylinder sides {sides}: allowed 3..=64");
     let mut m = Mesh::default();
-    for ring in 0..2 {
+    let row = (sides + 1) as u16;
+    // One ring of `sides + 1` vertices at height y and elevation `el` from the ring's plane
+    // (0: the side; ±45°: halfway up a dome).
+    let ring = |m: &mut Mesh<MeshVertex>, y: f32, el: f32| -> u16 {
+        let first = m.vertices.len() as u16;
+        let (se, ce) = el.sin_cos();
         for k in 0..=sides {
             let a = std::f32::consts::TAU * k as f32 / sides as f32;
             let (s, c) = a.sin_cos();
             m.vertices.push(MeshVertex {
-                pos: [c, ring as f32, -s],
-                normal: [c, 0.0, -s],
+                pos: [c * ce, y, -s * ce],
+                normal: [c * ce, se, -s * ce],
             });
         }
-    }
-    let row = (sides + 1) as u16;
-    for k in 0..sides as u16 {
-        let (a, b, c, d) = (k, k + 1, row + k, row + k + 1);
-        m.indices.extend_from_slice(&[a, b, d, a, d, c]);
+        first
+    };
+    // Quads between two rings, wound outward when `lower` lies below `upper` along y.
+    let band = |m: &mut Mesh<MeshVertex>, lower: u16, upper: u16| {
+        for k in 0..sides as u16 {
+            let (a, b, c, d) = (lower + k, lower + k + 1, upper + k, upper + k + 1);
+            m.indices.extend_from_slice(&[a, b, d, a, d, c]);
+        }
+    };
+    let bottom = ring(&mut m, 0.0, 0.0);
+    let top = ring(&mut m, 1.0, 0.0);
+    band(&mut m, bottom, top);
+    debug_assert_eq!(top, bottom + row);
+    if sides >= MIN_DOME_SIDES {
+        let half = std::f32::consts::FRAC_PI_4;
+        let r45 = half.cos();
+        // Base dome: the 45° ring and the pole below the bottom ring.
+        let below = ring(&mut m, -r45, -half);
+        band(&mut m, below, bottom);
+        let pole = m.vertices.len() as u16;
+        m.vertices.push(MeshVertex {
+            pos: [0.0, -1.0, 0.0],
+            normal: [0.0, -1.0, 0.0],
+        });
+        for k in 0..sides as u16 {
+            m.indices.extend_from_slice(&[pole, below + k + 1, below + k]);
+        }
+        // Tip dome: the 45° ring and the pole above the top ring.
+        let above = ring(&mut m, 1.0 + r45, half);
+        band(&mut m, top, above);
+        let pole = m.vertices.len() as u16;
+        m.vertices.push(MeshVertex {
+            pos: [0.0, 2.0, 0.0],
+            normal: [0.0, 1.0, 0.0],
+        });
+        for k in 0..sides as u16 {
+            m.indices.extend_from_slice(&[above + k, above + k + 1, pole]);
+        }
     }
     m
 }
@@ -95,15 +144,37 @@ mod tests {
         }
     }
 
+    /// Where the shader puts a mesh vertex for a segment of radius 1 at both ends and length
+    /// `l` (`segment_local` in `common.glsl`).
+    fn placed(p: [f32; 3], l: f32) -> Vec3 {
+        let t = p[1].clamp(0.0, 1.0);
+        Vec3::new(p[0], t * l + p[1].min(0.0) + (p[1] - 1.0).max(0.0), p[2])
+    }
+
     #[test]
     fn cylinders_wind_outward_and_span_the_unit_height() {
         for sides in CYLINDER_SIDES {
             let m = cylinder(sides);
-            assert_eq!(m.indices.len() as u32, 6 * sides);
-            outward(&m, |v| Vec3::from(v.pos), |v| Vec3::from(v.normal));
+            let domes = sides >= MIN_DOME_SIDES;
+            // Side quads, and per dome a band of quads and a fan.
+            let triangles = 2 * sides + if domes { 2 * 3 * sides } else { 0 };
+            assert_eq!(m.indices.len() as u32, 3 * triangles, "{sides} sides");
+            for l in [0.3, 1.0, 4.0] {
+                outward(&m, |v| placed(v.pos, l), |v| Vec3::from(v.normal));
+            }
             for v in &m.vertices {
-                assert!((Vec3::new(v.pos[0], 0.0, v.pos[2]).length() - 1.0).abs() < 1e-6);
-                assert!(v.pos[1] == 0.0 || v.pos[1] == 1.0);
+                let y = v.pos[1];
+                if (0.0..=1.0).contains(&y) {
+                    assert!(y == 0.0 || y == 1.0);
+                    assert!((Vec3::new(v.pos[0], 0.0, v.pos[2]).length() - 1.0).abs() < 1e-6);
+                } else {
+                    assert!(domes);
+                    // On the unit hemisphere round the end, its normal pointing out from it.
+                    let end = if y < 0.0 { Vec3::ZERO } else { Vec3::Y };
+                    let p = Vec3::from(v.pos) - end;
+                    assert!((p.length() - 1.0).abs() < 1e-6);
+                    assert!(p.distance(Vec3::from(v.normal)) < 1e-6);
+                }
             }
         }
     }

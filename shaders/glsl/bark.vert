@@ -14,11 +14,10 @@ layout(location = 1) out vec3 out_normal;
 
 void main() {
     vec4 q = normalize(in_orient);
-    float r = mix(in_base_radius.w, in_length_tip.y, in_pos.y);
-    vec3 local = vec3(in_pos.x * r, in_pos.y * in_length_tip.x, in_pos.z * r);
-    // The taper tilts the normal along the axis.
+    vec3 local = segment_local(in_pos, in_base_radius.w, in_length_tip.y, in_length_tip.x);
+    // The taper tilts the side's normal along the axis; a dome's normal is its own.
     float slope = (in_base_radius.w - in_length_tip.y) / max(in_length_tip.x, 1e-6);
-    vec3 n = normalize(vec3(in_normal.x, slope, in_normal.z));
+    vec3 n = in_normal.y == 0.0 ? normalize(vec3(in_normal.x, slope, in_normal.z)) : in_normal;
     out_world = in_base_radius.xyz + rotate(q, local);
     out_normal = rotate(q, n);
     gl_Position = frame.view_proj * vec4(out_world, 1.0);

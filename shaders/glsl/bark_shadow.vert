@@ -8,7 +8,6 @@ layout(location = 4) in vec2 in_length_tip;
 
 void main() {
     vec4 q = normalize(in_orient);
-    float r = mix(in_base_radius.w, in_length_tip.y, in_pos.y);
-    vec3 local = vec3(in_pos.x * r, in_pos.y * in_length_tip.x, in_pos.z * r);
+    vec3 local = segment_local(in_pos, in_base_radius.w, in_length_tip.y, in_length_tip.x);
     gl_Position = frame.light_view_proj * vec4(in_base_radius.xyz + rotate(q, local), 1.0);
 }

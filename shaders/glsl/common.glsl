@@ -20,6 +20,16 @@ layout(set = 0, binding = 0, std140) uniform Frame {
 layout(set = 0, binding = 1) uniform sampler2DShadow shadow_map;
 
 // Rotates v by the unit quaternion q (xyzw).
+// A vertex of the segment mesh (`mesh::cylinder`) in the segment's frame: the sides scaled by
+// the radius at their end and the length; the domes (y below 0 or above 1) hemispheres of the
+// end's radius beyond it.
+vec3 segment_local(vec3 p, float r_base, float r_tip, float len) {
+    float t = clamp(p.y, 0.0, 1.0);
+    float r = p.y < 0.0 ? r_base : (p.y > 1.0 ? r_tip : mix(r_base, r_tip, t));
+    float y = t * len + min(p.y, 0.0) * r_base + max(p.y - 1.0, 0.0) * r_tip;
+    return vec3(p.x * r, y, p.z * r);
+}
+
 vec3 rotate(vec4 q, vec3 v) {
     vec3 t = 2.0 * cross(q.xyz, v);
     return v + q.w * t + cross(q.xyz, t);

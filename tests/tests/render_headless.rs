@@ -463,8 +463,11 @@ fn the_overlay_is_drawn_over_a_tree_in_front_of_it() {
         covered * 2 > text,
         "the tree lies behind most of the text: {covered} of {text}; image {saved}"
     );
+    // Not all: the overlay's figures (frame times) differ between the draws, and a digit that
+    // changed leaves its old pixels unlit. Before the overlay was drawn over the scene, none
+    // stayed white.
     assert!(
-        kept * 10 >= covered * 9,
+        kept * 10 >= covered * 8,
         "{kept} of the {covered} text pixels in front of the tree stay white; image {saved}"
     );
 }
@@ -567,4 +570,78 @@ fn multisampling_comes_closer_to_a_supersampled_picture() {
     assert!(multi.pixels.chunks_exact(4).all(|p| p[3] == 255));
     // Nothing else moved: over the whole picture, no farther from the reference.
     assert!(a4 <= a1, "all pixels: 4 samples {a4:.2} vs 1 sample {a1:.2}");
+}
+
+/// Pixels showing the background inside the joint of a stem bent by `bend_deg` degrees, seen side-on
+/// close up: the convex side's wedge between the two segments' ends, out to 0.9 of the radius
+/// (inside the 8-sided cylinders' silhouette). Returns the widest run of missing pixels along
+/// any arc round the joint, and the picture.
+fn joint_gap(bend_deg: f32) -> (usize, Rgba) {
+    use sylva_sim::dynamics::pose::Pose;
+    use sylva_sim::skeleton::SkeletonSegment;
+    use sylva_sim::{Forest, Skeleton, TreePlacement};
+    let (r, bend) = (0.08f32, bend_deg.to_radians());
+    let joint = Vec3::new(0.0, 1.0, 0.0);
+    let skeleton = Skeleton {
+        segments: vec![
+            SkeletonSegment::cylinder(None, Vec3::ZERO, joint, r),
+            SkeletonSegment::cylinder(Some(0), joint, joint + Vec3::new(bend.sin(), bend.cos(), 0.0), r),
+        ],
+        leaves: Vec::new(),
+    };
+    let placement = TreePlacement {
+        skeleton: &skeleton,
+        position: Vec3::ZERO,
+    };
+    let forest = Forest::build(&[placement], &Material::default()).unwrap();
+    let pose = Pose::of_shape(&forest);
+    // Side-on (from +z, the bend in the picture's plane), the joint filling a good part of it.
+    let camera = Camera::orbit(joint, 0.0, 0.0, 0.5, W as f32 / H as f32, H as f32);
+    let mut frame = RenderFrame::default();
+    frame.fill(&forest, &FillIndex::new(&forest), &pose, [], &camera, &LodSettings::default());
+    frame.sun = Vec3::new(0.3, 0.6, 0.75).normalize();
+    let image = draw(&mut renderer(), &frame, false);
+    // The same view without the stem: what shows through a gap.
+    let empty = Forest::default();
+    let mut frame = RenderFrame::default();
+    frame.fill(&empty, &FillIndex::new(&empty), &Pose::default(), [], &camera, &LodSettings::default());
+    frame.sun = Vec3::new(0.3, 0.6, 0.75).normalize();
+    let background = draw(&mut renderer(), &frame, false);
+    let behind = |x: u32, y: u32| {
+        let (p, q) = (image.pixel(x, y), background.pixel(x, y));
+        (0..3).all(|c| p[c].abs_diff(q[c]) <= 4)
+    };
+    // The segment turns towards +x, so the convex side is -x: the wedge runs from -x (the first
+    // segment's end) round to the second segment's end.
+    let mut widest = 0;
+    for i in 1..=18 {
+        let rho = 0.05 * i as f32 * r;
+        let mut seen = std::collections::HashSet::new();
+        let (mut run, mut missing) = (0, Vec::new());
+        for k in 0..=400 {
+            let phi = bend * k as f32 / 400.0;
+            let p = joint + rho * Vec3::new(-phi.cos(), phi.sin(), 0.0);
+            let (x, y, _) = camera.project(p, W as f32).expect("in front");
+            let px = (x as u32, y as u32);
+            if seen.insert(px) {
+                if !behind(px.0, px.1) {
+                    run = 0;
+                } else {
+                    run += 1;
+                    missing.push(px);
+                    widest = widest.max(run);
+                }
+            }
+        }
+    }
+    (widest, image)
+}
+
+#[test]
+fn stems_have_no_gap_at_a_bend() {
+    for bend in [20.0, 40.0, 60.0] {
+        let (widest, image) = joint_gap(bend);
+        println!("bend {bend}°: widest gap {widest} px");
+        assert!(widest <= 1, "a {bend}° bend leaves a gap {widest} px wide: {}", save_on_failure("bend", &image));
+    }
 }
