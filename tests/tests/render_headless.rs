@@ -411,12 +411,13 @@ fn the_help_line_stays_when_the_overlay_is_hidden() {
 
 /// The overlay is drawn over the scene, not into it: with a tree so near that it fills the
 /// picture, the overlay's text is where and as it is over an empty scene (with the scene's
-/// depth test, the tree used to cover it).
+/// depth test, the tree used to cover it). The text is the help line, fixed (the status lines'
+/// figures change from draw to draw, and so does where they wrap).
 #[test]
 fn the_overlay_is_drawn_over_a_tree_in_front_of_it() {
     let sim = aspen();
     let tree = &sim.forest().trees[0];
-    // Close to the crown: leaves and branches cover the picture's top left.
+    // Close to the crown: leaves and branches cover the picture.
     let camera = Camera::orbit(
         tree.root + Vec3::new(0.0, 0.6 * tree.reach, 0.0),
         0.4,
@@ -430,21 +431,22 @@ fn the_overlay_is_drawn_over_a_tree_in_front_of_it() {
     empty.segments.iter_mut().for_each(Vec::clear);
     empty.leaves.iter_mut().for_each(Vec::clear);
     let mut r = renderer();
-    let mut draw_with = |frame: &RenderFrame, overlay: bool| {
+    let help = "drag: orbit   wheel: zoom   space: pause   T: storm   M: model   O: overlay   P: screenshot   Esc: quit";
+    let mut draw_with = |frame: &RenderFrame, text: bool| {
         let options = DrawOptions {
-            overlay,
+            overlay: false,
             shadows: false,
-            help: String::new(),
+            help: if text { help.to_string() } else { String::new() },
             gpu_field: None,
         };
         draw_options(&mut r, frame, &options)
     };
     let (bare, text_bare) = (draw_with(&empty, false), draw_with(&empty, true));
     let (tree_only, text_tree) = (draw_with(&full, false), draw_with(&full, true));
-    // The overlay's white text pixels over the empty scene, and of those, the ones the tree
-    // covers when no overlay is drawn.
+    // The help's white text pixels over the empty scene, and of those, the ones the tree
+    // covers when no text is drawn.
     let (mut text, mut covered, mut kept) = (0usize, 0usize, 0usize);
-    for y in 0..H / 3 {
+    for y in 2 * H / 3..H {
         for x in 0..W {
             let p = text_bare.pixel(x, y);
             if p[..3].iter().all(|&c| c >= 250) && bare.pixel(x, y)[..3].iter().any(|&c| c < 240) {
@@ -458,16 +460,13 @@ fn the_overlay_is_drawn_over_a_tree_in_front_of_it() {
         }
     }
     let saved = save_on_failure("overlay-over-tree", &text_tree);
-    assert!(text > 100, "the overlay's text: {text} white pixels");
+    assert!(text > 100, "the help's text: {text} white pixels");
     assert!(
         covered * 2 > text,
         "the tree lies behind most of the text: {covered} of {text}; image {saved}"
     );
-    // Not all: the overlay's figures (frame times) differ between the draws, and a digit that
-    // changed leaves its old pixels unlit. Before the overlay was drawn over the scene, none
-    // stayed white.
     assert!(
-        kept * 10 >= covered * 8,
+        kept * 100 >= covered * 98,
         "{kept} of the {covered} text pixels in front of the tree stay white; image {saved}"
     );
 }

@@ -29,9 +29,49 @@ use crate::interrupt;
 use crate::scene::{simulate, viewer_threads, Driver, OrbitCamera, Scene, SceneArgs, SimCommand, MAX_LOD_BIAS};
 use crate::trees::Output as OutArgs;
 
-/// The keys, shown on the help line.
-pub const HELP: &str = "drag: orbit   shift/middle-drag: pan   wheel: zoom   right-drag: move the sphere   ctrl-click: wind ball   C: clear balls   W: wind field   PgUp/PgDn: its height   F: frame all\n\
-space: pause   N: step   R: reset   O: overlay   ←→ ↑↓: wind direction and speed   T: storm   D: drop leaves   X: sphere   P: screenshot   Ctrl-S: save scene   S: solver   M: model   K: self-collision   L: auto detail   drop a spec file   Esc: quit";
+/// Every key and mouse action of the viewer and what it does: the list `H` and `F1` show.
+pub const KEYS: [(&str, &str); 28] = [
+    ("drag", "orbit the camera round the scene"),
+    ("shift-drag, middle-drag", "pan"),
+    ("wheel", "zoom"),
+    ("right-drag", "move the sphere through the trees"),
+    ("ctrl-click", "drop a wind ball (a gust) where the pointer is"),
+    ("C", "clear the wind balls"),
+    ("W", "show or hide the wind field's arrows"),
+    ("PgUp, PgDn", "raise or lower the wind field's layer"),
+    ("← →", "turn the wind by 15°"),
+    ("↑ ↓", "stronger or weaker wind, by 1 m/s"),
+    ("T", "storm: a 36 m/s wind, where branches break"),
+    ("space", "pause or run the simulation"),
+    ("N", "one step while paused"),
+    ("R", "reset the trees to their rest shape"),
+    ("M", "next dynamics model (Weber, Oliapuram, Verlet, Chen)"),
+    ("S", "Weber's solver: direct or conjugate gradients"),
+    ("K", "self-collision on or off"),
+    ("D", "drop leaves"),
+    ("X", "show or hide the sphere"),
+    ("L", "automatic level of detail on or off"),
+    ("F", "frame the scene again"),
+    ("O", "overlay on or off"),
+    ("P", "screenshot (sylva-shot.png, never over an existing file)"),
+    ("Ctrl-S", "save the scene as a scene file"),
+    ("H, F1", "this list, or back to the help line"),
+    ("drop a file", "open a spec or scene file"),
+    ("Esc, Q", "quit"),
+    ("", "(H or F1 again to close)"),
+];
+
+/// The help line at the bottom of the window.
+pub const HELP: &str = "H / F1: all keys   drag: orbit   shift-drag: pan   wheel: zoom   space: pause   ←→ ↑↓: wind   T: storm   M: model   O: overlay   P: screenshot   Ctrl-S: save scene   Esc: quit";
+
+/// The full key list, one key per line, the keys in a column.
+pub fn key_list() -> String {
+    let width = KEYS.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0);
+    KEYS.iter()
+        .map(|(key, what)| format!("{key:<width$}  {what}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
 
 /// Below this frame rate the viewer coarsens the levels of detail (when automatic)...
 const AUTO_LOD_MIN_FPS: f32 = 15.0;
@@ -197,12 +237,15 @@ struct App {
     recorder: Option<crate::output::Recorder>,
     /// The screenshot key was pressed: the next frame is read back and written.
     shot_wanted: bool,
+    /// H or F1: the full key list instead of the help line.
+    show_keys: bool,
 }
 
 impl App {
     fn new(args: ViewArgs, driver: Driver, orbit: OrbitCamera) -> App {
         let auto_lod = !args.fixed_lod;
         App {
+            show_keys: false,
             overlay: !args.no_overlay,
             args,
             driver: Some(driver),
@@ -354,7 +397,7 @@ impl App {
         let options = DrawOptions {
             overlay: self.overlay,
             shadows: true,
-            help: HELP.to_string(),
+            help: if self.show_keys { key_list() } else { HELP.to_string() },
             gpu_field: None,
         };
         let output = Output {
@@ -472,6 +515,7 @@ impl App {
     fn key(&mut self, key: &Key, event_loop: &ActiveEventLoop) {
         match key {
             Key::Named(NamedKey::Escape) => event_loop.exit(),
+            Key::Named(NamedKey::F1) => self.show_keys = !self.show_keys,
             Key::Named(NamedKey::Space) => self.send(SimCommand::TogglePause),
             Key::Named(NamedKey::ArrowLeft) => self.send(SimCommand::TurnWind(-15.0)),
             Key::Named(NamedKey::ArrowRight) => self.send(SimCommand::TurnWind(15.0)),
@@ -508,6 +552,7 @@ impl App {
                 "x" => self.send(SimCommand::ToggleSphere),
                 "p" => self.shot_wanted = true,
                 "q" => event_loop.exit(),
+                "h" => self.show_keys = !self.show_keys,
                 "f" => {
                     // Back to the frame the scene was opened with.
                     self.scene_id = u64::MAX;
@@ -670,5 +715,37 @@ mod tests {
             b = next_lod_bias(b, 60.0);
         }
         assert_eq!(b, 1.0);
+    }
+
+    #[test]
+    fn the_key_list_names_every_key_the_viewer_handles() {
+        // The letters `App::key` matches, read from its source.
+        let source = include_str!("view.rs");
+        let body = &source[source.find("fn key(&mut self").unwrap()..];
+        let body = &body[..body.find("\n    }\n").unwrap()];
+        let mut letters: Vec<char> = Vec::new();
+        for part in body.split('"').skip(1).step_by(2) {
+            if part.len() == 1 && part.chars().all(|c| c.is_ascii_lowercase()) {
+                letters.push(part.chars().next().unwrap().to_ascii_uppercase());
+            }
+        }
+        letters.dedup();
+        assert!(letters.len() >= 15, "{letters:?}");
+        let keys: Vec<&str> = KEYS.iter().flat_map(|(k, _)| k.split(", ")).collect();
+        for letter in letters {
+            let listed = keys.iter().any(|k| *k == letter.to_string() || k.ends_with(&format!("-{letter}")));
+            assert!(listed, "key {letter} is handled but not in the key list");
+        }
+        for named in ["F1", "Esc", "space", "PgUp"] {
+            assert!(keys.contains(&named), "{named} is handled but not in the key list");
+        }
+        // One key per line, the descriptions in a column.
+        let list = key_list();
+        assert_eq!(list.lines().count(), KEYS.len());
+        let width = KEYS.iter().map(|(k, _)| k.chars().count()).max().unwrap();
+        for (line, (_, what)) in list.lines().zip(KEYS) {
+            let description: String = line.chars().skip(width + 2).collect();
+            assert_eq!(&description, what, "{line:?}");
+        }
     }
 }

@@ -28,9 +28,15 @@ impl Renderer {
             let dim = [200, 210, 220, 255];
             let lh = a.line_height;
             let (x, mut y) = (10.0, 8.0);
+            // Text is wrapped to the picture's width (the font is monospaced).
+            let columns = ((extent.width as f32 - 2.0 * x) / a.advance).floor().max(1.0) as usize;
+            let put = |b: &mut OverlayBuilder<'_>, y: &mut f32, text: &str, colour: [u8; 4]| {
+                for line in wrap(text, columns) {
+                    b.label(x, *y, &line, colour);
+                    *y += lh;
+                }
+            };
             if !options.help.is_empty() {
-                // Wrapped to the picture's width (the font is monospaced).
-                let columns = ((extent.width as f32 - 2.0 * x) / a.advance).floor().max(1.0) as usize;
                 let lines: Vec<String> = options.help.lines().flat_map(|l| wrap(l, columns)).collect();
                 let mut hy = extent.height as f32 - 6.0 - lh * lines.len() as f32;
                 for line in &lines {
@@ -48,8 +54,7 @@ impl Renderer {
             } else {
                 format!("Sylva · {}", info.title)
             };
-            b.label(x, y, &title, white);
-            y += lh;
+            put(&mut b, &mut y, &title, white);
             let drawn: usize = frame.trees_drawn.iter().sum();
             let segs: usize = frame.segments.iter().map(Vec::len).sum();
             let leaves: usize = frame.leaves.iter().map(Vec::len).sum();
@@ -58,9 +63,9 @@ impl Renderer {
             } else {
                 "(a single frame)".to_string()
             };
-            b.label(
-                x,
-                y,
+            put(
+                &mut b,
+                &mut y,
                 &format!(
                     "{rate}   trees {} (drawn {} = {}/{}/{} by LOD)   segments {} of {}   leaves {} of {}   draws {}",
                     info.trees,
@@ -76,15 +81,13 @@ impl Renderer {
                 ),
                 white,
             );
-            y += lh;
             // Each phase's time is its jobs' time added over the worker threads.
             let mut sim = String::from("sim ms (summed over threads) ");
             for (name, _, mean) in &frame.timings.phases {
                 sim.push_str(&format!(" {name} {mean:.2}"));
             }
-            sim.push_str(&format!("  wait {:.2}", frame.timings.cache_wait_ms));
-            b.label(x, y, &sim, dim);
-            y += lh;
+            sim.push_str(&format!("   wait {:.2}", frame.timings.cache_wait_ms));
+            put(&mut b, &mut y, &sim, dim);
             let mut g = String::from("gpu ms ");
             if self.gpu_timings.frames() == 0 {
                 g.push_str(if self.gpu.timestamps.is_some() {
@@ -105,12 +108,11 @@ impl Renderer {
                     ));
                 }
                 g.push_str(&format!(
-                    "  total {:.2}",
+                    "   total {:.2}",
                     self.gpu_timings.last_wall().as_secs_f32() * 1e3
                 ));
             }
-            b.label(x, y, &g, dim);
-            y += lh;
+            put(&mut b, &mut y, &g, dim);
             let broken = info.breakage.map_or(String::new(), |b| {
                 format!(", broken {}, uprooted {}, debris {}", b.broken, b.uprooted, b.debris)
             });
@@ -125,7 +127,7 @@ impl Renderer {
                 None => "running".to_string(),
             };
             let state = format!(
-                "t {:.1} s  {}  model {} ({}{})  wind {:.1} m/s towards {:.0}°  LOD bias {:.1}{}",
+                "t {:.1} s   {}   model {} ({}{})   wind {:.1} m/s towards {:.0}°   LOD bias {:.1}{}",
                 info.sim_time,
                 if info.paused { "PAUSED" } else { pace.as_str() },
                 info.model,
@@ -137,11 +139,10 @@ impl Renderer {
                 if info.message.is_empty() {
                     String::new()
                 } else {
-                    format!("  ·  {}", info.message)
+                    format!("   {}", info.message)
                 }
             );
-            b.label(x, y, &state, dim);
-            y += lh;
+            put(&mut b, &mut y, &state, dim);
             if let Some(f) = &info.field {
                 let field = format!(
                     "wind field: {} arrows on layer {} of {} ({:.1} m up), blue calm to red {:.1} m/s",
@@ -151,8 +152,7 @@ impl Renderer {
                     f.height,
                     f.max_speed
                 );
-                b.label(x, y, &field, dim);
-                y += lh;
+                put(&mut b, &mut y, &field, dim);
             }
             y += 4.0;
             // Frame graph: render frame interval (grey), GPU time (green), simulation frame (orange).
@@ -186,8 +186,9 @@ impl Renderer {
     }
 }
 
-/// `line` broken into lines of at most `columns` characters, at runs of spaces (the help's
-/// keys are separated by three), a word longer than a line cut where it must be.
+/// `line` broken into lines of at most `columns` characters: between its entries (runs of
+/// three spaces separate them, as the help's keys), an entry longer than a line at its single
+/// spaces, and a word longer than a line cut where it must be.
 fn wrap(line: &str, columns: usize) -> Vec<String> {
     let columns = columns.max(1);
     let mut out: Vec<String> = Vec::new();
@@ -210,13 +211,35 @@ fn wrap(line: &str, columns: usize) -> Vec<String> {
         if !current.is_empty() {
             out.push(std::mem::take(&mut current));
         }
-        let chars: Vec<char> = entry.chars().collect();
-        let mut pieces = chars.chunks(columns).map(|c| c.iter().collect::<String>()).peekable();
-        while let Some(piece) = pieces.next() {
-            if pieces.peek().is_some() {
-                out.push(piece);
+        if entry.chars().count() <= columns {
+            current = entry.to_string();
+            continue;
+        }
+        // Longer than a line: at single spaces, cutting only a word longer than a line.
+        for word in entry.split(' ').filter(|w| !w.is_empty()) {
+            let joined = if current.is_empty() {
+                word.chars().count()
             } else {
-                current = piece;
+                current.chars().count() + 1 + word.chars().count()
+            };
+            if joined <= columns {
+                if !current.is_empty() {
+                    current.push(' ');
+                }
+                current.push_str(word);
+                continue;
+            }
+            if !current.is_empty() {
+                out.push(std::mem::take(&mut current));
+            }
+            let chars: Vec<char> = word.chars().collect();
+            let mut pieces = chars.chunks(columns).map(|c| c.iter().collect::<String>()).peekable();
+            while let Some(piece) = pieces.next() {
+                if pieces.peek().is_some() {
+                    out.push(piece);
+                } else {
+                    current = piece;
+                }
             }
         }
     }
@@ -238,9 +261,17 @@ mod tests {
         assert!(lines.iter().all(|l| l.chars().count() <= 30), "{lines:?}");
         assert_eq!(lines.join("   "), help, "nothing lost, entries whole");
         assert_eq!(lines[0], "drag: orbit   wheel: zoom");
-        // An entry longer than a line is cut.
+        // An entry longer than a line breaks at its spaces, and a word longer than a line is
+        // cut.
         let long = wrap("abcdefghij", 4);
         assert_eq!(long, vec!["abcd", "efgh", "ij"]);
+        let status = "t 1.0 s   model weber (direct solver, articulated inertia)   wind 8.0 m/s";
+        let lines = wrap(status, 24);
+        assert!(lines.iter().all(|l| l.chars().count() <= 24), "{lines:?}");
+        assert_eq!(
+            lines,
+            ["t 1.0 s", "model weber (direct", "solver, articulated", "inertia)   wind 8.0 m/s"]
+        );
         assert_eq!(wrap("", 10), vec![String::new()]);
     }
 }
