@@ -47,8 +47,8 @@ use std::mem::MaybeUninit;
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 use sylva_engine::JobSystem;
-pub use sylva_shaders::{LeafInstance, SegmentInstance};
-use sylva_shaders::{SphereInstance, WindArrow};
+pub use sylva_shaders::{LeafInstance, SegmentInstance, SphereInstance};
+use sylva_shaders::WindArrow;
 use sylva_sim::dynamics::falling::FallingStats;
 use sylva_sim::dynamics::{Breakage, Pose};
 use sylva_sim::forest::{Forest, TreeInfo};
@@ -411,6 +411,9 @@ pub struct RenderFrame {
     /// Leaves by level of detail.
     pub leaves: [Vec<LeafInstance>; LODS],
     pub spheres: Vec<SphereInstance>,
+    /// The fluid wind's wind balls: centre and Gaussian radius (filled by the caller after
+    /// `fill`, which leaves them as they are).
+    pub wind_balls: Vec<SphereInstance>,
     /// Wind-field arrows (see [`crate::field`]).
     pub wind_arrows: Vec<WindArrow>,
     /// Trees drawn at each level of detail (culled trees are not counted).
@@ -602,7 +605,8 @@ impl RenderFrame {
     }
 
     fn other_instance_bytes(&self) -> usize {
-        self.spheres.len() * size_of::<SphereInstance>() + self.wind_arrows.len() * size_of::<WindArrow>()
+        (self.spheres.len() + self.wind_balls.len()) * size_of::<SphereInstance>()
+            + self.wind_arrows.len() * size_of::<WindArrow>()
     }
 
     /// Fills the instance lists from the simulation's arrays for `camera` (replacing what was

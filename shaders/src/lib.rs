@@ -33,6 +33,7 @@ spirv!(ENVIRONMENT_VERT, "environment.vert");
 spirv!(ENVIRONMENT_FRAG, "environment.frag");
 spirv!(SPHERE_VERT, "sphere.vert");
 spirv!(SPHERE_FRAG, "sphere.frag");
+spirv!(WIND_BALL_FRAG, "wind_ball.frag");
 spirv!(ARROW_VERT, "arrow.vert");
 spirv!(ARROW_FRAG, "arrow.frag");
 spirv!(ARROW_FIELD_VERT, "arrow_field.vert");
@@ -79,6 +80,7 @@ pub const ALL: &[Spirv] = &[
     ENVIRONMENT_FRAG,
     SPHERE_VERT,
     SPHERE_FRAG,
+    WIND_BALL_FRAG,
     ARROW_VERT,
     ARROW_FRAG,
     ARROW_FIELD_VERT,

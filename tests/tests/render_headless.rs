@@ -644,3 +644,46 @@ fn stems_have_no_gap_at_a_bend() {
         assert!(widest <= 1, "a {bend}° bend leaves a gap {widest} px wide: {}", save_on_failure("bend", &image));
     }
 }
+
+#[test]
+fn wind_balls_are_drawn_where_they_are() {
+    let sim = aspen();
+    let camera = camera_for(&sim);
+    let mut frame = frame_of(&sim, &camera);
+    frame.segments.iter_mut().for_each(Vec::clear);
+    frame.leaves.iter_mut().for_each(Vec::clear);
+    let bare = draw(&mut renderer(), &frame, false);
+    // A ball in front of the tree's crown, a tenth of the tree high.
+    let tree = &sim.forest().trees[0];
+    let centre = tree.root + Vec3::new(0.0, 0.5 * tree.reach, 0.0);
+    let radius = 0.1 * tree.reach;
+    frame.wind_balls = vec![sylva_render::frame::SphereInstance {
+        center_radius: [centre.x, centre.y, centre.z, radius],
+    }];
+    let image = draw(&mut renderer(), &frame, false);
+    let (cx, cy, _) = camera.project(centre, W as f32).unwrap();
+    let (ex, _, _) = camera.project(centre + camera_right(&camera) * radius, W as f32).unwrap();
+    let r_px = (ex - cx).abs();
+    assert!(r_px > 8.0, "the ball is {r_px} px across");
+    let changed = |x: f32, y: f32| {
+        let (p, q) = (image.pixel(x as u32, y as u32), bare.pixel(x as u32, y as u32));
+        (0..3).any(|c| p[c].abs_diff(q[c]) > 8)
+    };
+    // Inside its outline the picture changes, and turns cyan (more blue and green than red);
+    // well outside it nothing changes.
+    for (dx, dy) in [(0.0, 0.0), (0.5, 0.0), (-0.5, 0.3), (0.0, -0.6)] {
+        let (x, y) = (cx + dx * r_px, cy + dy * r_px);
+        assert!(changed(x, y), "no ball at ({x}, {y}): {}", save_on_failure("wind-ball", &image));
+        let p = image.pixel(x as u32, y as u32);
+        assert!(p[2] > p[0] && p[1] > p[0], "{p:?} at ({x}, {y}) is not cyan");
+    }
+    for (dx, dy) in [(1.5, 0.0), (0.0, 1.5), (-1.5, -1.0)] {
+        let (x, y) = (cx + dx * r_px, cy + dy * r_px);
+        assert!(!changed(x, y), "the ball reaches ({x}, {y}): {}", save_on_failure("wind-ball", &image));
+    }
+}
+
+/// The camera's right, in the world.
+fn camera_right(camera: &Camera) -> Vec3 {
+    (camera.target - camera.eye).cross(Vec3::Y).normalize()
+}

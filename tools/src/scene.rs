@@ -1384,6 +1384,12 @@ impl Driver {
         // in this frame's message line.
         self.report_dynamics_failure();
         let sim = &self.scene.sim;
+        frame.wind_balls.clear();
+        if let Some(g) = sim.wind().fluid() {
+            frame.wind_balls.extend(g.balls().iter().map(|b| sylva_render::frame::SphereInstance {
+                center_radius: [b.centre.x, b.centre.y, b.centre.z, b.radius],
+            }));
+        }
         let field = match (self.field_layer, sim.wind().fluid()) {
             (Some(layer), Some(g)) => slice_arrows(g, layer.min(g.cells()[1] - 1), &mut frame.wind_arrows),
             _ => {

@@ -2,7 +2,8 @@
 //! image, then blits it to a window's swapchain image and/or copies it back to the CPU.
 //!
 //! Per frame: the shadow map (bark and leaves from the sun), then sky, ground, bark (one
-//! instanced draw per level of detail), leaves (likewise), collider spheres and the overlay.
+//! instanced draw per level of detail), leaves (likewise), collider spheres, wind balls and the
+//! overlay.
 //! GPU timestamps bracket each pass. Two frames are in flight; each frame slot owns its
 //! command buffer, fence, uniform, instance and overlay buffers, timestamp queries and release
 //! list.
@@ -484,6 +485,7 @@ impl Renderer {
                 upload += tree_bytes as usize;
             }
             buffer.write(layout.spheres.0 as usize, &frame.spheres);
+            buffer.write(layout.wind_balls.0 as usize, &frame.wind_balls);
             buffer.write(layout.arrows.0 as usize, &frame.wind_arrows);
             upload += (layout.bytes - tree_bytes) as usize;
         }

@@ -24,6 +24,7 @@ pub(super) struct InstanceLayout {
     pub(super) segments: [(u64, u32); LODS],
     pub(super) leaves: [(u64, u32); LODS],
     pub(super) spheres: (u64, u32),
+    pub(super) wind_balls: (u64, u32),
     pub(super) arrows: (u64, u32),
     pub(super) bytes: u64,
 }
@@ -44,6 +45,7 @@ impl InstanceLayout {
             l.leaves[i] = place(v.len(), size_of::<LeafInstance>());
         }
         l.spheres = place(frame.spheres.len(), size_of::<SphereInstance>());
+        l.wind_balls = place(frame.wind_balls.len(), size_of::<SphereInstance>());
         l.arrows = place(frame.wind_arrows.len(), size_of::<WindArrow>());
         l.bytes = at;
         l
@@ -54,7 +56,7 @@ impl InstanceLayout {
         let nonempty = |r: &[(u64, u32)]| r.iter().filter(|(_, n)| *n > 0).count() as u32;
         let meshes = nonempty(&self.segments) + nonempty(&self.leaves);
         let main = if camera {
-            1 + meshes + nonempty(&[self.spheres, self.arrows])
+            1 + meshes + nonempty(&[self.spheres, self.wind_balls, self.arrows])
         } else {
             0
         };
@@ -368,6 +370,10 @@ impl Renderer {
                 if let Some(inst) = instances {
                     dev.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, self.pipelines.sphere);
                     draws += self.draw_mesh(cmd, &self.meshes[SPHERE], inst, layout.spheres);
+                    if layout.wind_balls.1 > 0 {
+                        dev.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, self.pipelines.wind_ball);
+                        draws += self.draw_mesh(cmd, &self.meshes[SPHERE], inst, layout.wind_balls);
+                    }
                 }
             }
             stamp(4, vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT);

@@ -21,6 +21,7 @@ pub(super) struct Pipelines {
     pub(super) bark: vk::Pipeline,
     pub(super) leaf: vk::Pipeline,
     pub(super) sphere: vk::Pipeline,
+    pub(super) wind_ball: vk::Pipeline,
     pub(super) arrow: vk::Pipeline,
     pub(super) arrow_field: vk::Pipeline,
     pub(super) overlay: vk::Pipeline,
@@ -28,12 +29,13 @@ pub(super) struct Pipelines {
     pub(super) leaf_shadow: vk::Pipeline,
 }
 impl Pipelines {
-    pub(super) fn all(&self) -> [vk::Pipeline; 9] {
+    pub(super) fn all(&self) -> [vk::Pipeline; 10] {
         [
             self.environment,
             self.bark,
             self.leaf,
             self.sphere,
+            self.wind_ball,
             self.arrow,
             self.arrow_field,
             self.overlay,
@@ -151,6 +153,18 @@ impl Renderer {
             name: "vkCreateGraphicsPipelines (sphere)",
             vertex: &sh::SPHERE_VERT,
             fragment: Some(&sh::SPHERE_FRAG),
+            bindings: &sphere_bind,
+            attributes: &sphere_attrs,
+            cull: vk::CullModeFlags::BACK,
+            depth_test: true,
+            blend: Blend::Alpha,
+            ..base
+        })?;
+        // Wind balls: the sphere mesh, translucent too, in their own colour.
+        self.pipelines.wind_ball = make(PipelineDesc {
+            name: "vkCreateGraphicsPipelines (wind balls)",
+            vertex: &sh::SPHERE_VERT,
+            fragment: Some(&sh::WIND_BALL_FRAG),
             bindings: &sphere_bind,
             attributes: &sphere_attrs,
             cull: vk::CullModeFlags::BACK,

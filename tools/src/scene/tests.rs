@@ -38,6 +38,13 @@ fn fluid_wind_takes_balls_steers_its_border_and_restarts_on_reset() {
         d.handle(SimCommand::AddWindBall(Vec3::new(1.0, 5.0, 0.0)));
     }
     assert_eq!(d.scene.sim.wind().fluid().unwrap().balls().len(), MAX_WIND_BALLS);
+    // The frame carries them, where they are and as big as their Gaussian radius.
+    let balls = filled(&mut d).wind_balls;
+    assert_eq!(balls.len(), MAX_WIND_BALLS);
+    for (drawn, ball) in balls.iter().zip(d.scene.sim.wind().fluid().unwrap().balls()) {
+        let c = ball.centre;
+        assert_eq!(drawn.center_radius, [c.x, c.y, c.z, ball.radius]);
+    }
     d.handle(SimCommand::TurnWind(90.0));
     let g = d.scene.sim.wind().fluid().unwrap();
     assert_eq!(g.steps(), before, "steering keeps the field");
@@ -46,6 +53,7 @@ fn fluid_wind_takes_balls_steers_its_border_and_restarts_on_reset() {
     assert!((b - Vec3::new(h.cos(), 0.0, h.sin()) * 8.0).length() < 1e-4, "{b}");
     d.handle(SimCommand::ClearWindBalls);
     assert!(d.scene.sim.wind().fluid().unwrap().balls().is_empty());
+    assert!(filled(&mut d).wind_balls.is_empty());
     d.handle(SimCommand::Reset);
     assert_eq!(fluid_steps(&d), 0, "reset restarts the fluid with the trees");
     // The trunk stands in the grid as solid cells.
