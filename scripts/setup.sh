@@ -50,11 +50,13 @@ fi
 
 # The renderer: shaderc's C++ compiler core builds from source (cmake, ninja, python3, g++);
 # Vulkan runs on Mesa's lavapipe when there is no GPU, checked by the Khronos validation
-# layer in the tests; the viewer's window needs the X11 client libraries, and its test runs
-# it under Xvfb, driving it with xdotool.
+# layer in the tests; the viewer's window needs the X11 client libraries (or Wayland's, loaded
+# when there is a Wayland display), and its tests run it under Xvfb, driving it with xdotool
+# (weston, for its Wayland test, comes with scripts/test.sh).
 apt_install build-essential cmake ninja-build python3 \
     libvulkan1 mesa-vulkan-drivers vulkan-validationlayers \
     libx11-6 libx11-xcb1 libxcursor1 libxrandr2 libxi6 libxkbcommon-x11-0 \
+    libwayland-client0 libwayland-cursor0 libxkbcommon0 \
     xvfb xauth xdotool
 
 # Build outputs outside the clone, so a fresh clone reuses earlier builds.

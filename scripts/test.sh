@@ -13,6 +13,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
 
+# The viewer's Wayland test runs it under weston's headless backend.
+apt_install weston
+
 # The Khronos glTF validator, which the export tests run on the .glb files Sylva writes:
 # Node.js and npm from Debian when missing (as root), the validator from the npm registry at a
 # pinned version, kept beside the build outputs. The tests find it through SYLVA_GLTF_VALIDATOR.

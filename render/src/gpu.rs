@@ -303,6 +303,16 @@ impl Gpu {
         if options.validation {
             extensions.push(ash::ext::debug_utils::NAME.as_ptr());
         }
+        // Portability drivers (MoltenVK on macOS) are listed only to an instance that asks for
+        // them; asking is harmless where there are none.
+        // SAFETY: plain query on a loaded entry.
+        let portability = unsafe { entry.enumerate_instance_extension_properties(None) }
+            .map_err(vk_err("vkEnumerateInstanceExtensionProperties"))?
+            .iter()
+            .any(|e| e.extension_name_as_c_str() == Ok(ash::khr::portability_enumeration::NAME));
+        if portability {
+            extensions.push(ash::khr::portability_enumeration::NAME.as_ptr());
+        }
         let app = vk::ApplicationInfo::default()
             .application_name(c"sylva")
             .engine_name(c"sylva")
@@ -323,6 +333,9 @@ impl Gpu {
             .application_info(&app)
             .enabled_layer_names(&layers)
             .enabled_extension_names(&extensions);
+        if portability {
+            instance_info = instance_info.flags(vk::InstanceCreateFlags::ENUMERATE_PORTABILITY_KHR);
+        }
         if options.validation {
             // Also catches messages from instance creation and destruction.
             instance_info = instance_info.push_next(&mut messenger_info);
@@ -559,11 +572,21 @@ impl Gpu {
                     .queue_priorities(&priorities),
             );
         }
-        let extensions = if window {
+        let mut extensions = if window {
             vec![ash::khr::swapchain::NAME.as_ptr()]
         } else {
             Vec::new()
         };
+        // A portability device (MoltenVK) must have its subset extension enabled.
+        // SAFETY: plain query on a physical device of this instance.
+        let device_extensions = unsafe { instance.enumerate_device_extension_properties(c.physical) }
+            .map_err(vk_err("vkEnumerateDeviceExtensionProperties"))?;
+        if device_extensions
+            .iter()
+            .any(|e| e.extension_name_as_c_str() == Ok(ash::khr::portability_subset::NAME))
+        {
+            extensions.push(ash::khr::portability_subset::NAME.as_ptr());
+        }
         // Demote-to-helper is what `discard` compiles to for Vulkan 1.3 (the leaves' alpha cut).
         let mut f13 = vk::PhysicalDeviceVulkan13Features::default()
             .dynamic_rendering(true)

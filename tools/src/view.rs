@@ -140,8 +140,8 @@ pub fn run(a: &ViewArgs) -> Result<()> {
         .as_deref()
         .map(|dir| crate::output::Recorder::new(dir, a.force))
         .transpose()?;
-    if std::env::var_os("DISPLAY").is_none_or(|d| d.is_empty()) {
-        return headless_fallback(a, "no display (DISPLAY is not set)");
+    if let Some(why) = no_display() {
+        return headless_fallback(a, why);
     }
     let event_loop = match EventLoop::new() {
         Ok(l) => l,
@@ -171,6 +171,16 @@ pub fn run(a: &ViewArgs) -> Result<()> {
     app.shutdown()
 }
 
+/// Why no window can open, where that can be told without trying: on Linux and the BSDs, when
+/// neither an X11 display (`DISPLAY`) nor a Wayland one (`WAYLAND_DISPLAY`) is set. Elsewhere
+/// (Windows, macOS) the event loop says so itself.
+fn no_display() -> Option<&'static str> {
+    let set = |v: &str| std::env::var_os(v).is_some_and(|d| !d.is_empty());
+    let unix_desktop = cfg!(all(unix, not(target_os = "macos"), not(target_os = "ios"), not(target_os = "android")));
+    (unix_desktop && !set("DISPLAY") && !set("WAYLAND_DISPLAY"))
+        .then_some("no display (neither DISPLAY nor WAYLAND_DISPLAY is set)")
+}
+
 /// The screenshot key's file, in the current folder (`-1`, `-2`, ... added when it exists).
 const SHOT_NAME: &str = "sylva-shot.png";
 
@@ -198,14 +208,16 @@ fn headless_fallback(a: &ViewArgs, why: &str) -> Result<()> {
     crate::headless::run(&args)
 }
 
+/// The open window and what draws into it. Fields drop in order: the device (which owns the
+/// Vulkan surface) before the window, whose Wayland surface must outlive the Vulkan one.
 struct Viewer {
-    window: Arc<Window>,
-    gpu: Arc<Gpu>,
     renderer: Renderer,
     swapchain: Swapchain,
+    gpu: Arc<Gpu>,
     reader: CacheReader<RenderFrame>,
     commands: Sender<SimCommand>,
     sim: Option<JoinHandle<()>>,
+    window: Arc<Window>,
 }
 
 struct App {
@@ -589,6 +601,10 @@ impl App {
             if let (Some(rec), Some(dir)) = (&self.recorder, &self.args.record) {
                 eprintln!("sylva view: recorded {} frames into {}", rec.frames(), dir.display());
             }
+            // The Vulkan surface goes before the window it was made for.
+            let window = v.window;
+            drop(v.gpu);
+            drop(window);
         }
         if let (Some(path), Some(image)) = (&self.args.screenshot, &self.last_image) {
             write_png(path, image)?;

@@ -1,6 +1,6 @@
 //! `sylva view` and `sylva render` end to end, on the machine's Vulkan device (lavapipe without
-//! a GPU) with the validation layer on. The viewer runs under Xvfb; its screenshot must show
-//! the overlay's text and the trees.
+//! a GPU) with the validation layer on. The viewer runs under Xvfb (X11) and under weston's
+//! headless backend (Wayland); its screenshot must show the overlay's text and the trees.
 
 mod common;
 
@@ -62,6 +62,62 @@ fn viewer_runs_120_frames_under_xvfb_and_its_screenshot_shows_overlay_and_trees(
         leaf > 20_000 && bark > 1_000,
         "trees not visible: {leaf} leaf and {bark} bark pixels"
     );
+}
+
+/// A Wayland compositor for one test: weston with its headless backend and software renderer,
+/// on a socket of its own in `runtime` (an `XDG_RUNTIME_DIR`), killed when dropped.
+struct Weston(std::process::Child);
+
+impl Weston {
+    fn start(runtime: &Path) -> Weston {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let child = Command::new("weston")
+            .args(["--backend=headless-backend.so", "--use-pixman", "--socket=sylva-test", "--idle-time=0"])
+            .env("XDG_RUNTIME_DIR", runtime)
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start weston (scripts/setup.sh installs it): {e}"));
+        let socket = runtime.join("sylva-test");
+        let start = std::time::Instant::now();
+        while !socket.exists() {
+            assert!(start.elapsed().as_secs() < 20, "weston opened no socket in 20 s");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Weston(child)
+    }
+}
+
+impl Drop for Weston {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn viewer_opens_its_window_on_wayland() {
+    let dir = TempDir::new("sylva-viewer", "wayland");
+    let runtime = dir.path("runtime");
+    std::fs::create_dir_all(&runtime).unwrap();
+    let _weston = Weston::start(&runtime);
+    let shot = dir.path("shot.png");
+    // No X11 display: the window can only open on Wayland.
+    let r = run(common::command()
+        .env_remove("DISPLAY")
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .env("WAYLAND_DISPLAY", "sylva-test")
+        .args(["view", "--species", "quaking_aspen", "--frames", "20", "--validation", "--screenshot"])
+        .arg(&shot));
+    assert_eq!(r.code, 0, "sylva view on Wayland failed:\n{}", r.stderr);
+    assert!(r.stderr.contains("20 frames"), "{}", r.stderr);
+    assert!(!r.stderr.contains("headless"), "it fell back to headless: {}", r.stderr);
+    let image = read_png(&shot);
+    let (bark, leaf) = count(&image, 0, 0, image.width, image.height);
+    assert!(leaf > 5_000 && bark > 200, "the tree is not visible: {leaf} leaf and {bark} bark pixels");
 }
 
 #[test]
