@@ -202,6 +202,43 @@ impl SpeciesForest {
         SpeciesForest::build(skeletons, trees.iter().map(|t| t.position).collect(), material)
     }
 
+    /// A forest of trees grown elsewhere (species grown with [`grow_all`], L-systems, space
+    /// colonization), tree k standing at `positions[k]`; refused, naming what is allowed, for a
+    /// count of trees or segments or a position out of range.
+    pub fn from_skeletons(
+        skeletons: Vec<Skeleton>,
+        positions: Vec<Vec3>,
+        material: &Material,
+    ) -> Result<SpeciesForest, SimError> {
+        if skeletons.is_empty() || skeletons.len() > MAX_TEST_FOREST_TREES || positions.len() != skeletons.len() {
+            return Err(SimError::param(
+                "trees",
+                skeletons.len(),
+                format!("allowed 1..={MAX_TEST_FOREST_TREES}, one position each"),
+            ));
+        }
+        if let Some(p) = positions
+            .iter()
+            .find(|p| !p.is_finite() || p.abs().max_element() > MAX_PLACEMENT)
+        {
+            return Err(SimError::param(
+                "tree position",
+                p,
+                format!("allowed finite coordinates within ±{MAX_PLACEMENT} m"),
+            ));
+        }
+        let segments: usize = skeletons.iter().map(|s| s.segments.len()).sum();
+        let leaves: usize = skeletons.iter().map(|s| s.leaves.len()).sum();
+        if segments > MAX_TEST_FOREST_SEGMENTS || leaves > MAX_TEST_FOREST_LEAVES {
+            return Err(SimError::param(
+                "forest size",
+                format!("{segments} segments and {leaves} leaves"),
+                format!("allowed at most {MAX_TEST_FOREST_SEGMENTS} segments and {MAX_TEST_FOREST_LEAVES} leaves"),
+            ));
+        }
+        SpeciesForest::build(skeletons, positions, material)
+    }
+
     fn build(skeletons: Vec<Skeleton>, positions: Vec<Vec3>, material: &Material) -> Result<SpeciesForest, SimError> {
         let placements: Vec<_> = skeletons
             .iter()
@@ -223,7 +260,7 @@ impl SpeciesForest {
 /// Grows tree k of `plan` as species `plan[k].0` of `specs` from seed `plan[k].1`, on up to
 /// `threads` threads (the result does not depend on it), refusing before anything is grown a
 /// forest whose species' estimates pass the caps, and stopping once the trees grown do.
-fn grow_all(specs: &[WeberPennSpec], plan: &[(usize, u64)], threads: usize) -> Result<Vec<Skeleton>, SimError> {
+pub fn grow_all(specs: &[WeberPennSpec], plan: &[(usize, u64)], threads: usize) -> Result<Vec<Skeleton>, SimError> {
     let trees = plan.len();
     // The forest's size from the species' estimates, before anything is grown.
     let sizes: Vec<_> = specs.iter().map(WeberPennSpec::estimate_size).collect();

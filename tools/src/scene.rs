@@ -26,7 +26,7 @@ use sylva_sim::weberpenn::{generate, GenOptions};
 use sylva_sim::{species, Calm, GustingWind, Material, Motion, SphereCollider};
 
 pub mod file;
-use file::TreeSource;
+use file::{TreeKind, TreeSource};
 mod sim_lod;
 pub use sim_lod::SimLod;
 
@@ -56,8 +56,10 @@ pub const STORM_SPEED: f32 = 36.0;
 #[derive(Args, Clone, Debug)]
 pub struct SceneArgs {
     /// A spec file (Arbaro XML, Sapling preset, tree-gen parameters, Helios XML, Sylva spec),
-    /// or a scene file (.toml: trees placed where it says, its wind, camera and colliders; its
-    /// `[wind]` wins over --wind, --wind-heading and --wind-model, --camera over its `[camera]`).
+    /// an L-system file (.lsys, its one tree), or a scene file (.toml: trees placed where it
+    /// says, grown from species, L-systems or space colonization, its wind, camera and
+    /// colliders; its `[wind]` wins over --wind, --wind-heading and --wind-model, --camera over
+    /// its `[camera]`).
     /// Without one, a built-in species (`--species`) or the default forest.
     pub spec: Option<PathBuf>,
     /// The species: one of the file's species, or a built-in one (quaking_aspen,
@@ -256,6 +258,32 @@ pub fn viewer_threads() -> usize {
         .max(1)
 }
 
+/// The trees of a scene file grown and standing where it says: its species' trees on up to
+/// `threads` threads (`grow_all`, which refuses a forest over the caps before growing), then its
+/// L-system and colonization trees, in the file's order.
+fn grow_scene_file(loaded: &file::SceneFile, material: &Material, threads: usize) -> Result<SpeciesForest> {
+    let plan: Vec<(usize, u64)> = loaded
+        .trees
+        .iter()
+        .filter_map(|t| match t.kind {
+            TreeKind::Species(k) => Some((k, t.seed)),
+            TreeKind::Grown(_) => None,
+        })
+        .collect();
+    let mut species_trees = sylva_sim::scene::grow_all(&loaded.specs, &plan, threads)?.into_iter();
+    let mut skeletons = Vec::with_capacity(loaded.trees.len());
+    for (k, t) in loaded.trees.iter().enumerate() {
+        skeletons.push(match &t.kind {
+            TreeKind::Species(_) => species_trees.next().expect("one grown per species tree"),
+            TreeKind::Grown(g) => g
+                .grow(t.seed)
+                .with_context(|| format!("tree {} of {}", k + 1, loaded.trees.len()))?,
+        });
+    }
+    let positions = loaded.trees.iter().map(|t| t.position).collect();
+    Ok(SpeciesForest::from_skeletons(skeletons, positions, material)?)
+}
+
 impl Scene {
     /// A scene with the default fork rules and dynamics model.
     #[cfg(test)]
@@ -312,19 +340,43 @@ impl Scene {
             let title = path
                 .file_name()
                 .map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().into_owned());
-            let forest = SpeciesForest::placed(&loaded.specs, &loaded.trees, material, threads)
+            let forest = grow_scene_file(&loaded, material, threads)
                 .with_context(|| format!("cannot grow the trees of {}", path.display()))?;
             let sources = loaded
                 .trees
                 .iter()
-                .map(|t| {
-                    let (spec, species) = &loaded.sources[t.species];
-                    (absolute(spec.as_deref()), species.clone(), t.seed)
+                .map(|t| match &t.kind {
+                    TreeKind::Species(k) => {
+                        let (spec, species) = &loaded.sources[*k];
+                        (None, absolute(spec.as_deref()), species.clone(), t.seed)
+                    }
+                    TreeKind::Grown(g) => (Some(g.clone()), None, None, t.seed),
                 })
                 .collect();
             let mut scene = Scene::of_forest(forest, title, model, sources)?;
             scene.file = Some(loaded);
             return Ok(scene);
+        }
+        if let Some(path) = spec.filter(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("lsys"))) {
+            // An L-system file: its one tree at the origin.
+            if species.is_some() || trees.is_some_and(|n| n != 1) {
+                bail!(
+                    "--species and --trees do not apply to an L-system file ({}): it grows one tree (a scene file places several)",
+                    path.display()
+                );
+            }
+            let grown = file::Grown::LSystem {
+                preset: None,
+                file: absolute(Some(path)),
+                iterations: None,
+            };
+            grown.check().with_context(|| format!("cannot grow {}", path.display()))?;
+            let skeleton = grown.grow(seed).with_context(|| format!("cannot grow {}", path.display()))?;
+            let forest = SpeciesForest::from_skeletons(vec![skeleton], vec![Vec3::ZERO], material)?;
+            let title = path
+                .file_name()
+                .map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().into_owned());
+            return Scene::of_forest(forest, title, model, vec![(Some(grown), None, None, seed)]);
         }
         let (mut specs, title) = resolve_species(spec, species)?;
         for s in &mut specs {
@@ -345,24 +397,25 @@ impl Scene {
                     (None, None) => Some(DEFAULT_SPECIES[k % DEFAULT_SPECIES.len()].to_string()),
                     (_, name) => name.map(str::to_string),
                 };
-                (absolute(spec), species, seed.wrapping_add(k as u64))
+                (None, absolute(spec), species, seed.wrapping_add(k as u64))
             })
             .collect();
         Scene::of_forest(forest, title, model, sources)
     }
 
-    /// The scene of a grown forest, moved by a `model`; `sources`: each tree's spec file,
-    /// species and seed.
+    /// The scene of a grown forest, moved by a `model`; `sources`: how each tree grew (an
+    /// L-system or colonization, else its spec file and species) and its seed.
     fn of_forest(
         forest: SpeciesForest,
         title: String,
         model: ModelKind,
-        sources: Vec<(Option<PathBuf>, Option<String>, u64)>,
+        sources: Vec<(Option<file::Grown>, Option<PathBuf>, Option<String>, u64)>,
     ) -> Result<Scene> {
         let trees = sources
             .into_iter()
             .zip(&forest.positions)
-            .map(|((spec, species, seed), &position)| TreeSource {
+            .map(|((grown, spec, species, seed), &position)| TreeSource {
+                grown,
                 spec,
                 species,
                 seed,

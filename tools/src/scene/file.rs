@@ -13,6 +13,15 @@
 //! species = "sassafras"       # a built-in species: no spec
 //! position = [8.0, 0.0, -3.0]
 //!
+//! [[tree]]
+//! lsystem = "abop-1.24a"      # an L-system: a preset's name, or a file (relative as `spec`)
+//! iterations = 5              # optional (default: the L-system's own)
+//! position = [-6.0, 0.0, 2.0]
+//!
+//! [[tree]]                    # space colonization into an envelope over the tree's position
+//! colonize = { envelope = ["sphere:0,6,0,3"], points = 4000 }
+//! position = [0.0, 0.0, 9.0]  # (optional: growth, influence, kill distances in metres)
+//!
 //! [wind]
 //! speed = 8.0                 # m/s, 0..=60
 //! heading = 120.0             # the compass heading it blows towards, degrees from north
@@ -38,10 +47,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
-use sylva_sim::scene::{PlacedTree, MAX_PLACEMENT};
+use sylva_sim::colonize::{self, ColonizeParams, Envelope};
+use sylva_sim::lsystem::{self, LSystem};
+use sylva_sim::scene::MAX_PLACEMENT;
 use sylva_sim::spec::load::load_file;
 use sylva_sim::spec::WeberPennSpec;
-use sylva_sim::{species, Motion, SphereCollider};
+use sylva_sim::{species, Motion, Skeleton, SphereCollider};
 
 use super::{WindModel, MAX_WIND_SPEED};
 use crate::args::{CameraPlace, MAX_CAMERA_DISTANCE};
@@ -76,8 +87,131 @@ struct RawScene {
 struct RawTree {
     spec: Option<PathBuf>,
     species: Option<String>,
+    lsystem: Option<String>,
+    iterations: Option<u64>,
+    colonize: Option<RawColonize>,
     position: [f32; 3],
     seed: Option<u64>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct RawColonize {
+    envelope: Vec<String>,
+    points: Option<u64>,
+    growth: Option<f32>,
+    influence: Option<f32>,
+    kill: Option<f32>,
+}
+
+/// A tree grown by an algorithm rather than from a species (its seed and position are the
+/// scene tree's).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Grown {
+    /// A bracketed L-system: a preset (by name) or a file (absolute), rewritten `iterations`
+    /// times (default: the L-system's own).
+    LSystem {
+        preset: Option<String>,
+        file: Option<PathBuf>,
+        iterations: Option<u32>,
+    },
+    /// Space colonization (Runions et al. 2007) into the union of `envelopes` (the forms of
+    /// `sylva grow colonize --envelope`, relative to the tree's position), one trunk at the
+    /// position.
+    Colonize {
+        envelopes: Vec<String>,
+        points: u64,
+        growth: f32,
+        influence: f32,
+        kill: f32,
+    },
+}
+
+impl Grown {
+    /// The L-system or colonization parameters, checked (a file read and parsed), naming what
+    /// is wrong.
+    fn lsystem(&self) -> Result<Option<(LSystem, u32)>> {
+        let Grown::LSystem { preset, file, iterations } = self else {
+            return Ok(None);
+        };
+        let ls = match (preset, file) {
+            (Some(name), _) => lsystem::preset(name).ok_or_else(|| {
+                anyhow!(
+                    "`{name}` is neither an L-system preset ({}) nor a file",
+                    lsystem::preset_names().join(", ")
+                )
+            })?,
+            (None, Some(path)) => {
+                crate::input::check_regular(path)?;
+                let text = crate::input::read_text(path, lsystem::MAX_TEXT_BYTES as u64, "L-system file")?;
+                LSystem::parse(&text, &path.display().to_string())?
+            }
+            (None, None) => bail!("an L-system needs a preset or a file"),
+        };
+        let n = iterations.unwrap_or(ls.iterations);
+        ensure!(
+            n as u64 <= lsystem::MAX_ITERATIONS as u64,
+            "{n} iterations; allowed at most {}",
+            lsystem::MAX_ITERATIONS
+        );
+        Ok(Some((ls, n)))
+    }
+
+    fn colonize_params(&self, seed: u64) -> Result<Option<ColonizeParams>> {
+        let Grown::Colonize {
+            envelopes,
+            points,
+            growth,
+            influence,
+            kill,
+        } = self
+        else {
+            return Ok(None);
+        };
+        let mut shapes = Vec::with_capacity(envelopes.len());
+        for e in envelopes {
+            shapes.push(crate::args::parse_envelope(e).map_err(|m| anyhow!("envelope {m}"))?);
+        }
+        ensure!(!shapes.is_empty(), "colonize needs at least one envelope, e.g. \"sphere:0,6,0,3\"");
+        let params = ColonizeParams {
+            crown: if shapes.len() == 1 {
+                shapes.remove(0)
+            } else {
+                Envelope::Union(shapes)
+            },
+            points: *points as usize,
+            growth_distance: *growth,
+            influence_distance: *influence,
+            kill_distance: *kill,
+            trunks: vec![Vec3::ZERO],
+            roots: None,
+            seed,
+            ..ColonizeParams::default()
+        };
+        params.validate()?;
+        Ok(Some(params))
+    }
+
+    /// Checks everything before anything grows.
+    pub fn check(&self) -> Result<()> {
+        self.lsystem()?;
+        self.colonize_params(0)?;
+        Ok(())
+    }
+
+    /// Grows the tree from `seed`, at the origin.
+    pub fn grow(&self, seed: u64) -> Result<Skeleton> {
+        if let Some((ls, n)) = self.lsystem()? {
+            return Ok(lsystem::grow(&ls, n, seed, &mut |_| {})?.skeleton);
+        }
+        let params = self.colonize_params(seed)?.expect("an L-system or a colonization");
+        let grown = colonize::colonize(&params, &mut |_| {})?;
+        grown
+            .trees
+            .into_iter()
+            .next()
+            .ok_or_else(|| anyhow!("space colonization grew no tree"))
+    }
 }
 
 #[derive(Deserialize, Debug)]
@@ -120,11 +254,28 @@ pub struct SceneFile {
     /// resolved) and the species asked for.
     pub specs: Vec<WeberPennSpec>,
     pub sources: Vec<(Option<PathBuf>, Option<String>)>,
-    /// Each tree: its species (an index into `specs`), seed and position.
-    pub trees: Vec<PlacedTree>,
+    /// Each tree: what it grows from, its seed and position.
+    pub trees: Vec<SceneTree>,
     pub wind: SceneWind,
     pub camera: Option<CameraPlace>,
     pub colliders: Vec<SphereCollider>,
+}
+
+/// A tree of a scene file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SceneTree {
+    pub kind: TreeKind,
+    pub seed: u64,
+    pub position: Vec3,
+}
+
+/// What a scene tree grows from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TreeKind {
+    /// A species: an index into `SceneFile::specs`.
+    Species(usize),
+    /// An L-system or space colonization.
+    Grown(Grown),
 }
 
 /// `v` as a number in `lo..=hi`, or an error naming `what` and the range.
@@ -178,10 +329,56 @@ pub fn load(path: &Path, seed: u64) -> Result<SceneFile> {
     for (k, t) in raw.tree.iter().enumerate() {
         let which = || at(format!("tree {} of {}", k + 1, raw.tree.len()));
         let position = point("its position", t.position, MAX_PLACEMENT).with_context(which)?;
-        let spec = t
-            .spec
-            .as_ref()
-            .map(|p| if p.is_absolute() { p.clone() } else { folder.join(p) });
+        let seed = t.seed.unwrap_or(seed.wrapping_add(k as u64));
+        let resolve = |p: &Path| if p.is_absolute() { p.to_path_buf() } else { folder.join(p) };
+        let kinds = [t.spec.is_some() || t.species.is_some(), t.lsystem.is_some(), t.colonize.is_some()];
+        ensure!(
+            kinds.iter().filter(|&&k| k).count() <= 1,
+            "{}: it names more than one of `spec`/`species`, `lsystem` and `colonize`; a tree grows from one",
+            which()
+        );
+        ensure!(
+            t.iterations.is_none() || t.lsystem.is_some(),
+            "{}: `iterations` is for an `lsystem` tree",
+            which()
+        );
+        if let Some(name) = &t.lsystem {
+            let (preset, file) = if lsystem::preset_names().contains(&name.as_str()) {
+                (Some(name.clone()), None)
+            } else {
+                (None, Some(resolve(Path::new(name))))
+            };
+            let grown = Grown::LSystem {
+                preset,
+                file,
+                iterations: t.iterations.map(|n| n.min(u32::MAX as u64) as u32),
+            };
+            grown.check().with_context(which)?;
+            trees.push(SceneTree {
+                kind: TreeKind::Grown(grown),
+                seed,
+                position,
+            });
+            continue;
+        }
+        if let Some(c) = &t.colonize {
+            let d = ColonizeParams::default();
+            let grown = Grown::Colonize {
+                envelopes: c.envelope.clone(),
+                points: c.points.unwrap_or(d.points as u64),
+                growth: c.growth.unwrap_or(d.growth_distance),
+                influence: c.influence.unwrap_or(d.influence_distance),
+                kill: c.kill.unwrap_or(d.kill_distance),
+            };
+            grown.check().with_context(which)?;
+            trees.push(SceneTree {
+                kind: TreeKind::Grown(grown),
+                seed,
+                position,
+            });
+            continue;
+        }
+        let spec = t.spec.as_deref().map(resolve);
         let key = (spec.clone(), t.species.clone());
         let species = match loaded.iter().position(|l| *l == key) {
             Some(i) => i,
@@ -194,7 +391,7 @@ pub fn load(path: &Path, seed: u64) -> Result<SceneFile> {
                     }
                     (None, Some(name)) => species::builtin(name).with_context(which)?,
                     (None, None) => bail!(
-                        "{}: it names no `spec` (a spec file) and no `species` (a built-in one: {})",
+                        "{}: it names no `spec` (a spec file), `species` (a built-in one: {}), `lsystem` or `colonize`",
                         which(),
                         species::names().collect::<Vec<_>>().join(", ")
                     ),
@@ -204,9 +401,9 @@ pub fn load(path: &Path, seed: u64) -> Result<SceneFile> {
                 specs.len() - 1
             }
         };
-        trees.push(PlacedTree {
-            species,
-            seed: t.seed.unwrap_or(seed.wrapping_add(k as u64)),
+        trees.push(SceneTree {
+            kind: TreeKind::Species(species),
+            seed,
             position,
         });
     }
@@ -318,6 +515,34 @@ mod tests {
                 &["collider 1 of 1", "radius"],
             ),
             ("[[tree]\n".into(), &["bad.toml"]),
+            (
+                "[[tree]]\nspecies = \"sassafras\"\nlsystem = \"abop-1.24a\"\nposition = [0.0, 0.0, 0.0]\n".into(),
+                &["tree 1 of 1", "more than one"],
+            ),
+            (
+                "[[tree]]\nspecies = \"sassafras\"\niterations = 3\nposition = [0.0, 0.0, 0.0]\n".into(),
+                &["tree 1 of 1", "iterations"],
+            ),
+            (
+                "[[tree]]\nlsystem = \"no-such-preset\"\nposition = [0.0, 0.0, 0.0]\n".into(),
+                &["tree 1 of 1", "no-such-preset"],
+            ),
+            (
+                "[[tree]]\nlsystem = \"abop-1.24a\"\niterations = 99\nposition = [0.0, 0.0, 0.0]\n".into(),
+                &["tree 1 of 1", "99 iterations", "at most 32"],
+            ),
+            (
+                "[[tree]]\ncolonize = { envelope = [\"blob:1,2\"] }\nposition = [0.0, 0.0, 0.0]\n".into(),
+                &["tree 1 of 1", "blob"],
+            ),
+            (
+                "[[tree]]\ncolonize = { envelope = [\"sphere:0,5,0,2\"], points = 0 }\nposition = [0.0, 0.0, 0.0]\n".into(),
+                &["tree 1 of 1", "points"],
+            ),
+            (
+                "[[tree]]\ncolonize = { envelope = [], points = 10 }\nposition = [0.0, 0.0, 0.0]\n".into(),
+                &["tree 1 of 1", "envelope"],
+            ),
         ];
         for (text, expect) in cases {
             std::fs::write(&file, &text).unwrap();
@@ -341,6 +566,8 @@ mod tests {
 /// back as a file ([`to_text`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TreeSource {
+    /// Grown by an L-system or space colonization (then `spec` and `species` are none).
+    pub grown: Option<Grown>,
     /// Its spec file (absolute), or none for a built-in species.
     pub spec: Option<PathBuf>,
     /// The species: the built-in one, or the spec file's one asked for (none: the file's only).
@@ -364,8 +591,30 @@ struct SavedTree {
     spec: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     species: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lsystem: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    iterations: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    colonize: Option<SavedColonize>,
     position: [f32; 3],
     seed: u64,
+}
+
+#[derive(Serialize)]
+struct SavedColonize {
+    envelope: Vec<String>,
+    points: u64,
+    growth: f32,
+    influence: f32,
+    kill: f32,
+}
+
+/// `p` as text for a scene file, or an error naming it (TOML holds only UTF-8).
+fn utf8(p: &Path) -> Result<String> {
+    Ok(p.to_str()
+        .with_context(|| format!("the path {} is not UTF-8, which a scene file cannot hold", p.display()))?
+        .to_string())
 }
 
 #[derive(Serialize)]
@@ -399,25 +648,42 @@ pub fn to_text(
 ) -> Result<String> {
     let mut tree = Vec::with_capacity(trees.len());
     for t in trees {
-        let spec = match &t.spec {
-            Some(p) => Some(
-                p.to_str()
-                    .with_context(|| {
-                        format!(
-                            "the spec path {} is not UTF-8, which a scene file cannot hold",
-                            p.display()
-                        )
-                    })?
-                    .to_string(),
-            ),
-            None => None,
-        };
-        tree.push(SavedTree {
-            spec,
+        let mut saved = SavedTree {
+            spec: t.spec.as_deref().map(utf8).transpose()?,
             species: t.species.clone(),
+            lsystem: None,
+            iterations: None,
+            colonize: None,
             position: t.position.to_array(),
             seed: t.seed,
-        });
+        };
+        match &t.grown {
+            None => {}
+            Some(Grown::LSystem { preset, file, iterations }) => {
+                saved.lsystem = match (preset, file) {
+                    (Some(name), _) => Some(name.clone()),
+                    (None, Some(path)) => Some(utf8(path)?),
+                    (None, None) => None,
+                };
+                saved.iterations = *iterations;
+            }
+            Some(Grown::Colonize {
+                envelopes,
+                points,
+                growth,
+                influence,
+                kill,
+            }) => {
+                saved.colonize = Some(SavedColonize {
+                    envelope: envelopes.clone(),
+                    points: *points,
+                    growth: *growth,
+                    influence: *influence,
+                    kill: *kill,
+                })
+            }
+        }
+        tree.push(saved);
     }
     let saved = SavedScene {
         tree,

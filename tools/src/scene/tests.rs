@@ -650,3 +650,69 @@ fn the_frame_info_says_how_the_simulation_keeps_up_with_real_time() {
     d.handle(SimCommand::TogglePause);
     assert_eq!(filled(&mut d).info.realtime, None, "paused");
 }
+
+/// A scene file's grown trees (an L-system preset, an L-system file beside the scene, space
+/// colonization) grow as `sylva grow` grows them, stand where the file puts them, and are
+/// written back by the save key as they were asked for.
+#[test]
+fn a_scene_file_grows_l_system_and_colonization_trees_and_saves_them() {
+    let dir = std::env::temp_dir().join(format!("sylva-grown-scene-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("bush.lsys"),
+        "name = bush\naxiom = X\niterations = 3\nangle = 25\nlength = 0.4\nX -> F[+X][-X]FX\nF -> FF\n",
+    )
+    .unwrap();
+    let text = "[[tree]]\nspecies = \"sassafras\"\nposition = [0.0, 0.0, 0.0]\nseed = 3\n\
+                [[tree]]\nlsystem = \"abop-1.24a\"\niterations = 3\nposition = [9.0, 0.0, 0.0]\nseed = 4\n\
+                [[tree]]\nlsystem = \"bush.lsys\"\nposition = [0.0, 0.0, 9.0]\nseed = 5\n\
+                [[tree]]\ncolonize = { envelope = [\"sphere:0,5,0,2.5\"], points = 1500 }\nposition = [-9.0, 0.0, 0.0]\nseed = 6\n";
+    let path = dir.join("grown.toml");
+    std::fs::write(&path, text).unwrap();
+    let scene = Scene::build(Some(&path), None, None, 0).unwrap();
+    let forest = scene.sim.forest();
+    assert_eq!(forest.trees.len(), 4);
+    let expect = [
+        Vec3::ZERO,
+        Vec3::new(9.0, 0.0, 0.0),
+        Vec3::new(0.0, 0.0, 9.0),
+        Vec3::new(-9.0, 0.0, 0.0),
+    ];
+    for (t, p) in forest.trees.iter().zip(expect) {
+        assert!(t.root.distance(p) < 1e-4, "a tree stands at {} instead of {p}", t.root);
+    }
+    // The same trees `sylva grow` makes from the same settings and seeds.
+    let abop = sylva_sim::lsystem::preset("abop-1.24a").unwrap();
+    let grown = sylva_sim::lsystem::grow(&abop, 3, 4, &mut |_| {}).unwrap().skeleton;
+    assert_eq!(forest.trees[1].segments.len(), grown.segments.len());
+    let colonize = sylva_sim::colonize::ColonizeParams {
+        crown: sylva_sim::colonize::Envelope::Sphere {
+            center: Vec3::new(0.0, 5.0, 0.0),
+            radius: 2.5,
+        },
+        points: 1500,
+        seed: 6,
+        ..Default::default()
+    };
+    let grown = sylva_sim::colonize::colonize(&colonize, &mut |_| {}).unwrap();
+    assert_eq!(forest.trees[3].segments.len(), grown.trees[0].segments.len());
+    assert!(forest.trees[2].segments.len() > 10, "the bush from its file");
+    // The L-system file alone is a scene of its one tree.
+    let bush = Scene::build(Some(&dir.join("bush.lsys")), None, None, 5).unwrap();
+    assert_eq!(bush.sim.forest().trees.len(), 1);
+    assert_eq!(bush.sim.forest().trees[0].segments.len(), forest.trees[2].segments.len());
+
+    // Saved and loaded again: the same four trees.
+    let camera = scene.default_camera(1.5, 600.0).camera();
+    let d = Driver::new(scene, 5.0, 0, None, camera, 1).unwrap();
+    let saved = dir.join("saved.toml");
+    d.save_scene(&saved).unwrap();
+    let written = std::fs::read_to_string(&saved).unwrap();
+    assert!(written.contains("lsystem = \"abop-1.24a\"") && written.contains("colonize"), "{written}");
+    let again = Scene::build(Some(&saved), None, None, 0).unwrap();
+    assert_eq!(again.trees, d.scene.trees, "{written}");
+    for (a, b) in again.sim.forest().trees.iter().zip(&d.scene.sim.forest().trees) {
+        assert_eq!((a.root, a.segments.len()), (b.root, b.segments.len()));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
