@@ -29,6 +29,10 @@ fn to_sylva(v: DVec3) -> Vec3 {
     Vec3::new(v.x as f32, v.z as f32, -v.y as f32)
 }
 
+/// Pieces the trunk's flare (its lowest eighth) is cut into, where it falls within the trunk's
+/// segments.
+const FLARE_CUTS: usize = 6;
+
 /// Smallest radius written to the skeleton (cones taper to exactly zero) [m].
 const MIN_RADIUS: f64 = 5.0e-6;
 
@@ -126,6 +130,19 @@ impl Gen<'_> {
                 let mut cuts: Vec<f64> = Vec::new();
                 if seg.helix.is_some() {
                     cuts.extend((1..HELIX_CHORDS).map(|i| i as f64 / HELIX_CHORDS as f64));
+                }
+                // The trunk's flare (Weber & Penn's radius × (1 + Flare·(100^(1−8z) − 1)/100)
+                // below z = 1/8) falls tenfold every 1/16 of the stem: drawn by one straight
+                // taper it is a stepped cone. Cut where it curves, so the pieces follow it.
+                let p = &stem.profile;
+                if p.trunk && p.flare > 0.0 && p.length > 0.0 {
+                    for j in 1..FLARE_CUTS {
+                        let h = p.length * j as f64 / (8.0 * FLARE_CUTS as f64);
+                        let u = h / seg_len - seg.index as f64;
+                        if u > min_frac && u < 1.0 - min_frac {
+                            cuts.push(u);
+                        }
+                    }
                 }
                 let mut kids = children[si][k].clone();
                 kids.sort_by(|a, b| a.0.total_cmp(&b.0));

@@ -203,3 +203,43 @@ fn progress_reaches_the_end() {
     generate(&spec(), &GenOptions::default(), &mut |p| last = p).unwrap();
     assert!(last > 0.9, "{last}");
 }
+
+/// The trunk's flare is cut where it curves: walking up the trunk's first pieces, the radius
+/// between piece ends (linear along each piece, as the renderer and the exporter draw it) stays
+/// within 4 % of Weber & Penn's flare profile (radius × (1 + Flare·(100^(1−8z) − 1)/100)),
+/// where one straight taper over the trunk's first segment was off by far more.
+#[test]
+fn the_trunk_flare_is_followed_not_stepped() {
+    let mut s = spec();
+    s.flare = 1.0;
+    s.level[1].branches = 0;
+    s.levels = 1;
+    s.leaves = 0;
+    let g = grow(&s, GenOptions::default());
+    let skel = &g.skeleton;
+    let length = g.scale_tree * s.level[0].length;
+    let r = |z: f64| {
+        let base = length * s.ratio * (1.0 - s.level[0].taper * z);
+        base * (1.0 + s.flare * (100f64.powf((1.0 - 8.0 * z).max(0.0)) - 1.0) / 100.0)
+    };
+    // The trunk from the root: each segment's only child.
+    let (mut i, mut worst) = (0usize, 0.0f64);
+    let mut pieces = 0;
+    loop {
+        let seg = &skel.segments[i];
+        let (z0, z1) = (seg.base.y as f64 / length, seg.tip.y as f64 / length);
+        if z0 >= 0.125 {
+            break;
+        }
+        pieces += 1;
+        for k in 1..8 {
+            let t = k as f64 / 8.0;
+            let drawn = seg.radius_base as f64 + t * (seg.radius_tip as f64 - seg.radius_base as f64);
+            let truth = r(z0 + t * (z1 - z0));
+            worst = worst.max((drawn - truth).abs() / truth);
+        }
+        i = skel.segments.iter().position(|c| c.parent == Some(i as u32)).expect("the trunk goes on");
+    }
+    assert!(pieces >= 4, "the flare is cut into {pieces} pieces");
+    assert!(worst < 0.04, "the drawn radius is {:.1} % off the flare", 100.0 * worst);
+}
