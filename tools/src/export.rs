@@ -9,8 +9,9 @@
 //! by a flat fan, and so is the bottom of the trunk.
 //!
 //! Leaves: one card (a quad, two triangles) per leaf, hanging from its segment and turned by the
-//! leaf's orientation, with texture coordinates covering the card so an alpha-cut leaf texture
-//! would work. The glTF leaf material is double-sided; OBJ has no such flag, so the OBJ writer
+//! leaf's orientation, with texture coordinates covering the card and the leaf texture
+//! (`texture`): the blade's outline as an alpha cut-out, embedded in a .glb, a PNG beside an
+//! OBJ. The glTF leaf material is double-sided; OBJ has no such flag, so the OBJ writer
 //! writes each card twice, once with each winding.
 //!
 //! Files are written with `output::AtomicFile`: to a temporary file in the destination's folder,
@@ -581,13 +582,24 @@ impl Format {
     }
 }
 
-/// The files an export to `path` writes: the file itself and, for OBJ, its .mtl. Fails for an
-/// extension that names no format, and for an OBJ whose name ends in .mtl.
+/// The files an export to `path` writes: the file itself and, for OBJ, its .mtl and its leaf
+/// texture ([`leaf_texture_path`]; a .glb embeds it). Fails for an extension that names no
+/// format.
 pub fn files_written(path: &Path) -> Result<Vec<PathBuf>> {
     match Format::from_path(path)? {
         Format::Glb => Ok(vec![path.to_path_buf()]),
-        Format::Obj => Ok(vec![path.to_path_buf(), path.with_extension("mtl")]),
+        Format::Obj => Ok(vec![
+            path.to_path_buf(),
+            path.with_extension("mtl"),
+            leaf_texture_path(path),
+        ]),
     }
+}
+
+/// An OBJ's leaf texture: beside it, its name with `_leaf.png` for the extension.
+pub fn leaf_texture_path(obj_path: &Path) -> PathBuf {
+    let stem = obj_path.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    obj_path.with_file_name(format!("{stem}_leaf.png"))
 }
 
 /// Meshes `skeleton` and writes it to `path`, as OBJ or GLB by the path's extension.
@@ -621,12 +633,14 @@ pub fn export_all(skeletons: &[&Skeleton], path: &Path, opts: &ExportOptions) ->
     }
 }
 
-/// Writes `mesh` as Wavefront OBJ to `obj_path` and its materials (`bark`, `leaf`: plain diffuse
-/// colours, no textures) to the same name with extension .mtl. OBJ has no double-sided flag, so
+/// Writes `mesh` as Wavefront OBJ to `obj_path`, its materials (`bark`: a plain diffuse colour;
+/// `leaf`: the leaf texture, colour and cut-out alpha) to the same name with extension .mtl and
+/// the leaf texture to [`leaf_texture_path`]. OBJ has no double-sided flag, so
 /// every leaf card is written twice, the back copy with reversed winding and negated normals:
 /// 4 triangles per leaf. Texture v is flipped to OBJ's convention (v = 0 at an image's bottom).
-/// Both files are complete under temporary names, and both destinations checked, before either
-/// is renamed into place; should the .obj's rename still fail, the new .mtl stays (complete).
+/// The three files are complete under temporary names, and every destination checked, before
+/// any is renamed into place; should the .obj's rename still fail, the new .mtl and texture
+/// stay (complete).
 pub fn write_obj(mesh: &TreeMesh, obj_path: &Path) -> Result<ExportStats> {
     mesh.bark.check("bark")?;
     mesh.leaves.check("leaf")?;
@@ -643,9 +657,20 @@ pub fn write_obj(mesh: &TreeMesh, obj_path: &Path) -> Result<ExportStats> {
         .to_string_lossy()
         .into_owned();
 
+    let png_path = leaf_texture_path(obj_path);
+    let png_name = png_path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+
     let materials_of = || format!("writing the materials of {}", obj_path.display());
+    let mut png = AtomicFile::create(&png_path).with_context(materials_of)?;
+    png.writer()
+        .write_all(&texture::leaf_texture(LEAF_COLOUR, texture::LEAF_TEXTURE_SIZE).to_png())
+        .with_context(|| format!("writing {} failed", png_path.display()))
+        .with_context(materials_of)?;
+    let png_bytes = png.finish().with_context(materials_of)?;
     let mut mtl = AtomicFile::create(&mtl_path).with_context(materials_of)?;
-    write_mtl(mtl.writer())
+    write_mtl(mtl.writer(), &png_name)
         .with_context(|| format!("writing {} failed", mtl_path.display()))
         .with_context(materials_of)?;
     let mtl_bytes = mtl.finish().with_context(materials_of)?;
@@ -655,19 +680,23 @@ pub fn write_obj(mesh: &TreeMesh, obj_path: &Path) -> Result<ExportStats> {
         .with_context(|| format!("writing {} failed", obj_path.display()))?;
     let obj_bytes = obj.finish()?;
 
+    png.check_destination()?;
     mtl.check_destination()?;
     obj.check_destination()?;
+    png.persist()?;
     mtl.persist()?;
     obj.persist()?;
     Ok(ExportStats {
-        bytes: obj_bytes + mtl_bytes,
+        bytes: obj_bytes + mtl_bytes + png_bytes,
         ..stats
     })
 }
 
-fn write_mtl(w: &mut impl Write) -> std::io::Result<()> {
+/// The materials: `bark` a plain colour, `leaf` the leaf texture `leaf_png` (its colour, and
+/// its alpha as the cut-out).
+fn write_mtl(w: &mut impl Write, leaf_png: &str) -> std::io::Result<()> {
     writeln!(w, "# Sylva tree materials")?;
-    for (name, [r, g, b], shininess) in [("bark", BARK_COLOUR, 4), ("leaf", LEAF_COLOUR, 16)] {
+    for (name, [r, g, b], shininess) in [("bark", BARK_COLOUR, 4), ("leaf", [1.0; 3], 16)] {
         writeln!(w, "\nnewmtl {name}")?;
         writeln!(w, "Ka 0 0 0")?;
         writeln!(w, "Kd {r} {g} {b}")?;
@@ -675,6 +704,10 @@ fn write_mtl(w: &mut impl Write) -> std::io::Result<()> {
         writeln!(w, "Ns {shininess}")?;
         writeln!(w, "d 1")?;
         writeln!(w, "illum 2")?;
+        if name == "leaf" {
+            writeln!(w, "map_Kd {leaf_png}")?;
+            writeln!(w, "map_d {leaf_png}")?;
+        }
     }
     Ok(())
 }
@@ -763,6 +796,7 @@ impl TreeMesh {
 
 pub mod animate;
 mod glb;
+pub mod texture;
 
 #[cfg(test)]
 mod tests;

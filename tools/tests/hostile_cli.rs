@@ -325,6 +325,14 @@ fn outputs_are_replaced_only_when_allowed_and_never_an_input_link_or_device() {
     );
     assert_eq!(snapshot(&mtl), before_mtl);
     assert!(!d.path("tree.obj").exists());
+    // Its leaf texture, tree_leaf.png, likewise.
+    fs::remove_file(&mtl).unwrap();
+    let png = d.path("tree_leaf.png");
+    fs::write(&png, b"my picture").unwrap();
+    let before_png = snapshot(&png);
+    refused(&["export", &spec_s, "--out", &obj], &["tree_leaf.png", "--force"]);
+    assert_eq!(snapshot(&png), before_png);
+    assert!(!d.path("tree.obj").exists() && !mtl.exists());
 
     // Links and devices are not replaced, --force or not.
     #[cfg(unix)]

@@ -13,6 +13,7 @@ use std::path::Path;
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Map, Value};
 
+use super::texture::{leaf_texture, LEAF_TEXTURE_SIZE};
 use super::{Mesh, TreeMesh, BARK_COLOUR, LEAF_COLOUR};
 use crate::output::AtomicFile;
 
@@ -37,6 +38,9 @@ pub(super) struct Glb {
     bin: Vec<u8>,
     views: Vec<Value>,
     accessors: Vec<Value>,
+    /// Embedded images (PNG in a buffer view), their textures and the one sampler they use.
+    images: Vec<Value>,
+    textures: Vec<Value>,
 }
 
 impl Glb {
@@ -118,9 +122,18 @@ impl Glb {
         json!({ "attributes": attributes, "indices": indices, "material": material, "mode": TRIANGLES })
     }
 
+    /// Embeds `png` as an image with a texture (linear filtering, clamped: a leaf card is one
+    /// leaf) and returns the texture's index.
+    fn texture(&mut self, png: &[u8]) -> usize {
+        let view = self.view(png, None);
+        self.images.push(json!({ "bufferView": view, "mimeType": "image/png" }));
+        self.textures.push(json!({ "sampler": 0, "source": self.images.len() - 1 }));
+        self.textures.len() - 1
+    }
+
     /// Adds the tree's bark and leaf primitives (those with triangles) and returns the mesh
-    /// object and its materials: `bark` (rough, brown) and `leaf` (green, alpha mask at 0.5 for a
-    /// cut-out texture, double-sided). Fails for a mesh with no triangles.
+    /// object and its materials: `bark` (rough, brown) and `leaf` (the leaf texture, its alpha
+    /// the blade's outline cut at 0.5, double-sided). Fails for a mesh with no triangles.
     pub(super) fn tree(&mut self, mesh: &TreeMesh, joint_of: Option<&[u16]>, path: &Path) -> Result<(Value, Value)> {
         mesh.bark.check("bark")?;
         mesh.leaves.check("leaf")?;
@@ -139,10 +152,11 @@ impl Glb {
         }
         if !mesh.leaves.is_empty() {
             primitives.push(self.primitive(&mesh.leaves, materials.len(), joint_of));
+            let texture = self.texture(&leaf_texture(LEAF_COLOUR, LEAF_TEXTURE_SIZE).to_png());
             materials.push(json!({
                 "name": "leaf",
                 "pbrMetallicRoughness": {
-                    "baseColorFactor": [LEAF_COLOUR[0], LEAF_COLOUR[1], LEAF_COLOUR[2], 1.0],
+                    "baseColorTexture": { "index": texture },
                     "metallicFactor": 0.0,
                     "roughnessFactor": 0.7
                 },
@@ -167,6 +181,14 @@ impl Glb {
         document.insert("accessors".into(), Value::Array(std::mem::take(&mut self.accessors)));
         document.insert("bufferViews".into(), Value::Array(std::mem::take(&mut self.views)));
         document.insert("buffers".into(), json!([{ "byteLength": self.bin.len() }]));
+        if !self.textures.is_empty() {
+            document.insert("images".into(), Value::Array(std::mem::take(&mut self.images)));
+            document.insert("textures".into(), Value::Array(std::mem::take(&mut self.textures)));
+            document.insert(
+                "samplers".into(),
+                json!([{ "magFilter": 9729, "minFilter": 9987, "wrapS": 33071, "wrapT": 33071 }]),
+            );
+        }
         let json_text = serde_json::to_vec(&Value::Object(document)).context("encoding the glTF JSON failed")?;
         let json_len = align4(json_text.len()) as u64;
         let bin_len = self.bin.len() as u64;

@@ -459,6 +459,19 @@ fn check_glb(path: &Path, mesh: &TreeMesh, stats: &ExportStats) {
             }
             Some("leaf") => {
                 assert_eq!(material.alpha_mode(), gltf::material::AlphaMode::Mask);
+                // The leaf texture, embedded as a PNG the reader decodes to the same pixels.
+                let info = material.pbr_metallic_roughness().base_color_texture().expect("a leaf texture");
+                let image = info.texture().source();
+                match image.source() {
+                    gltf::image::Source::View { view, mime_type } => {
+                        assert_eq!(mime_type, "image/png");
+                        let blob = gltf.blob.as_deref().unwrap();
+                        let png = &blob[view.offset()..view.offset() + view.length()];
+                        let decoded = sylva_render::Rgba::from_png(png).unwrap();
+                        assert_eq!(decoded, texture::leaf_texture(LEAF_COLOUR, texture::LEAF_TEXTURE_SIZE));
+                    }
+                    other => panic!("the leaf texture is not embedded: {other:?}"),
+                }
                 assert_eq!(material.alpha_cutoff(), Some(0.5));
                 assert!(material.double_sided());
             }
@@ -622,12 +635,20 @@ fn obj_reads_back() {
     let path = dir.path("tree.obj");
     let stats = export(&skeleton, &path, &opts).unwrap();
     let mesh = build_mesh(&skeleton, &opts);
-    assert_eq!(dir.names(), ["tree.mtl", "tree.obj"], "no temporary file is left");
+    assert_eq!(
+        dir.names(),
+        ["tree.mtl", "tree.obj", "tree_leaf.png"],
+        "no temporary file is left"
+    );
     let text = fs::read_to_string(&path).unwrap();
     let mtl = fs::read_to_string(dir.path("tree.mtl")).unwrap();
-    assert_eq!(stats.bytes, (text.len() + mtl.len()) as u64);
+    let png = fs::read(dir.path("tree_leaf.png")).unwrap();
+    assert_eq!(stats.bytes, (text.len() + mtl.len() + png.len()) as u64);
     assert!(mtl.contains("newmtl bark") && mtl.contains("newmtl leaf"));
-    assert!(!mtl.contains("map_"), "no textures");
+    assert!(mtl.contains("map_Kd tree_leaf.png") && mtl.contains("map_d tree_leaf.png"), "{mtl}");
+    // The texture is the leaf texture, alpha and all.
+    let image = sylva_render::Rgba::from_png(&png).unwrap();
+    assert_eq!(image, texture::leaf_texture(LEAF_COLOUR, texture::LEAF_TEXTURE_SIZE));
 
     let obj = read_obj(&text);
     assert_eq!(obj.mtllib.as_deref(), Some("tree.mtl"));
@@ -669,10 +690,10 @@ fn obj_reads_back() {
         }
     }
 
-    // Exporting again replaces both files.
+    // Exporting again replaces the three files.
     let again = export(&skeleton, &path, &opts).unwrap();
     assert_eq!(again, stats);
-    assert_eq!(dir.names(), ["tree.mtl", "tree.obj"]);
+    assert_eq!(dir.names(), ["tree.mtl", "tree.obj", "tree_leaf.png"]);
 }
 
 fn message(e: anyhow::Error) -> String {

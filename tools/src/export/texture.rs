@@ -1,0 +1,99 @@
+//! The leaf texture the exports carry: the blade's outline as an alpha cut-out, coloured, on
+//! the card's texture coordinates (u across, v = 0 at the blade's tip, the image's top row).
+//!
+//! The outline is the renderer's (`leafshape.glsl`): a pointed oval from the stalk to the tip,
+//! widest a little below the middle, its half-width² = v(1 − v)(1 − 0.3v)² across the card for
+//! v from the stalk, cut below v = 0.02. Alpha is the share of 4 × 4 samples per pixel inside it,
+//! so the edge is smooth for a viewer that blends and sharp at the usual 0.5 cut-off; the colour
+//! is the leaf colour with the renderer's darker midrib.
+
+use sylva_render::Rgba;
+
+/// Width and height of the leaf texture \[pixels\]: a card is about twice as long as wide.
+pub const LEAF_TEXTURE_SIZE: (u32, u32) = (64, 128);
+
+/// Whether a point of the card, `x` across from the midrib (−0.5..0.5) and `v` from the stalk
+/// (0..1), lies on the blade.
+fn on_blade(x: f32, v: f32) -> bool {
+    let taper = 1.0 - 0.3 * v;
+    v >= 0.02 && x * x <= v * (1.0 - v) * taper * taper
+}
+
+/// A linear colour channel as 8-bit sRGB.
+fn srgb(c: f32) -> u8 {
+    let c = c.clamp(0.0, 1.0);
+    let s = if c <= 0.003_130_8 {
+        12.92 * c
+    } else {
+        1.055 * c.powf(1.0 / 2.4) - 0.055
+    };
+    (s * 255.0).round() as u8
+}
+
+/// The leaf texture in `colour` (linear RGB), `width` × `height` pixels.
+pub fn leaf_texture(colour: [f64; 3], (width, height): (u32, u32)) -> Rgba {
+    const SAMPLES: u32 = 4;
+    let mut pixels = Vec::with_capacity((4 * width * height) as usize);
+    for y in 0..height {
+        for x in 0..width {
+            let mut inside = 0;
+            for sy in 0..SAMPLES {
+                for sx in 0..SAMPLES {
+                    let u = (x as f32 + (sx as f32 + 0.5) / SAMPLES as f32) / width as f32;
+                    let v_image = (y as f32 + (sy as f32 + 0.5) / SAMPLES as f32) / height as f32;
+                    inside += on_blade(u - 0.5, 1.0 - v_image) as u32;
+                }
+            }
+            let u = (x as f32 + 0.5) / width as f32;
+            // The midrib: a quarter darker at the middle, fading out 0.03 of the card away.
+            let t = ((0.03 - (u - 0.5).abs()) / 0.03).clamp(0.0, 1.0);
+            let shade = 1.0 - 0.25 * t * t * (3.0 - 2.0 * t);
+            for c in colour {
+                pixels.push(srgb(c as f32 * shade));
+            }
+            pixels.push((255 * inside / (SAMPLES * SAMPLES)) as u8);
+        }
+    }
+    Rgba { width, height, pixels }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_texture_cuts_out_the_renderers_leaf_outline() {
+        let (w, h) = LEAF_TEXTURE_SIZE;
+        let t = leaf_texture([0.16, 0.40, 0.09], (w, h));
+        assert_eq!(t.pixels.len(), (4 * w * h) as usize);
+        // Opaque down the middle of the blade, clear at the card's corners and below the cut.
+        for v in [0.2f32, 0.5, 0.8] {
+            let y = ((1.0 - v) * h as f32) as u32;
+            assert_eq!(t.pixel(w / 2, y)[3], 255, "v {v}");
+            assert_eq!(t.pixel(0, y)[3], 0, "v {v}");
+        }
+        assert_eq!(t.pixel(w / 2, h - 1)[3], 0, "the stalk end below v = 0.02 is cut");
+        let top = (0..w).filter(|&x| t.pixel(x, 0)[3] > 0).count();
+        assert!(top <= 8, "the blade narrows to its tip: {top} pixels of the top row are covered");
+        // The share of the card the blade covers is its outline's area, ∫ 2·√(v(1 − v))·(1 − 0.3v)
+        // dv from 0.02 to 1, integrated numerically.
+        let steps = 100_000;
+        let area: f64 = (0..steps)
+            .map(|i| {
+                let v = (i as f64 + 0.5) / steps as f64;
+                if v < 0.02 {
+                    0.0
+                } else {
+                    2.0 * (v * (1.0 - v)).sqrt() * (1.0 - 0.3 * v)
+                }
+            })
+            .sum::<f64>()
+            / steps as f64;
+        let covered: f64 = t.pixels.chunks_exact(4).map(|p| p[3] as f64 / 255.0).sum::<f64>() / (w * h) as f64;
+        assert!((covered - area).abs() < 0.01, "covered {covered:.4} of the card, outline {area:.4}");
+        // Green, with the midrib darker than the blade beside it.
+        let p = t.pixel(w / 2, h / 2);
+        let q = t.pixel(w / 2 + 6, h / 2);
+        assert!(p[1] > p[0] && p[1] > p[2] && q[1] > p[1], "{p:?} {q:?}");
+    }
+}
