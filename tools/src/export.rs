@@ -52,6 +52,15 @@ pub struct ExportOptions {
     pub leaves: bool,
     /// Fewer sides for thin stems, to save triangles on twigs.
     pub twig_sides: Option<TwigSides>,
+    /// One leaf card in `leaf_keep` (those whose index is a multiple of it), each enlarged by
+    /// √leaf_keep both ways so the foliage keeps its area; 1: every leaf.
+    pub leaf_keep: u32,
+    /// Stems whose first segment is thinner than this \[m\] are left out (their leaves are
+    /// kept where they hang); 0: none.
+    pub min_radius: f32,
+    /// A tube ring at every `ring_step`-th joint of a stem (and at its ends), the tube straight
+    /// between them; 1: at every joint.
+    pub ring_step: u32,
 }
 
 /// Stems whose first ring is thinner than `below_radius` get `sides` sides instead of
@@ -70,6 +79,9 @@ impl Default for ExportOptions {
             sides: DEFAULT_SIDES,
             leaves: true,
             twig_sides: None,
+            leaf_keep: 1,
+            min_radius: 0.0,
+            ring_step: 1,
         }
     }
 }
@@ -81,6 +93,13 @@ impl ExportOptions {
             (MIN_SIDES..=MAX_SIDES).contains(&self.sides),
             "{} tube sides is out of range; allowed {MIN_SIDES}..={MAX_SIDES}",
             self.sides
+        );
+        ensure!(self.leaf_keep >= 1, "keeping one leaf in 0 is not allowed; allowed 1 or more");
+        ensure!(self.ring_step >= 1, "a ring every 0 joints is not allowed; allowed 1 or more");
+        ensure!(
+            self.min_radius.is_finite() && self.min_radius >= 0.0,
+            "a smallest stem radius of {} m is not allowed; it must be a finite number ≥ 0",
+            self.min_radius
         );
         if let Some(t) = self.twig_sides {
             ensure!(
@@ -238,7 +257,7 @@ pub fn build_mesh(skeleton: &Skeleton, opts: &ExportOptions) -> TreeMesh {
     let mut bark = Mesh::default();
     let mut chain = Vec::new();
     for start in 0..n {
-        if continues[start] {
+        if continues[start] || segments[start].radius_base < opts.min_radius {
             continue;
         }
         chain.clear();
@@ -271,13 +290,16 @@ pub fn build_mesh(skeleton: &Skeleton, opts: &ExportOptions) -> TreeMesh {
             sides,
             first_normal: n0,
             cap_base: parent.is_none(),
+            ring_step: opts.ring_step,
         };
         stem.add_to(&mut bark, &mut tip_frames);
     }
 
     let mut leaves = Mesh::default();
     if opts.leaves {
-        for leaf in &skeleton.leaves {
+        let keep = opts.leaf_keep.max(1) as usize;
+        let enlarge = (keep as f32).sqrt();
+        for leaf in skeleton.leaves.iter().step_by(keep) {
             let Some(seg) = segments.get(leaf.segment as usize) else {
                 continue;
             };
@@ -291,8 +313,8 @@ pub fn build_mesh(skeleton: &Skeleton, opts: &ExportOptions) -> TreeMesh {
             }
             let q = leaf.orientation.normalize();
             let attach = seg.base + leaf.along.clamp(0.0, 1.0) * (seg.tip - seg.base);
-            let half_across = (q * Vec3::X) * (0.5 * leaf.width);
-            let blade = (q * Vec3::Y) * leaf.length;
+            let half_across = (q * Vec3::X) * (0.5 * leaf.width * enlarge);
+            let blade = (q * Vec3::Y) * (leaf.length * enlarge);
             let normal = q * Vec3::Z;
             // Stalk end at the bottom of the texture (v = 1), blade tip at the top (v = 0).
             let s = leaf.segment as usize;
@@ -350,7 +372,7 @@ pub fn mesh_size(skeleton: &Skeleton, opts: &ExportOptions) -> (u64, u64) {
     let Stems { next, continues, .. } = Stems::of(skeleton);
     let main_sides = opts.sides.clamp(MIN_SIDES, MAX_SIDES) as u64;
     let (mut vertices, mut triangles) = (0u64, 0u64);
-    for start in (0..segments.len()).filter(|&i| !continues[i]) {
+    for start in (0..segments.len()).filter(|&i| !continues[i] && segments[i].radius_base >= opts.min_radius) {
         let mut k = 1u64;
         let mut i = start;
         while let Some((c, _)) = next[i] {
@@ -362,14 +384,136 @@ pub fn mesh_size(skeleton: &Skeleton, opts: &ExportOptions) -> (u64, u64) {
         };
         let has_parent = segments[start].parent.is_some_and(|p| (p as usize) < start);
         let caps = if has_parent { 1 } else { 2 };
-        vertices += (k + 1 + caps) * (sides + 1);
-        triangles += 2 * k * sides + caps * sides;
+        // Pieces of tube between rings: one per `ring_step` segments.
+        let pieces = k.div_ceil(opts.ring_step.max(1) as u64);
+        vertices += (pieces + 1 + caps) * (sides + 1);
+        triangles += 2 * pieces * sides + caps * sides;
     }
     if opts.leaves {
-        vertices += 4 * skeleton.leaves.len() as u64;
-        triangles += 2 * skeleton.leaves.len() as u64;
+        let kept = skeleton.leaves.len().div_ceil(opts.leaf_keep.max(1) as usize) as u64;
+        vertices += 4 * kept;
+        triangles += 2 * kept;
     }
     (vertices, triangles)
+}
+
+/// Fewest triangles `--max-triangles` allows.
+pub const MIN_TRIANGLE_BUDGET: u64 = 100;
+
+/// `opts` made to fit `max` triangles ([`mesh_size`] counts them), keeping as much of the tree
+/// as it can, in this order: fewer tube sides (down to `MIN_SIDES`); then fewer rings along the
+/// stems (every 2nd to 4th joint); then, with those, the thinnest stems left out (a tenth of them at a time, then finer shares, down to the trunk)
+/// until the bark takes at most half the budget or the leaves fit beside it; then one leaf in
+/// k, enlarged, for the smallest k that fits. Returns the options and what was given up, in words; fails,
+/// naming the budget and what the tree needs at the least, when nothing fits.
+pub fn fit_triangles(skeleton: &Skeleton, opts: &ExportOptions, max: u64) -> Result<(ExportOptions, String)> {
+    let fits = |o: &ExportOptions| mesh_size(skeleton, o).1 <= max;
+    if fits(opts) {
+        return Ok((*opts, "nothing left out".into()));
+    }
+    for sides in (MIN_SIDES..opts.sides).rev() {
+        let o = ExportOptions {
+            sides,
+            twig_sides: None,
+            ..*opts
+        };
+        if fits(&o) {
+            return Ok((o, format!("{sides} tube sides")));
+        }
+    }
+    ensure!(!skeleton.segments.is_empty(), "the tree has no segments");
+    // Then fewer rings along the stems (a ring every 2nd, 3rd or 4th joint).
+    for ring_step in 2..=4 {
+        let o = ExportOptions {
+            sides: MIN_SIDES,
+            twig_sides: None,
+            ring_step,
+            ..*opts
+        };
+        if fits(&o) {
+            return Ok((o, format!("{MIN_SIDES} tube sides, a ring every {ring_step} joints")));
+        }
+    }
+    // Stem radii, thinnest first, for pruning by tenths.
+    let stems = Stems::of(skeleton);
+    let mut radii: Vec<f32> = (0..skeleton.segments.len())
+        .filter(|&i| !stems.continues[i])
+        .map(|i| skeleton.segments[i].radius_base)
+        .collect();
+    radii.sort_by(f32::total_cmp);
+    let leaves = if opts.leaves { skeleton.leaves.len() as u64 } else { 0 };
+    let base = ExportOptions {
+        sides: MIN_SIDES,
+        twig_sides: None,
+        ring_step: 4,
+        ..*opts
+    };
+    // Shares of the stems left out, thinnest first: tenths, then finer towards the trunk.
+    const PRUNED: [f64; 16] = [
+        0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 1.0,
+    ];
+    for (step, &share) in PRUNED.iter().enumerate() {
+        let last = step + 1 == PRUNED.len();
+        let min_radius = if share == 0.0 {
+            0.0
+        } else {
+            // The stems up to this share go (the thickest, the trunk's, always stays).
+            let k = ((radii.len() as f64 * share) as usize).min(radii.len() - 1);
+            if k + 1 == radii.len() {
+                radii[k]
+            } else {
+                radii[k].next_up()
+            }
+        };
+        let bare = ExportOptions {
+            min_radius,
+            leaves: false,
+            ..base
+        };
+        let bark = mesh_size(skeleton, &bare).1;
+        if bark > max || (bark > max / 2 && !last && leaves > 0 && 2 * leaves > max - bark) {
+            continue;
+        }
+        let room = (max - bark) / 2;
+        let keep = if leaves == 0 {
+            1
+        } else if room == 0 {
+            continue;
+        } else {
+            leaves.div_ceil(room).max(1)
+        };
+        let o = ExportOptions {
+            min_radius,
+            leaf_keep: keep.min(u32::MAX as u64) as u32,
+            ..base
+        };
+        if fits(&o) {
+            let mut given_up = vec![format!("{MIN_SIDES} tube sides, a ring every 4 joints")];
+            if share > 0.0 {
+                given_up.push(format!(
+                    "the thinnest {:.1} % of the stems left out (under {:.1} mm)",
+                    100.0 * share,
+                    min_radius * 1e3
+                ));
+            }
+            if keep > 1 {
+                given_up.push(format!("one leaf in {keep}, each enlarged ×{:.2}", (keep as f64).sqrt()));
+            }
+            return Ok((o, given_up.join(", ")));
+        }
+    }
+    let least = mesh_size(
+        skeleton,
+        &ExportOptions {
+            min_radius: radii[radii.len() - 1],
+            leaf_keep: u32::MAX,
+            ..base
+        },
+    )
+    .1;
+    bail!(
+        "the tree cannot be drawn in {max} triangles: at {MIN_SIDES} sides, its trunk alone and a single leaf, it still needs {least}; raise --max-triangles"
+    )
 }
 
 /// Most memory an export's mesh may take; a mesh this large also makes the largest .glb.
@@ -417,6 +561,8 @@ struct Stem<'a> {
     first_normal: Vec3,
     /// Close the bottom too (a tube that starts on no parent).
     cap_base: bool,
+    /// A ring at every `ring_step`-th joint (1: at every joint).
+    ring_step: u32,
 }
 
 /// Where one ring sits.
@@ -432,47 +578,71 @@ struct Ring {
 }
 
 impl Stem<'_> {
-    fn rings(&self) -> Vec<Ring> {
+    /// The tube's rings and, for each, its position in the chain (the segment it is the base
+    /// of; the chain's length for the tip ring): at the chain's base, at every `ring_step`-th
+    /// joint and at its tip. Between two rings the tube is straight, so the bend at a ring is
+    /// measured between the straight pieces on either side of it.
+    fn rings(&self) -> Vec<(Ring, usize)> {
         let segs = &self.skeleton.segments;
-        let first = self.chain[0];
-        let last = *self.chain.last().expect("a stem has a segment");
-        let mut rings = Vec::with_capacity(self.chain.len() + 1);
-        rings.push(Ring {
-            centre: segs[first].base,
-            tangent: self.dirs[first],
-            radius: segs[first].radius_base,
-            miter: None,
-        });
-        for pair in self.chain.windows(2) {
-            let (a, b) = (pair[0], pair[1]);
-            let (da, db) = (self.dirs[a], self.dirs[b]);
-            // The bisecting plane: continuation children turn by at most 60°, so da + db ≠ 0.
-            let tangent = (da + db).normalize_or(db);
-            let cos_half = da.dot(tangent);
-            let miter = (db - da)
+        let n = self.chain.len();
+        let step = self.ring_step.max(1) as usize;
+        let kept: Vec<usize> = (0..n).step_by(step).chain(std::iter::once(n)).collect();
+        let centre = |j: usize| {
+            if j < n {
+                segs[self.chain[j]].base
+            } else {
+                segs[self.chain[n - 1]].tip
+            }
+        };
+        // The direction of the piece from kept ring i to kept ring i + 1.
+        let piece = |i: usize| {
+            let (j0, j1) = (kept[i], kept[i + 1]);
+            (centre(j1) - centre(j0))
                 .try_normalize()
-                .filter(|_| cos_half > 1e-3)
-                .map(|bend| (bend, 1.0 / cos_half));
-            rings.push(Ring {
-                centre: segs[a].tip,
-                tangent,
-                // Under the pipe model the parent's tip is the wider of the two (its area is
-                // shared with the side branches); take the wider so no branch pokes out.
-                radius: segs[a].radius_tip.max(segs[b].radius_base),
-                miter,
-            });
+                .unwrap_or(self.dirs[self.chain[j0.min(n - 1)]])
+        };
+        let mut rings = Vec::with_capacity(kept.len());
+        for (i, &j) in kept.iter().enumerate() {
+            let ring = if j == 0 {
+                Ring {
+                    centre: centre(0),
+                    tangent: piece(0),
+                    radius: segs[self.chain[0]].radius_base,
+                    miter: None,
+                }
+            } else if j == n {
+                Ring {
+                    centre: centre(n),
+                    tangent: piece(i - 1),
+                    radius: segs[self.chain[n - 1]].radius_tip,
+                    miter: None,
+                }
+            } else {
+                let (da, db) = (piece(i - 1), piece(i));
+                // The bisecting plane: continuation children turn by at most 60°, so da + db ≠ 0.
+                let tangent = (da + db).normalize_or(db);
+                let cos_half = da.dot(tangent);
+                let miter = (db - da)
+                    .try_normalize()
+                    .filter(|_| cos_half > 1e-3)
+                    .map(|bend| (bend, 1.0 / cos_half));
+                let (a, b) = (self.chain[j - 1], self.chain[j]);
+                Ring {
+                    centre: centre(j),
+                    tangent,
+                    // Under the pipe model the parent's tip is the wider of the two (its area is
+                    // shared with the side branches); take the wider so no branch pokes out.
+                    radius: segs[a].radius_tip.max(segs[b].radius_base),
+                    miter,
+                }
+            };
+            rings.push((ring, j));
         }
-        rings.push(Ring {
-            centre: segs[last].tip,
-            tangent: self.dirs[last],
-            radius: segs[last].radius_tip,
-            miter: None,
-        });
         rings
     }
 
     fn add_to(&self, bark: &mut Mesh, tip_frames: &mut [(Vec3, Vec3)]) {
-        let rings = self.rings();
+        let (rings, at): (Vec<Ring>, Vec<usize>) = self.rings().into_iter().unzip();
         let sides = self.sides;
         let per_ring = sides + 1;
         // v runs one texture repeat per circumference of the stem's base, so bark texels stay
@@ -491,12 +661,15 @@ impl Stem<'_> {
                 let moved = Quat::from_rotation_arc(prev.tangent, ring.tangent) * normal;
                 normal = perpendicular_part(moved, ring.tangent).unwrap_or_else(|| reference_normal(ring.tangent));
                 along += ring.centre.distance(prev.centre);
-                tip_frames[self.chain[k - 1]] = (ring.tangent, normal);
+                // The segments this piece of tube covers end in this ring's frame.
+                for &c in &self.chain[at[k - 1]..at[k]] {
+                    tip_frames[c] = (ring.tangent, normal);
+                }
             }
             let binormal = ring.tangent.cross(normal);
             frames.push((normal, binormal));
             // A ring moves with the segment it is the base of (the last, the tip ring).
-            let segment = self.chain[k.min(self.chain.len() - 1)];
+            let segment = self.chain[at[k].min(self.chain.len() - 1)];
             for j in 0..=sides {
                 let radial = ring_direction(normal, binormal, j, sides);
                 let mut offset = radial * ring.radius;
@@ -631,6 +804,42 @@ pub fn export_all(skeletons: &[&Skeleton], path: &Path, opts: &ExportOptions) ->
         Format::Obj => write_obj(&mesh, path),
         Format::Glb => write_glb(&mesh, path),
     }
+}
+
+/// Most levels of detail an export writes.
+pub const MAX_LODS: u32 = 4;
+
+/// Exports `skeleton` to the .glb `path` with `lods` levels of detail: level 0 with `opts`,
+/// level k fitted ([`fit_triangles`]) to a quarter of the triangles of level k − 1. Returns each
+/// level's figures and what it gave up.
+pub fn export_lods(skeleton: &Skeleton, path: &Path, opts: &ExportOptions, lods: u32) -> Result<Vec<(ExportStats, String)>> {
+    ensure!(
+        Format::from_path(path)? == Format::Glb,
+        "cannot write levels of detail to {}: only a .glb holds several meshes (use .glb, or one level)",
+        path.display()
+    );
+    ensure!(
+        (1..=MAX_LODS).contains(&lods),
+        "{lods} levels of detail is out of range; allowed 1..={MAX_LODS}"
+    );
+    opts.validate()
+        .with_context(|| format!("cannot export to {}", path.display()))?;
+    skeleton
+        .validate()
+        .with_context(|| format!("cannot export to {}", path.display()))?;
+    let (vertices, triangles) = mesh_size(skeleton, opts);
+    check_mesh_size(path, vertices, triangles, MAX_MESH_BYTES)?;
+    let mut levels = vec![(*opts, "the full tree".to_string())];
+    let mut budget = triangles;
+    for _ in 1..lods {
+        budget = (budget / 4).max(MIN_TRIANGLE_BUDGET);
+        let level = fit_triangles(skeleton, &levels[0].0, budget)?;
+        budget = mesh_size(skeleton, &level.0).1;
+        levels.push(level);
+    }
+    let meshes: Vec<TreeMesh> = levels.iter().map(|(o, _)| build_mesh(skeleton, o)).collect();
+    let stats = write_glb_lods(&meshes, path)?;
+    Ok(stats.into_iter().zip(levels.into_iter().map(|(_, why)| why)).collect())
 }
 
 /// Writes `mesh` as Wavefront OBJ to `obj_path`, its materials (`bark`: a plain diffuse colour;
@@ -769,16 +978,51 @@ fn write_obj_body(w: &mut impl Write, mesh: &TreeMesh, mtl_name: &str) -> std::i
 /// Writes `mesh` as binary glTF 2.0: one scene with one node holding one mesh, whose primitives
 /// are the bark and (when there are any) the leaves, each with POSITION, NORMAL, TEXCOORD_0 and
 /// 32-bit indices in buffer views of their own. Materials: `bark` (rough, brown) and `leaf`
-/// (green, alpha mask at 0.5 for a cut-out texture, double-sided).
+/// (the leaf texture, alpha mask at 0.5, double-sided).
 pub fn write_glb(mesh: &TreeMesh, path: &Path) -> Result<ExportStats> {
+    Ok(write_glb_lods(std::slice::from_ref(mesh), path)?.remove(0))
+}
+
+/// Writes the levels of detail `lods` (finest first) as binary glTF 2.0: one mesh and node each,
+/// named `tree_LOD0`, `tree_LOD1`, ... (the names engines such as Unity group into a LOD group);
+/// the scene holds the finest, which lists the others in the `MSFT_lod` extension, so a viewer
+/// without it shows the finest alone. The bark and leaf materials are shared. Returns each
+/// level's figures, the file's bytes in each.
+pub fn write_glb_lods(lods: &[TreeMesh], path: &Path) -> Result<Vec<ExportStats>> {
+    ensure!(!lods.is_empty(), "cannot write {}: no mesh", path.display());
     let mut glb = glb::Glb::default();
-    let (tree, materials) = glb.tree(mesh, None, path)?;
+    let mut meshes = Vec::with_capacity(lods.len());
+    let mut materials = json!([]);
+    for (k, mesh) in lods.iter().enumerate() {
+        let (mut tree, m) = glb.tree(mesh, None, path)?;
+        if lods.len() > 1 {
+            tree["name"] = format!("tree_LOD{k}").into();
+        }
+        meshes.push(tree);
+        materials = m;
+    }
     let mut document = glb::document(&[0]);
-    document.insert("nodes".into(), json!([{ "name": "tree", "mesh": 0 }]));
-    document.insert("meshes".into(), json!([tree]));
+    let nodes: Vec<serde_json::Value> = if lods.len() == 1 {
+        vec![json!({ "name": "tree", "mesh": 0 })]
+    } else {
+        (0..lods.len())
+            .map(|k| {
+                let mut node = json!({ "name": format!("tree_LOD{k}"), "mesh": k });
+                if k == 0 {
+                    node["extensions"] = json!({ "MSFT_lod": { "ids": (1..lods.len()).collect::<Vec<_>>() } });
+                }
+                node
+            })
+            .collect()
+    };
+    if lods.len() > 1 {
+        document.insert("extensionsUsed".into(), json!(["MSFT_lod"]));
+    }
+    document.insert("nodes".into(), nodes.into());
+    document.insert("meshes".into(), meshes.into());
     document.insert("materials".into(), materials);
     let bytes = glb.write(document, path)?;
-    Ok(mesh.stats(bytes))
+    Ok(lods.iter().map(|m| m.stats(bytes)).collect())
 }
 
 impl TreeMesh {

@@ -19,7 +19,10 @@ use crate::args::{count_in, number_in, seed};
 use crate::export::animate::{
     export_animated, AnimateOptions, DEFAULT_FPS, DEFAULT_MAX_JOINTS, MAX_FPS, MAX_JOINTS, MAX_SECONDS,
 };
-use crate::export::{export, files_written, ExportOptions, Format, MAX_SIDES, MIN_SIDES};
+use crate::export::{
+    export, export_lods, files_written, fit_triangles, ExportOptions, Format, MAX_LODS, MAX_SIDES, MIN_SIDES,
+    MIN_TRIANGLE_BUDGET,
+};
 use crate::scene::{world_heading, DEFAULT_WIND_HEADING};
 use crate::output;
 use crate::progress::Progress;
@@ -170,6 +173,18 @@ pub struct ExportArgs {
     #[arg(long, requires = "animate", default_value_t = DEFAULT_MAX_JOINTS, allow_hyphen_values = true,
           value_parser = |s: &str| count_in(s, 1, MAX_JOINTS as u64).map(|n| n as u32))]
     max_joints: u32,
+    /// Fit the mesh into this many triangles: fewer tube sides first, then the thinnest stems
+    /// left out, then one leaf in k (each enlarged to keep the foliage's area); says what it gave
+    /// up.
+    #[arg(long, value_name = "N", allow_hyphen_values = true,
+          value_parser = |s: &str| count_in(s, MIN_TRIANGLE_BUDGET, u32::MAX as u64))]
+    max_triangles: Option<u64>,
+    /// Levels of detail in the .glb: meshes `tree_LOD0` (the full tree, or within
+    /// `--max-triangles`) to `tree_LODn`, each fitted to a quarter of the triangles of the one
+    /// before, listed by the finest in glTF's `MSFT_lod` extension.
+    #[arg(long, value_name = "N", default_value_t = 1, conflicts_with = "animate", allow_hyphen_values = true,
+          value_parser = |s: &str| count_in(s, 1, MAX_LODS as u64).map(|n| n as u32))]
+    lods: u32,
     /// The dynamics model `--animate` simulates: `weber`, `oliapuram`, `verlet` or `chen`.
     #[arg(long, requires = "animate", default_value = "weber", value_parser = crate::args::model)]
     model: ModelKind,
@@ -315,13 +330,42 @@ pub fn run_export(a: &ExportArgs) -> Result<()> {
             a.output.out.display()
         );
     }
+    if a.lods > 1 && Format::from_path(&a.output.out)? != Format::Glb {
+        anyhow::bail!(
+            "cannot write levels of detail to {}: only a .glb holds several meshes (use .glb, or one level)",
+            a.output.out.display()
+        );
+    }
     let spec = load_source(&a.source)?;
     let GrownSpec { skeleton, stats, .. } = grow_spec(&spec, a.seed)?;
-    let opts = ExportOptions {
+    let mut opts = ExportOptions {
         sides: a.sides,
         leaves: !a.no_leaves,
         ..ExportOptions::default()
     };
+    if let Some(max) = a.max_triangles {
+        let (fitted, given_up) = fit_triangles(&skeleton, &opts, max)?;
+        eprintln!("--max-triangles {max}: {given_up}");
+        opts = fitted;
+    }
+    if a.lods > 1 {
+        let levels = export_lods(&skeleton, &a.output.out, &opts, a.lods)?;
+        let bytes = levels.first().map_or(0, |l| l.0.bytes);
+        for (k, (s, given_up)) in levels.iter().enumerate() {
+            eprintln!(
+                "  tree_LOD{k}: {} vertices, {} triangles ({given_up})",
+                s.vertices, s.triangles
+            );
+        }
+        eprintln!(
+            "wrote {}: {} segments, {} leaves, {} levels of detail, {bytes} bytes",
+            a.output.out.display(),
+            stats.segments,
+            stats.leaves,
+            levels.len()
+        );
+        return Ok(());
+    }
     if let Some(seconds) = a.animate {
         let anim = AnimateOptions {
             seconds,

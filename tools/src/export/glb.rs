@@ -41,6 +41,8 @@ pub(super) struct Glb {
     /// Embedded images (PNG in a buffer view), their textures and the one sampler they use.
     images: Vec<Value>,
     textures: Vec<Value>,
+    /// The leaf texture's index, once embedded.
+    leaf_texture: Option<usize>,
 }
 
 impl Glb {
@@ -152,7 +154,14 @@ impl Glb {
         }
         if !mesh.leaves.is_empty() {
             primitives.push(self.primitive(&mesh.leaves, materials.len(), joint_of));
-            let texture = self.texture(&leaf_texture(LEAF_COLOUR, LEAF_TEXTURE_SIZE).to_png());
+            let texture = match self.leaf_texture {
+                Some(t) => t,
+                None => {
+                    let t = self.texture(&leaf_texture(LEAF_COLOUR, LEAF_TEXTURE_SIZE).to_png());
+                    self.leaf_texture = Some(t);
+                    t
+                }
+            };
             materials.push(json!({
                 "name": "leaf",
                 "pbrMetallicRoughness": {

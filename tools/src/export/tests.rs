@@ -340,6 +340,23 @@ fn the_mesh_size_is_counted_exactly_before_building() {
                 sides,
                 leaves,
                 twig_sides,
+                ..ExportOptions::default()
+            };
+            let mesh = build_mesh(skeleton, &opts);
+            let built = (
+                (mesh.bark.vertex_count() + mesh.leaves.vertex_count()) as u64,
+                (mesh.bark.triangle_count() + mesh.leaves.triangle_count()) as u64,
+            );
+            assert_eq!(mesh_size(skeleton, &opts), built, "{opts:?}");
+        }
+        // Fewer rings, thinned leaves and pruned stems are counted as exactly.
+        for (ring_step, leaf_keep, min_radius) in [(2, 3, 0.0), (4, 1, 0.01), (3, 7, 0.05), (1, 2, 1.0)] {
+            let opts = ExportOptions {
+                sides: 5,
+                ring_step,
+                leaf_keep,
+                min_radius,
+                ..ExportOptions::default()
             };
             let mesh = build_mesh(skeleton, &opts);
             let built = (
@@ -367,6 +384,7 @@ fn twig_sides_thin_the_twigs() {
         sides: 12,
         leaves: false,
         twig_sides: Some(TwigSides { below_radius, sides: 4 }),
+        ..ExportOptions::default()
     };
     let mesh = build_mesh(&skeleton, &opts);
     let full = build_mesh(
@@ -815,4 +833,77 @@ fn dense_tree_exports() {
     let obj = fs::metadata(dir.path("tree.obj")).unwrap().len();
     let glb = fs::metadata(dir.path("tree.glb")).unwrap().len();
     println!("tree.glb {glb} B, tree.obj {obj} B, tree.mtl {mtl} B");
+}
+
+/// `--max-triangles`: the fitted mesh has at most the budget, as much of the tree as the ladder
+/// allows (tube sides first), and the thinned leaves keep the foliage's area.
+#[test]
+fn a_triangle_budget_is_met_keeping_the_foliage() {
+    let skeleton = test_tree(1, 2246, 6840).unwrap();
+    let full = ExportOptions::default();
+    let (_, all) = mesh_size(&skeleton, &full);
+    let leaf_area = |m: &Mesh| -> f32 {
+        m.indices
+            .chunks_exact(3)
+            .map(|t| {
+                let [a, b, c] = [0, 1, 2].map(|k| m.positions[t[k] as usize]);
+                0.5 * (b - a).cross(c - a).length()
+            })
+            .sum()
+    };
+    let full_area = leaf_area(&build_mesh(&skeleton, &full).leaves);
+    let (same, why) = fit_triangles(&skeleton, &full, all).unwrap();
+    assert_eq!((same, why.as_str()), (full, "nothing left out"));
+    for budget in [all * 3 / 4, all / 2, all / 4, all / 10, all / 40] {
+        let (fitted, why) = fit_triangles(&skeleton, &full, budget).unwrap();
+        let mesh = build_mesh(&skeleton, &fitted);
+        let triangles = (mesh.bark.triangle_count() + mesh.leaves.triangle_count()) as u64;
+        assert!(triangles <= budget, "{budget}: {triangles} triangles ({why})");
+        assert!(triangles * 3 >= budget, "{budget}: only {triangles} triangles used ({why})");
+        if fitted.leaf_keep > 1 {
+            let area = leaf_area(&mesh.leaves);
+            assert!(
+                (area / full_area - 1.0).abs() < 0.1,
+                "{budget}: the thinned leaves cover {area} m² of {full_area} ({why})"
+            );
+        }
+        // The first step is fewer sides alone.
+        if budget == all * 3 / 4 {
+            assert!(fitted.sides < full.sides && fitted.leaf_keep == 1 && fitted.min_radius == 0.0, "{why}");
+        }
+    }
+    let e = format!("{:#}", fit_triangles(&skeleton, &full, 10).unwrap_err());
+    assert!(e.contains("10 triangles") && e.contains("--max-triangles"), "{e}");
+}
+
+/// Levels of detail: one .glb, one mesh per level named tree_LODk, each within a quarter of the
+/// one before, the finest listing the others in MSFT_lod; the Khronos validator passes it.
+#[test]
+fn levels_of_detail_go_into_one_glb() {
+    let dir = TempDir::new("lods");
+    let skeleton = test_tree(2, 907, 1530).unwrap();
+    let path = dir.path("tree.glb");
+    let levels = export_lods(&skeleton, &path, &ExportOptions::default(), 3).unwrap();
+    assert_eq!(levels.len(), 3);
+    for pair in levels.windows(2) {
+        assert!(pair[1].0.triangles * 4 <= pair[0].0.triangles, "{levels:?}");
+    }
+    let bytes = fs::read(&path).unwrap();
+    let gltf = gltf::Gltf::from_slice(&bytes).unwrap();
+    let names: Vec<_> = gltf.nodes().map(|n| n.name().unwrap().to_string()).collect();
+    assert_eq!(names, ["tree_LOD0", "tree_LOD1", "tree_LOD2"]);
+    assert_eq!(gltf.scenes().next().unwrap().nodes().count(), 1, "the scene shows the finest");
+    // The extension, read from the file's JSON (the gltf crate does not know it).
+    let (json_text, _) = glb_chunks(&bytes);
+    let document: Value = serde_json::from_slice(json_text).unwrap();
+    assert_eq!(document["nodes"][0]["extensions"]["MSFT_lod"], serde_json::json!({ "ids": [1, 2] }));
+    assert_eq!(document["extensionsUsed"], serde_json::json!(["MSFT_lod"]));
+    for (mesh, (stats, _)) in gltf.meshes().zip(&levels) {
+        let triangles: usize = mesh.primitives().map(|p| p.indices().unwrap().count() / 3).sum();
+        assert_eq!(triangles, stats.triangles);
+    }
+    let report = khronos_validate(&path);
+    assert_eq!((&report["numErrors"], &report["numWarnings"]), (&0.into(), &0.into()), "{report}");
+    let e = format!("{:#}", export_lods(&skeleton, &dir.path("tree.obj"), &ExportOptions::default(), 2).unwrap_err());
+    assert!(e.contains("only a .glb"), "{e}");
 }
