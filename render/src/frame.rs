@@ -47,7 +47,7 @@ use std::mem::MaybeUninit;
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 use sylva_engine::JobSystem;
-pub use sylva_shaders::{LeafInstance, SegmentInstance, SphereInstance};
+pub use sylva_shaders::{LeafInstance, SegmentInstance, SphereInstance, PALETTE_BITS, PALETTE_ENTRIES};
 use sylva_shaders::WindArrow;
 use sylva_sim::dynamics::falling::FallingStats;
 use sylva_sim::dynamics::{Breakage, Pose};
@@ -215,6 +215,8 @@ pub struct FillIndex {
     leaf_segment: Vec<u32>,
     /// Per tree, its longest leaf \[m\] (derived from `leaves`).
     longest_leaf: Vec<f32>,
+    /// Per tree, its palette entry (`RenderFrame::looks`); empty: every tree entry 0.
+    tree_palette: Vec<u8>,
     segments: usize,
     /// FNV-1a over everything above: two indices with the same fingerprint fill the same
     /// templates for the same plan (see [`RenderFrame::fill_patched_with_jobs`]).
@@ -319,6 +321,7 @@ impl FillIndex {
             leaves,
             leaf_segment,
             longest_leaf,
+            tree_palette: Vec::new(),
             segments: forest.segment_count(),
             fingerprint: 0,
         };
@@ -344,7 +347,24 @@ impl FillIndex {
             l.rest.iter().for_each(|&r| word(r as u16 as u32));
         }
         self.leaf_segment.iter().for_each(|&i| word(i));
+        self.tree_palette.iter().for_each(|&p| word(p as u32));
         h
+    }
+
+    /// Gives tree t of `forest` palette entry `per_tree[t]` (below [`PALETTE_ENTRIES`]; a tree
+    /// past the end of `per_tree` gets entry 0): its segments carry it in their base radius
+    /// ([`with_palette`]) and its leaves in their colour variation.
+    pub fn set_palette(&mut self, forest: &Forest, per_tree: &[u8]) {
+        self.tree_palette = (0..forest.tree_count())
+            .map(|t| per_tree.get(t).copied().unwrap_or(0).min(PALETTE_ENTRIES as u8 - 1))
+            .collect();
+        for (t, tree) in forest.trees.iter().enumerate() {
+            let entry = self.tree_palette[t];
+            for shape in &mut self.seg_shape[tree.segments.start as usize..tree.segments.end as usize] {
+                shape[0] = with_palette(shape[0], entry);
+            }
+        }
+        self.fingerprint = self.content_hash();
     }
 
     /// Whether this index was built for a forest of this size (a cheap guard against mixing
@@ -414,6 +434,9 @@ pub struct RenderFrame {
     /// The fluid wind's wind balls: centre and Gaussian radius (filled by the caller after
     /// `fill`, which leaves them as they are).
     pub wind_balls: Vec<SphereInstance>,
+    /// How each species looks, by palette entry (see [`FillIndex::set_palette`]); entries past
+    /// the end look as [`Look::default`]. Set by the caller; `fill` leaves it as it is.
+    pub looks: Vec<Look>,
     /// Wind-field arrows (see [`crate::field`]).
     pub wind_arrows: Vec<WindArrow>,
     /// Trees drawn at each level of detail (culled trees are not counted).
@@ -555,10 +578,38 @@ pub fn tree_levels(forest: &Forest, camera: &Camera, lod: &LodSettings, out: &mu
     );
 }
 
-/// Cheap colour variation per leaf in [0, 1].
+/// How a species looks: its leaves' and bark's linear colours and its leaf shape
+/// (`leafshape.glsl`'s ids).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Look {
+    pub leaf: [f32; 3],
+    pub bark: [f32; 3],
+    pub shape: u32,
+}
+
+impl Default for Look {
+    /// The renderer's leaf and bark colours and the oval leaf.
+    fn default() -> Look {
+        Look {
+            leaf: crate::renderer::palette::LEAF,
+            bark: crate::renderer::palette::BARK,
+            shape: 0,
+        }
+    }
+}
+
+/// `r` with `entry` in its low [`PALETTE_BITS`] mantissa bits (what `segment_palette` in
+/// `common.glsl` reads back); the radius changes by at most 2⁻¹⁸ of itself.
+#[inline(always)]
+pub fn with_palette(r: f32, entry: u8) -> f32 {
+    let mask = (1u32 << PALETTE_BITS) - 1;
+    f32::from_bits((r.to_bits() & !mask) | (entry as u32 & mask))
+}
+
+/// Cheap colour variation per leaf in [0, 1).
 #[inline(always)]
 fn leaf_shade(j: usize) -> f32 {
-    ((j as u32).wrapping_mul(2_654_435_761) >> 24) as f32 * (1.0 / 255.0)
+    ((j as u32).wrapping_mul(2_654_435_761) >> 24) as f32 * (1.0 / 256.0)
 }
 
 impl RenderFrame {
@@ -884,10 +935,11 @@ impl RenderFrame {
                     .next_power_of_two()
             };
             let aspect = tree.leaf_aspect;
+            let palette = index.tree_palette.get(t).copied().unwrap_or(0) as f32;
             if stride <= 1 {
                 // Every leaf, in the simulation's order (sequential reads of its arrays).
                 let leaves = seg.leaf_start[first] as usize..seg.leaf_start[tree.segments.end as usize] as usize;
-                plan.leaves(level, leaves, |range| LeafSource::All { range, aspect }, kept_leaves);
+                plan.leaves(level, leaves, |range| LeafSource::All { range, aspect, palette }, kept_leaves);
             } else {
                 // One leaf in `stride` (a power of two up to MAX_LEAF_STRIDE; those whose index
                 // in the tree is a multiple of it, so the choice does not flicker with the
@@ -904,7 +956,7 @@ impl RenderFrame {
                 plan.leaves(
                     level,
                     start..start + kept,
-                    |range| LeafSource::Strided { range, aspect, grow },
+                    |range| LeafSource::Strided { range, aspect, grow, palette },
                     kept_leaves,
                 );
             }
@@ -1116,12 +1168,18 @@ enum Source {
 #[derive(Clone, Debug, PartialEq)]
 enum LeafSource {
     /// The forest's leaves `range`, at their own size.
-    All { range: std::ops::Range<usize>, aspect: f32 },
+    /// (`palette`: the tree's palette entry, the integer part of each leaf's colour variation.)
+    All {
+        range: std::ops::Range<usize>,
+        aspect: f32,
+        palette: f32,
+    },
     /// `FillIndex::leaves[range]`, each enlarged by `grow` on each side.
     Strided {
         range: std::ops::Range<usize>,
         aspect: f32,
         grow: f32,
+        palette: f32,
     },
 }
 
@@ -1217,7 +1275,7 @@ impl Piece<'_> {
             Piece::Leaves { leaves, out } => {
                 assert_eq!(leaves.len(), out.len(), "a fill piece writes its whole window");
                 match leaves {
-                    LeafSource::All { range, aspect } => {
+                    LeafSource::All { range, aspect, palette } => {
                         let segments = &index.leaf_segment[range.clone()];
                         let positions = &pose.leaf_pos[range.clone()];
                         let rests = &forest.leaf.rest[range.clone()];
@@ -1226,7 +1284,7 @@ impl Piece<'_> {
                                 o.write(LeafInstance {
                                     pos_length: [p.x, p.y, p.z, length],
                                     orient: pack_orient(orient),
-                                    width_shade: [length * *aspect, leaf_shade(j)],
+                                    width_shade: [length * *aspect, *palette + leaf_shade(j)],
                                 });
                             };
                         let leaves = out.iter_mut().zip(range.clone()).zip(positions);
@@ -1247,7 +1305,7 @@ impl Piece<'_> {
                             }
                         }
                     }
-                    LeafSource::Strided { range, aspect, grow } => {
+                    LeafSource::Strided { range, aspect, grow, palette } => {
                         for (o, l) in out.iter_mut().zip(&index.leaves[range.clone()]) {
                             let i = l.segment as usize;
                             let q: Quat = pose.orient[i];
@@ -1266,7 +1324,7 @@ impl Piece<'_> {
                             o.write(LeafInstance {
                                 pos_length: [p.x, p.y, p.z, length],
                                 orient: pack_orient(orient),
-                                width_shade: [length * *aspect, leaf_shade(l.leaf as usize)],
+                                width_shade: [length * *aspect, *palette + leaf_shade(l.leaf as usize)],
                             });
                         }
                     }
@@ -1311,7 +1369,7 @@ impl Piece<'_> {
                 capacity = out.len();
                 let mut slots = out.iter_mut();
                 match leaves {
-                    LeafSource::All { range, aspect } => {
+                    LeafSource::All { range, aspect, palette } => {
                         for j in range.clone() {
                             let i = index.leaf_segment[j] as usize;
                             if removed[i] {
@@ -1327,12 +1385,12 @@ impl Piece<'_> {
                             o.write(LeafInstance {
                                 pos_length: [p.x, p.y, p.z, length],
                                 orient: pack_orient(orient),
-                                width_shade: [length * *aspect, leaf_shade(j)],
+                                width_shade: [length * *aspect, *palette + leaf_shade(j)],
                             });
                             written += 1;
                         }
                     }
-                    LeafSource::Strided { range, aspect, grow } => {
+                    LeafSource::Strided { range, aspect, grow, palette } => {
                         for l in &index.leaves[range.clone()] {
                             let i = l.segment as usize;
                             if removed[i] {
@@ -1353,7 +1411,7 @@ impl Piece<'_> {
                             o.write(LeafInstance {
                                 pos_length: [p.x, p.y, p.z, length],
                                 orient: pack_orient(orient),
-                                width_shade: [length * *aspect, leaf_shade(l.leaf as usize)],
+                                width_shade: [length * *aspect, *palette + leaf_shade(l.leaf as usize)],
                             });
                             written += 1;
                         }
@@ -1391,7 +1449,7 @@ impl Piece<'_> {
                 match leaves {
                     // A rigid leaf names its segment and the distance along it, and carries its
                     // rest orientation for the patch to turn with the segment.
-                    LeafSource::All { range, aspect } if rigid => {
+                    LeafSource::All { range, aspect, palette } if rigid => {
                         let segments = &index.leaf_segment[range.clone()];
                         for ((o, j), &i) in out.iter_mut().zip(range.clone()).zip(segments) {
                             let length = forest.leaf.length_m(j);
@@ -1399,21 +1457,21 @@ impl Piece<'_> {
                             o.write(LeafInstance {
                                 pos_length: [bits(j as u32), bits(i), along, length],
                                 orient: forest.leaf.rest[j],
-                                width_shade: [length * *aspect, leaf_shade(j)],
+                                width_shade: [length * *aspect, *palette + leaf_shade(j)],
                             });
                         }
                     }
-                    LeafSource::All { range, aspect } => {
+                    LeafSource::All { range, aspect, palette } => {
                         for (o, j) in out.iter_mut().zip(range.clone()) {
                             let length = forest.leaf.length_m(j);
                             o.write(LeafInstance {
                                 pos_length: [bits(j as u32), bits(PATCH_LEAF_POSITION), 0.0, length],
                                 orient: [0; 4],
-                                width_shade: [length * *aspect, leaf_shade(j)],
+                                width_shade: [length * *aspect, *palette + leaf_shade(j)],
                             });
                         }
                     }
-                    LeafSource::Strided { range, aspect, grow } => {
+                    LeafSource::Strided { range, aspect, grow, palette } => {
                         for (o, l) in out.iter_mut().zip(&index.leaves[range.clone()]) {
                             let length = l.length * *grow;
                             o.write(LeafInstance {
@@ -1426,7 +1484,7 @@ impl Piece<'_> {
                                     length,
                                 ],
                                 orient: if rigid { l.rest } else { [0; 4] },
-                                width_shade: [length * *aspect, leaf_shade(l.leaf as usize)],
+                                width_shade: [length * *aspect, *palette + leaf_shade(l.leaf as usize)],
                             });
                         }
                     }

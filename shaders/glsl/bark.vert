@@ -11,14 +11,17 @@ layout(location = 4) in vec2 in_length_tip;    // length, radius at the tip
 
 layout(location = 0) out vec3 out_world;
 layout(location = 1) out vec3 out_normal;
+layout(location = 2) flat out uint out_palette;
 
 void main() {
     vec4 q = normalize(in_orient);
-    vec3 local = segment_local(in_pos, in_base_radius.w, in_length_tip.y, in_length_tip.x);
+    float r_base = segment_radius(in_base_radius.w);
+    vec3 local = segment_local(in_pos, r_base, in_length_tip.y, in_length_tip.x);
     // The taper tilts the side's normal along the axis; a dome's normal is its own.
-    float slope = (in_base_radius.w - in_length_tip.y) / max(in_length_tip.x, 1e-6);
+    float slope = (r_base - in_length_tip.y) / max(in_length_tip.x, 1e-6);
     vec3 n = in_normal.y == 0.0 ? normalize(vec3(in_normal.x, slope, in_normal.z)) : in_normal;
     out_world = in_base_radius.xyz + rotate(q, local);
     out_normal = rotate(q, n);
+    out_palette = segment_palette(in_base_radius.w);
     gl_Position = frame.view_proj * vec4(out_world, 1.0);
 }

@@ -15,11 +15,20 @@ layout(set = 0, binding = 0, std140) uniform Frame {
     vec4 viewport;       // width, height, 1/width, 1/height
     vec4 params;         // x: time, y: shadow bias, z: ground fade distance, w: shadow texel
     mat4 inv_view_proj;
+    vec4 palette[64];    // per species look k: [2k] leaf rgb, w its shape id; [2k + 1] bark rgb
 } frame;
+
+// A segment instance's base radius carries its palette entry in its 5 low mantissa bits
+// (sylva_shaders::PALETTE_BITS): the entry, and the radius without them.
+uint segment_palette(float r) {
+    return floatBitsToUint(r) & 31u;
+}
+float segment_radius(float r) {
+    return uintBitsToFloat(floatBitsToUint(r) & ~31u);
+}
 
 layout(set = 0, binding = 1) uniform sampler2DShadow shadow_map;
 
-// Rotates v by the unit quaternion q (xyzw).
 // A vertex of the segment mesh (`mesh::cylinder`) in the segment's frame: the sides scaled by
 // the radius at their end and the length; the domes (y below 0 or above 1) hemispheres of the
 // end's radius beyond it.
@@ -30,6 +39,7 @@ vec3 segment_local(vec3 p, float r_base, float r_tip, float len) {
     return vec3(p.x * r, y, p.z * r);
 }
 
+// Rotates v by the unit quaternion q (xyzw).
 vec3 rotate(vec4 q, vec3 v) {
     vec3 t = 2.0 * cross(q.xyz, v);
     return v + q.w * t + cross(q.xyz, t);

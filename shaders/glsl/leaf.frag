@@ -6,10 +6,12 @@ layout(location = 0) in vec3 in_world;
 layout(location = 1) in vec3 in_normal;
 layout(location = 2) in vec2 in_uv;
 layout(location = 3) in float in_shade;
+layout(location = 4) flat in uint in_palette;
 layout(location = 0) out vec4 out_color;
 
 void main() {
-    float coverage = leaf_coverage(in_uv);
+    vec4 look = frame.palette[2u * in_palette];
+    float coverage = leaf_coverage(in_uv, uint(look.w));
     bool to_coverage = frame.leaf_color.w > 0.5;
     if (to_coverage ? coverage <= 0.0 : coverage < 0.5) {
         discard;
@@ -20,7 +22,7 @@ void main() {
     if (dot(n, to_eye) < 0.0) {
         n = -n;
     }
-    vec3 albedo = frame.leaf_color.rgb * mix(0.75, 1.2, in_shade);
+    vec3 albedo = look.rgb * mix(0.75, 1.2, in_shade);
     // A darker midrib.
     albedo *= 1.0 - 0.25 * smoothstep(0.03, 0.0, abs(in_uv.x - 0.5));
     out_color = vec4(shade(albedo, n, in_world, 0.4), to_coverage ? coverage : 1.0);

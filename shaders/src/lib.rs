@@ -243,7 +243,18 @@ pub struct FrameUniforms {
     /// w: shadow-map texel size.
     pub params: [f32; 4],
     pub inv_view_proj: [[f32; 4]; 4],
+    /// Per species look k: `palette[2k]` its leaves' linear colour and leaf shape id (w, see
+    /// `leafshape.glsl`), `palette[2k + 1]` its bark's colour. Instances name their entry
+    /// ([`PALETTE_BITS`]).
+    pub palette: [[f32; 4]; 2 * PALETTE_ENTRIES],
 }
+
+/// Species looks the frame's palette holds.
+pub const PALETTE_ENTRIES: usize = 32;
+/// Low mantissa bits of a segment instance's base radius that carry its palette entry (the
+/// radius loses 2⁻¹⁸ of itself at most); a leaf instance carries it as the integer part of
+/// its colour variation.
+pub const PALETTE_BITS: u32 = 5;
 
 /// One segment drawn as an instance of the tapered-cylinder mesh (vertex locations 2-4).
 #[repr(C)]
@@ -412,7 +423,10 @@ pub struct WindMgScalars {
 // Layout checks against the shaders' declarations.
 const _: () = {
     use core::mem::{offset_of, size_of};
-    assert!(size_of::<FrameUniforms>() == 352);
+    assert!(size_of::<FrameUniforms>() == 352 + 2 * PALETTE_ENTRIES * 16);
+    assert!(offset_of!(FrameUniforms, palette) == 352);
+    // The GLSL declares `vec4 palette[64]`.
+    assert!(2 * PALETTE_ENTRIES == 64);
     assert!(offset_of!(FrameUniforms, light_view_proj) == 64);
     assert!(offset_of!(FrameUniforms, camera_pos) == 128);
     assert!(offset_of!(FrameUniforms, light_dir) == 144);

@@ -11,7 +11,9 @@
 
 use ash::vk;
 use glam::{Mat4, Vec3};
-use sylva_shaders::{ArrowFieldPush, FrameUniforms, LeafInstance, SegmentInstance, SphereInstance, WindArrow};
+use sylva_shaders::{
+    ArrowFieldPush, FrameUniforms, LeafInstance, SegmentInstance, SphereInstance, WindArrow, PALETTE_ENTRIES,
+};
 
 use super::resources::GpuMesh;
 use super::{palette, DrawOptions, Output, Renderer, CARD, SPHERE, SUN_INTENSITY, TIMESTAMPS};
@@ -117,6 +119,15 @@ impl Renderer {
             viewport: [w, h, 1.0 / w, 1.0 / h],
             params: [frame.info.sim_time as f32, 1.5 / (radius * 4.0) * texel, ground, texel],
             inv_view_proj: view_proj.inverse().to_cols_array_2d(),
+            palette: {
+                let mut palette = [[0.0f32; 4]; 2 * PALETTE_ENTRIES];
+                for (k, pair) in palette.chunks_exact_mut(2).enumerate() {
+                    let look = frame.looks.get(k).copied().unwrap_or_default();
+                    pair[0] = vec4(look.leaf, look.shape as f32);
+                    pair[1] = vec4(look.bark, 1.0);
+                }
+                palette
+            },
         }
     }
 
