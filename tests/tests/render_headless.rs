@@ -687,3 +687,52 @@ fn wind_balls_are_drawn_where_they_are() {
 fn camera_right(camera: &Camera) -> Vec3 {
     (camera.target - camera.eye).cross(Vec3::Y).normalize()
 }
+
+/// Each tree is drawn in its species' look: the palette entry its instances carry picks its
+/// leaf colour, bark colour and leaf outline.
+#[test]
+fn trees_are_drawn_in_their_species_look() {
+    use sylva_render::frame::Look;
+    let sim = aspen();
+    let camera = camera_for(&sim);
+    let forest = sim.forest();
+    let draw_look = |look: Option<Look>| {
+        let mut index = FillIndex::new(forest);
+        if look.is_some() {
+            index.set_palette(forest, &[1]);
+        }
+        let mut frame = RenderFrame::default();
+        frame.fill(forest, &index, &sim.pose(), [], &camera, &LodSettings::default());
+        frame.sun = Vec3::new(0.45, 0.8, 0.35).normalize();
+        frame.looks = vec![Look::default()];
+        frame.looks.extend(look);
+        draw(&mut renderer(), &frame, false)
+    };
+    let plain = draw_look(None);
+    let blue_leaves = Look {
+        leaf: [0.04, 0.06, 0.60],
+        bark: [0.60, 0.60, 0.60],
+        shape: 0,
+    };
+    let tinted = draw_look(Some(blue_leaves));
+    // Pixels that were leaf-green are now blue where the tree's leaves are; bark brown is grey.
+    let (mut green, mut now_blue) = (0, 0);
+    for y in 0..H {
+        for x in 0..W {
+            if classify(plain.pixel(x, y)) == Class::Leaf {
+                green += 1;
+                let p = tinted.pixel(x, y);
+                now_blue += (p[2] > p[1] && p[2] > p[0]) as usize;
+            }
+        }
+    }
+    assert!(green > 2000 && now_blue * 10 > green * 8, "{now_blue} of {green} leaf pixels turned blue");
+    let (bark_plain, _) = count(&plain, 0, 0, W, H);
+    let (bark_tinted, _) = count(&tinted, 0, 0, W, H);
+    assert!(bark_plain > 200 && bark_tinted * 10 < bark_plain, "brown bark pixels {bark_plain} → {bark_tinted}");
+    // Needles cover much less of a card than the oval.
+    let needles = draw_look(Some(Look { shape: 1, ..Look::default() }));
+    let (_, leaf_oval) = count(&plain, 0, 0, W, H);
+    let (_, leaf_needle) = count(&needles, 0, 0, W, H);
+    assert!(leaf_needle * 2 < leaf_oval, "leaf pixels: oval {leaf_oval}, needles {leaf_needle}");
+}

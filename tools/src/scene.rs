@@ -12,7 +12,7 @@ use glam::Vec3;
 use sylva_engine::{FrameTimings, JobSystem};
 use sylva_render::cache::CacheWriter;
 use sylva_render::field::slice_arrows;
-use sylva_render::frame::{Camera, FillIndex, LodSettings, RenderFrame, SceneInfo, SimTimings};
+use sylva_render::frame::{Camera, FillIndex, LodSettings, Look, RenderFrame, SceneInfo, SimTimings};
 use sylva_render::{Downloads, Gpu, GpuOliapuram, GpuWind};
 use sylva_sim::collision::runtime::SelfCollisionParams;
 use sylva_sim::dynamics::weber::{SolverKind, WeberModel};
@@ -242,6 +242,19 @@ pub struct Scene {
     pub file: Option<file::SceneFile>,
     /// Where each tree came from and stands (to save the scene as a file).
     pub trees: Vec<TreeSource>,
+    /// How each species of the scene looks (the renderer's palette), and each tree's entry.
+    pub looks: Vec<Look>,
+    pub tree_looks: Vec<u8>,
+}
+
+/// How trees of `spec` look in the renderer.
+pub fn look_of(spec: &WeberPennSpec) -> Look {
+    let f = |c: [f64; 3]| c.map(|x| x as f32);
+    Look {
+        leaf: f(spec.leaf_colour()),
+        bark: f(spec.bark_colour()),
+        shape: spec.leaf_shape_kind() as u32,
+    }
 }
 
 /// `path` made absolute against the current folder (as it was given when that fails).
@@ -354,6 +367,17 @@ impl Scene {
                 })
                 .collect();
             let mut scene = Scene::of_forest(forest, title, model, sources)?;
+            // A look per species, the grown trees the default one after them.
+            scene.looks = loaded.specs.iter().map(look_of).collect();
+            scene.looks.push(Look::default());
+            scene.tree_looks = loaded
+                .trees
+                .iter()
+                .map(|t| match t.kind {
+                    TreeKind::Species(k) => k.min(u8::MAX as usize) as u8,
+                    TreeKind::Grown(_) => loaded.specs.len().min(u8::MAX as usize) as u8,
+                })
+                .collect();
             scene.file = Some(loaded);
             return Ok(scene);
         }
@@ -400,7 +424,11 @@ impl Scene {
                 (None, absolute(spec), species, seed.wrapping_add(k as u64))
             })
             .collect();
-        Scene::of_forest(forest, title, model, sources)
+        let mut scene = Scene::of_forest(forest, title, model, sources)?;
+        // Tree k is species k of the list (as `SpeciesForest::new` plants them).
+        scene.looks = specs.iter().map(look_of).collect();
+        scene.tree_looks = (0..trees).map(|k| (k % specs.len()) as u8).collect();
+        Ok(scene)
     }
 
     /// The scene of a grown forest, moved by a `model`; `sources`: how each tree grew (an
@@ -450,6 +478,8 @@ impl Scene {
             height,
             file: None,
             trees,
+            looks: vec![Look::default()],
+            tree_looks: Vec::new(),
         })
     }
 
@@ -749,6 +779,7 @@ impl Driver {
     /// Wind, the user's sphere and the fill index for a freshly built scene.
     fn setup_scene(&mut self) -> Result<()> {
         self.index = FillIndex::new(self.scene.sim.forest());
+        self.index.set_palette(self.scene.sim.forest(), &self.scene.tree_looks);
         self.file_wind();
         self.apply_wind()?;
         let (c, r) = self.scene.bounds;
@@ -1437,6 +1468,7 @@ impl Driver {
         // in this frame's message line.
         self.report_dynamics_failure();
         let sim = &self.scene.sim;
+        frame.looks.clone_from(&self.scene.looks);
         frame.wind_balls.clear();
         if let Some(g) = sim.wind().fluid() {
             frame.wind_balls.extend(g.balls().iter().map(|b| sylva_render::frame::SphereInstance {

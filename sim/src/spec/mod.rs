@@ -223,6 +223,33 @@ impl LevelSpec {
     }
 }
 
+/// The leaf outlines Sylva draws (the renderer's `leafshape.glsl` ids).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeafShape {
+    Oval = 0,
+    Needle = 1,
+    Heart = 2,
+    Lobed = 3,
+    Rectangle = 4,
+    Triangle = 5,
+    Disc = 6,
+    Frond = 7,
+}
+
+impl LeafShape {
+    /// Every shape and its name in a Sylva spec's `LeafShape`.
+    pub const NAMED: [(&'static str, LeafShape); 8] = [
+        ("oval", LeafShape::Oval),
+        ("needle", LeafShape::Needle),
+        ("heart", LeafShape::Heart),
+        ("lobed", LeafShape::Lobed),
+        ("rectangle", LeafShape::Rectangle),
+        ("triangle", LeafShape::Triangle),
+        ("disc", LeafShape::Disc),
+        ("frond", LeafShape::Frond),
+    ];
+}
+
 /// A Weber-Penn species.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WeberPennSpec {
@@ -252,6 +279,11 @@ pub struct WeberPennSpec {
     pub base_split_size: Option<f64>,
     pub leaves: i64,
     pub leaf_shape: String,
+    /// The leaves' linear RGB colour (Sylva's `LeafColor`); `None`: by the leaf shape
+    /// ([`WeberPennSpec::leaf_colour`]).
+    pub leaf_color: Option<[f64; 3]>,
+    /// The bark's linear RGB colour (Sylva's `BarkColor`); `None`: by the leaf shape.
+    pub bark_color: Option<[f64; 3]>,
     pub leaf_scale: f64,
     pub leaf_scale_x: f64,
     pub leaf_quality: f64,
@@ -274,6 +306,61 @@ pub struct WeberPennSpec {
     pub extras: BTreeMap<String, String>,
     /// What the importer had to say: defaulted or ignored keys, tool fix-ups applied.
     pub notes: Vec<String>,
+}
+
+impl WeberPennSpec {
+    /// The outline its leaves are drawn with, from `LeafShape` as its format means it:
+    /// tree-gen's numbers (1 ovate, 2 linear, 3 cordate, 4 maple, 5 palmate, 6 spiky oak,
+    /// 7 rounded oak, 8 elliptic, 9 rectangle, 10 triangle; others elliptic), Arbaro's names
+    /// (`disc`, `disc1`..`disc9` and `sphere` as discs, `square`, `palm` as fronds, `0` and any
+    /// other the default oval), Sapling's geometry (`rect` a rectangle, others oval), and
+    /// Sylva's own names ([`LeafShape::NAMED`]), which every format may use.
+    pub fn leaf_shape_kind(&self) -> LeafShape {
+        let s = self.leaf_shape.trim().to_ascii_lowercase();
+        if let Some(&(_, shape)) = LeafShape::NAMED.iter().find(|(n, _)| *n == s) {
+            return shape;
+        }
+        match self.origin {
+            SpecTool::TreeGen => match s.parse::<i64>() {
+                Ok(2) => LeafShape::Needle,
+                Ok(3) => LeafShape::Heart,
+                Ok(4..=7) => LeafShape::Lobed,
+                Ok(9) => LeafShape::Rectangle,
+                Ok(10) => LeafShape::Triangle,
+                _ => LeafShape::Oval,
+            },
+            SpecTool::SaplingV02 | SpecTool::SaplingV03 | SpecTool::Sapling4 => match s.as_str() {
+                "rect" => LeafShape::Rectangle,
+                _ => LeafShape::Oval,
+            },
+            _ => match s.as_str() {
+                "square" => LeafShape::Rectangle,
+                "palm" => LeafShape::Frond,
+                _ if s == "sphere" || s.starts_with("disc") => LeafShape::Disc,
+                _ => LeafShape::Oval,
+            },
+        }
+    }
+
+    /// The leaves' linear RGB colour: `LeafColor`, else by the leaf shape (needles a dark
+    /// blue-green, fronds a yellower green, broad leaves a mid green).
+    pub fn leaf_colour(&self) -> [f64; 3] {
+        self.leaf_color.unwrap_or(match self.leaf_shape_kind() {
+            LeafShape::Needle => [0.05, 0.17, 0.07],
+            LeafShape::Frond => [0.16, 0.36, 0.08],
+            _ => [0.16, 0.40, 0.09],
+        })
+    }
+
+    /// The bark's linear RGB colour: `BarkColor`, else by the leaf shape (conifers a red-brown,
+    /// palms a grey-tan, broadleaves a mid brown).
+    pub fn bark_colour(&self) -> [f64; 3] {
+        self.bark_color.unwrap_or(match self.leaf_shape_kind() {
+            LeafShape::Needle => [0.26, 0.14, 0.09],
+            LeafShape::Frond => [0.36, 0.30, 0.22],
+            _ => [0.30, 0.20, 0.12],
+        })
+    }
 }
 
 impl WeberPennSpec {
@@ -304,6 +391,8 @@ impl WeberPennSpec {
             collision_free: None,
             leaves: 0,
             leaf_shape: "0".to_string(),
+            leaf_color: None,
+            bark_color: None,
             leaf_scale: 0.2,
             leaf_scale_x: 0.5,
             leaf_quality: 1.0,

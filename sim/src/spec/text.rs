@@ -42,6 +42,8 @@ enum Slot<'a> {
     OptI(&'a mut Option<i64>),
     OptF(&'a mut Option<f64>),
     OptF4(&'a mut Option<[f64; 4]>),
+    /// A colour: three numbers in 0..=1 (linear RGB).
+    OptColour(&'a mut Option<[f64; 3]>),
 }
 
 /// Every parameter of a spec with its Sylva name, in the order they are written.
@@ -65,6 +67,8 @@ fn slots(s: &mut WeberPennSpec) -> Vec<(String, Slot<'_>)> {
         ("Smooth".into(), F(&mut s.smooth)),
         ("Leaves".into(), I(&mut s.leaves)),
         ("LeafShape".into(), S(&mut s.leaf_shape)),
+        ("LeafColor".into(), OptColour(&mut s.leaf_color)),
+        ("BarkColor".into(), OptColour(&mut s.bark_color)),
         ("LeafScale".into(), F(&mut s.leaf_scale)),
         ("LeafScaleX".into(), F(&mut s.leaf_scale_x)),
         ("LeafQuality".into(), F(&mut s.leaf_quality)),
@@ -216,6 +220,10 @@ pub fn write(spec: &WeberPennSpec) -> String {
                 None => continue,
             },
             Slot::OptF4(v) => match v {
+                Some(a) => a.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" "),
+                None => continue,
+            },
+            Slot::OptColour(v) => match v {
                 Some(a) => a.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" "),
                 None => continue,
             },
@@ -473,10 +481,30 @@ pub fn parse(text: &str, file: &str) -> Result<WeberPennSpec, SpecError> {
                     }
                     **v = Some(a);
                 }
+                Slot::OptColour(v) => {
+                    let parts: Vec<&str> = value.split_whitespace().collect();
+                    if parts.len() != 3 {
+                        return Err(err(format!(
+                            "{} values; allowed: 3 numbers in 0..=1 (linear red, green, blue)",
+                            parts.len()
+                        )));
+                    }
+                    let mut a = [0.0; 3];
+                    for (i, p) in parts.iter().enumerate() {
+                        a[i] = parse_float(p).map_err(err)?;
+                        if !(0.0..=1.0).contains(&a[i]) {
+                            return Err(err(format!("{} is out of range; allowed 0..=1", a[i])));
+                        }
+                    }
+                    **v = Some(a);
+                }
             }
         }
         for (name, slot) in &slots {
-            let optional = matches!(slot, Slot::OptI(_) | Slot::OptF(_) | Slot::OptF4(_));
+            let optional = matches!(
+                slot,
+                Slot::OptI(_) | Slot::OptF(_) | Slot::OptF4(_) | Slot::OptColour(_)
+            );
             if !optional && !seen.contains(name) {
                 missing.push(name.clone());
             }
@@ -564,5 +592,52 @@ mod tests {
         assert_eq!(s.levels, 2);
         assert_eq!(s.origin, SpecTool::Sylva);
         assert!(s.notes.iter().any(|n| n.contains("defaults used")));
+    }
+
+    /// `LeafColor` and `BarkColor` round-trip, are refused out of 0..=1, and a spec without
+    /// them takes its look from its leaf shape, read as its format means it.
+    #[test]
+    fn colours_and_leaf_shapes_are_read_as_each_format_means_them() {
+        use crate::spec::{LeafShape, SpecTool};
+        let mut s = WeberPennSpec::arbaro_default("look", SpecTool::Sylva);
+        s.leaf_color = Some([0.2, 0.5, 0.1]);
+        s.bark_color = Some([0.6, 0.55, 0.5]);
+        s.leaf_shape = "frond".into();
+        let text = write(&s);
+        assert!(text.contains("LeafColor = 0.2 0.5 0.1") && text.contains("BarkColor = 0.6 0.55 0.5"), "{text}");
+        let back = parse(&text, "look.sylva").unwrap();
+        assert_eq!((back.leaf_color, back.bark_color), (s.leaf_color, s.bark_color));
+        assert_eq!(back.leaf_shape_kind(), LeafShape::Frond);
+        assert_eq!(back.leaf_colour(), [0.2, 0.5, 0.1]);
+        let bad = text.replace("LeafColor = 0.2 0.5 0.1", "LeafColor = 0.2 1.5 0.1");
+        let e = parse(&bad, "bad.sylva").unwrap_err().to_string();
+        assert!(e.contains("LeafColor") && e.contains("0..=1"), "{e}");
+        let bad = text.replace("LeafColor = 0.2 0.5 0.1", "LeafColor = 0.2 0.5");
+        assert!(parse(&bad, "bad.sylva").unwrap_err().to_string().contains("3 numbers"));
+
+        let shape = |origin, name: &str| {
+            let mut s = WeberPennSpec::arbaro_default("x", origin);
+            s.leaf_shape = name.into();
+            s.leaf_shape_kind()
+        };
+        assert_eq!(shape(SpecTool::TreeGen, "2"), LeafShape::Needle);
+        assert_eq!(shape(SpecTool::TreeGen, "3"), LeafShape::Heart);
+        assert_eq!(shape(SpecTool::TreeGen, "4"), LeafShape::Lobed);
+        assert_eq!(shape(SpecTool::TreeGen, "10"), LeafShape::Triangle);
+        assert_eq!(shape(SpecTool::TreeGen, "0"), LeafShape::Oval);
+        assert_eq!(shape(SpecTool::Arbaro, "palm"), LeafShape::Frond);
+        assert_eq!(shape(SpecTool::Arbaro, "disc2"), LeafShape::Disc);
+        assert_eq!(shape(SpecTool::Arbaro, "sphere"), LeafShape::Disc);
+        assert_eq!(shape(SpecTool::Arbaro, "square"), LeafShape::Rectangle);
+        assert_eq!(shape(SpecTool::Arbaro, "0"), LeafShape::Oval);
+        assert_eq!(shape(SpecTool::SaplingV03, "rect"), LeafShape::Rectangle);
+        assert_eq!(shape(SpecTool::SaplingV03, "hex"), LeafShape::Oval);
+        // Without colours, needles are darker than broad leaves.
+        let fir = {
+            let mut s = WeberPennSpec::arbaro_default("fir", SpecTool::TreeGen);
+            s.leaf_shape = "2".into();
+            s
+        };
+        assert!(fir.leaf_colour()[1] < WeberPennSpec::arbaro_default("oak", SpecTool::Arbaro).leaf_colour()[1]);
     }
 }
