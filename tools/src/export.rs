@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, ensure, Context, Result};
 use glam::{Quat, Vec2, Vec3};
 use serde_json::json;
+use sylva_sim::spec::LeafShape;
 use sylva_sim::Skeleton;
 
 use crate::output::AtomicFile;
@@ -38,10 +39,35 @@ pub const MAX_SIDES: u32 = 64;
 /// most this angle \[degrees\] (and turns least among its siblings); otherwise it starts a new tube.
 pub const MAX_CONTINUATION_ANGLE_DEG: f32 = 60.0;
 
-/// Base colour of the bark material (linear RGB).
-const BARK_COLOUR: [f64; 3] = [0.30, 0.20, 0.12];
-/// Base colour of the leaf material (linear RGB).
-const LEAF_COLOUR: [f64; 3] = [0.16, 0.40, 0.09];
+/// How the exported tree looks: its materials' colours (linear RGB) and its leaves' outline.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ExportLook {
+    pub leaf: [f64; 3],
+    pub bark: [f64; 3],
+    pub shape: LeafShape,
+}
+
+impl Default for ExportLook {
+    /// A mid-green oval leaf on mid-brown bark.
+    fn default() -> ExportLook {
+        ExportLook {
+            leaf: [0.16, 0.40, 0.09],
+            bark: [0.30, 0.20, 0.12],
+            shape: LeafShape::Oval,
+        }
+    }
+}
+
+impl ExportLook {
+    /// The look `spec` gives its trees (`LeafColor`, `BarkColor`, `LeafShape`).
+    pub fn of(spec: &sylva_sim::spec::WeberPennSpec) -> ExportLook {
+        ExportLook {
+            leaf: spec.leaf_colour(),
+            bark: spec.bark_colour(),
+            shape: spec.leaf_shape_kind(),
+        }
+    }
+}
 
 /// How to mesh a tree.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -61,6 +87,8 @@ pub struct ExportOptions {
     /// A tube ring at every `ring_step`-th joint of a stem (and at its ends), the tube straight
     /// between them; 1: at every joint.
     pub ring_step: u32,
+    /// The materials' colours and the leaf texture's outline.
+    pub look: ExportLook,
 }
 
 /// Stems whose first ring is thinner than `below_radius` get `sides` sides instead of
@@ -82,6 +110,7 @@ impl Default for ExportOptions {
             leaf_keep: 1,
             min_radius: 0.0,
             ring_step: 1,
+            look: ExportLook::default(),
         }
     }
 }
@@ -226,6 +255,8 @@ impl Mesh {
 pub struct TreeMesh {
     pub bark: Mesh,
     pub leaves: Mesh,
+    /// Its materials' look.
+    pub look: ExportLook,
 }
 
 /// Meshes a skeleton (see the module documentation for the construction).
@@ -325,7 +356,11 @@ pub fn build_mesh(skeleton: &Skeleton, opts: &ExportOptions) -> TreeMesh {
             leaves.indices.extend_from_slice(&[a, b, c, a, c, d]);
         }
     }
-    TreeMesh { bark, leaves }
+    TreeMesh {
+        bark,
+        leaves,
+        look: opts.look,
+    }
 }
 
 /// How a skeleton's segments join into tubes (see [`build_mesh`]).
@@ -794,7 +829,10 @@ pub fn export_all(skeletons: &[&Skeleton], path: &Path, opts: &ExportOptions) ->
         (vertices, triangles) = (vertices + v, triangles + t);
     }
     check_mesh_size(path, vertices, triangles, MAX_MESH_BYTES)?;
-    let mut mesh = TreeMesh::default();
+    let mut mesh = TreeMesh {
+        look: opts.look,
+        ..TreeMesh::default()
+    };
     for skeleton in skeletons {
         let part = build_mesh(skeleton, opts);
         mesh.bark.append(part.bark);
@@ -874,12 +912,12 @@ pub fn write_obj(mesh: &TreeMesh, obj_path: &Path) -> Result<ExportStats> {
     let materials_of = || format!("writing the materials of {}", obj_path.display());
     let mut png = AtomicFile::create(&png_path).with_context(materials_of)?;
     png.writer()
-        .write_all(&texture::leaf_texture(LEAF_COLOUR, texture::LEAF_TEXTURE_SIZE).to_png())
+        .write_all(&texture::leaf_texture(&mesh.look, texture::LEAF_TEXTURE_SIZE).to_png())
         .with_context(|| format!("writing {} failed", png_path.display()))
         .with_context(materials_of)?;
     let png_bytes = png.finish().with_context(materials_of)?;
     let mut mtl = AtomicFile::create(&mtl_path).with_context(materials_of)?;
-    write_mtl(mtl.writer(), &png_name)
+    write_mtl(mtl.writer(), &png_name, mesh.look.bark)
         .with_context(|| format!("writing {} failed", mtl_path.display()))
         .with_context(materials_of)?;
     let mtl_bytes = mtl.finish().with_context(materials_of)?;
@@ -903,9 +941,9 @@ pub fn write_obj(mesh: &TreeMesh, obj_path: &Path) -> Result<ExportStats> {
 
 /// The materials: `bark` a plain colour, `leaf` the leaf texture `leaf_png` (its colour, and
 /// its alpha as the cut-out).
-fn write_mtl(w: &mut impl Write, leaf_png: &str) -> std::io::Result<()> {
+fn write_mtl(w: &mut impl Write, leaf_png: &str, bark: [f64; 3]) -> std::io::Result<()> {
     writeln!(w, "# Sylva tree materials")?;
-    for (name, [r, g, b], shininess) in [("bark", BARK_COLOUR, 4), ("leaf", [1.0; 3], 16)] {
+    for (name, [r, g, b], shininess) in [("bark", bark, 4), ("leaf", [1.0; 3], 16)] {
         writeln!(w, "\nnewmtl {name}")?;
         writeln!(w, "Ka 0 0 0")?;
         writeln!(w, "Kd {r} {g} {b}")?;

@@ -20,7 +20,7 @@ use crate::export::animate::{
     export_animated, AnimateOptions, DEFAULT_FPS, DEFAULT_MAX_JOINTS, MAX_FPS, MAX_JOINTS, MAX_SECONDS,
 };
 use crate::export::{
-    export, export_lods, files_written, fit_triangles, ExportOptions, Format, MAX_LODS, MAX_SIDES, MIN_SIDES,
+    export, export_lods, files_written, fit_triangles, ExportLook, ExportOptions, Format, MAX_LODS, MAX_SIDES, MIN_SIDES,
     MIN_TRIANGLE_BUDGET,
 };
 use crate::scene::{world_heading, DEFAULT_WIND_HEADING};
@@ -341,6 +341,7 @@ pub fn run_export(a: &ExportArgs) -> Result<()> {
     let mut opts = ExportOptions {
         sides: a.sides,
         leaves: !a.no_leaves,
+        look: ExportLook::of(&spec),
         ..ExportOptions::default()
     };
     if let Some(max) = a.max_triangles {

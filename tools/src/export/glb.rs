@@ -14,7 +14,7 @@ use anyhow::{ensure, Context, Result};
 use serde_json::{json, Map, Value};
 
 use super::texture::{leaf_texture, LEAF_TEXTURE_SIZE};
-use super::{Mesh, TreeMesh, BARK_COLOUR, LEAF_COLOUR};
+use super::{Mesh, TreeMesh};
 use crate::output::AtomicFile;
 
 const GLB_MAGIC: u32 = 0x4654_6C67; // "glTF"
@@ -146,7 +146,7 @@ impl Glb {
             materials.push(json!({
                 "name": "bark",
                 "pbrMetallicRoughness": {
-                    "baseColorFactor": [BARK_COLOUR[0], BARK_COLOUR[1], BARK_COLOUR[2], 1.0],
+                    "baseColorFactor": [mesh.look.bark[0], mesh.look.bark[1], mesh.look.bark[2], 1.0],
                     "metallicFactor": 0.0,
                     "roughnessFactor": 0.9
                 }
@@ -157,7 +157,7 @@ impl Glb {
             let texture = match self.leaf_texture {
                 Some(t) => t,
                 None => {
-                    let t = self.texture(&leaf_texture(LEAF_COLOUR, LEAF_TEXTURE_SIZE).to_png());
+                    let t = self.texture(&leaf_texture(&mesh.look, LEAF_TEXTURE_SIZE).to_png());
                     self.leaf_texture = Some(t);
                     t
                 }

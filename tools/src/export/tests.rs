@@ -486,7 +486,7 @@ fn check_glb(path: &Path, mesh: &TreeMesh, stats: &ExportStats) {
                         let blob = gltf.blob.as_deref().unwrap();
                         let png = &blob[view.offset()..view.offset() + view.length()];
                         let decoded = sylva_render::Rgba::from_png(png).unwrap();
-                        assert_eq!(decoded, texture::leaf_texture(LEAF_COLOUR, texture::LEAF_TEXTURE_SIZE));
+                        assert_eq!(decoded, texture::leaf_texture(&ExportLook::default(), texture::LEAF_TEXTURE_SIZE));
                     }
                     other => panic!("the leaf texture is not embedded: {other:?}"),
                 }
@@ -666,7 +666,7 @@ fn obj_reads_back() {
     assert!(mtl.contains("map_Kd tree_leaf.png") && mtl.contains("map_d tree_leaf.png"), "{mtl}");
     // The texture is the leaf texture, alpha and all.
     let image = sylva_render::Rgba::from_png(&png).unwrap();
-    assert_eq!(image, texture::leaf_texture(LEAF_COLOUR, texture::LEAF_TEXTURE_SIZE));
+    assert_eq!(image, texture::leaf_texture(&ExportLook::default(), texture::LEAF_TEXTURE_SIZE));
 
     let obj = read_obj(&text);
     assert_eq!(obj.mtllib.as_deref(), Some("tree.mtl"));
@@ -906,4 +906,40 @@ fn levels_of_detail_go_into_one_glb() {
     assert_eq!((&report["numErrors"], &report["numWarnings"]), (&0.into(), &0.into()), "{report}");
     let e = format!("{:#}", export_lods(&skeleton, &dir.path("tree.obj"), &ExportOptions::default(), 2).unwrap_err());
     assert!(e.contains("only a .glb"), "{e}");
+}
+
+/// The species' look reaches the file: the bark's colour, and the leaf texture in the leaf
+/// colour with the leaf shape's outline.
+#[test]
+fn the_species_look_is_exported() {
+    let dir = TempDir::new("look");
+    let mut spec = sylva_sim::spec::WeberPennSpec::arbaro_default("look", sylva_sim::spec::SpecTool::Sylva);
+    spec.leaf_color = Some([0.5, 0.1, 0.05]);
+    spec.bark_color = Some([0.6, 0.6, 0.55]);
+    spec.leaf_shape = "needle".into();
+    let look = ExportLook::of(&spec);
+    let opts = ExportOptions {
+        look,
+        ..ExportOptions::default()
+    };
+    let skeleton = test_tree(3, 200, 300).unwrap();
+    let path = dir.path("tree.glb");
+    export(&skeleton, &path, &opts).unwrap();
+    let bytes = fs::read(&path).unwrap();
+    let gltf = gltf::Gltf::from_slice(&bytes).unwrap();
+    let bark = gltf.materials().find(|m| m.name() == Some("bark")).unwrap();
+    let c = bark.pbr_metallic_roughness().base_color_factor();
+    assert!((c[0] - 0.6).abs() < 1e-6 && (c[2] - 0.55).abs() < 1e-6, "{c:?}");
+    let leaf = gltf.materials().find(|m| m.name() == Some("leaf")).unwrap();
+    let image = leaf.pbr_metallic_roughness().base_color_texture().unwrap().texture().source();
+    let gltf::image::Source::View { view, .. } = image.source() else {
+        panic!("not embedded")
+    };
+    let blob = gltf.blob.as_deref().unwrap();
+    let png = sylva_render::Rgba::from_png(&blob[view.offset()..view.offset() + view.length()]).unwrap();
+    assert_eq!(png, texture::leaf_texture(&look, texture::LEAF_TEXTURE_SIZE));
+    // A needle: reddish here, and narrow (the card's edge columns are clear all the way up).
+    let p = png.pixel(png.width / 2, png.height / 2);
+    assert!(p[0] > p[1] && p[3] == 255, "{p:?}");
+    assert!((0..png.height).all(|y| png.pixel(png.width / 4, y)[3] == 0));
 }

@@ -1,22 +1,51 @@
 //! The leaf texture the exports carry: the blade's outline as an alpha cut-out, coloured, on
 //! the card's texture coordinates (u across, v = 0 at the blade's tip, the image's top row).
 //!
-//! The outline is the renderer's (`leafshape.glsl`): a pointed oval from the stalk to the tip,
-//! widest a little below the middle, its half-width² = v(1 − v)(1 − 0.3v)² across the card for
-//! v from the stalk, cut below v = 0.02. Alpha is the share of 4 × 4 samples per pixel inside it,
-//! so the edge is smooth for a viewer that blends and sharp at the usual 0.5 cut-off; the colour
-//! is the leaf colour with the renderer's darker midrib.
+//! The outline is the renderer's (`leafshape.glsl`, the same functions of the card point), by
+//! the species' leaf shape: the default a pointed oval from the stalk to the tip, widest a
+//! little below the middle. Alpha is the share of 4 × 4 samples per pixel inside it, so the edge
+//! is smooth for a viewer that blends and sharp at the usual 0.5 cut-off; the colour is the
+//! leaf colour with the renderer's darker midrib.
 
 use sylva_render::Rgba;
+use sylva_sim::spec::LeafShape;
+
+use super::ExportLook;
 
 /// Width and height of the leaf texture \[pixels\]: a card is about twice as long as wide.
 pub const LEAF_TEXTURE_SIZE: (u32, u32) = (64, 128);
 
 /// Whether a point of the card, `x` across from the midrib (−0.5..0.5) and `v` from the stalk
-/// (0..1), lies on the blade.
-fn on_blade(x: f32, v: f32) -> bool {
-    let taper = 1.0 - 0.3 * v;
-    v >= 0.02 && x * x <= v * (1.0 - v) * taper * taper
+/// (0..1), lies on a blade of `shape`: `leaf_outline` in `leafshape.glsl`, both functions ≤ 0.
+pub fn on_blade(shape: LeafShape, x: f32, v: f32) -> bool {
+    let ax = x.abs();
+    let (a, b) = match shape {
+        LeafShape::Needle => (ax - 0.07 * (4.0 * (1.0 - v)).min(1.0), 0.02 - v),
+        LeafShape::Heart => (ax - (1.25 * v.max(0.0).sqrt() * (1.0 - v)).min(0.49), 0.15 - 0.8 * ax - v),
+        LeafShape::Lobed => {
+            let (px, py) = (x, v - 0.42);
+            let theta = px.atan2(py);
+            let r = if theta.abs() < 2.4 {
+                0.40 * (0.62 + 0.38 * (5.0 * theta).cos())
+            } else {
+                0.16
+            };
+            ((px * px + py * py).sqrt() - r, 0.02 - v)
+        }
+        LeafShape::Rectangle => (ax - 0.42, (v - 0.5).abs() - 0.47),
+        LeafShape::Triangle => (ax - 0.45 * (1.0 - v), 0.02 - v),
+        LeafShape::Disc => ((x * x + (v - 0.5) * (v - 0.5)).sqrt() - 0.46, -1.0),
+        LeafShape::Frond => {
+            let hw = 0.5 * (std::f32::consts::PI * v).sin().max(0.0).powf(0.7);
+            let leaflet = (v * 12.0 - ax * 2.0).rem_euclid(1.0) - 0.45;
+            ((ax - 0.025).min((ax - hw).max(leaflet)), 0.01 - v)
+        }
+        LeafShape::Oval => {
+            let taper = 1.0 - 0.3 * v;
+            (x * x - v * (1.0 - v) * taper * taper, 0.02 - v)
+        }
+    };
+    a <= 0.0 && b <= 0.0
 }
 
 /// A linear colour channel as 8-bit sRGB.
@@ -30,8 +59,10 @@ fn srgb(c: f32) -> u8 {
     (s * 255.0).round() as u8
 }
 
-/// The leaf texture in `colour` (linear RGB), `width` × `height` pixels.
-pub fn leaf_texture(colour: [f64; 3], (width, height): (u32, u32)) -> Rgba {
+/// The leaf texture of `look` (its leaf colour, linear RGB, and outline), `width` × `height`
+/// pixels.
+pub fn leaf_texture(look: &ExportLook, (width, height): (u32, u32)) -> Rgba {
+    let colour = look.leaf;
     const SAMPLES: u32 = 4;
     let mut pixels = Vec::with_capacity((4 * width * height) as usize);
     for y in 0..height {
@@ -41,7 +72,7 @@ pub fn leaf_texture(colour: [f64; 3], (width, height): (u32, u32)) -> Rgba {
                 for sx in 0..SAMPLES {
                     let u = (x as f32 + (sx as f32 + 0.5) / SAMPLES as f32) / width as f32;
                     let v_image = (y as f32 + (sy as f32 + 0.5) / SAMPLES as f32) / height as f32;
-                    inside += on_blade(u - 0.5, 1.0 - v_image) as u32;
+                    inside += on_blade(look.shape, u - 0.5, 1.0 - v_image) as u32;
                 }
             }
             let u = (x as f32 + 0.5) / width as f32;
@@ -64,7 +95,7 @@ mod tests {
     #[test]
     fn the_texture_cuts_out_the_renderers_leaf_outline() {
         let (w, h) = LEAF_TEXTURE_SIZE;
-        let t = leaf_texture([0.16, 0.40, 0.09], (w, h));
+        let t = leaf_texture(&ExportLook::default(), (w, h));
         assert_eq!(t.pixels.len(), (4 * w * h) as usize);
         // Opaque down the middle of the blade, clear at the card's corners and below the cut.
         for v in [0.2f32, 0.5, 0.8] {
@@ -95,5 +126,28 @@ mod tests {
         let p = t.pixel(w / 2, h / 2);
         let q = t.pixel(w / 2 + 6, h / 2);
         assert!(p[1] > p[0] && p[1] > p[2] && q[1] > p[1], "{p:?} {q:?}");
+    }
+
+    /// Every shape cuts its own outline: needles cover far less of the card than the oval, a
+    /// disc about π·0.46², a rectangle 0.84 × 0.94; a frond's leaflets leave gaps along it.
+    #[test]
+    fn each_leaf_shape_has_its_outline() {
+        let cover = |shape| {
+            let look = ExportLook {
+                shape,
+                ..ExportLook::default()
+            };
+            let t = leaf_texture(&look, LEAF_TEXTURE_SIZE);
+            t.pixels.chunks_exact(4).map(|p| p[3] as f64 / 255.0).sum::<f64>() / (t.width * t.height) as f64
+        };
+        let oval = cover(LeafShape::Oval);
+        assert!(cover(LeafShape::Needle) < 0.3 * oval);
+        assert!((cover(LeafShape::Disc) - std::f64::consts::PI * 0.46 * 0.46).abs() < 0.01);
+        assert!((cover(LeafShape::Rectangle) - 0.84 * 0.94).abs() < 0.01);
+        assert!((cover(LeafShape::Triangle) - 0.45 * 0.98 * 0.98).abs() < 0.02);
+        for shape in [LeafShape::Heart, LeafShape::Lobed, LeafShape::Frond] {
+            let c = cover(shape);
+            assert!(c > 0.1 && c < 0.9 && (c - oval).abs() > 0.02, "{shape:?}: {c} vs oval {oval}");
+        }
     }
 }
