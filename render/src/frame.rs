@@ -47,8 +47,8 @@ use std::mem::MaybeUninit;
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 use sylva_engine::JobSystem;
-pub use sylva_shaders::{LeafInstance, SegmentInstance, SphereInstance, PALETTE_BITS, PALETTE_ENTRIES};
 use sylva_shaders::WindArrow;
+pub use sylva_shaders::{LeafInstance, SegmentInstance, SphereInstance, PALETTE_BITS, PALETTE_ENTRIES};
 use sylva_sim::dynamics::falling::FallingStats;
 use sylva_sim::dynamics::{Breakage, Pose};
 use sylva_sim::forest::{Forest, TreeInfo};
@@ -939,7 +939,12 @@ impl RenderFrame {
             if stride <= 1 {
                 // Every leaf, in the simulation's order (sequential reads of its arrays).
                 let leaves = seg.leaf_start[first] as usize..seg.leaf_start[tree.segments.end as usize] as usize;
-                plan.leaves(level, leaves, |range| LeafSource::All { range, aspect, palette }, kept_leaves);
+                plan.leaves(
+                    level,
+                    leaves,
+                    |range| LeafSource::All { range, aspect, palette },
+                    kept_leaves,
+                );
             } else {
                 // One leaf in `stride` (a power of two up to MAX_LEAF_STRIDE; those whose index
                 // in the tree is a multiple of it, so the choice does not flicker with the
@@ -956,7 +961,12 @@ impl RenderFrame {
                 plan.leaves(
                     level,
                     start..start + kept,
-                    |range| LeafSource::Strided { range, aspect, grow, palette },
+                    |range| LeafSource::Strided {
+                        range,
+                        aspect,
+                        grow,
+                        palette,
+                    },
                     kept_leaves,
                 );
             }
@@ -1305,7 +1315,12 @@ impl Piece<'_> {
                             }
                         }
                     }
-                    LeafSource::Strided { range, aspect, grow, palette } => {
+                    LeafSource::Strided {
+                        range,
+                        aspect,
+                        grow,
+                        palette,
+                    } => {
                         for (o, l) in out.iter_mut().zip(&index.leaves[range.clone()]) {
                             let i = l.segment as usize;
                             let q: Quat = pose.orient[i];
@@ -1390,7 +1405,12 @@ impl Piece<'_> {
                             written += 1;
                         }
                     }
-                    LeafSource::Strided { range, aspect, grow, palette } => {
+                    LeafSource::Strided {
+                        range,
+                        aspect,
+                        grow,
+                        palette,
+                    } => {
                         for l in &index.leaves[range.clone()] {
                             let i = l.segment as usize;
                             if removed[i] {
@@ -1471,7 +1491,12 @@ impl Piece<'_> {
                             });
                         }
                     }
-                    LeafSource::Strided { range, aspect, grow, palette } => {
+                    LeafSource::Strided {
+                        range,
+                        aspect,
+                        grow,
+                        palette,
+                    } => {
                         for (o, l) in out.iter_mut().zip(&index.leaves[range.clone()]) {
                             let length = l.length * *grow;
                             o.write(LeafInstance {

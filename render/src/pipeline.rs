@@ -97,9 +97,8 @@ pub fn create_pipeline(gpu: &Gpu, layout: vk::PipelineLayout, d: &PipelineDesc<'
         Blend::Opaque => {
             vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA)
         }
-        Blend::OpaqueRgb => vk::PipelineColorBlendAttachmentState::default().color_write_mask(
-            vk::ColorComponentFlags::R | vk::ColorComponentFlags::G | vk::ColorComponentFlags::B,
-        ),
+        Blend::OpaqueRgb => vk::PipelineColorBlendAttachmentState::default()
+            .color_write_mask(vk::ColorComponentFlags::R | vk::ColorComponentFlags::G | vk::ColorComponentFlags::B),
         Blend::Alpha => vk::PipelineColorBlendAttachmentState::default()
             .blend_enable(true)
             .src_color_blend_factor(vk::BlendFactor::SRC_ALPHA)

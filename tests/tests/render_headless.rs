@@ -431,7 +431,8 @@ fn the_overlay_is_drawn_over_a_tree_in_front_of_it() {
     empty.segments.iter_mut().for_each(Vec::clear);
     empty.leaves.iter_mut().for_each(Vec::clear);
     let mut r = renderer();
-    let help = "drag: orbit   wheel: zoom   space: pause   T: storm   M: model   O: overlay   P: screenshot   Esc: quit";
+    let help =
+        "drag: orbit   wheel: zoom   space: pause   T: storm   M: model   O: overlay   P: screenshot   Esc: quit";
     let mut draw_with = |frame: &RenderFrame, text: bool| {
         let options = DrawOptions {
             overlay: false,
@@ -597,13 +598,27 @@ fn joint_gap(bend_deg: f32) -> (usize, Rgba) {
     // Side-on (from +z, the bend in the picture's plane), the joint filling a good part of it.
     let camera = Camera::orbit(joint, 0.0, 0.0, 0.5, W as f32 / H as f32, H as f32);
     let mut frame = RenderFrame::default();
-    frame.fill(&forest, &FillIndex::new(&forest), &pose, [], &camera, &LodSettings::default());
+    frame.fill(
+        &forest,
+        &FillIndex::new(&forest),
+        &pose,
+        [],
+        &camera,
+        &LodSettings::default(),
+    );
     frame.sun = Vec3::new(0.3, 0.6, 0.75).normalize();
     let image = draw(&mut renderer(), &frame, false);
     // The same view without the stem: what shows through a gap.
     let empty = Forest::default();
     let mut frame = RenderFrame::default();
-    frame.fill(&empty, &FillIndex::new(&empty), &Pose::default(), [], &camera, &LodSettings::default());
+    frame.fill(
+        &empty,
+        &FillIndex::new(&empty),
+        &Pose::default(),
+        [],
+        &camera,
+        &LodSettings::default(),
+    );
     frame.sun = Vec3::new(0.3, 0.6, 0.75).normalize();
     let background = draw(&mut renderer(), &frame, false);
     let behind = |x: u32, y: u32| {
@@ -641,7 +656,11 @@ fn stems_have_no_gap_at_a_bend() {
     for bend in [20.0, 40.0, 60.0] {
         let (widest, image) = joint_gap(bend);
         println!("bend {bend}°: widest gap {widest} px");
-        assert!(widest <= 1, "a {bend}° bend leaves a gap {widest} px wide: {}", save_on_failure("bend", &image));
+        assert!(
+            widest <= 1,
+            "a {bend}° bend leaves a gap {widest} px wide: {}",
+            save_on_failure("bend", &image)
+        );
     }
 }
 
@@ -662,7 +681,9 @@ fn wind_balls_are_drawn_where_they_are() {
     }];
     let image = draw(&mut renderer(), &frame, false);
     let (cx, cy, _) = camera.project(centre, W as f32).unwrap();
-    let (ex, _, _) = camera.project(centre + camera_right(&camera) * radius, W as f32).unwrap();
+    let (ex, _, _) = camera
+        .project(centre + camera_right(&camera) * radius, W as f32)
+        .unwrap();
     let r_px = (ex - cx).abs();
     assert!(r_px > 8.0, "the ball is {r_px} px across");
     let changed = |x: f32, y: f32| {
@@ -673,13 +694,21 @@ fn wind_balls_are_drawn_where_they_are() {
     // well outside it nothing changes.
     for (dx, dy) in [(0.0, 0.0), (0.5, 0.0), (-0.5, 0.3), (0.0, -0.6)] {
         let (x, y) = (cx + dx * r_px, cy + dy * r_px);
-        assert!(changed(x, y), "no ball at ({x}, {y}): {}", save_on_failure("wind-ball", &image));
+        assert!(
+            changed(x, y),
+            "no ball at ({x}, {y}): {}",
+            save_on_failure("wind-ball", &image)
+        );
         let p = image.pixel(x as u32, y as u32);
         assert!(p[2] > p[0] && p[1] > p[0], "{p:?} at ({x}, {y}) is not cyan");
     }
     for (dx, dy) in [(1.5, 0.0), (0.0, 1.5), (-1.5, -1.0)] {
         let (x, y) = (cx + dx * r_px, cy + dy * r_px);
-        assert!(!changed(x, y), "the ball reaches ({x}, {y}): {}", save_on_failure("wind-ball", &image));
+        assert!(
+            !changed(x, y),
+            "the ball reaches ({x}, {y}): {}",
+            save_on_failure("wind-ball", &image)
+        );
     }
 }
 
@@ -726,13 +755,25 @@ fn trees_are_drawn_in_their_species_look() {
             }
         }
     }
-    assert!(green > 2000 && now_blue * 10 > green * 8, "{now_blue} of {green} leaf pixels turned blue");
+    assert!(
+        green > 2000 && now_blue * 10 > green * 8,
+        "{now_blue} of {green} leaf pixels turned blue"
+    );
     let (bark_plain, _) = count(&plain, 0, 0, W, H);
     let (bark_tinted, _) = count(&tinted, 0, 0, W, H);
-    assert!(bark_plain > 200 && bark_tinted * 10 < bark_plain, "brown bark pixels {bark_plain} → {bark_tinted}");
+    assert!(
+        bark_plain > 200 && bark_tinted * 10 < bark_plain,
+        "brown bark pixels {bark_plain} → {bark_tinted}"
+    );
     // Needles cover much less of a card than the oval.
-    let needles = draw_look(Some(Look { shape: 1, ..Look::default() }));
+    let needles = draw_look(Some(Look {
+        shape: 1,
+        ..Look::default()
+    }));
     let (_, leaf_oval) = count(&plain, 0, 0, W, H);
     let (_, leaf_needle) = count(&needles, 0, 0, W, H);
-    assert!(leaf_needle * 2 < leaf_oval, "leaf pixels: oval {leaf_oval}, needles {leaf_needle}");
+    assert!(
+        leaf_needle * 2 < leaf_oval,
+        "leaf pixels: oval {leaf_oval}, needles {leaf_needle}"
+    );
 }

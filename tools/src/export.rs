@@ -123,8 +123,14 @@ impl ExportOptions {
             "{} tube sides is out of range; allowed {MIN_SIDES}..={MAX_SIDES}",
             self.sides
         );
-        ensure!(self.leaf_keep >= 1, "keeping one leaf in 0 is not allowed; allowed 1 or more");
-        ensure!(self.ring_step >= 1, "a ring every 0 joints is not allowed; allowed 1 or more");
+        ensure!(
+            self.leaf_keep >= 1,
+            "keeping one leaf in 0 is not allowed; allowed 1 or more"
+        );
+        ensure!(
+            self.ring_step >= 1,
+            "a ring every 0 joints is not allowed; allowed 1 or more"
+        );
         ensure!(
             self.min_radius.is_finite() && self.min_radius >= 0.0,
             "a smallest stem radius of {} m is not allowed; it must be a finite number ≥ 0",
@@ -532,7 +538,10 @@ pub fn fit_triangles(skeleton: &Skeleton, opts: &ExportOptions, max: u64) -> Res
                 ));
             }
             if keep > 1 {
-                given_up.push(format!("one leaf in {keep}, each enlarged ×{:.2}", (keep as f64).sqrt()));
+                given_up.push(format!(
+                    "one leaf in {keep}, each enlarged ×{:.2}",
+                    (keep as f64).sqrt()
+                ));
             }
             return Ok((o, given_up.join(", ")));
         }
@@ -806,7 +815,9 @@ pub fn files_written(path: &Path) -> Result<Vec<PathBuf>> {
 
 /// An OBJ's leaf texture: beside it, its name with `_leaf.png` for the extension.
 pub fn leaf_texture_path(obj_path: &Path) -> PathBuf {
-    let stem = obj_path.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let stem = obj_path
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
     obj_path.with_file_name(format!("{stem}_leaf.png"))
 }
 
@@ -850,7 +861,12 @@ pub const MAX_LODS: u32 = 4;
 /// Exports `skeleton` to the .glb `path` with `lods` levels of detail: level 0 with `opts`,
 /// level k fitted ([`fit_triangles`]) to a quarter of the triangles of level k − 1. Returns each
 /// level's figures and what it gave up.
-pub fn export_lods(skeleton: &Skeleton, path: &Path, opts: &ExportOptions, lods: u32) -> Result<Vec<(ExportStats, String)>> {
+pub fn export_lods(
+    skeleton: &Skeleton,
+    path: &Path,
+    opts: &ExportOptions,
+    lods: u32,
+) -> Result<Vec<(ExportStats, String)>> {
     ensure!(
         Format::from_path(path)? == Format::Glb,
         "cannot write levels of detail to {}: only a .glb holds several meshes (use .glb, or one level)",

@@ -394,8 +394,12 @@ impl Scene {
                 file: absolute(Some(path)),
                 iterations: None,
             };
-            grown.check().with_context(|| format!("cannot grow {}", path.display()))?;
-            let skeleton = grown.grow(seed).with_context(|| format!("cannot grow {}", path.display()))?;
+            grown
+                .check()
+                .with_context(|| format!("cannot grow {}", path.display()))?;
+            let skeleton = grown
+                .grow(seed)
+                .with_context(|| format!("cannot grow {}", path.display()))?;
             let forest = SpeciesForest::from_skeletons(vec![skeleton], vec![Vec3::ZERO], material)?;
             let title = path
                 .file_name()
@@ -1471,9 +1475,11 @@ impl Driver {
         frame.looks.clone_from(&self.scene.looks);
         frame.wind_balls.clear();
         if let Some(g) = sim.wind().fluid() {
-            frame.wind_balls.extend(g.balls().iter().map(|b| sylva_render::frame::SphereInstance {
-                center_radius: [b.centre.x, b.centre.y, b.centre.z, b.radius],
-            }));
+            frame
+                .wind_balls
+                .extend(g.balls().iter().map(|b| sylva_render::frame::SphereInstance {
+                    center_radius: [b.centre.x, b.centre.y, b.centre.z, b.radius],
+                }));
         }
         let field = match (self.field_layer, sim.wind().fluid()) {
             (Some(layer), Some(g)) => slice_arrows(g, layer.min(g.cells()[1] - 1), &mut frame.wind_arrows),

@@ -5,14 +5,14 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
+use sylva_engine::JobSystem;
 use sylva_sim::collision::modelling::CollisionFreeReport;
 use sylva_sim::collision::primitives::{MAX_SIDES as MAX_PRISM_SIDES, MIN_SIDES as MIN_PRISM_SIDES};
+use sylva_sim::dynamics::ModelKind;
 use sylva_sim::spec::load::load_file;
 use sylva_sim::spec::{text, WeberPennSpec};
 use sylva_sim::stats::TreeStats;
 use sylva_sim::weberpenn::{generate, GenOptions};
-use sylva_engine::JobSystem;
-use sylva_sim::dynamics::ModelKind;
 use sylva_sim::Skeleton;
 
 use crate::args::{count_in, number_in, seed};
@@ -20,12 +20,12 @@ use crate::export::animate::{
     export_animated, AnimateOptions, DEFAULT_FPS, DEFAULT_MAX_JOINTS, MAX_FPS, MAX_JOINTS, MAX_SECONDS,
 };
 use crate::export::{
-    export, export_lods, files_written, fit_triangles, ExportLook, ExportOptions, Format, MAX_LODS, MAX_SIDES, MIN_SIDES,
-    MIN_TRIANGLE_BUDGET,
+    export, export_lods, files_written, fit_triangles, ExportLook, ExportOptions, Format, MAX_LODS, MAX_SIDES,
+    MIN_SIDES, MIN_TRIANGLE_BUDGET,
 };
-use crate::scene::{world_heading, DEFAULT_WIND_HEADING};
 use crate::output;
 use crate::progress::Progress;
+use crate::scene::{world_heading, DEFAULT_WIND_HEADING};
 
 #[derive(Subcommand)]
 pub enum SpecCommand {

@@ -176,7 +176,12 @@ pub fn run(a: &ViewArgs) -> Result<()> {
 /// (Windows, macOS) the event loop says so itself.
 fn no_display() -> Option<&'static str> {
     let set = |v: &str| std::env::var_os(v).is_some_and(|d| !d.is_empty());
-    let unix_desktop = cfg!(all(unix, not(target_os = "macos"), not(target_os = "ios"), not(target_os = "android")));
+    let unix_desktop = cfg!(all(
+        unix,
+        not(target_os = "macos"),
+        not(target_os = "ios"),
+        not(target_os = "android")
+    ));
     (unix_desktop && !set("DISPLAY") && !set("WAYLAND_DISPLAY"))
         .then_some("no display (neither DISPLAY nor WAYLAND_DISPLAY is set)")
 }
@@ -749,7 +754,9 @@ mod tests {
         assert!(letters.len() >= 15, "{letters:?}");
         let keys: Vec<&str> = KEYS.iter().flat_map(|(k, _)| k.split(", ")).collect();
         for letter in letters {
-            let listed = keys.iter().any(|k| *k == letter.to_string() || k.ends_with(&format!("-{letter}")));
+            let listed = keys
+                .iter()
+                .any(|k| *k == letter.to_string() || k.ends_with(&format!("-{letter}")));
             assert!(listed, "key {letter} is handled but not in the key list");
         }
         for named in ["F1", "Esc", "space", "PgUp"] {

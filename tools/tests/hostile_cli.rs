@@ -200,13 +200,52 @@ fn numbers_out_of_range_name_the_parameter_and_what_is_allowed() {
         (vec!["export", &spec, "--sides", "1000", "--out", &out_glb], "--sides"),
         (vec!["export", &spec, "--seed", "-1", "--out", &out_glb], "--seed"),
         (vec!["export", &spec, "--animate", "-1", "--out", &out_glb], "--animate"),
-        (vec!["export", &spec, "--animate", "1e9", "--out", &out_glb], "--animate"),
-        (vec!["export", &spec, "--animate", "nan", "--out", &out_glb], "--animate"),
-        (vec!["export", &spec, "--animate", "2", "--fps", "0", "--out", &out_glb], "--fps"),
-        (vec!["export", &spec, "--animate", "2", "--max-joints", "0", "--out", &out_glb], "--max-joints"),
-        (vec!["export", &spec, "--animate", "2", "--max-joints", "70000", "--out", &out_glb], "--max-joints"),
-        (vec!["export", &spec, "--animate", "2", "--wind", "inf", "--out", &out_glb], "--wind"),
-        (vec!["export", &spec, "--max-triangles", "5", "--out", &out_glb], "--max-triangles"),
+        (
+            vec!["export", &spec, "--animate", "1e9", "--out", &out_glb],
+            "--animate",
+        ),
+        (
+            vec!["export", &spec, "--animate", "nan", "--out", &out_glb],
+            "--animate",
+        ),
+        (
+            vec!["export", &spec, "--animate", "2", "--fps", "0", "--out", &out_glb],
+            "--fps",
+        ),
+        (
+            vec![
+                "export",
+                &spec,
+                "--animate",
+                "2",
+                "--max-joints",
+                "0",
+                "--out",
+                &out_glb,
+            ],
+            "--max-joints",
+        ),
+        (
+            vec![
+                "export",
+                &spec,
+                "--animate",
+                "2",
+                "--max-joints",
+                "70000",
+                "--out",
+                &out_glb,
+            ],
+            "--max-joints",
+        ),
+        (
+            vec!["export", &spec, "--animate", "2", "--wind", "inf", "--out", &out_glb],
+            "--wind",
+        ),
+        (
+            vec!["export", &spec, "--max-triangles", "5", "--out", &out_glb],
+            "--max-triangles",
+        ),
         (vec!["export", &spec, "--lods", "9", "--out", &out_glb], "--lods"),
         (vec!["spec", "stats", &spec, "--seed", "-1"], "--seed"),
         (vec!["grow", "colonize", "--seed", "-1", "--out", &out_glb], "--seed"),
@@ -473,10 +512,25 @@ fn unwritable_outputs_are_refused_before_any_work() {
         &["export", &spec, "--animate", "2", "--out", &d.s("tree.obj")],
         &["tree.obj", "only a .glb"],
     );
-    refused(&["export", &spec, "--fps", "24", "--out", &d.s("tree.glb")], &["--animate"]);
-    refused(&["export", &spec, "--lods", "2", "--out", &d.s("tree.obj")], &["tree.obj", "only a .glb"]);
     refused(
-        &["export", &spec, "--lods", "2", "--animate", "2", "--out", &d.s("tree.glb")],
+        &["export", &spec, "--fps", "24", "--out", &d.s("tree.glb")],
+        &["--animate"],
+    );
+    refused(
+        &["export", &spec, "--lods", "2", "--out", &d.s("tree.obj")],
+        &["tree.obj", "only a .glb"],
+    );
+    refused(
+        &[
+            "export",
+            &spec,
+            "--lods",
+            "2",
+            "--animate",
+            "2",
+            "--out",
+            &d.s("tree.glb"),
+        ],
         &["--lods", "--animate"],
     );
     assert!(!d.path("tree.obj").exists() && !d.path("tree.glb").exists());

@@ -73,7 +73,12 @@ impl Weston {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
         let child = Command::new("weston")
-            .args(["--backend=headless-backend.so", "--use-pixman", "--socket=sylva-test", "--idle-time=0"])
+            .args([
+                "--backend=headless-backend.so",
+                "--use-pixman",
+                "--socket=sylva-test",
+                "--idle-time=0",
+            ])
             .env("XDG_RUNTIME_DIR", runtime)
             .env_remove("DISPLAY")
             .env_remove("WAYLAND_DISPLAY")
@@ -110,14 +115,25 @@ fn viewer_opens_its_window_on_wayland() {
         .env_remove("DISPLAY")
         .env("XDG_RUNTIME_DIR", &runtime)
         .env("WAYLAND_DISPLAY", "sylva-test")
-        .args(["view", "--species", "quaking_aspen", "--frames", "20", "--validation", "--screenshot"])
+        .args([
+            "view",
+            "--species",
+            "quaking_aspen",
+            "--frames",
+            "20",
+            "--validation",
+            "--screenshot",
+        ])
         .arg(&shot));
     assert_eq!(r.code, 0, "sylva view on Wayland failed:\n{}", r.stderr);
     assert!(r.stderr.contains("20 frames"), "{}", r.stderr);
     assert!(!r.stderr.contains("headless"), "it fell back to headless: {}", r.stderr);
     let image = read_png(&shot);
     let (bark, leaf) = count(&image, 0, 0, image.width, image.height);
-    assert!(leaf > 5_000 && bark > 200, "the tree is not visible: {leaf} leaf and {bark} bark pixels");
+    assert!(
+        leaf > 5_000 && bark > 200,
+        "the tree is not visible: {leaf} leaf and {bark} bark pixels"
+    );
 }
 
 #[test]

@@ -270,7 +270,12 @@ mod tests {
         assert!(lines.iter().all(|l| l.chars().count() <= 24), "{lines:?}");
         assert_eq!(
             lines,
-            ["t 1.0 s", "model weber (direct", "solver, articulated", "inertia)   wind 8.0 m/s"]
+            [
+                "t 1.0 s",
+                "model weber (direct",
+                "solver, articulated",
+                "inertia)   wind 8.0 m/s"
+            ]
         );
         assert_eq!(wrap("", 10), vec![String::new()]);
     }

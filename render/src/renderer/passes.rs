@@ -113,7 +113,11 @@ impl Renderer {
             // w: 1 when the leaves' edges become coverage (multisampled), 0 when they are cut.
             leaf_color: vec4(
                 palette::LEAF,
-                if self.samples == vk::SampleCountFlags::TYPE_1 { 0.0 } else { 1.0 },
+                if self.samples == vk::SampleCountFlags::TYPE_1 {
+                    0.0
+                } else {
+                    1.0
+                },
             ),
             ground_color: vec4(palette::GROUND, 1.0),
             viewport: [w, h, 1.0 / w, 1.0 / h],

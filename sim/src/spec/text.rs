@@ -604,7 +604,10 @@ mod tests {
         s.bark_color = Some([0.6, 0.55, 0.5]);
         s.leaf_shape = "frond".into();
         let text = write(&s);
-        assert!(text.contains("LeafColor = 0.2 0.5 0.1") && text.contains("BarkColor = 0.6 0.55 0.5"), "{text}");
+        assert!(
+            text.contains("LeafColor = 0.2 0.5 0.1") && text.contains("BarkColor = 0.6 0.55 0.5"),
+            "{text}"
+        );
         let back = parse(&text, "look.sylva").unwrap();
         assert_eq!((back.leaf_color, back.bark_color), (s.leaf_color, s.bark_color));
         assert_eq!(back.leaf_shape_kind(), LeafShape::Frond);

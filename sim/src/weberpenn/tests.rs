@@ -238,7 +238,11 @@ fn the_trunk_flare_is_followed_not_stepped() {
             let truth = r(z0 + t * (z1 - z0));
             worst = worst.max((drawn - truth).abs() / truth);
         }
-        i = skel.segments.iter().position(|c| c.parent == Some(i as u32)).expect("the trunk goes on");
+        i = skel
+            .segments
+            .iter()
+            .position(|c| c.parent == Some(i as u32))
+            .expect("the trunk goes on");
     }
     assert!(pieces >= 4, "the flare is cut into {pieces} pieces");
     assert!(worst < 0.04, "the drawn radius is {:.1} % off the flare", 100.0 * worst);

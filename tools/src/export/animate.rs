@@ -287,7 +287,11 @@ fn simulate(
                 bail!("the {} model failed at {:.3} s: {e}", opts.model, sim.time());
             }
             if !sim.finite() {
-                bail!("the {} model's state became non-finite at {:.3} s", opts.model, sim.time());
+                bail!(
+                    "the {} model's state became non-finite at {:.3} s",
+                    opts.model,
+                    sim.time()
+                );
             }
             for f in 0..n {
                 if !broken[f] && !sim.attached(f) {

@@ -58,7 +58,10 @@ fn joints_are_a_connected_top_of_the_tree_within_the_budget() {
         for (j, &s) in joints.segments.iter().enumerate() {
             assert_eq!(joints.of_segment[s] as usize, j);
             if let Some(p) = skel.segments[s].parent {
-                assert!(is_joint(p as usize), "budget {budget}: joint {s}'s parent {p} is one too");
+                assert!(
+                    is_joint(p as usize),
+                    "budget {budget}: joint {s}'s parent {p} is one too"
+                );
             }
         }
         // Every other segment moves with its nearest jointed ancestor.
@@ -96,10 +99,22 @@ fn options_out_of_range_are_refused_naming_the_range() {
     assert_eq!(ok.frames(), 61);
     for (bad, expect) in [
         (AnimateOptions { seconds: 0.0, ..ok }, "more than 0"),
-        (AnimateOptions { seconds: f64::NAN, ..ok }, "at most 600"),
+        (
+            AnimateOptions {
+                seconds: f64::NAN,
+                ..ok
+            },
+            "at most 600",
+        ),
         (AnimateOptions { fps: 0, ..ok }, "1..=240"),
         (AnimateOptions { max_joints: 5000, ..ok }, "1..=4096"),
-        (AnimateOptions { wind: f32::INFINITY, ..ok }, "finite"),
+        (
+            AnimateOptions {
+                wind: f32::INFINITY,
+                ..ok
+            },
+            "finite",
+        ),
     ] {
         let e = bad.validate().unwrap_err().to_string();
         assert!(e.contains(expect), "{e}");
@@ -111,7 +126,14 @@ fn an_animated_glb_passes_the_khronos_validator() {
     let dir = TempDir::new("animate-valid");
     let path = dir.path("tree.glb");
     let jobs = JobSystem::new(2).unwrap();
-    let stats = export_animated(&birch(), &path, &ExportOptions::default(), &options(1.0, 24, 10.0, 64), &jobs).unwrap();
+    let stats = export_animated(
+        &birch(),
+        &path,
+        &ExportOptions::default(),
+        &options(1.0, 24, 10.0, 64),
+        &jobs,
+    )
+    .unwrap();
     assert_eq!((stats.joints, stats.keyframes), (64, 25));
     let report = khronos_validate(&path);
     assert_eq!(report["numErrors"], 0, "{report}");
@@ -174,7 +196,10 @@ fn follows(skel: &Skeleton, opts: &AnimateOptions) -> ReadBack {
     for channel in animation.channels() {
         let reader = channel.reader(|_| blob);
         times = reader.read_inputs().unwrap().collect();
-        let j = joint_nodes.iter().position(|&n| n == channel.target().node().index()).unwrap();
+        let j = joint_nodes
+            .iter()
+            .position(|&n| n == channel.target().node().index())
+            .unwrap();
         match reader.read_outputs().unwrap() {
             gltf::animation::util::ReadOutputs::Translations(t) => translations[j] = t.collect(),
             gltf::animation::util::ReadOutputs::Rotations(r) => rotations[j] = r.into_f32().collect(),
@@ -198,7 +223,10 @@ fn follows(skel: &Skeleton, opts: &AnimateOptions) -> ReadBack {
         let j = segment_of.iter().position(|&x| x == a).unwrap();
         let (t, q) = keyframe(&translations[j], &rotations[j], 0);
         let skinned = Mat4::from_rotation_translation(q, t) * ibms[j] * v.extend(1.0);
-        assert!(skinned.truncate().distance(*v) < 1e-4, "vertex of segment {s} moved at 0 s");
+        assert!(
+            skinned.truncate().distance(*v) < 1e-4,
+            "vertex of segment {s} moved at 0 s"
+        );
     }
 
     // The same simulation, run alongside: each joint sits on its segment's base at every
@@ -215,7 +243,10 @@ fn follows(skel: &Skeleton, opts: &AnimateOptions) -> ReadBack {
             let f = index[s] as usize;
             let (tk, qk) = keyframe(&translations[j], &rotations[j], k);
             let gap = tk.distance(pose.base[f]);
-            assert!(gap <= JOINT_TOLERANCE_M, "joint {j} (segment {s}) at {t} s is {gap} m off");
+            assert!(
+                gap <= JOINT_TOLERANCE_M,
+                "joint {j} (segment {s}) at {t} s is {gap} m off"
+            );
             let turn = segment_axis(qk).angle_between(segment_axis(pose.orient[f]));
             assert!(turn < 1e-3, "joint {j} (segment {s}) at {t} s is turned {turn} rad off");
         }
@@ -257,5 +288,9 @@ fn broken_branches_fall_on_joints_of_their_own() {
         .enumerate()
         .map(|(j, t)| (j, t[0][1] - t.last().unwrap()[1]))
         .fold((0, f32::MIN), |a, b| if b.1 > a.1 { b } else { a });
-    assert!(drop > 1.0, "joint {j} (segment {}) dropped only {drop} m", r.segment_of[j]);
+    assert!(
+        drop > 1.0,
+        "joint {j} (segment {}) dropped only {drop} m",
+        r.segment_of[j]
+    );
 }

@@ -61,7 +61,14 @@ impl Glb {
 
     /// Adds `data` (`components` floats per element) as an accessor of glTF type `ty`, with its
     /// bounds when `bounds` (glTF requires them on positions and animation inputs).
-    pub(super) fn floats(&mut self, data: &[f32], components: usize, ty: &str, target: Option<u32>, bounds: bool) -> usize {
+    pub(super) fn floats(
+        &mut self,
+        data: &[f32],
+        components: usize,
+        ty: &str,
+        target: Option<u32>,
+        bounds: bool,
+    ) -> usize {
         let bytes: Vec<u8> = data.iter().flat_map(|f| f.to_le_bytes()).collect();
         let view = self.view(&bytes, target);
         let count = data.len() / components;
@@ -129,7 +136,8 @@ impl Glb {
     fn texture(&mut self, png: &[u8]) -> usize {
         let view = self.view(png, None);
         self.images.push(json!({ "bufferView": view, "mimeType": "image/png" }));
-        self.textures.push(json!({ "sampler": 0, "source": self.images.len() - 1 }));
+        self.textures
+            .push(json!({ "sampler": 0, "source": self.images.len() - 1 }));
         self.textures.len() - 1
     }
 
@@ -179,7 +187,10 @@ impl Glb {
             "cannot write {}: the mesh has no triangles",
             path.display()
         );
-        Ok((json!({ "name": "tree", "primitives": primitives }), Value::Array(materials)))
+        Ok((
+            json!({ "name": "tree", "primitives": primitives }),
+            Value::Array(materials),
+        ))
     }
 
     /// Completes `document` (its accessors, buffer views and buffer added) and writes the .glb

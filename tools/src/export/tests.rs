@@ -478,7 +478,10 @@ fn check_glb(path: &Path, mesh: &TreeMesh, stats: &ExportStats) {
             Some("leaf") => {
                 assert_eq!(material.alpha_mode(), gltf::material::AlphaMode::Mask);
                 // The leaf texture, embedded as a PNG the reader decodes to the same pixels.
-                let info = material.pbr_metallic_roughness().base_color_texture().expect("a leaf texture");
+                let info = material
+                    .pbr_metallic_roughness()
+                    .base_color_texture()
+                    .expect("a leaf texture");
                 let image = info.texture().source();
                 match image.source() {
                     gltf::image::Source::View { view, mime_type } => {
@@ -486,7 +489,10 @@ fn check_glb(path: &Path, mesh: &TreeMesh, stats: &ExportStats) {
                         let blob = gltf.blob.as_deref().unwrap();
                         let png = &blob[view.offset()..view.offset() + view.length()];
                         let decoded = sylva_render::Rgba::from_png(png).unwrap();
-                        assert_eq!(decoded, texture::leaf_texture(&ExportLook::default(), texture::LEAF_TEXTURE_SIZE));
+                        assert_eq!(
+                            decoded,
+                            texture::leaf_texture(&ExportLook::default(), texture::LEAF_TEXTURE_SIZE)
+                        );
                     }
                     other => panic!("the leaf texture is not embedded: {other:?}"),
                 }
@@ -567,7 +573,11 @@ pub(super) fn khronos_validate(path: &Path) -> Value {
         .arg(path)
         .output()
         .expect("node runs (scripts/test.sh installs Node.js with the validator)");
-    assert!(out.status.success(), "the validator failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "the validator failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("the validator prints its report as JSON")
 }
 
@@ -586,7 +596,11 @@ fn glb_loads_with_the_gltf_crate() {
     check_glb(&path, &mesh, &stats);
     assert_eq!(dir.names(), ["tree.glb"], "no temporary file is left");
     let report = khronos_validate(&path);
-    assert_eq!((&report["numErrors"], &report["numWarnings"]), (&0.into(), &0.into()), "{report}");
+    assert_eq!(
+        (&report["numErrors"], &report["numWarnings"]),
+        (&0.into(), &0.into()),
+        "{report}"
+    );
 
     // Without leaves: one primitive, one material.
     let opts = ExportOptions {
@@ -663,10 +677,16 @@ fn obj_reads_back() {
     let png = fs::read(dir.path("tree_leaf.png")).unwrap();
     assert_eq!(stats.bytes, (text.len() + mtl.len() + png.len()) as u64);
     assert!(mtl.contains("newmtl bark") && mtl.contains("newmtl leaf"));
-    assert!(mtl.contains("map_Kd tree_leaf.png") && mtl.contains("map_d tree_leaf.png"), "{mtl}");
+    assert!(
+        mtl.contains("map_Kd tree_leaf.png") && mtl.contains("map_d tree_leaf.png"),
+        "{mtl}"
+    );
     // The texture is the leaf texture, alpha and all.
     let image = sylva_render::Rgba::from_png(&png).unwrap();
-    assert_eq!(image, texture::leaf_texture(&ExportLook::default(), texture::LEAF_TEXTURE_SIZE));
+    assert_eq!(
+        image,
+        texture::leaf_texture(&ExportLook::default(), texture::LEAF_TEXTURE_SIZE)
+    );
 
     let obj = read_obj(&text);
     assert_eq!(obj.mtllib.as_deref(), Some("tree.mtl"));
@@ -859,7 +879,10 @@ fn a_triangle_budget_is_met_keeping_the_foliage() {
         let mesh = build_mesh(&skeleton, &fitted);
         let triangles = (mesh.bark.triangle_count() + mesh.leaves.triangle_count()) as u64;
         assert!(triangles <= budget, "{budget}: {triangles} triangles ({why})");
-        assert!(triangles * 3 >= budget, "{budget}: only {triangles} triangles used ({why})");
+        assert!(
+            triangles * 3 >= budget,
+            "{budget}: only {triangles} triangles used ({why})"
+        );
         if fitted.leaf_keep > 1 {
             let area = leaf_area(&mesh.leaves);
             assert!(
@@ -869,7 +892,10 @@ fn a_triangle_budget_is_met_keeping_the_foliage() {
         }
         // The first step is fewer sides alone.
         if budget == all * 3 / 4 {
-            assert!(fitted.sides < full.sides && fitted.leaf_keep == 1 && fitted.min_radius == 0.0, "{why}");
+            assert!(
+                fitted.sides < full.sides && fitted.leaf_keep == 1 && fitted.min_radius == 0.0,
+                "{why}"
+            );
         }
     }
     let e = format!("{:#}", fit_triangles(&skeleton, &full, 10).unwrap_err());
@@ -892,19 +918,33 @@ fn levels_of_detail_go_into_one_glb() {
     let gltf = gltf::Gltf::from_slice(&bytes).unwrap();
     let names: Vec<_> = gltf.nodes().map(|n| n.name().unwrap().to_string()).collect();
     assert_eq!(names, ["tree_LOD0", "tree_LOD1", "tree_LOD2"]);
-    assert_eq!(gltf.scenes().next().unwrap().nodes().count(), 1, "the scene shows the finest");
+    assert_eq!(
+        gltf.scenes().next().unwrap().nodes().count(),
+        1,
+        "the scene shows the finest"
+    );
     // The extension, read from the file's JSON (the gltf crate does not know it).
     let (json_text, _) = glb_chunks(&bytes);
     let document: Value = serde_json::from_slice(json_text).unwrap();
-    assert_eq!(document["nodes"][0]["extensions"]["MSFT_lod"], serde_json::json!({ "ids": [1, 2] }));
+    assert_eq!(
+        document["nodes"][0]["extensions"]["MSFT_lod"],
+        serde_json::json!({ "ids": [1, 2] })
+    );
     assert_eq!(document["extensionsUsed"], serde_json::json!(["MSFT_lod"]));
     for (mesh, (stats, _)) in gltf.meshes().zip(&levels) {
         let triangles: usize = mesh.primitives().map(|p| p.indices().unwrap().count() / 3).sum();
         assert_eq!(triangles, stats.triangles);
     }
     let report = khronos_validate(&path);
-    assert_eq!((&report["numErrors"], &report["numWarnings"]), (&0.into(), &0.into()), "{report}");
-    let e = format!("{:#}", export_lods(&skeleton, &dir.path("tree.obj"), &ExportOptions::default(), 2).unwrap_err());
+    assert_eq!(
+        (&report["numErrors"], &report["numWarnings"]),
+        (&0.into(), &0.into()),
+        "{report}"
+    );
+    let e = format!(
+        "{:#}",
+        export_lods(&skeleton, &dir.path("tree.obj"), &ExportOptions::default(), 2).unwrap_err()
+    );
     assert!(e.contains("only a .glb"), "{e}");
 }
 
@@ -931,7 +971,12 @@ fn the_species_look_is_exported() {
     let c = bark.pbr_metallic_roughness().base_color_factor();
     assert!((c[0] - 0.6).abs() < 1e-6 && (c[2] - 0.55).abs() < 1e-6, "{c:?}");
     let leaf = gltf.materials().find(|m| m.name() == Some("leaf")).unwrap();
-    let image = leaf.pbr_metallic_roughness().base_color_texture().unwrap().texture().source();
+    let image = leaf
+        .pbr_metallic_roughness()
+        .base_color_texture()
+        .unwrap()
+        .texture()
+        .source();
     let gltf::image::Source::View { view, .. } = image.source() else {
         panic!("not embedded")
     };

@@ -21,7 +21,10 @@ pub fn on_blade(shape: LeafShape, x: f32, v: f32) -> bool {
     let ax = x.abs();
     let (a, b) = match shape {
         LeafShape::Needle => (ax - 0.07 * (4.0 * (1.0 - v)).min(1.0), 0.02 - v),
-        LeafShape::Heart => (ax - (1.25 * v.max(0.0).sqrt() * (1.0 - v)).min(0.49), 0.15 - 0.8 * ax - v),
+        LeafShape::Heart => (
+            ax - (1.25 * v.max(0.0).sqrt() * (1.0 - v)).min(0.49),
+            0.15 - 0.8 * ax - v,
+        ),
         LeafShape::Lobed => {
             let (px, py) = (x, v - 0.42);
             let theta = px.atan2(py);
@@ -105,7 +108,10 @@ mod tests {
         }
         assert_eq!(t.pixel(w / 2, h - 1)[3], 0, "the stalk end below v = 0.02 is cut");
         let top = (0..w).filter(|&x| t.pixel(x, 0)[3] > 0).count();
-        assert!(top <= 8, "the blade narrows to its tip: {top} pixels of the top row are covered");
+        assert!(
+            top <= 8,
+            "the blade narrows to its tip: {top} pixels of the top row are covered"
+        );
         // The share of the card the blade covers is its outline's area, ∫ 2·√(v(1 − v))·(1 − 0.3v)
         // dv from 0.02 to 1, integrated numerically.
         let steps = 100_000;
@@ -121,7 +127,10 @@ mod tests {
             .sum::<f64>()
             / steps as f64;
         let covered: f64 = t.pixels.chunks_exact(4).map(|p| p[3] as f64 / 255.0).sum::<f64>() / (w * h) as f64;
-        assert!((covered - area).abs() < 0.01, "covered {covered:.4} of the card, outline {area:.4}");
+        assert!(
+            (covered - area).abs() < 0.01,
+            "covered {covered:.4} of the card, outline {area:.4}"
+        );
         // Green, with the midrib darker than the blade beside it.
         let p = t.pixel(w / 2, h / 2);
         let q = t.pixel(w / 2 + 6, h / 2);
@@ -147,7 +156,10 @@ mod tests {
         assert!((cover(LeafShape::Triangle) - 0.45 * 0.98 * 0.98).abs() < 0.02);
         for shape in [LeafShape::Heart, LeafShape::Lobed, LeafShape::Frond] {
             let c = cover(shape);
-            assert!(c > 0.1 && c < 0.9 && (c - oval).abs() > 0.02, "{shape:?}: {c} vs oval {oval}");
+            assert!(
+                c > 0.1 && c < 0.9 && (c - oval).abs() > 0.02,
+                "{shape:?}: {c} vs oval {oval}"
+            );
         }
     }
 }

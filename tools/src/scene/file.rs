@@ -131,7 +131,12 @@ impl Grown {
     /// The L-system or colonization parameters, checked (a file read and parsed), naming what
     /// is wrong.
     fn lsystem(&self) -> Result<Option<(LSystem, u32)>> {
-        let Grown::LSystem { preset, file, iterations } = self else {
+        let Grown::LSystem {
+            preset,
+            file,
+            iterations,
+        } = self
+        else {
             return Ok(None);
         };
         let ls = match (preset, file) {
@@ -172,7 +177,10 @@ impl Grown {
         for e in envelopes {
             shapes.push(crate::args::parse_envelope(e).map_err(|m| anyhow!("envelope {m}"))?);
         }
-        ensure!(!shapes.is_empty(), "colonize needs at least one envelope, e.g. \"sphere:0,6,0,3\"");
+        ensure!(
+            !shapes.is_empty(),
+            "colonize needs at least one envelope, e.g. \"sphere:0,6,0,3\""
+        );
         let params = ColonizeParams {
             crown: if shapes.len() == 1 {
                 shapes.remove(0)
@@ -330,8 +338,18 @@ pub fn load(path: &Path, seed: u64) -> Result<SceneFile> {
         let which = || at(format!("tree {} of {}", k + 1, raw.tree.len()));
         let position = point("its position", t.position, MAX_PLACEMENT).with_context(which)?;
         let seed = t.seed.unwrap_or(seed.wrapping_add(k as u64));
-        let resolve = |p: &Path| if p.is_absolute() { p.to_path_buf() } else { folder.join(p) };
-        let kinds = [t.spec.is_some() || t.species.is_some(), t.lsystem.is_some(), t.colonize.is_some()];
+        let resolve = |p: &Path| {
+            if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                folder.join(p)
+            }
+        };
+        let kinds = [
+            t.spec.is_some() || t.species.is_some(),
+            t.lsystem.is_some(),
+            t.colonize.is_some(),
+        ];
         ensure!(
             kinds.iter().filter(|&&k| k).count() <= 1,
             "{}: it names more than one of `spec`/`species`, `lsystem` and `colonize`; a tree grows from one",
@@ -536,7 +554,8 @@ mod tests {
                 &["tree 1 of 1", "blob"],
             ),
             (
-                "[[tree]]\ncolonize = { envelope = [\"sphere:0,5,0,2\"], points = 0 }\nposition = [0.0, 0.0, 0.0]\n".into(),
+                "[[tree]]\ncolonize = { envelope = [\"sphere:0,5,0,2\"], points = 0 }\nposition = [0.0, 0.0, 0.0]\n"
+                    .into(),
                 &["tree 1 of 1", "points"],
             ),
             (
@@ -659,7 +678,11 @@ pub fn to_text(
         };
         match &t.grown {
             None => {}
-            Some(Grown::LSystem { preset, file, iterations }) => {
+            Some(Grown::LSystem {
+                preset,
+                file,
+                iterations,
+            }) => {
                 saved.lsystem = match (preset, file) {
                     (Some(name), _) => Some(name.clone()),
                     (None, Some(path)) => Some(utf8(path)?),

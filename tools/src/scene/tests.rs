@@ -700,7 +700,10 @@ fn a_scene_file_grows_l_system_and_colonization_trees_and_saves_them() {
     // The L-system file alone is a scene of its one tree.
     let bush = Scene::build(Some(&dir.join("bush.lsys")), None, None, 5).unwrap();
     assert_eq!(bush.sim.forest().trees.len(), 1);
-    assert_eq!(bush.sim.forest().trees[0].segments.len(), forest.trees[2].segments.len());
+    assert_eq!(
+        bush.sim.forest().trees[0].segments.len(),
+        forest.trees[2].segments.len()
+    );
 
     // Saved and loaded again: the same four trees.
     let camera = scene.default_camera(1.5, 600.0).camera();
@@ -708,7 +711,10 @@ fn a_scene_file_grows_l_system_and_colonization_trees_and_saves_them() {
     let saved = dir.join("saved.toml");
     d.save_scene(&saved).unwrap();
     let written = std::fs::read_to_string(&saved).unwrap();
-    assert!(written.contains("lsystem = \"abop-1.24a\"") && written.contains("colonize"), "{written}");
+    assert!(
+        written.contains("lsystem = \"abop-1.24a\"") && written.contains("colonize"),
+        "{written}"
+    );
     let again = Scene::build(Some(&saved), None, None, 0).unwrap();
     assert_eq!(again.trees, d.scene.trees, "{written}");
     for (a, b) in again.sim.forest().trees.iter().zip(&d.scene.sim.forest().trees) {
