@@ -12,6 +12,7 @@ layout(location = 4) in vec2 in_length_tip;    // length, radius at the tip
 layout(location = 0) out vec3 out_world;
 layout(location = 1) out vec3 out_normal;
 layout(location = 2) flat out uint out_palette;
+layout(location = 3) out vec2 out_bark;
 
 void main() {
     vec4 q = normalize(in_orient);
@@ -23,5 +24,7 @@ void main() {
     out_world = in_base_radius.xyz + rotate(q, local);
     out_normal = rotate(q, n);
     out_palette = segment_palette(in_base_radius.w);
+    // Round the stem and along it in circumferences of its base, for the bark's furrows.
+    out_bark = vec2(atan(in_pos.z, in_pos.x) * 0.15915494, local.y / (6.2831853 * max(r_base, 1e-4)));
     gl_Position = frame.view_proj * vec4(out_world, 1.0);
 }

@@ -39,6 +39,16 @@ vec3 segment_local(vec3 p, float r_base, float r_tip, float len) {
     return vec3(p.x * r, y, p.z * r);
 }
 
+// Bark's furrows at a point of the stem's surface: `uv.x` the turn round the stem (0..1), `uv.y`
+// the distance along it in circumferences. Eight ridges a turn, their phase wavering with the
+// height (periodic in uv.y, so a texture of it tiles); 0 deep in a furrow, 1 on a ridge. The
+// exported bark texture draws the same function (tools/src/export/texture.rs).
+float bark_ridges(vec2 uv) {
+    const float TAU = 6.28318531;
+    float phase = 8.0 * uv.x + 0.35 * sin(TAU * uv.y) + 0.15 * sin(3.0 * TAU * uv.y + 1.0);
+    return smoothstep(0.15, 0.6, abs(sin(3.14159265 * phase)));
+}
+
 // Rotates v by the unit quaternion q (xyzw).
 vec3 rotate(vec4 q, vec3 v) {
     vec3 t = 2.0 * cross(q.xyz, v);

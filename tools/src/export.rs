@@ -800,25 +800,27 @@ impl Format {
 }
 
 /// The files an export to `path` writes: the file itself and, for OBJ, its .mtl and its leaf
-/// texture ([`leaf_texture_path`]; a .glb embeds it). Fails for an extension that names no
-/// format.
+/// and bark textures ([`texture_path`]; a .glb embeds them). Fails for an extension that names
+/// no format.
 pub fn files_written(path: &Path) -> Result<Vec<PathBuf>> {
     match Format::from_path(path)? {
         Format::Glb => Ok(vec![path.to_path_buf()]),
         Format::Obj => Ok(vec![
             path.to_path_buf(),
             path.with_extension("mtl"),
-            leaf_texture_path(path),
+            texture_path(path, "leaf"),
+            texture_path(path, "bark"),
         ]),
     }
 }
 
-/// An OBJ's leaf texture: beside it, its name with `_leaf.png` for the extension.
-pub fn leaf_texture_path(obj_path: &Path) -> PathBuf {
+/// An OBJ's texture `what` (`leaf` or `bark`): beside it, its name with `_leaf.png` or
+/// `_bark.png` for the extension.
+pub fn texture_path(obj_path: &Path, what: &str) -> PathBuf {
     let stem = obj_path
         .file_stem()
         .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
-    obj_path.with_file_name(format!("{stem}_leaf.png"))
+    obj_path.with_file_name(format!("{stem}_{what}.png"))
 }
 
 /// Meshes `skeleton` and writes it to `path`, as OBJ or GLB by the path's extension.
@@ -896,13 +898,13 @@ pub fn export_lods(
     Ok(stats.into_iter().zip(levels.into_iter().map(|(_, why)| why)).collect())
 }
 
-/// Writes `mesh` as Wavefront OBJ to `obj_path`, its materials (`bark`: a plain diffuse colour;
+/// Writes `mesh` as Wavefront OBJ to `obj_path`, its materials (`bark`: the bark texture;
 /// `leaf`: the leaf texture, colour and cut-out alpha) to the same name with extension .mtl and
-/// the leaf texture to [`leaf_texture_path`]. OBJ has no double-sided flag, so
+/// the two textures beside it ([`texture_path`]). OBJ has no double-sided flag, so
 /// every leaf card is written twice, the back copy with reversed winding and negated normals:
 /// 4 triangles per leaf. Texture v is flipped to OBJ's convention (v = 0 at an image's bottom).
-/// The three files are complete under temporary names, and every destination checked, before
-/// any is renamed into place; should the .obj's rename still fail, the new .mtl and texture
+/// The four files are complete under temporary names, and every destination checked, before
+/// any is renamed into place; should the .obj's rename still fail, the new .mtl and textures
 /// stay (complete).
 pub fn write_obj(mesh: &TreeMesh, obj_path: &Path) -> Result<ExportStats> {
     mesh.bark.check("bark")?;
@@ -920,8 +922,12 @@ pub fn write_obj(mesh: &TreeMesh, obj_path: &Path) -> Result<ExportStats> {
         .to_string_lossy()
         .into_owned();
 
-    let png_path = leaf_texture_path(obj_path);
+    let png_path = texture_path(obj_path, "leaf");
     let png_name = png_path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let bark_path = texture_path(obj_path, "bark");
+    let bark_name = bark_path
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
 
@@ -932,8 +938,15 @@ pub fn write_obj(mesh: &TreeMesh, obj_path: &Path) -> Result<ExportStats> {
         .with_context(|| format!("writing {} failed", png_path.display()))
         .with_context(materials_of)?;
     let png_bytes = png.finish().with_context(materials_of)?;
+    let mut bark_png = AtomicFile::create(&bark_path).with_context(materials_of)?;
+    bark_png
+        .writer()
+        .write_all(&texture::bark_texture(&mesh.look, texture::BARK_TEXTURE_SIZE).to_png())
+        .with_context(|| format!("writing {} failed", bark_path.display()))
+        .with_context(materials_of)?;
+    let bark_bytes = bark_png.finish().with_context(materials_of)?;
     let mut mtl = AtomicFile::create(&mtl_path).with_context(materials_of)?;
-    write_mtl(mtl.writer(), &png_name, mesh.look.bark)
+    write_mtl(mtl.writer(), &png_name, &bark_name)
         .with_context(|| format!("writing {} failed", mtl_path.display()))
         .with_context(materials_of)?;
     let mtl_bytes = mtl.finish().with_context(materials_of)?;
@@ -944,22 +957,24 @@ pub fn write_obj(mesh: &TreeMesh, obj_path: &Path) -> Result<ExportStats> {
     let obj_bytes = obj.finish()?;
 
     png.check_destination()?;
+    bark_png.check_destination()?;
     mtl.check_destination()?;
     obj.check_destination()?;
     png.persist()?;
+    bark_png.persist()?;
     mtl.persist()?;
     obj.persist()?;
     Ok(ExportStats {
-        bytes: obj_bytes + mtl_bytes + png_bytes,
+        bytes: obj_bytes + mtl_bytes + png_bytes + bark_bytes,
         ..stats
     })
 }
 
-/// The materials: `bark` a plain colour, `leaf` the leaf texture `leaf_png` (its colour, and
-/// its alpha as the cut-out).
-fn write_mtl(w: &mut impl Write, leaf_png: &str, bark: [f64; 3]) -> std::io::Result<()> {
+/// The materials: `bark` the bark texture `bark_png`, `leaf` the leaf texture `leaf_png` (its
+/// colour, and its alpha as the cut-out).
+fn write_mtl(w: &mut impl Write, leaf_png: &str, bark_png: &str) -> std::io::Result<()> {
     writeln!(w, "# Sylva tree materials")?;
-    for (name, [r, g, b], shininess) in [("bark", bark, 4), ("leaf", [1.0; 3], 16)] {
+    for (name, [r, g, b], shininess) in [("bark", [1.0; 3], 4), ("leaf", [1.0; 3], 16)] {
         writeln!(w, "\nnewmtl {name}")?;
         writeln!(w, "Ka 0 0 0")?;
         writeln!(w, "Kd {r} {g} {b}")?;
@@ -970,6 +985,8 @@ fn write_mtl(w: &mut impl Write, leaf_png: &str, bark: [f64; 3]) -> std::io::Res
         if name == "leaf" {
             writeln!(w, "map_Kd {leaf_png}")?;
             writeln!(w, "map_d {leaf_png}")?;
+        } else {
+            writeln!(w, "map_Kd {bark_png}")?;
         }
     }
     Ok(())
@@ -1031,7 +1048,8 @@ fn write_obj_body(w: &mut impl Write, mesh: &TreeMesh, mtl_name: &str) -> std::i
 
 /// Writes `mesh` as binary glTF 2.0: one scene with one node holding one mesh, whose primitives
 /// are the bark and (when there are any) the leaves, each with POSITION, NORMAL, TEXCOORD_0 and
-/// 32-bit indices in buffer views of their own. Materials: `bark` (rough, brown) and `leaf`
+/// 32-bit indices in buffer views of their own. Materials: `bark` (rough, the tiling bark
+/// texture) and `leaf`
 /// (the leaf texture, alpha mask at 0.5, double-sided).
 pub fn write_glb(mesh: &TreeMesh, path: &Path) -> Result<ExportStats> {
     Ok(write_glb_lods(std::slice::from_ref(mesh), path)?.remove(0))

@@ -247,6 +247,10 @@ pub struct Scene {
     pub tree_looks: Vec<u8>,
 }
 
+/// How a tree of a scene grew: an L-system or colonization, else its spec file and species;
+/// and its seed.
+type Source = (Option<file::Grown>, Option<PathBuf>, Option<String>, u64);
+
 /// How trees of `spec` look in the renderer.
 pub fn look_of(spec: &WeberPennSpec) -> Look {
     let f = |c: [f64; 3]| c.map(|x| x as f32);
@@ -437,12 +441,7 @@ impl Scene {
 
     /// The scene of a grown forest, moved by a `model`; `sources`: how each tree grew (an
     /// L-system or colonization, else its spec file and species) and its seed.
-    fn of_forest(
-        forest: SpeciesForest,
-        title: String,
-        model: ModelKind,
-        sources: Vec<(Option<file::Grown>, Option<PathBuf>, Option<String>, u64)>,
-    ) -> Result<Scene> {
+    fn of_forest(forest: SpeciesForest, title: String, model: ModelKind, sources: Vec<Source>) -> Result<Scene> {
         let trees = sources
             .into_iter()
             .zip(&forest.positions)

@@ -13,7 +13,7 @@ use std::path::Path;
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Map, Value};
 
-use super::texture::{leaf_texture, LEAF_TEXTURE_SIZE};
+use super::texture::{bark_texture, leaf_texture, BARK_TEXTURE_SIZE, LEAF_TEXTURE_SIZE};
 use super::{Mesh, TreeMesh};
 use crate::output::AtomicFile;
 
@@ -41,8 +41,9 @@ pub(super) struct Glb {
     /// Embedded images (PNG in a buffer view), their textures and the one sampler they use.
     images: Vec<Value>,
     textures: Vec<Value>,
-    /// The leaf texture's index, once embedded.
+    /// The leaf and bark textures' indices, once embedded.
     leaf_texture: Option<usize>,
+    bark_texture: Option<usize>,
 }
 
 impl Glb {
@@ -131,18 +132,18 @@ impl Glb {
         json!({ "attributes": attributes, "indices": indices, "material": material, "mode": TRIANGLES })
     }
 
-    /// Embeds `png` as an image with a texture (linear filtering, clamped: a leaf card is one
-    /// leaf) and returns the texture's index.
-    fn texture(&mut self, png: &[u8]) -> usize {
+    /// Embeds `png` as an image with a texture, sampled clamped (sampler 0: a leaf card is one
+    /// leaf) or repeated (sampler 1: bark tiles), and returns the texture's index.
+    fn texture(&mut self, png: &[u8], repeat: bool) -> usize {
         let view = self.view(png, None);
         self.images.push(json!({ "bufferView": view, "mimeType": "image/png" }));
         self.textures
-            .push(json!({ "sampler": 0, "source": self.images.len() - 1 }));
+            .push(json!({ "sampler": u32::from(repeat), "source": self.images.len() - 1 }));
         self.textures.len() - 1
     }
 
     /// Adds the tree's bark and leaf primitives (those with triangles) and returns the mesh
-    /// object and its materials: `bark` (rough, brown) and `leaf` (the leaf texture, its alpha
+    /// object and its materials: `bark` (rough, the bark texture) and `leaf` (the leaf texture, its alpha
     /// the blade's outline cut at 0.5, double-sided). Fails for a mesh with no triangles.
     pub(super) fn tree(&mut self, mesh: &TreeMesh, joint_of: Option<&[u16]>, path: &Path) -> Result<(Value, Value)> {
         mesh.bark.check("bark")?;
@@ -151,10 +152,18 @@ impl Glb {
         let mut materials = Vec::new();
         if !mesh.bark.is_empty() {
             primitives.push(self.primitive(&mesh.bark, materials.len(), joint_of));
+            let texture = match self.bark_texture {
+                Some(t) => t,
+                None => {
+                    let t = self.texture(&bark_texture(&mesh.look, BARK_TEXTURE_SIZE).to_png(), true);
+                    self.bark_texture = Some(t);
+                    t
+                }
+            };
             materials.push(json!({
                 "name": "bark",
                 "pbrMetallicRoughness": {
-                    "baseColorFactor": [mesh.look.bark[0], mesh.look.bark[1], mesh.look.bark[2], 1.0],
+                    "baseColorTexture": { "index": texture },
                     "metallicFactor": 0.0,
                     "roughnessFactor": 0.9
                 }
@@ -165,7 +174,7 @@ impl Glb {
             let texture = match self.leaf_texture {
                 Some(t) => t,
                 None => {
-                    let t = self.texture(&leaf_texture(&mesh.look, LEAF_TEXTURE_SIZE).to_png());
+                    let t = self.texture(&leaf_texture(&mesh.look, LEAF_TEXTURE_SIZE).to_png(), false);
                     self.leaf_texture = Some(t);
                     t
                 }
@@ -206,7 +215,10 @@ impl Glb {
             document.insert("textures".into(), Value::Array(std::mem::take(&mut self.textures)));
             document.insert(
                 "samplers".into(),
-                json!([{ "magFilter": 9729, "minFilter": 9987, "wrapS": 33071, "wrapT": 33071 }]),
+                json!([
+                    { "magFilter": 9729, "minFilter": 9987, "wrapS": 33071, "wrapT": 33071 },
+                    { "magFilter": 9729, "minFilter": 9987, "wrapS": 10497, "wrapT": 10497 }
+                ]),
             );
         }
         let json_text = serde_json::to_vec(&Value::Object(document)).context("encoding the glTF JSON failed")?;

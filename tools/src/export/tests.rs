@@ -669,13 +669,22 @@ fn obj_reads_back() {
     let mesh = build_mesh(&skeleton, &opts);
     assert_eq!(
         dir.names(),
-        ["tree.mtl", "tree.obj", "tree_leaf.png"],
+        ["tree.mtl", "tree.obj", "tree_bark.png", "tree_leaf.png"],
         "no temporary file is left"
     );
     let text = fs::read_to_string(&path).unwrap();
     let mtl = fs::read_to_string(dir.path("tree.mtl")).unwrap();
     let png = fs::read(dir.path("tree_leaf.png")).unwrap();
-    assert_eq!(stats.bytes, (text.len() + mtl.len() + png.len()) as u64);
+    let bark_png = fs::read(dir.path("tree_bark.png")).unwrap();
+    assert_eq!(
+        stats.bytes,
+        (text.len() + mtl.len() + png.len() + bark_png.len()) as u64
+    );
+    assert!(mtl.contains("map_Kd tree_bark.png"), "{mtl}");
+    assert_eq!(
+        sylva_render::Rgba::from_png(&bark_png).unwrap(),
+        texture::bark_texture(&ExportLook::default(), texture::BARK_TEXTURE_SIZE)
+    );
     assert!(mtl.contains("newmtl bark") && mtl.contains("newmtl leaf"));
     assert!(
         mtl.contains("map_Kd tree_leaf.png") && mtl.contains("map_d tree_leaf.png"),
@@ -731,7 +740,7 @@ fn obj_reads_back() {
     // Exporting again replaces the three files.
     let again = export(&skeleton, &path, &opts).unwrap();
     assert_eq!(again, stats);
-    assert_eq!(dir.names(), ["tree.mtl", "tree.obj", "tree_leaf.png"]);
+    assert_eq!(dir.names(), ["tree.mtl", "tree.obj", "tree_bark.png", "tree_leaf.png"]);
 }
 
 fn message(e: anyhow::Error) -> String {
@@ -968,8 +977,18 @@ fn the_species_look_is_exported() {
     let bytes = fs::read(&path).unwrap();
     let gltf = gltf::Gltf::from_slice(&bytes).unwrap();
     let bark = gltf.materials().find(|m| m.name() == Some("bark")).unwrap();
-    let c = bark.pbr_metallic_roughness().base_color_factor();
-    assert!((c[0] - 0.6).abs() < 1e-6 && (c[2] - 0.55).abs() < 1e-6, "{c:?}");
+    let image = bark.pbr_metallic_roughness().base_color_texture().unwrap().texture();
+    assert_eq!(
+        image.sampler().wrap_s(),
+        gltf::texture::WrappingMode::Repeat,
+        "bark tiles"
+    );
+    let gltf::image::Source::View { view, .. } = image.source().source() else {
+        panic!("not embedded")
+    };
+    let blob = gltf.blob.as_deref().unwrap();
+    let bark_png = sylva_render::Rgba::from_png(&blob[view.offset()..view.offset() + view.length()]).unwrap();
+    assert_eq!(bark_png, texture::bark_texture(&look, texture::BARK_TEXTURE_SIZE));
     let leaf = gltf.materials().find(|m| m.name() == Some("leaf")).unwrap();
     let image = leaf
         .pbr_metallic_roughness()

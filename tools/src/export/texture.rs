@@ -12,6 +12,36 @@ use sylva_sim::spec::LeafShape;
 
 use super::ExportLook;
 
+/// Width and height of the bark texture \[pixels\]: one turn round a stem by one circumference
+/// along it (the bark's texture coordinates), tiling both ways.
+pub const BARK_TEXTURE_SIZE: (u32, u32) = (128, 128);
+
+/// The renderer's bark furrows (`bark_ridges` in `common.glsl`): `u` the turn round the stem,
+/// `v` the distance along it in circumferences; 0 deep in a furrow, 1 on a ridge.
+pub fn bark_ridges(u: f32, v: f32) -> f32 {
+    use std::f32::consts::{PI, TAU};
+    let phase = 8.0 * u + 0.35 * (TAU * v).sin() + 0.15 * (3.0 * TAU * v + 1.0).sin();
+    let s = (PI * phase).sin().abs();
+    let t = ((s - 0.15) / (0.6 - 0.15)).clamp(0.0, 1.0);
+    t * t * (3.0 - 2.0 * t)
+}
+
+/// The bark texture of `look`: its bark colour darkened in the furrows as the renderer draws
+/// them, opaque, tiling.
+pub fn bark_texture(look: &ExportLook, (width, height): (u32, u32)) -> Rgba {
+    let mut pixels = Vec::with_capacity((4 * width * height) as usize);
+    for y in 0..height {
+        for x in 0..width {
+            let ridge = bark_ridges((x as f32 + 0.5) / width as f32, (y as f32 + 0.5) / height as f32);
+            for c in look.bark {
+                pixels.push(srgb(c as f32 * (0.62 + 0.45 * ridge)));
+            }
+            pixels.push(255);
+        }
+    }
+    Rgba { width, height, pixels }
+}
+
 /// Width and height of the leaf texture \[pixels\]: a card is about twice as long as wide.
 pub const LEAF_TEXTURE_SIZE: (u32, u32) = (64, 128);
 
@@ -161,5 +191,37 @@ mod tests {
                 "{shape:?}: {c} vs oval {oval}"
             );
         }
+    }
+
+    /// The bark texture tiles: its first and last columns and rows continue each other as its
+    /// neighbours inside do.
+    #[test]
+    fn the_bark_texture_tiles() {
+        let (w, h) = BARK_TEXTURE_SIZE;
+        let t = bark_texture(&ExportLook::default(), (w, h));
+        let step = |a: [u8; 4], b: [u8; 4]| (0..3).map(|c| a[c].abs_diff(b[c]) as u32).max().unwrap();
+        let inner = (1..h)
+            .map(|y| step(t.pixel(w / 2, y), t.pixel(w / 2, y - 1)))
+            .max()
+            .unwrap();
+        let wrap_v = (0..w).map(|x| step(t.pixel(x, 0), t.pixel(x, h - 1))).max().unwrap();
+        let inner_u = (1..w)
+            .map(|x| step(t.pixel(x, h / 2), t.pixel(x - 1, h / 2)))
+            .max()
+            .unwrap();
+        let wrap_u = (0..h).map(|y| step(t.pixel(0, y), t.pixel(w - 1, y))).max().unwrap();
+        assert!(
+            wrap_v <= inner.max(2) + 2 && wrap_u <= inner_u + 2,
+            "{wrap_v} {inner} {wrap_u} {inner_u}"
+        );
+        // Furrows and ridges: in the furrows the bark is 0.62 / 1.07 as bright as on the ridges
+        // (linear), about 0.79 in sRGB.
+        let lum: Vec<u32> = t
+            .pixels
+            .chunks_exact(4)
+            .map(|p| p[0] as u32 + p[1] as u32 + p[2] as u32)
+            .collect();
+        let (lo, hi) = (*lum.iter().min().unwrap() as f64, *lum.iter().max().unwrap() as f64);
+        assert!(lo / hi < 0.82, "{lo} / {hi}");
     }
 }
