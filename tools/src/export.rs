@@ -831,17 +831,7 @@ pub fn export(skeleton: &Skeleton, path: &Path, opts: &ExportOptions) -> Result<
 /// Exports several skeletons (a grove, or a tree and its roots) as one mesh.
 pub fn export_all(skeletons: &[&Skeleton], path: &Path, opts: &ExportOptions) -> Result<ExportStats> {
     let format = Format::from_path(path)?;
-    opts.validate()
-        .with_context(|| format!("cannot export to {}", path.display()))?;
-    let (mut vertices, mut triangles) = (0u64, 0u64);
-    for skeleton in skeletons {
-        skeleton
-            .validate()
-            .with_context(|| format!("cannot export to {}", path.display()))?;
-        let (v, t) = mesh_size(skeleton, opts);
-        (vertices, triangles) = (vertices + v, triangles + t);
-    }
-    check_mesh_size(path, vertices, triangles, MAX_MESH_BYTES)?;
+    check_export(skeletons, path, opts)?;
     let mut mesh = TreeMesh {
         look: opts.look,
         ..TreeMesh::default()
@@ -855,6 +845,23 @@ pub fn export_all(skeletons: &[&Skeleton], path: &Path, opts: &ExportOptions) ->
         Format::Obj => write_obj(&mesh, path),
         Format::Glb => write_glb(&mesh, path),
     }
+}
+
+/// Checks, before anything is built, what every export relies on: the options, the skeletons,
+/// and the mesh's size against [`MAX_MESH_BYTES`]; returns the triangles the mesh will have.
+fn check_export(skeletons: &[&Skeleton], path: &Path, opts: &ExportOptions) -> Result<u64> {
+    opts.validate()
+        .with_context(|| format!("cannot export to {}", path.display()))?;
+    let (mut vertices, mut triangles) = (0u64, 0u64);
+    for skeleton in skeletons {
+        skeleton
+            .validate()
+            .with_context(|| format!("cannot export to {}", path.display()))?;
+        let (v, t) = mesh_size(skeleton, opts);
+        (vertices, triangles) = (vertices + v, triangles + t);
+    }
+    check_mesh_size(path, vertices, triangles, MAX_MESH_BYTES)?;
+    Ok(triangles)
 }
 
 /// Most levels of detail an export writes.
@@ -878,13 +885,7 @@ pub fn export_lods(
         (1..=MAX_LODS).contains(&lods),
         "{lods} levels of detail is out of range; allowed 1..={MAX_LODS}"
     );
-    opts.validate()
-        .with_context(|| format!("cannot export to {}", path.display()))?;
-    skeleton
-        .validate()
-        .with_context(|| format!("cannot export to {}", path.display()))?;
-    let (vertices, triangles) = mesh_size(skeleton, opts);
-    check_mesh_size(path, vertices, triangles, MAX_MESH_BYTES)?;
+    let triangles = check_export(&[skeleton], path, opts)?;
     let mut levels = vec![(*opts, "the full tree".to_string())];
     let mut budget = triangles;
     for _ in 1..lods {

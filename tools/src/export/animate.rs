@@ -38,7 +38,7 @@ use sylva_sim::wind::GustingWind;
 use sylva_sim::{Material, Skeleton};
 
 use super::glb;
-use super::{build_mesh, check_mesh_size, mesh_size, ExportOptions, ExportStats, Format, MAX_MESH_BYTES};
+use super::{build_mesh, check_export, ExportOptions, ExportStats, Format};
 use crate::interrupt;
 use crate::progress::Progress;
 
@@ -344,15 +344,9 @@ pub fn export_animated(
             path.display()
         );
     }
-    opts.validate()
-        .with_context(|| format!("cannot export to {}", path.display()))?;
     anim.validate()
         .with_context(|| format!("cannot export to {}", path.display()))?;
-    skeleton
-        .validate()
-        .with_context(|| format!("cannot export to {}", path.display()))?;
-    let (vertices, triangles) = mesh_size(skeleton, opts);
-    check_mesh_size(path, vertices, triangles, MAX_MESH_BYTES)?;
+    check_export(&[skeleton], path, opts)?;
     let (joints, motion) = bake(skeleton, anim, jobs)?;
     let mesh = build_mesh(skeleton, opts);
     let bytes = write_animated_glb(&mesh, &joints, &motion, path)?;

@@ -360,34 +360,30 @@ pub fn load(path: &Path, seed: u64) -> Result<SceneFile> {
             "{}: `iterations` is for an `lsystem` tree",
             which()
         );
-        if let Some(name) = &t.lsystem {
+        let grown = if let Some(name) = &t.lsystem {
             let (preset, file) = if lsystem::preset_names().contains(&name.as_str()) {
                 (Some(name.clone()), None)
             } else {
                 (None, Some(resolve(Path::new(name))))
             };
-            let grown = Grown::LSystem {
+            Some(Grown::LSystem {
                 preset,
                 file,
                 iterations: t.iterations.map(|n| n.min(u32::MAX as u64) as u32),
-            };
-            grown.check().with_context(which)?;
-            trees.push(SceneTree {
-                kind: TreeKind::Grown(grown),
-                seed,
-                position,
-            });
-            continue;
-        }
-        if let Some(c) = &t.colonize {
-            let d = ColonizeParams::default();
-            let grown = Grown::Colonize {
-                envelopes: c.envelope.clone(),
-                points: c.points.unwrap_or(d.points as u64),
-                growth: c.growth.unwrap_or(d.growth_distance),
-                influence: c.influence.unwrap_or(d.influence_distance),
-                kill: c.kill.unwrap_or(d.kill_distance),
-            };
+            })
+        } else {
+            t.colonize.as_ref().map(|c| {
+                let d = ColonizeParams::default();
+                Grown::Colonize {
+                    envelopes: c.envelope.clone(),
+                    points: c.points.unwrap_or(d.points as u64),
+                    growth: c.growth.unwrap_or(d.growth_distance),
+                    influence: c.influence.unwrap_or(d.influence_distance),
+                    kill: c.kill.unwrap_or(d.kill_distance),
+                }
+            })
+        };
+        if let Some(grown) = grown {
             grown.check().with_context(which)?;
             trees.push(SceneTree {
                 kind: TreeKind::Grown(grown),
