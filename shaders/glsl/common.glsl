@@ -9,8 +9,7 @@ layout(set = 0, binding = 0, std140) uniform Frame {
     vec4 sun_color;
     vec4 sky_zenith;
     vec4 sky_horizon;
-    vec4 bark_color;
-    vec4 leaf_color;     // rgb; w: 1 when leaf edges go to alpha-to-coverage (multisampled)
+    vec4 leaves;         // x: 1 when leaf edges go to alpha-to-coverage (multisampled)
     vec4 ground_color;
     vec4 viewport;       // width, height, 1/width, 1/height
     vec4 params;         // x: time, y: shadow bias, z: ground fade distance, w: shadow texel

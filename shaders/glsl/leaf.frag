@@ -12,7 +12,7 @@ layout(location = 0) out vec4 out_color;
 void main() {
     vec4 look = frame.palette[2u * in_palette];
     float coverage = leaf_coverage(in_uv, uint(look.w));
-    bool to_coverage = frame.leaf_color.w > 0.5;
+    bool to_coverage = frame.leaves.x > 0.5;
     if (to_coverage ? coverage <= 0.0 : coverage < 0.5) {
         discard;
     }

@@ -234,8 +234,9 @@ pub struct FrameUniforms {
     pub sun_color: [f32; 4],
     pub sky_zenith: [f32; 4],
     pub sky_horizon: [f32; 4],
-    pub bark_color: [f32; 4],
-    pub leaf_color: [f32; 4],
+    /// x: 1 when the leaves' edges go to alpha-to-coverage (multisampled), 0 when they are
+    /// cut (their colours are the palette's).
+    pub leaves: [f32; 4],
     pub ground_color: [f32; 4],
     /// width, height, 1/width, 1/height (pixels).
     pub viewport: [f32; 4],
@@ -423,16 +424,17 @@ pub struct WindMgScalars {
 // Layout checks against the shaders' declarations.
 const _: () = {
     use core::mem::{offset_of, size_of};
-    assert!(size_of::<FrameUniforms>() == 352 + 2 * PALETTE_ENTRIES * 16);
-    assert!(offset_of!(FrameUniforms, palette) == 352);
+    assert!(size_of::<FrameUniforms>() == 336 + 2 * PALETTE_ENTRIES * 16);
+    assert!(offset_of!(FrameUniforms, palette) == 336);
     // The GLSL declares `vec4 palette[64]`.
     assert!(2 * PALETTE_ENTRIES == 64);
     assert!(offset_of!(FrameUniforms, light_view_proj) == 64);
     assert!(offset_of!(FrameUniforms, camera_pos) == 128);
     assert!(offset_of!(FrameUniforms, light_dir) == 144);
-    assert!(offset_of!(FrameUniforms, viewport) == 256);
-    assert!(offset_of!(FrameUniforms, params) == 272);
-    assert!(offset_of!(FrameUniforms, inv_view_proj) == 288);
+    assert!(offset_of!(FrameUniforms, leaves) == 208);
+    assert!(offset_of!(FrameUniforms, viewport) == 240);
+    assert!(offset_of!(FrameUniforms, params) == 256);
+    assert!(offset_of!(FrameUniforms, inv_view_proj) == 272);
     assert!(size_of::<SegmentInstance>() == 32);
     assert!(offset_of!(SegmentInstance, orient) == 16);
     assert!(offset_of!(SegmentInstance, length_tip) == 24);

@@ -109,16 +109,8 @@ impl Renderer {
             sun_color: vec4(palette::SUN, 1.0),
             sky_zenith: vec4(palette::SKY_ZENITH, 1.0),
             sky_horizon: vec4(palette::SKY_HORIZON, 1.0),
-            bark_color: vec4(palette::BARK, 1.0),
-            // w: 1 when the leaves' edges become coverage (multisampled), 0 when they are cut.
-            leaf_color: vec4(
-                palette::LEAF,
-                if self.samples == vk::SampleCountFlags::TYPE_1 {
-                    0.0
-                } else {
-                    1.0
-                },
-            ),
+            // x: 1 when the leaves' edges become coverage (multisampled), 0 when they are cut.
+            leaves: [f32::from(self.samples != vk::SampleCountFlags::TYPE_1), 0.0, 0.0, 0.0],
             ground_color: vec4(palette::GROUND, 1.0),
             viewport: [w, h, 1.0 / w, 1.0 / h],
             params: [frame.info.sim_time as f32, 1.5 / (radius * 4.0) * texel, ground, texel],
