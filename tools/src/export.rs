@@ -864,6 +864,17 @@ fn check_export(skeletons: &[&Skeleton], path: &Path, opts: &ExportOptions) -> R
     Ok(triangles)
 }
 
+/// Refuses to write `what` (levels of detail, an animation) to `path` unless it names a .glb,
+/// the one format that holds it.
+pub fn require_glb(path: &Path, what: &str) -> Result<()> {
+    ensure!(
+        Format::from_path(path)? == Format::Glb,
+        "cannot write {what} to {}: only a .glb (binary glTF 2.0) holds {what}",
+        path.display()
+    );
+    Ok(())
+}
+
 /// Most levels of detail an export writes.
 pub const MAX_LODS: u32 = 4;
 
@@ -876,11 +887,7 @@ pub fn export_lods(
     opts: &ExportOptions,
     lods: u32,
 ) -> Result<Vec<(ExportStats, String)>> {
-    ensure!(
-        Format::from_path(path)? == Format::Glb,
-        "cannot write levels of detail to {}: only a .glb holds several meshes (use .glb, or one level)",
-        path.display()
-    );
+    require_glb(path, "levels of detail")?;
     ensure!(
         (1..=MAX_LODS).contains(&lods),
         "{lods} levels of detail is out of range; allowed 1..={MAX_LODS}"
@@ -1065,14 +1072,12 @@ pub fn write_glb_lods(lods: &[TreeMesh], path: &Path) -> Result<Vec<ExportStats>
     ensure!(!lods.is_empty(), "cannot write {}: no mesh", path.display());
     let mut glb = glb::Glb::default();
     let mut meshes = Vec::with_capacity(lods.len());
-    let mut materials = json!([]);
     for (k, mesh) in lods.iter().enumerate() {
-        let (mut tree, m) = glb.tree(mesh, None, path)?;
+        let mut tree = glb.tree(mesh, None, path)?;
         if lods.len() > 1 {
             tree["name"] = format!("tree_LOD{k}").into();
         }
         meshes.push(tree);
-        materials = m;
     }
     let mut document = glb::document(&[0]);
     let nodes: Vec<serde_json::Value> = if lods.len() == 1 {
@@ -1093,7 +1098,6 @@ pub fn write_glb_lods(lods: &[TreeMesh], path: &Path) -> Result<Vec<ExportStats>
     }
     document.insert("nodes".into(), nodes.into());
     document.insert("meshes".into(), meshes.into());
-    document.insert("materials".into(), materials);
     let bytes = glb.write(document, path)?;
     Ok(lods.iter().map(|m| m.stats(bytes)).collect())
 }

@@ -20,12 +20,12 @@ use crate::export::animate::{
     export_animated, AnimateOptions, DEFAULT_FPS, DEFAULT_MAX_JOINTS, MAX_FPS, MAX_JOINTS, MAX_SECONDS,
 };
 use crate::export::{
-    export, export_lods, files_written, fit_triangles, ExportLook, ExportOptions, Format, MAX_LODS, MAX_SIDES,
+    export, export_lods, files_written, fit_triangles, require_glb, ExportLook, ExportOptions, MAX_LODS, MAX_SIDES,
     MIN_SIDES, MIN_TRIANGLE_BUDGET,
 };
 use crate::output;
 use crate::progress::Progress;
-use crate::scene::{world_heading, DEFAULT_WIND_HEADING};
+use crate::scene::{world_heading, DEFAULT_WIND_HEADING, MAX_WIND_SPEED};
 
 #[derive(Subcommand)]
 pub enum SpecCommand {
@@ -162,7 +162,7 @@ pub struct ExportArgs {
     fps: u32,
     /// Mean wind speed of `--animate` \[m/s\], gusting ±50 %.
     #[arg(long, requires = "animate", default_value_t = 8.0, value_name = "M_PER_S", allow_hyphen_values = true,
-          value_parser = |s: &str| number_in(s, 0.0, 60.0).map(|v| v as f32))]
+          value_parser = |s: &str| number_in(s, 0.0, MAX_WIND_SPEED).map(|v| v as f32))]
     wind: f32,
     /// The compass heading the wind of `--animate` blows towards, in degrees clockwise from
     /// north (90: towards the east; Sylva's north is -z, east +x).
@@ -324,17 +324,12 @@ pub fn run_spec(cmd: &SpecCommand) -> Result<()> {
 
 pub fn run_export(a: &ExportArgs) -> Result<()> {
     a.output.check_mesh(&[&a.source.file])?;
-    if a.animate.is_some() && Format::from_path(&a.output.out)? != Format::Glb {
-        anyhow::bail!(
-            "cannot write an animation to {}: only a .glb (binary glTF 2.0) carries one",
-            a.output.out.display()
-        );
+    // Refused before the tree grows.
+    if a.animate.is_some() {
+        require_glb(&a.output.out, "an animation")?;
     }
-    if a.lods > 1 && Format::from_path(&a.output.out)? != Format::Glb {
-        anyhow::bail!(
-            "cannot write levels of detail to {}: only a .glb holds several meshes (use .glb, or one level)",
-            a.output.out.display()
-        );
+    if a.lods > 1 {
+        require_glb(&a.output.out, "levels of detail")?;
     }
     let spec = load_source(&a.source)?;
     let GrownSpec { skeleton, stats, .. } = grow_spec(&spec, a.seed)?;

@@ -38,7 +38,7 @@ use sylva_sim::wind::GustingWind;
 use sylva_sim::{Material, Skeleton};
 
 use super::glb;
-use super::{build_mesh, check_export, ExportOptions, ExportStats, Format};
+use super::{build_mesh, check_export, require_glb, ExportOptions, ExportStats};
 use crate::interrupt;
 use crate::progress::Progress;
 
@@ -278,6 +278,7 @@ fn simulate(
     let n = sim.forest().segment_count();
     let mut broken = vec![false; n];
     let mut pieces = Vec::new();
+    let mut breaks_seen = 0;
     for k in 0..frames {
         let t = k as f64 * frame;
         while sim.time() < t - 0.5 * sim.dt() as f64 {
@@ -293,10 +294,15 @@ fn simulate(
                     sim.time()
                 );
             }
-            for f in 0..n {
-                if !broken[f] && !sim.attached(f) {
-                    broken[f] = true;
-                    pieces.push(skeleton_of[f]);
+            // The segments are scanned only when the model reports a new break.
+            let breaks = sim.breakage().map_or(0, |b| b.broken + b.uprooted);
+            if breaks != breaks_seen {
+                breaks_seen = breaks;
+                for f in 0..n {
+                    if !broken[f] && !sim.attached(f) {
+                        broken[f] = true;
+                        pieces.push(skeleton_of[f]);
+                    }
                 }
             }
         }
@@ -338,12 +344,7 @@ pub fn export_animated(
     anim: &AnimateOptions,
     jobs: &JobSystem,
 ) -> Result<AnimationStats> {
-    if Format::from_path(path)? != Format::Glb {
-        bail!(
-            "cannot write an animation to {}: only a .glb (binary glTF 2.0) carries one",
-            path.display()
-        );
-    }
+    require_glb(path, "an animation")?;
     anim.validate()
         .with_context(|| format!("cannot export to {}", path.display()))?;
     check_export(&[skeleton], path, opts)?;
@@ -362,7 +363,7 @@ pub fn export_animated(
 /// Writes the skinned mesh, its skin and the animation (see the module documentation).
 fn write_animated_glb(mesh: &super::TreeMesh, joints: &Joints, motion: &Motion, path: &Path) -> Result<u64> {
     let mut glb = glb::Glb::default();
-    let (tree, materials) = glb.tree(mesh, Some(&joints.of_segment), path)?;
+    let tree = glb.tree(mesh, Some(&joints.of_segment), path)?;
     let count = joints.segments.len();
     let inverse_bind: Vec<f32> = motion
         .bind
@@ -399,7 +400,6 @@ fn write_animated_glb(mesh: &super::TreeMesh, joints: &Joints, motion: &Motion, 
     let mut document = glb::document(&[0, 1]);
     document.insert("nodes".into(), nodes.into());
     document.insert("meshes".into(), json!([tree]));
-    document.insert("materials".into(), materials);
     document.insert(
         "skins".into(),
         json!([{ "name": "tree", "inverseBindMatrices": inverse_bind, "skeleton": 1,

@@ -14,7 +14,7 @@ use anyhow::{ensure, Context, Result};
 use serde_json::{json, Map, Value};
 
 use super::texture::{bark_texture, leaf_texture, BARK_TEXTURE_SIZE, LEAF_TEXTURE_SIZE};
-use super::{Mesh, TreeMesh};
+use super::{ExportLook, Mesh, TreeMesh};
 use crate::output::AtomicFile;
 
 const GLB_MAGIC: u32 = 0x4654_6C67; // "glTF"
@@ -38,12 +38,19 @@ pub(super) struct Glb {
     bin: Vec<u8>,
     views: Vec<Value>,
     accessors: Vec<Value>,
-    /// Embedded images (PNG in a buffer view), their textures and the one sampler they use.
+    /// Embedded images (PNG in a buffer view) and their textures.
     images: Vec<Value>,
     textures: Vec<Value>,
-    /// The leaf and bark textures' indices, once embedded.
-    leaf_texture: Option<usize>,
-    bark_texture: Option<usize>,
+    /// The materials, each made (with its texture) the first time a primitive needs it:
+    /// every level of detail shares them.
+    materials: Vec<(Part, Value)>,
+}
+
+/// The tree's two materials.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    Bark,
+    Leaf,
 }
 
 impl Glb {
@@ -142,67 +149,67 @@ impl Glb {
         self.textures.len() - 1
     }
 
-    /// Adds the tree's bark and leaf primitives (those with triangles) and returns the mesh
-    /// object and its materials: `bark` (rough, the bark texture) and `leaf` (the leaf texture, its alpha
-    /// the blade's outline cut at 0.5, double-sided). Fails for a mesh with no triangles.
-    pub(super) fn tree(&mut self, mesh: &TreeMesh, joint_of: Option<&[u16]>, path: &Path) -> Result<(Value, Value)> {
+    /// The index of `part`'s material in `look`, made with its texture the first time: `bark`
+    /// (rough, the tiling bark texture) or `leaf` (the leaf texture, its alpha the blade's
+    /// outline cut at 0.5, double-sided).
+    fn material(&mut self, part: Part, look: &ExportLook) -> usize {
+        if let Some(k) = self.materials.iter().position(|(p, _)| *p == part) {
+            return k;
+        }
+        let material = match part {
+            Part::Bark => {
+                let texture = self.texture(&bark_texture(look, BARK_TEXTURE_SIZE).to_png(), true);
+                json!({
+                    "name": "bark",
+                    "pbrMetallicRoughness": {
+                        "baseColorTexture": { "index": texture },
+                        "metallicFactor": 0.0,
+                        "roughnessFactor": 0.9
+                    }
+                })
+            }
+            Part::Leaf => {
+                let texture = self.texture(&leaf_texture(look, LEAF_TEXTURE_SIZE).to_png(), false);
+                json!({
+                    "name": "leaf",
+                    "pbrMetallicRoughness": {
+                        "baseColorTexture": { "index": texture },
+                        "metallicFactor": 0.0,
+                        "roughnessFactor": 0.7
+                    },
+                    "alphaMode": "MASK",
+                    "alphaCutoff": 0.5,
+                    "doubleSided": true
+                })
+            }
+        };
+        self.materials.push((part, material));
+        self.materials.len() - 1
+    }
+
+    /// Adds the tree's bark and leaf primitives (those with triangles), with their materials
+    /// ([`material`](Self::material)), and returns the mesh object. Fails for a mesh with no
+    /// triangles.
+    pub(super) fn tree(&mut self, mesh: &TreeMesh, joint_of: Option<&[u16]>, path: &Path) -> Result<Value> {
         mesh.bark.check("bark")?;
         mesh.leaves.check("leaf")?;
         let mut primitives = Vec::new();
-        let mut materials = Vec::new();
-        if !mesh.bark.is_empty() {
-            primitives.push(self.primitive(&mesh.bark, materials.len(), joint_of));
-            let texture = match self.bark_texture {
-                Some(t) => t,
-                None => {
-                    let t = self.texture(&bark_texture(&mesh.look, BARK_TEXTURE_SIZE).to_png(), true);
-                    self.bark_texture = Some(t);
-                    t
-                }
-            };
-            materials.push(json!({
-                "name": "bark",
-                "pbrMetallicRoughness": {
-                    "baseColorTexture": { "index": texture },
-                    "metallicFactor": 0.0,
-                    "roughnessFactor": 0.9
-                }
-            }));
-        }
-        if !mesh.leaves.is_empty() {
-            primitives.push(self.primitive(&mesh.leaves, materials.len(), joint_of));
-            let texture = match self.leaf_texture {
-                Some(t) => t,
-                None => {
-                    let t = self.texture(&leaf_texture(&mesh.look, LEAF_TEXTURE_SIZE).to_png(), false);
-                    self.leaf_texture = Some(t);
-                    t
-                }
-            };
-            materials.push(json!({
-                "name": "leaf",
-                "pbrMetallicRoughness": {
-                    "baseColorTexture": { "index": texture },
-                    "metallicFactor": 0.0,
-                    "roughnessFactor": 0.7
-                },
-                "alphaMode": "MASK",
-                "alphaCutoff": 0.5,
-                "doubleSided": true
-            }));
+        for (part, m) in [(Part::Bark, &mesh.bark), (Part::Leaf, &mesh.leaves)] {
+            if !m.is_empty() {
+                let material = self.material(part, &mesh.look);
+                primitives.push(self.primitive(m, material, joint_of));
+            }
         }
         ensure!(
             !primitives.is_empty(),
             "cannot write {}: the mesh has no triangles",
             path.display()
         );
-        Ok((
-            json!({ "name": "tree", "primitives": primitives }),
-            Value::Array(materials),
-        ))
+        Ok(json!({ "name": "tree", "primitives": primitives }))
     }
 
-    /// Completes `document` (its accessors, buffer views and buffer added) and writes the .glb
+    /// Completes `document` (its accessors, buffer views, buffer, materials and textures added)
+    /// and writes the .glb
     /// to `path`; returns the bytes written. Fails, writing nothing, when the file would exceed
     /// the 4 GiB a .glb can hold.
     pub(super) fn write(mut self, mut document: Map<String, Value>, path: &Path) -> Result<u64> {
@@ -210,6 +217,11 @@ impl Glb {
         document.insert("accessors".into(), Value::Array(std::mem::take(&mut self.accessors)));
         document.insert("bufferViews".into(), Value::Array(std::mem::take(&mut self.views)));
         document.insert("buffers".into(), json!([{ "byteLength": self.bin.len() }]));
+        let materials: Vec<Value> = std::mem::take(&mut self.materials)
+            .into_iter()
+            .map(|(_, m)| m)
+            .collect();
+        document.insert("materials".into(), Value::Array(materials));
         if !self.textures.is_empty() {
             document.insert("images".into(), Value::Array(std::mem::take(&mut self.images)));
             document.insert("textures".into(), Value::Array(std::mem::take(&mut self.textures)));
