@@ -606,10 +606,7 @@ impl App {
             if let (Some(rec), Some(dir)) = (&self.recorder, &self.args.record) {
                 eprintln!("sylva view: recorded {} frames into {}", rec.frames(), dir.display());
             }
-            // The Vulkan surface goes before the window it was made for.
-            let window = v.window;
-            drop(v.gpu);
-            drop(window);
+            // `v` drops here, its device (and Vulkan surface) before its window.
         }
         if let (Some(path), Some(image)) = (&self.args.screenshot, &self.last_image) {
             write_png(path, image)?;
