@@ -3,6 +3,7 @@
 //! sphere, what breaks, the forest's size limit and loading a spec.
 
 use super::*;
+use sylva_sim::species;
 
 /// The viewer's scene arguments as the command line `args` gives them.
 fn parse_scene_args(args: &[&str]) -> Result<SceneArgs, clap::Error> {
