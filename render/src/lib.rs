@@ -23,6 +23,7 @@
 #![allow(unsafe_code)]
 
 pub mod cache;
+pub mod camera;
 pub(crate) mod descriptors;
 pub mod device_pose;
 pub mod dynamics;
