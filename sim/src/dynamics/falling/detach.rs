@@ -69,16 +69,23 @@ pub(super) fn torn(
     let m = attached.len().min(leaf_pos.len());
     let check = |range: std::ops::Range<usize>, out: &mut Vec<u32>| {
         let start = range.start + (phase + period - range.start % period) % period;
-        for j in (start..range.end).step_by(period) {
-            if !attached[j] {
-                continue;
+        let looked_at = (start..range.end).step_by(period).filter(|&j| attached[j]);
+        match uniform {
+            Some(w) => {
+                let g = pressure_over_coefficient(material, w.length());
+                out.extend(looked_at.filter(|&j| g > tearing(material, j)).map(|j| j as u32));
             }
-            let w = match uniform {
-                Some(w) => w,
-                None => wind.sample(leaf_pos[j]),
-            };
-            if pressure_over_coefficient(material, w.length()) > tearing(material, j) {
-                out.push(j as u32);
+            None => {
+                // One batch per job: a grid samples many points at once far faster than one
+                // through the trait object, bit for bit the same.
+                let leaves: Vec<usize> = looked_at.collect();
+                let mut w: Vec<glam::Vec3> = leaves.iter().map(|&j| leaf_pos[j]).collect();
+                wind.sample_in_place(&mut w);
+                for (&j, w) in leaves.iter().zip(&w) {
+                    if pressure_over_coefficient(material, w.length()) > tearing(material, j) {
+                        out.push(j as u32);
+                    }
+                }
             }
         }
     };
