@@ -83,6 +83,12 @@ pub trait WindField: Send + Sync {
     fn uniform(&self) -> Option<Vec3> {
         None
     }
+    /// `Some(s)` when no [`sample`](WindField::sample) at the current time is faster than `s`
+    /// \[m/s\] (so a check for a strong wind can skip sampling when even `s` is not strong);
+    /// `None` when the field does not know. By default, the uniform wind's speed, if uniform.
+    fn speed_bound(&self) -> Option<f32> {
+        self.uniform().map(Vec3::length)
+    }
 }
 
 /// No wind.

@@ -220,6 +220,10 @@ impl WindField for GpuWind {
         self.grid.sample_into(points, out)
     }
 
+    fn speed_bound(&self) -> Option<f32> {
+        Some(self.grid.speed_bound())
+    }
+
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         Some(self)
     }

@@ -31,7 +31,7 @@ use std::cell::RefCell;
 
 use sylva_engine::JobSystem;
 
-use super::{par_slabs, par_slabs_sum, Dims, Isa};
+use super::{par_slabs_max, par_slabs_sum, peak_of, Dims, Isa};
 
 /// Most Jacobi iterations per round of the fused pass.
 const ROUND: usize = 4;
@@ -259,29 +259,40 @@ unsafe fn div_chunk_avx2(g: &Geom, vel: &[Vec<f32>; 3], act: &[f32], k0: usize, 
 }
 
 /// Subtracts the pressure gradient on active faces (Eq. 7), in place.
-pub(super) fn project(jobs: &JobSystem, isa: Isa, d: &Dims, p: &[f32], act: &[f32], vel: &mut [Vec<f32>; 3]) {
+pub(super) fn project(
+    jobs: &JobSystem,
+    isa: Isa,
+    d: &Dims,
+    p: &[f32],
+    act: &[f32],
+    vel: &mut [Vec<f32>; 3],
+) -> [f32; 3] {
     let g = Geom::new(d);
+    let mut peak = [0.0; 3];
     for (a, v) in vel.iter_mut().enumerate() {
         let fd = d.face_dims(a);
-        par_slabs(jobs, v, fd[0] * fd[1], |k0, chunk| match isa {
+        peak[a] = par_slabs_max(jobs, v, fd[0] * fd[1], |k0, chunk| match isa {
             Isa::Portable => project_chunk(&g, a, p, act, k0, chunk),
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `Isa::Avx2` is only chosen when the CPU has AVX2.
             Isa::Avx2 => unsafe { project_chunk_avx2(&g, a, p, act, k0, chunk) },
         });
     }
+    peak
 }
 
 /// Projection of component `a`'s face slabs `chunk`, the first being slab `k0` (the pressure
-/// is 0 beyond the grid, in the ghost slabs).
+/// is 0 beyond the grid, in the ghost slabs); returns the largest |value| of the chunk as
+/// projected ([`peak_of`]), read while the chunk is still in cache.
 #[inline(always)]
-fn project_chunk(g: &Geom, a: usize, p: &[f32], act: &[f32], k0: usize, chunk: &mut [f32]) {
+fn project_chunk(g: &Geom, a: usize, p: &[f32], act: &[f32], k0: usize, chunk: &mut [f32]) -> f32 {
     let fd = g.d.face_dims(a);
     for (kk, v) in chunk.chunks_mut(fd[0] * fd[1]).enumerate() {
         let k = (k0 + kk) as isize;
         let lo = if a == 2 { k - 1 } else { k };
         g.project_slab(a, v, g.slab(act, lo), g.slab(act, k), g.slab(p, lo), g.slab(p, k));
     }
+    peak_of(chunk)
 }
 
 /// [`project_chunk`] vectorised for AVX2.
@@ -290,7 +301,7 @@ fn project_chunk(g: &Geom, a: usize, p: &[f32], act: &[f32], k0: usize, chunk: &
 /// The CPU must have AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn project_chunk_avx2(g: &Geom, a: usize, p: &[f32], act: &[f32], k0: usize, chunk: &mut [f32]) {
+unsafe fn project_chunk_avx2(g: &Geom, a: usize, p: &[f32], act: &[f32], k0: usize, chunk: &mut [f32]) -> f32 {
     project_chunk(g, a, p, act, k0, chunk)
 }
 

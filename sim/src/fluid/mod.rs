@@ -367,6 +367,55 @@ pub(crate) fn par_slabs_sum<T: Send>(
     chunks.iter().map(|c| c.2).sum()
 }
 
+/// Runs `f(k0, chunk)` like [`par_slabs`] and returns the largest of what the chunks return.
+pub(crate) fn par_slabs_max<T: Send>(
+    jobs: &JobSystem,
+    data: &mut [T],
+    plane: usize,
+    f: impl Fn(usize, &mut [T]) -> f32 + Sync,
+) -> f32 {
+    let group = slab_group(plane);
+    let mut chunks: Vec<(usize, &mut [T], f32)> = data
+        .chunks_mut(plane * group)
+        .enumerate()
+        .map(|(c, s)| (c * group, s, 0.0))
+        .collect();
+    if jobs.threads() == 1 || chunks.len() == 1 {
+        for (k0, s, r) in &mut chunks {
+            *r = f(*k0, s);
+        }
+    } else {
+        jobs.for_each_mut(&mut chunks, |_, (k0, s, r)| *r = f(*k0, s));
+    }
+    chunks.iter().fold(0.0, |m, c| m.max(c.2))
+}
+
+/// The largest |value| in `f`; infinite if it holds a NaN or an infinity. Written to
+/// vectorise: eight lanes of a running maximum (a compare and select, which is `maxps`) and of
+/// a running sum of x·0, which turns NaN for a NaN or an infinity and stays 0 otherwise.
+#[inline(always)]
+pub(crate) fn peak_of(f: &[f32]) -> f32 {
+    let (mut m, mut z) = ([0.0f32; 8], [0.0f32; 8]);
+    let mut lanes = f.chunks_exact(8);
+    for c in &mut lanes {
+        for i in 0..8 {
+            let a = c[i].abs();
+            m[i] = if a > m[i] { a } else { m[i] };
+            z[i] += c[i] * 0.0;
+        }
+    }
+    for (i, &x) in lanes.remainder().iter().enumerate() {
+        let a = x.abs();
+        m[i] = if a > m[i] { a } else { m[i] };
+        z[i] += x * 0.0;
+    }
+    if z.iter().any(|v| v.is_nan()) {
+        f32::INFINITY
+    } else {
+        m.iter().fold(0.0, |p, &v| p.max(v))
+    }
+}
+
 /// The instruction sets the solver's passes may use, chosen once per grid from what the CPU
 /// has. Every pass gives bit-identical results with either.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -397,6 +446,10 @@ pub struct FluidGrid {
     vel: [Vec<f32>; 3],
     /// The step's output: advected, forced and projected here, then swapped with `vel`.
     next: [Vec<f32>; 3],
+    /// The largest |value| of each component of `vel` (see [`Peak`]), once known.
+    peak: Peak,
+    /// The same for `next` once a step finished in it; it moves to `peak` with the field.
+    next_peak: Peak,
     /// Padded: 1 for fluid cells, 0 for solid; ghosts 1 beyond open sides, 0 otherwise.
     act: Vec<f32>,
     /// Unpadded: solid cells.
@@ -428,6 +481,8 @@ impl FluidGrid {
         let vel = [vec![0.0; faces(0)], vec![0.0; faces(1)], vec![0.0; faces(2)]];
         Ok(FluidGrid {
             next: vel.clone(),
+            peak: Peak::known([0.0; 3]),
+            next_peak: Peak::default(),
             vel,
             act: vec![0.0; dims.padded()],
             solid: vec![false; dims.cells()],
@@ -476,6 +531,7 @@ impl FluidGrid {
     }
     /// Mutable face velocities of component `a`, e.g. to set an initial field.
     pub fn velocity_mut(&mut self, a: usize) -> &mut [f32] {
+        self.peak = Peak::default();
         &mut self.vel[a]
     }
     /// Pressure at the cell centres (unpadded, cell order), times `dt / ρ`.
@@ -750,6 +806,7 @@ impl FluidGrid {
             isa: self.isa,
             time: self.time,
             vel: std::mem::take(&mut self.vel),
+            peak: std::mem::take(&mut self.peak),
         }
     }
 
@@ -762,6 +819,7 @@ impl FluidGrid {
             isa: self.isa,
             time: self.time,
             vel: self.vel.clone(),
+            peak: self.peak.clone(),
         }
     }
 
@@ -830,7 +888,8 @@ impl FluidGrid {
         };
         stats.pressure = t.elapsed();
         let t = Instant::now();
-        jacobi::project(jobs, self.isa, &self.dims, &self.pressure.p, &self.act, &mut self.next);
+        let peak = jacobi::project(jobs, self.isa, &self.dims, &self.pressure.p, &self.act, &mut self.next);
+        self.next_peak = Peak::known(peak);
         stats.project = t.elapsed();
         stats.divergence_before = (sum_sq / self.pressure.fluid_cells().max(1) as f64).sqrt();
         self.time += self.params.dt as f64;
@@ -845,6 +904,7 @@ impl FluidGrid {
     pub fn unfreeze(&mut self, from: FrozenField) {
         assert!(self.vel.iter().all(Vec::is_empty), "only a frozen grid unfreezes");
         self.vel = from.vel;
+        self.peak = from.peak;
     }
 
     /// Puts the field [`step_from`](Self::step_from) computed in place, keeping `from`'s
@@ -852,6 +912,7 @@ impl FluidGrid {
     pub fn thaw(&mut self, from: FrozenField) {
         assert!(self.vel.iter().all(Vec::is_empty), "only a frozen grid thaws");
         self.vel = std::mem::replace(&mut self.next, from.vel);
+        self.peak = std::mem::take(&mut self.next_peak);
     }
 
     /// RMS divergence over the fluid cells of the current field [1/s].
@@ -1073,6 +1134,12 @@ impl FluidGrid {
         self.field().sample(p)
     }
 
+    /// No sample of the field is faster than this \[m/s\] (see [`Peak`]); infinite when the
+    /// field holds a NaN.
+    pub fn speed_bound(&self) -> f32 {
+        self.peak.speed_bound(&self.vel)
+    }
+
     /// Replaces each point by the wind there ([`sample`](Self::sample) at it, bit for bit).
     pub fn sample_in_place(&self, points: &mut [Vec3]) {
         self.field().sample_in_place(points)
@@ -1109,12 +1176,45 @@ pub struct FrozenField {
     isa: Isa,
     time: f64,
     vel: [Vec<f32>; 3],
+    peak: Peak,
+}
+
+/// The largest |value| of each velocity component over all its faces, so that no sample of
+/// the field is faster than their Euclidean norm: each component of a sample is a convex
+/// combination of that component's face values (trilinear weights in [0, 1], the point
+/// clamped to the grid), so it is no larger than their largest magnitude. The step's projection
+/// measures it as it writes the field ([`FluidGrid::step_second`]); anything that writes the field
+/// otherwise forgets it, and it is measured again when asked. A NaN makes it infinite.
+#[derive(Clone, Debug, Default)]
+struct Peak(std::sync::OnceLock<[f32; 3]>);
+
+impl Peak {
+    fn known(peak: [f32; 3]) -> Peak {
+        Peak(std::sync::OnceLock::from(peak))
+    }
+
+    /// The bound on the speed of a sample of `vel`, measured now unless known.
+    fn speed_bound(&self, vel: &[Vec<f32>; 3]) -> f32 {
+        if vel.iter().any(Vec::is_empty) {
+            // A grid whose field is out (frozen): nothing to bound.
+            return f32::INFINITY;
+        }
+        let [x, y, z] = *self.0.get_or_init(|| vel.each_ref().map(|f| peak_of(f)));
+        // The trilinear blend rounds: a few ulps of headroom.
+        (x * x + y * y + z * z).sqrt() * (1.0 + 1e-5)
+    }
 }
 
 impl FrozenField {
     /// The wind at a point ([`FluidGrid::sample`] at the time the field was frozen).
     pub fn sample(&self, p: Vec3) -> Vec3 {
         self.field().sample(p)
+    }
+
+    /// No sample of the field is faster than this \[m/s\] (see [`Peak`]); infinite when the
+    /// field holds a NaN.
+    pub fn speed_bound(&self) -> f32 {
+        self.peak.speed_bound(&self.vel)
     }
 
     /// Replaces each point by the wind there, bit for bit as [`sample`](Self::sample).

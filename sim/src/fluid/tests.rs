@@ -444,3 +444,51 @@ fn a_grid_stepped_by_two_frames_time_keeps_the_flow_of_one_stepped_every_frame()
         assert!(div < 0.03, "{secs} s: rms divergence {div}/s at 2h");
     }
 }
+
+/// No sample is faster than the grid's speed bound, whether the step measured it or it was
+/// measured when asked (after the field was written), on a random field with a wind ball,
+/// inside the grid and beyond it (clamped); the bound is the norm of the largest component
+/// magnitudes, no looser; a NaN makes it infinite.
+#[test]
+fn no_sample_is_faster_than_the_speed_bound() {
+    let jobs = JobSystem::new(2).unwrap();
+    let mut g = scene(Pressure::JACOBI4, 9.0);
+    let mut rng = Rng::new(5);
+    let lo = g.origin() - Vec3::splat(3.0);
+    let hi = g.origin() + g.params().extent + Vec3::splat(3.0);
+    let check = |g: &FluidGrid, rng: &mut Rng| {
+        let bound = g.speed_bound();
+        let mut fastest = 0.0f32;
+        for _ in 0..20_000 {
+            let p = Vec3::new(rng.range(lo.x, hi.x), rng.range(lo.y, hi.y), rng.range(lo.z, hi.z));
+            fastest = fastest.max(g.sample(p).length());
+        }
+        assert!(fastest <= bound, "a sample at {fastest} m/s over the bound {bound}");
+        bound
+    };
+    let written = check(&g, &mut rng);
+    // The largest component magnitudes: a bound that ignored one would be below this.
+    let peak = |a: usize| g.velocity(a).iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    let norm = (peak(0).powi(2) + peak(1).powi(2) + peak(2).powi(2)).sqrt();
+    assert!((written - norm).abs() <= 1e-4 * norm, "{written} against {norm}");
+    for _ in 0..3 {
+        g.step(&jobs);
+        let stepped = check(&g, &mut rng);
+        let mut fresh = g.snapshot();
+        fresh.peak = Peak::default();
+        assert_eq!(
+            stepped,
+            fresh.speed_bound(),
+            "the step's bound is the one measured when asked"
+        );
+    }
+    let frozen = g.freeze();
+    assert_eq!(
+        g.speed_bound(),
+        f32::INFINITY,
+        "a grid whose field is out bounds nothing"
+    );
+    g.unfreeze(frozen);
+    g.velocity_mut(1)[17] = f32::NAN;
+    assert_eq!(g.speed_bound(), f32::INFINITY);
+}

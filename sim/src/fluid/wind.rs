@@ -161,6 +161,10 @@ impl WindField for FluidWind {
         self.grid.sample_into(points, out)
     }
 
+    fn speed_bound(&self) -> Option<f32> {
+        Some(self.grid.speed_bound())
+    }
+
     fn fluid(&self) -> Option<&FluidGrid> {
         Some(&self.grid)
     }
@@ -187,6 +191,10 @@ impl WindField for Detached {
     fn sample_into(&self, points: &[Vec3], out: &mut [Vec3]) {
         self.0.sample_into(points, out)
     }
+
+    fn speed_bound(&self) -> Option<f32> {
+        Some(self.0.speed_bound())
+    }
 }
 
 /// A frozen field as a wind of its own (a [`FluidGrid::snapshot`] the trees sample while the
@@ -204,5 +212,9 @@ impl WindField for FrozenField {
 
     fn sample_into(&self, points: &[Vec3], out: &mut [Vec3]) {
         FrozenField::sample_into(self, points, out)
+    }
+
+    fn speed_bound(&self) -> Option<f32> {
+        Some(FrozenField::speed_bound(self))
     }
 }

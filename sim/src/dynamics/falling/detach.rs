@@ -57,13 +57,14 @@ pub(super) fn torn(
         0.5 * material.petiole_strength / material.leaf_drag
     };
     let uniform = wind.uniform();
-    let (phase, period) = match uniform {
-        Some(w) => {
-            if pressure_over_coefficient(material, w.length()) <= weakest {
-                return Vec::new();
-            }
-            (0, 1)
+    if let Some(s) = wind.speed_bound() {
+        // No leaf is weaker than the weakest, and the pressure grows with the speed.
+        if pressure_over_coefficient(material, s) <= weakest {
+            return Vec::new();
         }
+    }
+    let (phase, period) = match uniform {
+        Some(_) => (0, 1),
         None => (phase, period),
     };
     let m = attached.len().min(leaf_pos.len());

@@ -450,6 +450,36 @@ fn every_model_loses_leaves_in_a_storm_and_none_in_calm_air() {
     }
 }
 
+/// The same in the fluid wind, whose speed bound lets calm air skip the petiole check's
+/// sampling: a steady 25 m/s wind through the grid tears off the same fraction as the uniform
+/// storm above, a 10 m/s one none (the bound, 10 m/s, is below every leaf's strength).
+#[test]
+fn the_fluid_wind_tears_leaves_in_a_storm_and_none_in_a_breeze() {
+    use crate::fluid::{FluidGrid, FluidParams, FluidWind};
+    let jobs = JobSystem::new(2).unwrap();
+    for (speed, lo, hi) in [(10.0, 0.0, 0.0), (25.0, 0.3, 0.42)] {
+        let mut m = ModelKind::Weber.build(trees(1, 1000)).unwrap();
+        let border = Vec3::new(speed, 0.0, 0.0);
+        let mut params = FluidParams::over(Vec3::new(-20.0, 0.0, -20.0), Vec3::new(20.0, 30.0, 20.0));
+        params.cells = [24, 16, 24];
+        params.border = border;
+        let mut grid = FluidGrid::new(params).unwrap();
+        for a in 0..3 {
+            grid.velocity_mut(a).iter_mut().for_each(|v| *v = border[a]);
+        }
+        assert!(
+            (grid.speed_bound() - speed).abs() < 1e-3 * speed,
+            "{}",
+            grid.speed_bound()
+        );
+        m.set_wind(Box::new(FluidWind::new(grid)));
+        run(&mut *m, &jobs, 1.0);
+        let s = m.falling_leaves().unwrap();
+        let frac = s.detached as f32 / m.forest().leaf_count() as f32;
+        assert!(frac >= lo && frac <= hi, "fluid wind at {speed} m/s: {frac}");
+    }
+}
+
 /// In every model the trees move bit for bit the same with and without leaves falling off
 /// them (a detached leaf's drag and mass stay lumped in its segment, and the model steps from
 /// its own pose, the falling leaves' taken out), in a wind that varies in space, which would
