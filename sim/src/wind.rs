@@ -43,6 +43,11 @@ pub trait WindField: Send + Sync {
     fn fluid_mut(&mut self) -> Option<&mut crate::fluid::FluidGrid> {
         None
     }
+    /// The fluid wind stepped on the CPU behind this field, if it is one, to change how its
+    /// steps are spread over the trees' ([`FluidWind::set_parts`](crate::fluid::FluidWind::set_parts)).
+    fn fluid_wind_mut(&mut self) -> Option<&mut crate::fluid::FluidWind> {
+        None
+    }
     /// Why the field stopped moving, when it failed (a field computed on a device that
     /// reported an error): the simulation goes on with the last field, and the caller shows this.
     fn failure(&self) -> Option<String> {

@@ -104,8 +104,9 @@ pub struct SceneArgs {
     pub dynamics_gpu: bool,
     /// `on`: trees small on screen step less often, by a longer step (Weber's model: every
     /// 2nd frame at the middle level of detail, every 4th at the coarsest and outside the
-    /// view), and a fluid grid of over 524,288 cells steps every 2nd frame; `off`: every tree
-    /// and the fluid step every frame.
+    /// view), and a fluid grid on the CPU steps every 2nd frame, or every 4th when it has over
+    /// 524,288 cells and the wind crosses at most a cell in four frames; `off`: every tree and
+    /// the fluid step every frame.
     #[arg(long, value_enum, default_value = "on")]
     pub sim_lod: SimLod,
     /// The compass heading the wind blows towards, in degrees clockwise from north (90: towards
@@ -774,14 +775,10 @@ impl Driver {
                     Vec3::new(c.x + half, top, c.z + half),
                 );
                 p.cells = self.wind_grid;
+                // One frame's step; `FluidWind::set_parts` lengthens it under the level of detail.
+                p.dt = self.scene.sim.dt();
                 p.border = self.border_wind();
                 p.seed = self.seed;
-                // A grid on the CPU steps every 2nd frame by two frames' time (see `sim_lod`);
-                // one on the GPU costs the simulation thread nothing and steps every frame.
-                let every_other = self.sim_lod == SimLod::On && self.wind_gpu.is_none();
-                if every_other {
-                    p.dt = 2.0 * self.scene.sim.dt();
-                }
                 let mut grid = FluidGrid::new(p)?;
                 grid.set_vorticity(self.vorticity)?;
                 for a in 0..3 {
@@ -804,10 +801,11 @@ impl Driver {
                     }
                     None => {
                         let mut wind = FluidWind::new(grid);
-                        // A grid stepping every 2nd frame spreads each step over both frames
-                        // (advection beside the first, the pressure solve beside the second), so
-                        // every frame does half a step's work.
-                        wind.split = every_other;
+                        // Under the level of detail a grid on the CPU steps every 2nd or 4th
+                        // frame by that many frames' time, each step spread over them (see
+                        // `sim_lod`); one on the GPU costs the simulation thread nothing and
+                        // steps every frame.
+                        wind.set_parts(self.fluid_parts(wind.grid()))?;
                         self.scene.sim.set_wind(Box::new(wind))
                     }
                 }
@@ -821,9 +819,15 @@ impl Driver {
     fn steer_wind(&mut self) -> Result<()> {
         let border = self.border_wind();
         match self.scene.sim.wind_mut().fluid_mut() {
-            Some(g) => Ok(g.set_border(border)?),
-            None => self.apply_wind(),
+            Some(g) => g.set_border(border)?,
+            None => return self.apply_wind(),
         }
+        // A stronger wind may need shorter fluid steps (from the next step on).
+        let parts = self.scene.sim.wind().fluid().map(|g| self.fluid_parts(g));
+        if let (Some(parts), Some(w)) = (parts, self.scene.sim.wind_mut().fluid_wind_mut()) {
+            w.set_parts(parts)?;
+        }
+        Ok(())
     }
 
     /// Applies a user command. What it did becomes the overlay's message (and, with

@@ -238,7 +238,7 @@ pub fn validate_ball(b: &WindBall) -> Result<(), SimError> {
 }
 
 /// What one step used, beyond the grid's own state: the GPU solver replays steps from these.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StepInputs {
     /// Each ball as it acts this step: (jittered centre, radius, acceleration).
     pub balls: Vec<(Vec3, f32, Vec3)>,
@@ -250,6 +250,19 @@ pub struct StepInputs {
     pub open: [bool; 6],
     /// Vorticity confinement strength ε (0: none).
     pub vorticity: f32,
+}
+
+/// A stage of a step ([`FluidGrid::step_stage`]), in the order a step runs them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepStage {
+    /// Part `part` (0-based) of `of` equal shares of the advection's slabs.
+    Advect { part: usize, of: usize },
+    /// The wind balls' forces and the vorticity confinement.
+    Forces,
+    /// The divergence and the pressure solve.
+    Pressure,
+    /// The projection; the clock moves on.
+    Project,
 }
 
 /// Timings and figures of one step.
@@ -581,6 +594,28 @@ impl FluidGrid {
     /// The largest vorticity confinement strength accepted.
     pub const MAX_VORTICITY: f32 = 4.0;
 
+    /// Changes the time step \[s\] from the next step on (as [`FluidParams::dt`] allows:
+    /// over 0, at most 1 s), refused while the field is frozen (a step spread over several
+    /// calls, as [`FluidWind`] spreads one, changes it only between steps). The pressure the next solve
+    /// starts from is kept as the pressure itself: stored times `dt / ρ`, it is scaled by the
+    /// ratio of the steps.
+    pub fn set_dt(&mut self, dt: f32) -> Result<(), SimError> {
+        check_positive("wind time step", dt, 1.0)?;
+        if self.vel.iter().any(Vec::is_empty) {
+            return Err(SimError::param(
+                "wind time step",
+                dt,
+                "cannot change while the grid's field is out for a step",
+            ));
+        }
+        let ratio = dt / self.params.dt;
+        if ratio != 1.0 {
+            self.pressure.p.iter_mut().for_each(|p| *p *= ratio);
+            self.params.dt = dt;
+        }
+        Ok(())
+    }
+
     /// Sets the vorticity confinement strength ε (0 turns it off; see module `vorticity`):
     /// 0 to [`MAX_VORTICITY`](Self::MAX_VORTICITY); around 0.1 to 0.5 gives gusty detail.
     pub fn set_vorticity(&mut self, eps: f32) -> Result<(), SimError> {
@@ -836,23 +871,15 @@ impl FluidGrid {
     /// now or after the field is back in place ([`unfreeze`](Self::unfreeze)); nothing that
     /// changes the grid's buffers may come between. Returns the two passes' figures.
     pub fn step_from_first(&mut self, jobs: &JobSystem, inputs: &StepInputs, from: &FrozenField) -> FluidStepStats {
-        assert!(
-            self.vel.iter().all(Vec::is_empty) && from.time == self.time,
-            "a grid steps from the field it froze at its own time"
-        );
-        self.ensure_built(inputs.open);
         let mut stats = FluidStepStats::default();
-        let t = Instant::now();
-        self.advect(jobs, inputs, &from.vel);
-        stats.advect = t.elapsed();
-        let t = Instant::now();
-        self.apply_forces(jobs, inputs);
-        if inputs.vorticity > 0.0 {
-            let (d, dt) = (self.dims, self.params.dt);
-            self.confinement
-                .apply(jobs, &d, &self.act, inputs.vorticity, dt, &mut self.next);
-        }
-        stats.forces = t.elapsed();
+        self.step_stage(
+            jobs,
+            StepStage::Advect { part: 0, of: 1 },
+            inputs,
+            Some(from),
+            &mut stats,
+        );
+        self.step_stage(jobs, StepStage::Forces, inputs, Some(from), &mut stats);
         stats
     }
 
@@ -862,40 +889,90 @@ impl FluidGrid {
     /// step's figures.
     pub fn step_second(&mut self, jobs: &JobSystem, first: FluidStepStats) -> FluidStepStats {
         let mut stats = first;
-        let t = Instant::now();
-        let sum_sq = match self.params.pressure {
-            Pressure::Jacobi { iterations } => {
-                // The divergence is computed in the same pass as the iterations (see `jacobi`).
-                let sum_sq = self
-                    .pressure
-                    .jacobi(jobs, self.isa, iterations as usize, &self.act, &self.next);
-                stats.solve = PressureStats {
-                    iterations,
-                    residual_rel: f64::NAN,
-                    converged: false,
-                };
-                sum_sq
-            }
-            Pressure::Converged {
-                tolerance,
-                max_iterations,
-            } => {
-                let div = &mut self.pressure.rhs;
-                let sum_sq = jacobi::divergence(jobs, self.isa, &self.dims, &self.next, &self.act, div);
-                stats.solve = self.pressure.pcg(jobs, tolerance as f64, max_iterations);
-                sum_sq
-            }
-        };
-        stats.pressure = t.elapsed();
-        let t = Instant::now();
-        let peak = jacobi::project(jobs, self.isa, &self.dims, &self.pressure.p, &self.act, &mut self.next);
-        self.next_peak = Peak::known(peak);
-        stats.project = t.elapsed();
-        stats.divergence_before = (sum_sq / self.pressure.fluid_cells().max(1) as f64).sqrt();
-        self.time += self.params.dt as f64;
-        self.steps += 1;
-        self.last = stats;
+        let none = StepInputs::default();
+        self.step_stage(jobs, StepStage::Pressure, &none, None, &mut stats);
+        self.step_stage(jobs, StepStage::Project, &none, None, &mut stats);
         stats
+    }
+
+    /// One stage of a step from `from`, the field [`freeze`](Self::freeze) took out, into the
+    /// grid's own buffers, its time added to `stats` (the pressure solve's figures too). A
+    /// step is its stages in order, each once: the advection's parts 0 to `of` − 1, the forces,
+    /// the pressure solve, the projection (which moves the clock on); [`thaw`](Self::thaw) then
+    /// puts the new field in place. Between stages the field may be put back
+    /// ([`unfreeze`](Self::unfreeze)) and frozen again, and nothing else that changes the
+    /// grid's buffers may come between. The advection and the forces read `inputs` and `from`
+    /// (the pressure solve and the projection neither); every stage gives the bits of the
+    /// whole step ([`step_from`](Self::step_from)), however the advection is cut.
+    ///
+    /// # Panics
+    ///
+    /// If the advection or the forces are not given the field frozen at the grid's time.
+    pub fn step_stage(
+        &mut self,
+        jobs: &JobSystem,
+        stage: StepStage,
+        inputs: &StepInputs,
+        from: Option<&FrozenField>,
+        stats: &mut FluidStepStats,
+    ) {
+        let t = Instant::now();
+        match stage {
+            StepStage::Advect { part, of } => {
+                let from = from.expect("the advection reads the frozen field");
+                assert!(
+                    self.vel.iter().all(Vec::is_empty) && from.time == self.time,
+                    "a grid steps from the field it froze at its own time"
+                );
+                self.ensure_built(inputs.open);
+                self.advect(jobs, inputs, &from.vel, (part, of.max(1)));
+                stats.advect += t.elapsed();
+            }
+            StepStage::Forces => {
+                self.apply_forces(jobs, inputs);
+                if inputs.vorticity > 0.0 {
+                    let (d, dt) = (self.dims, self.params.dt);
+                    self.confinement
+                        .apply(jobs, &d, &self.act, inputs.vorticity, dt, &mut self.next);
+                }
+                stats.forces += t.elapsed();
+            }
+            StepStage::Pressure => {
+                let sum_sq = match self.params.pressure {
+                    Pressure::Jacobi { iterations } => {
+                        // The divergence is computed in the same pass as the iterations (see `jacobi`).
+                        let sum_sq = self
+                            .pressure
+                            .jacobi(jobs, self.isa, iterations as usize, &self.act, &self.next);
+                        stats.solve = PressureStats {
+                            iterations,
+                            residual_rel: f64::NAN,
+                            converged: false,
+                        };
+                        sum_sq
+                    }
+                    Pressure::Converged {
+                        tolerance,
+                        max_iterations,
+                    } => {
+                        let div = &mut self.pressure.rhs;
+                        let sum_sq = jacobi::divergence(jobs, self.isa, &self.dims, &self.next, &self.act, div);
+                        stats.solve = self.pressure.pcg(jobs, tolerance as f64, max_iterations);
+                        sum_sq
+                    }
+                };
+                stats.divergence_before = (sum_sq / self.pressure.fluid_cells().max(1) as f64).sqrt();
+                stats.pressure += t.elapsed();
+            }
+            StepStage::Project => {
+                let peak = jacobi::project(jobs, self.isa, &self.dims, &self.pressure.p, &self.act, &mut self.next);
+                self.next_peak = Peak::known(peak);
+                stats.project += t.elapsed();
+                self.time += self.params.dt as f64;
+                self.steps += 1;
+                self.last = *stats;
+            }
+        }
     }
 
     /// Puts the field [`freeze`](Self::freeze) took out back in place, unchanged, keeping what
@@ -1010,7 +1087,9 @@ impl FluidGrid {
     }
 
     /// Semi-Lagrangian advection of every face of `from` (Eq. 4), into `next`.
-    fn advect(&mut self, jobs: &JobSystem, inputs: &StepInputs, from: &[Vec<f32>; 3]) {
+    /// Part `part.0` of `part.1` of the advection: that share of the jobs below, in order (each
+    /// face is computed on its own from `from`, so the parts together give the whole's bits).
+    fn advect(&mut self, jobs: &JobSystem, inputs: &StepInputs, from: &[Vec<f32>; 3], part: (usize, usize)) {
         let d = self.dims;
         let ctx = Advect::new(d, from, &self.act, self.params.dt, inputs, self.isa);
         let ctx = &ctx;
@@ -1057,10 +1136,12 @@ impl FluidGrid {
                 }
             });
         };
+        let (c0, c1) = (chunks.len() * part.0 / part.1, chunks.len() * (part.0 + 1) / part.1);
+        let chunks = &mut chunks[c0..c1];
         if chunks.len() == 1 || jobs.threads() == 1 {
             chunks.iter_mut().for_each(run);
         } else {
-            jobs.for_each_mut(&mut chunks, |_, c| run(c));
+            jobs.for_each_mut(chunks, |_, c| run(c));
         }
     }
 

@@ -9,20 +9,22 @@
 //! handle and swaps the new field in. Every field the trees sample is the one the sequential
 //! order gives them, bit for bit; the grid is one step ahead between steps.
 //!
-//! Split steps ([`FluidWind::split`]): a fluid step of two tree steps' time is spread over those
-//! two tree steps, advection and forces beside the first, the pressure solve and the projection
-//! beside the second (the viewer's level of detail for a grid on the CPU, so every frame does
-//! half a fluid step's work). The trees sample the field the step starts from during both; the new
-//! one is in place after the second. Between the two halves the grid's field is the one the
-//! step started from, and the half-done step waits in the grid's own buffers.
+//! Steps spread over frames ([`FluidWind::set_parts`]): a fluid step of `parts` tree steps'
+//! time is spread over those `parts` tree steps, its stages ([`FluidGrid::step_stage`]) in
+//! order, about the same work beside each (the viewer's level of detail for a grid on the CPU):
+//! two parts take the advection and the forces beside the first, the pressure solve and the
+//! projection beside the second; four parts take half the advection, the other half and the
+//! forces, the pressure solve, the projection. The trees sample the field the step starts from
+//! all the while; the new one is in place after the last part. Between parts the grid's field
+//! is the one the step started from, and the half-done step waits in the grid's own buffers.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use glam::Vec3;
 use sylva_engine::{FrameTimings, JobSystem};
 
-use super::{add_timings, FluidGrid, FluidStepStats, FrozenField, StepInputs};
+use super::{add_timings, FluidGrid, FluidStepStats, FrozenField, StepInputs, StepStage};
+use crate::error::SimError;
 use crate::wind::WindField;
 
 /// A [`FluidGrid`] the simulation steps before each of its own steps, as many fluid steps as
@@ -31,29 +33,49 @@ pub struct FluidWind {
     grid: FluidGrid,
     /// At most this many fluid steps per tree step (a long tree step does not stall the frame).
     pub max_substeps: u32,
-    /// Spread each fluid step over two tree steps (see the module docs).
-    pub split: bool,
-    /// The field frozen by `detach` and the part of a step that runs beside the trees, until
-    /// `attach`.
-    ahead: Option<(Arc<FrozenField>, Part)>,
-    /// The figures of a step whose first half is done (its second half needs no inputs).
-    pending: Option<FluidStepStats>,
+    /// Tree steps each fluid step is spread over (see the module docs): 1, 2 or 4.
+    parts: u8,
+    /// The parts [`set_parts`](FluidWind::set_parts) asked for, from the next step on.
+    want: u8,
+    /// The field frozen by `detach`, until `attach`.
+    ahead: Option<Arc<FrozenField>>,
+    /// A step under way: what it uses, its figures so far and the parts done.
+    pending: Option<Pending>,
 }
 
-/// The part of a fluid step that runs beside a tree step, with the inputs it needs.
-enum Part {
-    Whole(StepInputs),
-    First(StepInputs),
-    Second,
+struct Pending {
+    inputs: StepInputs,
+    stats: FluidStepStats,
+    done: usize,
+}
+
+/// The stages beside each tree step, for a step spread over 1, 2 or 4 of them.
+fn plan(parts: u8) -> &'static [&'static [StepStage]] {
+    use StepStage::*;
+    const ONE: &[&[StepStage]] = &[&[Advect { part: 0, of: 1 }, Forces, Pressure, Project]];
+    const TWO: &[&[StepStage]] = &[&[Advect { part: 0, of: 1 }, Forces], &[Pressure, Project]];
+    const FOUR: &[&[StepStage]] = &[
+        &[Advect { part: 0, of: 2 }],
+        &[Advect { part: 1, of: 2 }, Forces],
+        &[Pressure],
+        &[Project],
+    ];
+    match parts {
+        4 => FOUR,
+        2 => TWO,
+        _ => ONE,
+    }
 }
 
 impl FluidWind {
-    /// Steps `grid` as the simulation's wind, at most 4 fluid steps per tree step.
+    /// Steps `grid` as the simulation's wind, at most 4 fluid steps per tree step, each in one
+    /// tree step.
     pub fn new(grid: FluidGrid) -> FluidWind {
         FluidWind {
             grid,
             max_substeps: 4,
-            split: false,
+            parts: 1,
+            want: 1,
             ahead: None,
             pending: None,
         }
@@ -66,6 +88,36 @@ impl FluidWind {
     pub fn grid_mut(&mut self) -> &mut FluidGrid {
         &mut self.grid
     }
+    /// Spreads each fluid step over `parts` tree steps (1, 2 or 4; see the module docs), from
+    /// the next step on, whose time step becomes `parts` times the one of a single part
+    /// ([`FluidGrid::set_dt`]: the grid's step now over the parts it is spread over now). The
+    /// step starts when the grid's time is half a step behind the trees'.
+    pub fn set_parts(&mut self, parts: u8) -> Result<(), SimError> {
+        if ![1, 2, 4].contains(&parts) {
+            return Err(SimError::param("fluid step parts", parts, "must be 1, 2 or 4"));
+        }
+        let single = self.grid.params().dt / self.parts as f32;
+        crate::error::check_positive("wind time step", single * parts as f32, 1.0)?;
+        self.want = parts;
+        if self.pending.is_none() && self.ahead.is_none() {
+            self.switch_parts()?;
+        }
+        Ok(())
+    }
+    /// The tree steps each fluid step is spread over (the last [`set_parts`](Self::set_parts)
+    /// once the step under way, if any, is done).
+    pub fn parts(&self) -> u8 {
+        self.parts
+    }
+    /// Takes the parts asked for (between steps only).
+    fn switch_parts(&mut self) -> Result<(), SimError> {
+        if self.want != self.parts {
+            let single = self.grid.params().dt / self.parts as f32;
+            self.grid.set_dt(single * self.want as f32)?;
+            self.parts = self.want;
+        }
+        Ok(())
+    }
 }
 
 impl WindField for FluidWind {
@@ -73,7 +125,7 @@ impl WindField for FluidWind {
 
     fn prepare(&mut self, time: f64, jobs: &JobSystem, timings: &FrameTimings) {
         if self.pending.is_some() {
-            // The second half of a split step comes beside the next tree step (`detach`).
+            // The rest of a step spread over tree steps comes beside the next ones (`detach`).
             return;
         }
         let dt = self.grid.params().dt as f64;
@@ -92,60 +144,61 @@ impl WindField for FluidWind {
 
     fn detach(&mut self, next: f64) -> Option<Box<dyn WindField>> {
         assert!(self.ahead.is_none(), "detach twice without attach");
-        let part = if self.pending.is_some() {
-            Part::Second
-        } else {
+        if self.pending.is_none() {
+            // Between steps: the parts asked for take effect. `set_parts` checked the time
+            // step they give; should one set since through `grid_mut` make it too long, the
+            // parts stay as they are.
+            if self.switch_parts().is_err() {
+                self.want = self.parts;
+            }
             let dt = self.grid.params().dt as f64;
             if self.grid.time() + 0.5 * dt > next {
                 return None;
             }
-            let inputs = self.grid.next_inputs();
-            if self.split {
-                Part::First(inputs)
-            } else {
-                Part::Whole(inputs)
-            }
-        };
+            self.pending = Some(Pending {
+                inputs: self.grid.next_inputs(),
+                stats: FluidStepStats::default(),
+                done: 0,
+            });
+        }
         let field = Arc::new(self.grid.freeze());
-        self.ahead = Some((Arc::clone(&field), part));
+        self.ahead = Some(Arc::clone(&field));
         Some(Box::new(Detached(field)))
     }
 
     fn step_detached(&mut self, jobs: &JobSystem, timings: &FrameTimings) {
-        let Some((field, part)) = &self.ahead else {
+        let (Some(field), Some(p)) = (&self.ahead, &mut self.pending) else {
             return;
         };
-        match part {
-            Part::Whole(inputs) => {
-                let stats = self.grid.step_from(jobs, inputs, field);
-                add_timings(timings, &stats);
-            }
-            Part::First(inputs) => {
-                let first = self.grid.step_from_first(jobs, inputs, field);
-                add_timings(timings, &first);
-                self.pending = Some(first);
-            }
-            Part::Second => {
-                let first = self.pending.take().expect("a second half after a first");
-                let whole = self.grid.step_second(jobs, first);
-                // This tree step's share: the second half's passes.
-                let own = FluidStepStats {
-                    advect: Duration::ZERO,
-                    forces: Duration::ZERO,
-                    ..whole
-                };
-                add_timings(timings, &own);
-            }
+        let Some(stages) = plan(self.parts).get(p.done) else {
+            return;
+        };
+        let before = p.stats;
+        for &stage in *stages {
+            self.grid.step_stage(jobs, stage, &p.inputs, Some(field), &mut p.stats);
         }
+        p.done += 1;
+        // This tree step's share of the step's passes.
+        let own = FluidStepStats {
+            advect: p.stats.advect - before.advect,
+            forces: p.stats.forces - before.forces,
+            pressure: p.stats.pressure - before.pressure,
+            project: p.stats.project - before.project,
+            ..p.stats
+        };
+        add_timings(timings, &own);
     }
 
     fn attach(&mut self, detached: Box<dyn WindField>) {
         drop(detached);
-        let (field, part) = self.ahead.take().expect("attach after detach");
+        let field = self.ahead.take().expect("attach after detach");
         let field = Arc::into_inner(field).expect("the detached field has no other holder once it is attached");
-        match part {
-            Part::First(_) => self.grid.unfreeze(field),
-            Part::Whole(_) | Part::Second => self.grid.thaw(field),
+        let done = self.pending.as_ref().is_some_and(|p| p.done == plan(self.parts).len());
+        if done {
+            self.pending = None;
+            self.grid.thaw(field);
+        } else {
+            self.grid.unfreeze(field);
         }
     }
 
@@ -171,6 +224,10 @@ impl WindField for FluidWind {
 
     fn fluid_mut(&mut self) -> Option<&mut FluidGrid> {
         Some(&mut self.grid)
+    }
+
+    fn fluid_wind_mut(&mut self) -> Option<&mut FluidWind> {
+        Some(self)
     }
 }
 

@@ -1,14 +1,17 @@
 //! The simulation's level of detail as the viewer drives it (`--sim-lod`): each tree's step
 //! period from the level of detail the fill picks for it from the current camera, handed to a
 //! model that keeps a step schedule (`sylva_sim::dynamics::schedule`), and the schedule's mix
-//! for the overlay and `bench frame`. The fluid grid's share is set up with the wind in
-//! `Driver::apply_wind`: a grid on the CPU steps every 2nd frame by two frames' time, each step
-//! spread over both (`FluidWind::split`); one on the GPU (`--wind-gpu`) costs this thread
-//! nothing and steps every frame. Stable fluids is stable at any step (Stam 1999, paper 004
-//! §2); at the default 6 m/s a step of 1/30 s moves the air 0.4 of a cell of the default
-//! 96×96×16 grid and a third of one of the paper's 256×256×16 over 100 trees, and the flow
-//! stays that of a grid stepping every frame (`sylva_sim::fluid` tests: a grid at 2h against
-//! one at h).
+//! for the overlay and `bench frame`. The fluid grid's share ([`Driver::fluid_parts`]) is set up
+//! with the wind in `Driver::apply_wind` and again when the wind changes: a grid on the CPU
+//! steps every 2nd frame by two frames' time, each step spread over both
+//! (`FluidWind::set_parts`), and a grid of over 524,288 cells every 4th frame, spread over
+//! four, while the border wind crosses at most one cell in those four frames; one on the GPU
+//! (`--wind-gpu`) costs this thread nothing and steps every frame. Stable fluids is stable at
+//! any step (Stam 1999, paper 004 §2), and its semi-Lagrangian trace stays accurate while it
+//! spans at most a cell or so: at the default 6 m/s a step of 1/30 s moves the air 0.4 of a
+//! cell of the default 96×96×16 grid, and a step of 1/15 s two thirds of a cell of the
+//! paper's 256×256×16 over 100 trees; the flow stays that of a grid stepping every frame
+//! (`sylva_sim::fluid` tests: grids at 2h and 4h against one at h).
 //!
 //! Invariant: the periods depend on the camera and the forest only, never on the threads, so
 //! the state stays the same for any number of workers.
@@ -32,7 +35,27 @@ pub enum SimLod {
 pub const SIM_LOD_PERIODS: [u8; 3] = [1, 2, 4];
 pub const SIM_LOD_UNSEEN_PERIOD: u8 = 8;
 
+/// Cells above which a fluid grid on the CPU may step every 4th frame: 2^19, half the paper's
+/// 256×256×16 (a grid this size costs more than the trees of the default forest).
+pub const FLUID_LONG_STEP_CELLS: usize = 1 << 19;
+
 impl Driver {
+    /// The frames a fluid grid on the CPU spreads each of its steps over (see the module docs):
+    /// 1 with `--sim-lod off` or on the GPU; 4 for a grid of over [`FLUID_LONG_STEP_CELLS`]
+    /// cells when the border wind crosses at most its smallest cell in four frames; else 2.
+    pub(super) fn fluid_parts(&self, grid: &sylva_sim::fluid::FluidGrid) -> u8 {
+        if self.sim_lod == SimLod::Off || self.wind_gpu.is_some() {
+            return 1;
+        }
+        let cells: usize = grid.cells().iter().product();
+        let reach = self.wind_speed * 4.0 * self.scene.sim.dt();
+        if cells > FLUID_LONG_STEP_CELLS && reach <= grid.cell_size().min_element() {
+            4
+        } else {
+            2
+        }
+    }
+
     /// Gives each tree its step period from its level of detail from the current camera
     /// ([`SIM_LOD_PERIODS`]), or period 1 with `--sim-lod off`, for a model that keeps a step
     /// schedule (Weber's); a model that steps every tree every step is left as it is.
@@ -106,7 +129,7 @@ mod tests {
     use sylva_sim::dynamics::ModelKind;
 
     use super::super::tests::driver;
-    use super::super::{Driver, OrbitCamera, Scene, WindModel};
+    use super::super::{Driver, OrbitCamera, Scene, SimCommand, WindModel};
     use super::{SimLod, SIM_LOD_PERIODS, SIM_LOD_UNSEEN_PERIOD};
 
     #[test]
@@ -178,14 +201,16 @@ mod tests {
     }
 
     #[test]
-    fn the_fluid_grid_steps_every_second_frame_spread_over_both_under_the_sim_lod() {
+    fn the_fluid_grid_spreads_its_steps_over_2_or_4_frames_under_the_sim_lod() {
         let fluid_dt = |d: &Driver| d.scene.sim.wind().fluid().unwrap().params().dt;
         let fluid_steps = |d: &Driver| d.scene.sim.wind().fluid().unwrap().steps();
         let timed = |d: &Driver, name: &str| {
             let t = d.timings();
             !t.last(t.phase_id(name).unwrap()).is_zero()
         };
-        for cells in [[48, 8, 48], [128, 40, 128]] {
+        // A small grid, and one of over 2^19 cells whose cells the 8 m/s wind crosses in
+        // fewer than four frames: every 2nd frame.
+        for cells in [[48, 8, 48], [184, 16, 184]] {
             let mut d = driver();
             d.set_wind_model(WindModel::Fluid, cells).unwrap();
             assert_eq!(fluid_dt(&d), 2.0 * d.scene.sim.dt(), "{cells:?}: every 2nd frame");
@@ -199,6 +224,30 @@ mod tests {
             assert_eq!(fluid_steps(&d), 1, "{cells:?}: the whole fluid step after two frames");
             assert!(!timed(&d, "wind advect") && timed(&d, "wind pressure"), "{cells:?}");
         }
+        // The large grid in a 1 m/s breeze, which crosses a cell in more than four frames:
+        // every 4th frame, spread over four (the first step starts once the trees are half a
+        // step ahead, at the second frame): half the advection, the other half, the pressure
+        // solve, the projection.
+        let mut d = driver();
+        d.handle(SimCommand::ChangeWind(-7.0));
+        d.set_wind_model(WindModel::Fluid, [184, 16, 184]).unwrap();
+        assert_eq!(fluid_dt(&d), 4.0 * d.scene.sim.dt(), "every 4th frame");
+        d.step(1);
+        assert_eq!(fluid_steps(&d), 0);
+        assert!(!timed(&d, "wind advect") && !timed(&d, "wind pressure"));
+        let stages = ["wind advect", "wind advect", "wind pressure", "wind project"];
+        for (frame, stage) in stages.iter().enumerate() {
+            d.step(1);
+            for other in ["wind advect", "wind pressure", "wind project"] {
+                assert_eq!(timed(&d, other), other == *stage, "frame {}: {other}", frame + 2);
+            }
+            assert_eq!(fluid_steps(&d), (frame == 3) as u64, "frame {}", frame + 2);
+        }
+        // A storm crosses a cell in fewer frames: back to every 2nd frame, from the next step.
+        d.handle(SimCommand::Storm);
+        assert_eq!(fluid_dt(&d), 2.0 * d.scene.sim.dt(), "a storm: every 2nd frame");
+        d.step(2);
+        assert_eq!(fluid_steps(&d), 2);
         let mut d = driver();
         d.sim_lod = SimLod::Off;
         d.set_wind_model(WindModel::Fluid, [48, 8, 48]).unwrap();
