@@ -1215,7 +1215,8 @@ impl FluidGrid {
         self.field().sample(p)
     }
 
-    /// No sample of the field is faster than this \[m/s\] (see [`Peak`]); infinite when the
+    /// No sample of the field is faster than this \[m/s\] (the norm of the largest magnitudes of
+    /// its three components: a sample is a convex blend of faces); infinite when the
     /// field holds a NaN.
     pub fn speed_bound(&self) -> f32 {
         self.peak.speed_bound(&self.vel)
@@ -1292,7 +1293,8 @@ impl FrozenField {
         self.field().sample(p)
     }
 
-    /// No sample of the field is faster than this \[m/s\] (see [`Peak`]); infinite when the
+    /// No sample of the field is faster than this \[m/s\] (the norm of the largest magnitudes of
+    /// its three components: a sample is a convex blend of faces); infinite when the
     /// field holds a NaN.
     pub fn speed_bound(&self) -> f32 {
         self.peak.speed_bound(&self.vel)
