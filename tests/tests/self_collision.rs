@@ -189,8 +189,10 @@ fn interpenetration(kind: ModelKind) -> (usize, usize) {
 /// pass into one another hundreds of times (pair-steps) without a response; with it, in
 /// Weber's articulated model, fewer than 10 % of those remain (about 6 %: the springs on a
 /// segment share its stability cap, which a larger tree needs to stay stable). Manavi's
-/// particles, pushed by forces capped for free point masses, keep fewer than half (about
-/// 30 %). In Chen's model, whose leaves turn on their own, fewer than 2 % remain (about
+/// particles, held apart as contacts after every relaxation pass, keep fewer than 10 % (about
+/// 5 %: nearly all leaves that hang stacked a few millimetres apart, whose blades meet once
+/// the wind tilts one against the other while their mid-venations stay apart; pushed by forces
+/// capped for free point masses instead, about 30 % remained). In Chen's model, whose leaves turn on their own, fewer than 2 % remain (about
 /// 1.4 %, nearly all a leaf and its own twig or a leaf beside it on that twig: the springs act
 /// on the blades' surfaces and turn the leaves away, but a leaf whose blade leaves its twig at
 /// the twig's surface has no clearance there, and holds the wind's load only by pressing in);
@@ -205,7 +207,7 @@ fn self_collision_keeps_a_tree_in_a_gale_from_passing_through_itself() {
     let (off, on) = interpenetration(ModelKind::Verlet);
     eprintln!("verlet: interpenetrating pair-steps off {off}, on {on}");
     assert!(off > 300, "the gale pushes the tree into itself: {off}");
-    assert!(on * 2 < off, "verlet: {on} of {off} remain");
+    assert!(on * 10 < off, "verlet: {on} of {off} remain");
     let (off, on) = interpenetration(ModelKind::Chen);
     eprintln!("chen: interpenetrating pair-steps off {off}, on {on}");
     assert!(off > 300, "the gale pushes the tree into itself: {off}");

@@ -40,7 +40,10 @@
 //! [`DAMPING_RATIO`] acts on the closing speed. Each force acts on the piece's segment (a
 //! leaf's on the segment it hangs from); a model passes it on towards the root as its own
 //! mechanics does (Fig. 5.3: in an articulated model the forces of a pair cancel below their
-//! common ancestor).
+//! common ancestor). A model that moves positions rather than forces (Manavi's particles)
+//! takes the pairs within their safe distance as contacts instead (`SelfCollision::with_contacts`):
+//! their centrelines' nearest points and the rest length, held apart as it holds its
+//! constraints.
 //!
 //! Leaves that turn on their own ([`SelfCollision::with_leaves_turning`], Chen's §4.1) take
 //! the springs on their blades as a torque about their attachments, and there the centreline
@@ -356,6 +359,10 @@ pub struct SelfCollision {
     /// [`with_leaves_turning`]: Self::with_leaves_turning
     leaves_turn: bool,
     leaf_turns: Vec<LeafTurn>,
+    /// Whether the step lists its contacts ([`with_contacts`](Self::with_contacts)), and the
+    /// last step's.
+    want_contacts: bool,
+    contacts: Vec<Contact>,
     /// Per segment of the forest: it left its tree (a piece broken off, an uprooted tree) and
     /// takes no part ([`set_attached`](Self::set_attached)); empty while none did.
     gone: Vec<bool>,
@@ -518,6 +525,8 @@ impl SelfCollision {
             leaves_turn: false,
             leaf_turns: Vec::new(),
             gone: Vec::new(),
+            want_contacts: false,
+            contacts: Vec::new(),
             trees,
             last: SelfCollisionStats::default(),
         })
@@ -551,6 +560,22 @@ impl SelfCollision {
     pub fn with_leaves_turning(mut self) -> SelfCollision {
         self.leaves_turn = true;
         self
+    }
+
+    /// For a model that keeps its pieces apart by moving them (Manavi's particles, as their
+    /// ground and colliders do): each step also lists every candidate pair within its safe
+    /// distance as a [`Contact`] ([`contacts`](Self::contacts)), for the model to hold at
+    /// its rest length while it moves the pieces through the step. The forces are found as
+    /// before; such a model leaves them unused.
+    pub fn with_contacts(mut self) -> SelfCollision {
+        self.want_contacts = true;
+        self
+    }
+
+    /// The last step's contacts (empty unless [`with_contacts`](Self::with_contacts)), in an
+    /// order that does not depend on the workers.
+    pub fn contacts(&self) -> &[Contact] {
+        &self.contacts
     }
 
     /// Per leaf of the forest after a step (empty unless
@@ -750,10 +775,11 @@ impl SelfCollision {
         }
         let trees = &self.trees;
         let turning = self.leaves_turn.then_some(pose);
+        let want_contacts = self.want_contacts;
         jobs.for_each_mut(&mut chunks, |_, (k, range, answer)| {
             let t = &trees[*k];
             for &i in &t.pairs[range.clone()] {
-                t.answer(i, (params, dt, turning), answer);
+                t.answer(i, (params, dt, turning, want_contacts), answer);
             }
         });
         // The rest distances the answers found, kept with their pairs.
@@ -762,6 +788,10 @@ impl SelfCollision {
             for &(i, rest) in &answer.rests {
                 t.tracked[i as usize].rest = rest;
             }
+        }
+        self.contacts.clear();
+        for (_, _, answer) in &mut chunks {
+            self.contacts.append(&mut answer.contacts);
         }
         // A segment pressed by many pairs at once (a leafy twig: each of its leaves' pairs)
         // shares its stability cap among them: each pair's spring is capped at the cap over
@@ -1108,6 +1138,7 @@ enum Job {
 struct Answer {
     near: Vec<(u32, u32)>,
     springs: Vec<Spring>,
+    contacts: Vec<Contact>,
     /// The rest distances found this step: (index into `TreeSet::tracked`, distance).
     rests: Vec<(u32, f32)>,
 }
@@ -1130,6 +1161,18 @@ struct Spring {
     /// and stiffness about the leaf's attachment (lever from it to the piece's centre).
     leaf: [u32; 2],
     turn: [LeafTurn; 2],
+}
+
+/// A pair within its safe distance, for a model that keeps pieces apart by moving them
+/// ([`SelfCollision::with_contacts`]): the segments of the forest its two pieces belong to (a
+/// leaf's: the one it hangs from), the nearest points of their centrelines where the step
+/// starts, and the distance those points are to be kept apart (the spring's rest length: the
+/// radii and the skins, or the pair's distance in the rest pose if less).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Contact {
+    pub seg: [u32; 2],
+    pub at: [Vec3; 2],
+    pub rest: f32,
 }
 
 /// No leaf (a stem piece's `Spring::leaf`).
@@ -1174,7 +1217,7 @@ impl TreeSet {
     fn answer(
         &self,
         index: u32,
-        (params, dt, turning): (&SelfCollisionParams, f32, Option<&Pose>),
+        (params, dt, turning, contacts): (&SelfCollisionParams, f32, Option<&Pose>, bool),
         answer: &mut Answer,
     ) {
         let t = self;
@@ -1195,6 +1238,26 @@ impl TreeSet {
         let radii = t.radius[p] + t.radius[q];
         if params.count_interpenetrating && d < radii {
             answer.near.push((p as u32, q as u32));
+        }
+        let seg = |i: usize| t.seg0 + t.pieces[i].owner.segment();
+        if contacts && turning.is_none() && params.stiffness > 0.0 {
+            // Within its safe distance: held at Chen's rest length while the model moves it
+            // (the spring made rigid; a spring constant of 0 answers nothing, as it does as a
+            // force).
+            let most = radii + 2.0 * params.extra_safe;
+            let rest = if pair.rest.is_nan() {
+                let pose = (&t.rest_ends[..], &t.rest_across[..]);
+                let rest = rest_gap(&t.pieces, pose, (p, q), false);
+                answer.rests.push((index, rest));
+                rest
+            } else {
+                pair.rest
+            };
+            answer.contacts.push(Contact {
+                seg: [seg(p), seg(q)],
+                at: [a0 + (a1 - a0) * cs, b0 + (b1 - b0) * ct],
+                rest: most.min(rest),
+            });
         }
         // The spring's gap, its most rest length (the rest length is this or the pair's rest
         // distance, if less: found only for a pair nearer than this) and its direction (see
@@ -1224,13 +1287,16 @@ impl TreeSet {
         if gap.partial_cmp(&most) != Some(std::cmp::Ordering::Less) {
             return;
         }
-        let rest = if pair.rest.is_nan() {
-            let pose = (&t.rest_ends[..], &t.rest_across[..]);
-            let rest = rest_gap(&t.pieces, pose, (p, q), turning.is_some());
-            answer.rests.push((index, rest));
-            rest
-        } else {
-            pair.rest
+        let rest = match answer.rests.last() {
+            // (Found just above for the contact.)
+            Some(&(i, rest)) if i == index => rest,
+            _ if pair.rest.is_nan() => {
+                let pose = (&t.rest_ends[..], &t.rest_across[..]);
+                let rest = rest_gap(&t.pieces, pose, (p, q), turning.is_some());
+                answer.rests.push((index, rest));
+                rest
+            }
+            _ => pair.rest,
         };
         let rest = most.min(rest);
         if gap.partial_cmp(&rest) != Some(std::cmp::Ordering::Less) {
@@ -1255,7 +1321,6 @@ impl TreeSet {
                 }
             }
         }
-        let seg = |i: usize| t.seg0 + t.pieces[i].owner.segment();
         answer.springs.push(Spring {
             seg: [seg(p), seg(q)],
             dir,

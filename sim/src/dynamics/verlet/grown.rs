@@ -194,7 +194,7 @@ fn settle_turns(
         wind: &Calm,
         uniform: Some(wind),
         colliders: &[],
-        external: &[],
+        touches: &[],
     };
     let rest = &st.rest[layout.particles.clone()];
     let mut pos: Vec<Vec3A> = rest.iter().map(|&p| Vec3A::from(p)).collect();
@@ -211,8 +211,8 @@ fn settle_turns(
     let mut along = vec![0.0f32; branches.len()];
     let from = SETTLE_STEPS - SETTLE_STEPS / 4;
     for step in 0..SETTLE_STEPS {
-        solve::forces_and_verlet(&sh, layout, &mut pos, &mut prev, &[], true, &broken, &free, &[]);
-        solve::relax(&sh, layout, &mut pos, &links, (true, true), &mut root_cut);
+        solve::forces_and_verlet(&sh, layout, &mut pos, &mut prev, &[], true, &broken, &free);
+        solve::relax(&sh, layout, &mut pos, &links, (true, true), &mut root_cut, &[]);
         solve::roots(&sh, layout, &mut pos, &mut root_cut);
         solve::ground_friction(&sh, layout, &pos, &mut prev, true);
         if step < from {

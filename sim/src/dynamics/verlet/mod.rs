@@ -17,7 +17,12 @@
 //!   carry under `Material::grown_wind`, measured on the model itself when it is built
 //!   (`grown`).
 //! - Contacts: every moving particle is kept above the ground and outside the sphere colliders
-//!   after every pass.
+//!   after every pass; with self-collision on (Chen 2011 §5), the pairs of pieces within their
+//!   safe distance where the step starts are held at their rest lengths after every pass too,
+//!   each moved apart by its segments' particles (`solve::touch`): a position model keeps its
+//!   pieces apart as it keeps them out of the ground, where a force capped for the lightest
+//!   particle held too little (about 30 % of the interpenetration of no response remained in a
+//!   gale, 5 % held as contacts).
 //!
 //! One step, per tree (trees share nothing, so whole trees are jobs):
 //!
@@ -69,7 +74,7 @@ use crate::error::SimError;
 use crate::forest::Forest;
 use crate::hash::StateHash;
 use crate::wind::{Calm, WindField};
-use solve::{Link, Scratch, Shared, TreeReport, TreeState};
+use solve::{Link, Scratch, Shared, Touch, TreeReport, TreeState};
 use structure::Structure;
 
 /// Names of the timed phases, as recorded in [`FrameTimings`].
@@ -144,11 +149,14 @@ pub struct VerletModel {
     branches_broken: usize,
     /// Per job, room for its trees' wind samples and pose (kept between steps).
     scratch: Vec<Scratch>,
-    /// Chen 2011 §5, when on: its response forces (one per segment, at the segment's centre)
-    /// go half to the segment's base particle and half to its tip particle, as the segment's
-    /// mass does (see `solve::forces_and_verlet`).
+    /// Chen 2011 §5, when on: its pairs within their safe distance, as contacts
+    /// (`SelfCollision::with_contacts`), are held at their rest lengths by moving the particles
+    /// after every relaxation pass, as the ground and the colliders are (see `solve::touch`).
     self_collision: Option<SelfCollision>,
-    external: Vec<Vec3>,
+    /// Self-collision's response forces: found, but unused (the contacts move the particles).
+    spring_scratch: Vec<Vec3>,
+    /// This step's contacts per tree, on the tree's particles.
+    touches: Vec<Vec<Touch>>,
     /// The leaves that came off (`dynamics::falling`), written into the pose after the trees.
     falling: FallingLeaves,
 }
@@ -210,7 +218,8 @@ impl VerletModel {
             branches_broken: 0,
             scratch: Vec::new(),
             self_collision: None,
-            external: Vec::new(),
+            spring_scratch: Vec::new(),
+            touches: Vec::new(),
             falling,
         };
         model.set_wind(wind);
@@ -341,11 +350,16 @@ impl VerletModel {
             Some(p) => {
                 let rest = Pose::of_shape(&self.forest);
                 // The response moves free particles, not an articulated tree: the single-mass
-                // cap (Weber's articulated segments carry their subtrees and take more).
-                Some(SelfCollision::new(&self.forest, &rest, p)?.with_cap(PARTICLE_STABLE)?)
+                // cap (Weber's articulated segments carry their subtrees and take more) for
+                // the forces, which go unused: the contacts move the particles apart.
+                Some(
+                    SelfCollision::new(&self.forest, &rest, p)?
+                        .with_cap(PARTICLE_STABLE)?
+                        .with_contacts(),
+                )
             }
         };
-        self.external.clear();
+        self.touches.clear();
         Ok(())
     }
 
@@ -359,7 +373,7 @@ impl VerletModel {
         if let Some(sc) = &mut self.self_collision {
             sc.restart();
         }
-        self.external.clear();
+        self.touches.clear();
         for ((p, q), &r) in self.pos.iter_mut().zip(&mut self.prev).zip(&self.st.rest) {
             (*p, *q) = (Vec3A::from(r), Vec3A::from(r));
         }
@@ -447,13 +461,14 @@ impl VerletModel {
         self.falling.unwrite(&mut self.pose);
         self.wind.prepare(self.time, jobs, timings);
         if let Some(sc) = &mut self.self_collision {
-            // The response to the pose the step starts from, held over its substeps; the
-            // branches broken off take no part.
+            // The pairs near one another in the pose the step starts from, held apart through
+            // its substeps; the branches broken off take no part.
             let (st, broken) = (&self.st, &self.broken);
             sc.set_attached(&self.forest, |i| hangs(st, broken, i));
-            self.external.clear();
-            self.external.resize(self.forest.segment_count(), Vec3::ZERO);
-            sc.step(jobs, &self.forest, &self.pose, self.params.dt, &mut self.external);
+            self.spring_scratch.clear();
+            self.spring_scratch.resize(self.forest.segment_count(), Vec3::ZERO);
+            sc.step(jobs, &self.forest, &self.pose, self.params.dt, &mut self.spring_scratch);
+            solve::touches_of(&self.st, &self.forest, &self.pos, sc.contacts(), &mut self.touches);
         }
         let reports = match self.wind.detach(self.time + h) {
             Some(frozen) => {
@@ -501,7 +516,7 @@ impl VerletModel {
             wind: &*self.wind,
             uniform: self.wind.uniform(),
             colliders: &self.colliders,
-            external: &self.external,
+            touches: &self.touches,
         };
         let f = &self.forest;
         let trees = f.trees.len();
@@ -568,7 +583,7 @@ impl VerletModel {
             wind: &Calm,
             uniform: Some(Vec3::ZERO),
             colliders: &[],
-            external: &[],
+            touches: &[],
         };
         let mut arcs = Vec::new();
         for t in 0..self.forest.trees.len() {

@@ -11,6 +11,7 @@ use glam::{Quat, Vec3, Vec3A};
 use super::params::VerletParams;
 use super::structure::{Structure, TreeLayout, NO_BRANCH};
 use crate::collider::SphereCollider;
+use crate::collision::runtime::Contact;
 use crate::dynamics::pose::segment_axis;
 use crate::forest::Forest;
 use crate::material::{quadratic_drag_scale, DragLaw};
@@ -27,9 +28,109 @@ pub(super) struct Shared<'a> {
     pub wind: &'a dyn WindField,
     pub uniform: Option<Vec3>,
     pub colliders: &'a [SphereCollider],
-    /// Per segment of the forest, a force at its centre held over the step (self-collision's
-    /// response, Chen 2011 Eq. 5.1), or empty.
-    pub external: &'a [Vec3],
+    /// Per tree, self-collision's contacts this step (Chen 2011 §5; [`touch`]), or empty.
+    pub touches: &'a [Vec<Touch>],
+}
+
+/// A self-collision contact on a tree's particles: each piece's point as a blend of its
+/// segment's base and tip particles (tree-local), `s` of the way from base to tip, plus an
+/// offset (a leaf's blade from the point of its segment it hangs beside; about zero for a
+/// stem's centreline), and the distance the two points are kept apart \[m\].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Touch {
+    pub ends: [[u32; 2]; 2],
+    pub s: [f32; 2],
+    pub off: [Vec3A; 2],
+    pub rest: f32,
+}
+
+/// Per tree, the contacts (`SelfCollision::contacts`) on its particles as they are where the
+/// step starts (`pos`): each contact point taken to the nearest point of its piece's segment
+/// between the segment's base and tip particles, the rest as an offset. A contact whose
+/// segment has no particles of its own here is dropped.
+pub(super) fn touches_of(
+    st: &Structure,
+    forest: &Forest,
+    pos: &[Vec3A],
+    contacts: &[Contact],
+    out: &mut Vec<Vec<Touch>>,
+) {
+    out.resize_with(st.trees.len(), Vec::new);
+    out.iter_mut().for_each(Vec::clear);
+    for c in contacts {
+        let t = forest.tree_of(c.seg[0] as usize);
+        let (Some(tree), Some(layout)) = (forest.trees.get(t), st.trees.get(t)) else {
+            continue;
+        };
+        let s0 = tree.segments.start as usize;
+        let p = &pos[layout.particles.clone()];
+        let mut touch = Touch {
+            ends: [[0; 2]; 2],
+            s: [0.0; 2],
+            off: [Vec3A::ZERO; 2],
+            rest: c.rest,
+        };
+        for k in 0..2 {
+            let i = c.seg[k] as usize;
+            let parent = forest.seg.parent[i];
+            let base = if parent == crate::forest::NO_PARENT {
+                0
+            } else {
+                1 + parent as usize - s0
+            };
+            let tip = 1 + i - s0;
+            let (a, b) = (p[base], p[tip]);
+            let at = Vec3A::from(c.at[k] - layout.origin);
+            let ab = b - a;
+            let len2 = ab.length_squared();
+            let f = if len2 > 0.0 {
+                ((at - a).dot(ab) / len2).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            touch.ends[k] = [base as u32, tip as u32];
+            touch.s[k] = f;
+            touch.off[k] = at - (a + ab * f);
+        }
+        out[t].push(touch);
+    }
+}
+
+/// Self-collision's contacts held at their rest lengths by moving the particles, as Manavi's
+/// model keeps its particles out of the ground and the colliders (after every pass): for a pair
+/// nearer than its rest length, the two points move apart along the line between them to that
+/// length, the move shared among the four particles by their blend weights and inverse masses
+/// (the correction of a distance constraint on two blended points: particle j moves by
+/// λ·b_j·w_j with λ = (rest − d)/Σ b_j²·w_j). A massless particle and, while the tree stands
+/// on all its roots, its held base (particle 0) do not move.
+pub(super) fn touch(touches: &[Touch], pos: &mut [Vec3A], inv_mass: impl Fn(usize) -> f32) {
+    for c in touches {
+        let point = |pos: &[Vec3A], k: usize| {
+            let [a, b] = c.ends[k];
+            pos[a as usize] * (1.0 - c.s[k]) + pos[b as usize] * c.s[k] + c.off[k]
+        };
+        let d = point(pos, 0) - point(pos, 1);
+        let len2 = d.length_squared();
+        if !(len2 < c.rest * c.rest) || len2 == 0.0 {
+            continue;
+        }
+        let len = len2.sqrt();
+        let n = d / len;
+        let moves = [
+            (c.ends[0][0], 1.0 - c.s[0], 1.0),
+            (c.ends[0][1], c.s[0], 1.0),
+            (c.ends[1][0], 1.0 - c.s[1], -1.0),
+            (c.ends[1][1], c.s[1], -1.0),
+        ];
+        let total: f32 = moves.iter().map(|&(j, b, _)| b * b * inv_mass(j as usize)).sum();
+        if total <= 0.0 {
+            continue;
+        }
+        let lambda = (c.rest - len) / total;
+        for (j, b, sign) in moves {
+            pos[j as usize] += n * (sign * lambda * b * inv_mass(j as usize));
+        }
+    }
 }
 
 /// One constraint as the relaxation reads it, packed so that a pass streams one array: its
@@ -106,14 +207,14 @@ pub(super) fn step_tree(sh: &Shared<'_>, t: usize, s: TreeState<'_>, scratch: &m
     sample_wind(sh, tree, pos, &mut scratch.wind);
     // Branches only break at the step's end, so what hangs free is the same every substep.
     let free = hanging_free(sh, tree, broken);
-    let push = external_displacements(sh, t, sh.params.substep());
+    let touches = sh.touches.get(t).map_or(&[][..], Vec::as_slice);
     lap(0, &mut report);
     for _ in 0..sh.params.substeps {
         let anchored = anchored(root_cut);
         let intact = !root_cut.iter().any(|&c| c);
-        forces_and_verlet(sh, tree, pos, prev, &scratch.wind, intact, broken, &free, &push);
+        forces_and_verlet(sh, tree, pos, prev, &scratch.wind, intact, broken, &free);
         lap(0, &mut report);
-        report.roots_cut += relax(sh, tree, pos, links, (anchored, intact), root_cut);
+        report.roots_cut += relax(sh, tree, pos, links, (anchored, intact), root_cut, touches);
         lap(1, &mut report);
         report.roots_cut += roots(sh, tree, pos, root_cut);
         ground_friction(sh, tree, pos, prev, self::anchored(root_cut));
@@ -177,7 +278,6 @@ pub(super) fn forces_and_verlet(
     intact: bool,
     broken: &[bool],
     free: &[bool],
-    push: &[Vec3A],
 ) {
     let p = sh.params;
     let dt = p.substep();
@@ -202,13 +302,6 @@ pub(super) fn forces_and_verlet(
     };
     let moving = pos.len() - tree.roots.len();
     let k = tree.skeletal;
-    // External forces at the segments' centres, half to each end's skeletal particle (segment
-    // i's tip is particle 1 + i − the tree's first segment, its base its parent's tip or the
-    // root particle 0), as displacements a/m·Δt² over the substep.
-    let gravity = |j: usize| match push.get(j) {
-        Some(&d) => gravity(j) + d,
-        None => gravity(j),
-    };
     // The base of a tree on all its roots is held where it grew (see `relax`).
     let first = usize::from(intact);
     // One particle: v the Verlet velocity, `wind` the drag's part of it. (Gravity is added
@@ -261,35 +354,6 @@ pub(super) fn forces_and_verlet(
     }
 }
 
-/// Per skeletal particle of `tree`, the displacement a·Δt² over a substep of `dt` that the
-/// forest's external forces (`Shared::external`) give it; empty without any.
-pub(super) fn external_displacements(sh: &Shared<'_>, t: usize, dt: f32) -> Vec<Vec3A> {
-    if sh.external.is_empty() {
-        return Vec::new();
-    }
-    let tree = &sh.st.trees[t];
-    let t = &sh.forest.trees[t];
-    let s0 = t.segments.start as usize;
-    let p0 = tree.particles.start;
-    let mut force = vec![Vec3A::ZERO; tree.skeletal];
-    for i in s0..t.segments.end as usize {
-        let half = Vec3A::from(sh.external[i]) * 0.5;
-        let parent = sh.forest.seg.parent[i];
-        let base = if parent == crate::forest::NO_PARENT {
-            0
-        } else {
-            1 + parent as usize - s0
-        };
-        force[1 + i - s0] += half;
-        force[base] += half;
-    }
-    for (j, f) in force.iter_mut().enumerate() {
-        let m = sh.st.mass[p0 + j];
-        *f = if m > 0.0 { *f * (dt * dt / m) } else { Vec3A::ZERO };
-    }
-    force
-}
-
 /// 1/(1 + λ·Δt): how much of particle `i`'s velocity relative to the air survives a substep of
 /// quadratic drag at relative speed `speed` (see [`forces_and_verlet`]).
 #[inline]
@@ -321,6 +385,7 @@ pub(super) fn relax(
     links: &[Link],
     (anchored, intact): (bool, bool),
     root_cut: &mut [bool],
+    touches: &[Touch],
 ) -> u32 {
     let e = sh.params.elasticity;
     let base = Vec3A::from(sh.st.rest[tree.particles.start]);
@@ -345,6 +410,17 @@ pub(super) fn relax(
         // The roots hold the plate in every pass, so the tree cannot lean its plate over
         // between the roots' own passes.
         cut += root_pass(sh, tree, pos, root_cut);
+        if !touches.is_empty() {
+            let p0 = tree.particles.start;
+            touch(touches, pos, |j| {
+                let m = sh.st.mass[p0 + j];
+                if (j == 0 && intact) || m <= 0.0 {
+                    0.0
+                } else {
+                    1.0 / m
+                }
+            });
+        }
         collide(sh, tree, &mut pos[..contacts(tree, anchored)]);
         if intact {
             pos[0] = base;

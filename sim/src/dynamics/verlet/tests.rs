@@ -29,7 +29,7 @@ fn hanging_free(m: &VerletModel, layout: &TreeLayout) -> Vec<bool> {
         wind: &Calm,
         uniform: Some(Vec3::ZERO),
         colliders: &[],
-        external: &[],
+        touches: &[],
     };
     solve::hanging_free(&sh, layout, &m.broken)
 }
@@ -191,7 +191,7 @@ fn a_particle_pendulum_swings_with_the_pendulum_period() {
             wind: &Calm,
             uniform: Some(Vec3::ZERO),
             colliders: &[],
-            external: &[],
+            touches: &[],
         };
         let rest: Vec<Vec3A> = st.rest.iter().map(|&p| Vec3A::from(p)).collect();
         let (mut pos, mut prev, mut cut) = (rest.clone(), rest, vec![false]);
@@ -199,8 +199,8 @@ fn a_particle_pendulum_swings_with_the_pendulum_period() {
         let mut crossings = Vec::new();
         let mut last = pos[0].x;
         for n in 1..=(20.0 / params.dt) as usize {
-            solve::forces_and_verlet(&sh, &st.trees[0], &mut pos, &mut prev, &scratch, false, &[], &[], &[]);
-            solve::relax(&sh, &st.trees[0], &mut pos, &[], (false, false), &mut cut);
+            solve::forces_and_verlet(&sh, &st.trees[0], &mut pos, &mut prev, &scratch, false, &[], &[]);
+            solve::relax(&sh, &st.trees[0], &mut pos, &[], (false, false), &mut cut, &[]);
             solve::roots(&sh, &st.trees[0], &mut pos, &mut cut);
             let x = pos[0].x;
             if last > 0.0 && x <= 0.0 {
@@ -630,7 +630,7 @@ fn a_branch_breaks_just_outside_its_cone_and_falls_on_its_own() {
             wind: &Calm,
             uniform: Some(Vec3::ZERO),
             colliders: &[],
-            external: &[],
+            touches: &[],
         };
         let turn = solve::turns(&sh, &m.st.trees[0], &m.pos);
         super::breakage::break_off(&sh, 0, &mut m.pos, &mut m.prev, &turn, &mut m.links, &mut m.broken)
@@ -1103,4 +1103,53 @@ fn grown_cones_do_not_depend_on_threads_or_neighbours() {
     assert_eq!(one, st(2));
     assert_eq!(one, st(3));
     assert_eq!(one, st(8));
+}
+
+/// A self-collision contact (`solve::touch`) moves two pieces nearer than their rest length
+/// apart to it along the line between their points, the move shared by the particles' blend
+/// weights and inverse masses (momentum kept: Σ m·Δx = 0), a held particle not at all; a pair
+/// at or beyond its rest length is left alone.
+#[test]
+fn a_contact_moves_two_pieces_apart_to_its_rest_length() {
+    use glam::Vec3A;
+    use solve::{touch, Touch};
+    // Two segments crossing 1 cm apart: particles 1-2 along x at y = 0, 3-4 along z at y = 0.01.
+    let start = [
+        Vec3A::ZERO,
+        Vec3A::new(-1.0, 0.0, 0.0),
+        Vec3A::new(1.0, 0.0, 0.0),
+        Vec3A::new(0.0, 0.01, -1.0),
+        Vec3A::new(0.0, 0.01, 1.0),
+    ];
+    let mass = [0.0, 1.0, 3.0, 2.0, 2.0];
+    let inv = |j: usize| if mass[j] > 0.0 { 1.0 / mass[j] } else { 0.0 };
+    let c = Touch {
+        ends: [[1, 2], [3, 4]],
+        s: [0.5, 0.5],
+        off: [Vec3A::ZERO; 2],
+        rest: 0.05,
+    };
+    let mut pos = start;
+    touch(&[c], &mut pos, inv);
+    let point = |p: &[Vec3A], k: usize| (p[c.ends[k][0] as usize] + p[c.ends[k][1] as usize]) * 0.5;
+    let gap = (point(&pos, 1) - point(&pos, 0)).length();
+    assert!((gap - 0.05).abs() < 1e-6, "gap {gap}");
+    let momentum: Vec3A = (1..5).map(|j| (pos[j] - start[j]) * mass[j]).sum();
+    assert!(momentum.length() < 1e-6, "{momentum}");
+    // Along the line between the points only, the lighter end farther.
+    assert!((pos[1] - start[1]).y < 0.0 && (pos[3] - start[3]).y > 0.0);
+    assert!((pos[1] - start[1]).length() > (pos[2] - start[2]).length());
+    assert!((pos[1] - start[1]).x.abs() < 1e-9 && (pos[3] - start[3]).z.abs() < 1e-9);
+    // At its rest length already: nothing moves. A held particle never does.
+    let before = pos;
+    touch(&[c], &mut pos, inv);
+    assert!(pos.iter().zip(&before).all(|(a, b)| (*a - *b).length() < 1e-7));
+    let held = Touch {
+        ends: [[0, 2], [3, 4]],
+        ..c
+    };
+    let mut pos = start;
+    pos[0] = Vec3A::new(-1.0, 0.0, 0.0);
+    touch(&[held], &mut pos, inv);
+    assert_eq!(pos[0], Vec3A::new(-1.0, 0.0, 0.0));
 }
