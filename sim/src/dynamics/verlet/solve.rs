@@ -111,7 +111,7 @@ pub(super) fn touch(touches: &[Touch], pos: &mut [Vec3A], inv_mass: impl Fn(usiz
         };
         let d = point(pos, 0) - point(pos, 1);
         let len2 = d.length_squared();
-        if !(len2 < c.rest * c.rest) || len2 == 0.0 {
+        if len2.partial_cmp(&(c.rest * c.rest)) != Some(std::cmp::Ordering::Less) || len2 == 0.0 {
             continue;
         }
         let len = len2.sqrt();
