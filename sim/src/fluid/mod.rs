@@ -357,6 +357,29 @@ pub(crate) fn par_slabs<T: Send>(jobs: &JobSystem, data: &mut [T], plane: usize,
     jobs.for_each_mut(&mut chunks, |_, (k0, s)| f(*k0, s));
 }
 
+/// Runs `f(k0, chunk)` like [`par_slabs`] and returns what each chunk returns, in chunk order.
+pub(crate) fn par_slabs_map<T: Send, R: Send + Copy + Default>(
+    jobs: &JobSystem,
+    data: &mut [T],
+    plane: usize,
+    f: impl Fn(usize, &mut [T]) -> R + Sync,
+) -> Vec<R> {
+    let group = slab_group(plane);
+    let mut chunks: Vec<(usize, &mut [T], R)> = data
+        .chunks_mut(plane * group)
+        .enumerate()
+        .map(|(c, s)| (c * group, s, R::default()))
+        .collect();
+    if jobs.threads() == 1 || chunks.len() == 1 {
+        for (k0, s, r) in &mut chunks {
+            *r = f(*k0, s);
+        }
+    } else {
+        jobs.for_each_mut(&mut chunks, |_, (k0, s, r)| *r = f(*k0, s));
+    }
+    chunks.into_iter().map(|c| c.2).collect()
+}
+
 /// Runs `f(k0, chunk)` like [`par_slabs`] and adds up what each chunk returns, in chunk order.
 pub(crate) fn par_slabs_sum<T: Send>(
     jobs: &JobSystem,
@@ -364,20 +387,7 @@ pub(crate) fn par_slabs_sum<T: Send>(
     plane: usize,
     f: impl Fn(usize, &mut [T]) -> f64 + Sync,
 ) -> f64 {
-    let group = slab_group(plane);
-    let mut chunks: Vec<(usize, &mut [T], f64)> = data
-        .chunks_mut(plane * group)
-        .enumerate()
-        .map(|(c, s)| (c * group, s, 0.0))
-        .collect();
-    if jobs.threads() == 1 {
-        for (k0, s, r) in &mut chunks {
-            *r = f(*k0, s);
-        }
-    } else {
-        jobs.for_each_mut(&mut chunks, |_, (k0, s, r)| *r = f(*k0, s));
-    }
-    chunks.iter().map(|c| c.2).sum()
+    par_slabs_map(jobs, data, plane, f).into_iter().sum()
 }
 
 /// Runs `f(k0, chunk)` like [`par_slabs`] and returns the largest of what the chunks return.
@@ -387,20 +397,7 @@ pub(crate) fn par_slabs_max<T: Send>(
     plane: usize,
     f: impl Fn(usize, &mut [T]) -> f32 + Sync,
 ) -> f32 {
-    let group = slab_group(plane);
-    let mut chunks: Vec<(usize, &mut [T], f32)> = data
-        .chunks_mut(plane * group)
-        .enumerate()
-        .map(|(c, s)| (c * group, s, 0.0))
-        .collect();
-    if jobs.threads() == 1 || chunks.len() == 1 {
-        for (k0, s, r) in &mut chunks {
-            *r = f(*k0, s);
-        }
-    } else {
-        jobs.for_each_mut(&mut chunks, |_, (k0, s, r)| *r = f(*k0, s));
-    }
-    chunks.iter().fold(0.0, |m, c| m.max(c.2))
+    par_slabs_map(jobs, data, plane, f).into_iter().fold(0.0, f32::max)
 }
 
 /// The largest |value| in `f`; infinite if it holds a NaN or an infinity. Written to
