@@ -117,6 +117,9 @@ struct FrameReport {
     /// The step schedule in the last frame, for a model that keeps one (absent for a model
     /// that steps every tree every step).
     sim_lod: Option<SimLodReport>,
+    /// Frames each step of the fluid wind takes and is spread over (its time step over the
+    /// trees'; absent for the uniform wind): 2 or 4 under `--sim-lod on` on the CPU.
+    fluid_step_frames: Option<u32>,
     /// Instances in the last frame's render commands, and their bytes.
     instances: u64,
     instance_bytes: u64,
@@ -239,6 +242,7 @@ pub fn run(a: &FrameBenchArgs) -> Result<()> {
             },
             trees_by_period: [1, 2, 4, 8].iter().zip(mix).map(|(p, n)| (p.to_string(), n)).collect(),
         }),
+        fluid_step_frames: sim.wind().fluid().map(|g| (g.params().dt / sim.dt()).round() as u32),
         instances: last.0,
         instance_bytes: last.1,
         pose_bytes: last.4,
@@ -313,6 +317,9 @@ fn print_table(r: &FrameReport) {
             .map(|(p, n)| format!("{n} every {p}"))
             .collect();
         println!("  sim LOD        {}: trees stepping {} frame(s)", l.mode, by.join(", "));
+    }
+    if let Some(n) = r.fluid_step_frames {
+        println!("  fluid wind     a step every {n} frame(s), spread over them");
     }
     println!(
         "  instances      {} ({:.1} MB)",
