@@ -19,10 +19,10 @@
 //! - Contacts: every moving particle is kept above the ground and outside the sphere colliders
 //!   after every pass; with self-collision on (Chen 2011 §5), the pairs of pieces within their
 //!   safe distance where the step starts are held at their rest lengths after every pass too,
-//!   each moved apart by its segments' particles (`solve::touch`): a position model keeps its
-//!   pieces apart as it keeps them out of the ground, where a force capped for the lightest
-//!   particle held too little (about 30 % of the interpenetration of no response remained in a
-//!   gale, 5 % held as contacts).
+//!   each moved apart by its segments' particles, at most `solve::TOUCH_MOST` a pass
+//!   (`solve::touch`): a position model keeps its pieces apart as it keeps them out of the
+//!   ground, where a force capped for the lightest particle held too little (about 30 % of the
+//!   interpenetration of no response remained in a gale, 5 % held as contacts).
 //!
 //! One step, per tree (trees share nothing, so whole trees are jobs):
 //!
