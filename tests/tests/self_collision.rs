@@ -192,11 +192,12 @@ fn interpenetration(kind: ModelKind) -> (usize, usize) {
 /// particles, held apart as contacts after every relaxation pass, keep fewer than 10 % (about
 /// 5 %: nearly all leaves that hang stacked a few millimetres apart, whose blades meet once
 /// the wind tilts one against the other while their mid-venations stay apart; pushed by forces
-/// capped for free point masses instead, about 30 % remained). In Chen's model, whose leaves turn on their own, fewer than 2 % remain (about
-/// 1.4 %, nearly all a leaf and its own twig or a leaf beside it on that twig: the springs act
-/// on the blades' surfaces and turn the leaves away, but a leaf whose blade leaves its twig at
-/// the twig's surface has no clearance there, and holds the wind's load only by pressing in);
-/// Oliapuram's stiff segments do not reach one another in it. In none does the response
+/// capped for free point masses instead, about 30 % remained). In Chen's model, whose leaves
+/// turn on their own, fewer than 1 % remain (about 0.1 %: the springs act on the blades'
+/// surfaces and turn the leaves away, a blade is held off its own twig as a contact, and two
+/// stacked blades pressed through each other are found by their outlines and parted the way
+/// they lay; without those two, 1.4 %); Oliapuram's stiff segments do not reach one another
+/// in it. In none does the response
 /// break branches the gale leaves whole.
 #[test]
 fn self_collision_keeps_a_tree_in_a_gale_from_passing_through_itself() {
@@ -211,7 +212,7 @@ fn self_collision_keeps_a_tree_in_a_gale_from_passing_through_itself() {
     let (off, on) = interpenetration(ModelKind::Chen);
     eprintln!("chen: interpenetrating pair-steps off {off}, on {on}");
     assert!(off > 300, "the gale pushes the tree into itself: {off}");
-    assert!(on * 50 < off, "chen: {on} of {off} remain");
+    assert!(on * 100 < off, "chen: {on} of {off} remain");
     // Oliapuram's stiff segments (Eq. 22) hold this tree apart even in the gale; the response
     // must not push it into itself.
     let (off, on) = interpenetration(ModelKind::Oliapuram);

@@ -171,6 +171,11 @@ impl Topology {
         self.root_length[i as usize]
     }
 
+    /// The number of leaves.
+    pub fn leaf_count(&self) -> usize {
+        self.leaf_root.len()
+    }
+
     /// How far along leaf j's blade its root part reaches (0 to 1).
     pub fn leaf_root(&self, j: u32) -> f32 {
         self.leaf_root[j as usize]

@@ -53,8 +53,16 @@
 //! such a model d is the gap between the pieces as flat strips (`Strip`: a blade's surface
 //! within its outline, a stem's axis; `strips_closest`), the rest length the stems' radii and
 //! the skins (or the rest gap if less), and Dir the line between the strips' nearest points,
-//! which on a blade's face is its normal. The leaf takes the spring [`LEAF_TURN_SCALE`] times
-//! stiffer about its attachment. (A model whose leaves are rigid on their twigs keeps Chen's
+//! which on a blade's face is its normal. Two blades that cross meet along a line, where
+//! their nearest points coincide and say nothing of which way the pair parts; and two nearly
+//! parallel blades pressed through each other (leaves stacked on a twig) are closed in on so
+//! slowly by the alternating projections that their gap stays open (the gale test: five
+//! pairs of stacked leaves stuck through each other for 100 to 500 of its 600 steps). Two
+//! blades are therefore also tested for crossing by their outlines (`strip::blades_cross`);
+//! a crossing pair has a gap of 0 and parts the way it lay in the pose built in, that
+//! direction turned as its leaves have turned since (`TreeSet::rest_side`). The leaf takes
+//! the spring [`LEAF_TURN_SCALE`] times stiffer about its attachment; its blade's contact
+//! with its own twig is the model's, as a contact (`clearance`). (A model whose leaves are rigid on their twigs keeps Chen's
 //! distance and direction: a leaf's push acts on its twig alone, and the capsule of its blade
 //! engages the capped springs earlier: Weber's model in the gale test keeps 71 pair-steps
 //! with Chen's measure, 620 with the strips'.)
@@ -84,7 +92,7 @@
 use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant};
 
-use glam::{Quat, Vec3};
+use glam::{Mat3, Quat, Vec3};
 use sylva_engine::JobSystem;
 
 use super::bvh::{Bvh, Task, LIMIT_BATCH};
@@ -92,6 +100,7 @@ use super::connect::Topology;
 use super::kdop::{DopK, Kdop};
 use super::modelling::leaf_joints;
 use super::primitives::{blade, blade_kdop, intersect, leaf_half_width, Owner, Piece, Prism, Shape};
+use super::strip::{blades_cross, strips_closest, Strip};
 use super::tritri::segment_segment_closest;
 use crate::dynamics::pose::{segment_axis, Pose};
 use crate::error::SimError;
@@ -150,18 +159,13 @@ pub const PARTICLE_STABLE: f32 = 0.25;
 /// leaf's wind torque in a gale presses the blade through its own twig and its neighbours
 /// (Chen's model in the gale of `tests/tests/self_collision.rs`, 300 steps, interpenetrating
 /// pair-steps 65,264 without the response; with it, strips from the centrelines' closest
-/// points alone: 9,388 at 1, 2,991 at 10, 2,215 at 50, 2,116 at 200; with `STRIP_ROUNDS`
+/// points alone: 9,388 at 1, 2,991 at 10, 2,215 at 50, 2,116 at 200; with `strip::STRIP_ROUNDS`
 /// rounds and no early stop: 1,455 at 20, 1,285 at 200; with the stop, about 1,200 at 50).
 pub const LEAF_TURN_SCALE: f32 = 50.0;
-/// Rounds of alternating projections that find the nearest points of two pieces as strips
-/// (`strips_closest`; Chen's model in the gale of `tests/tests/self_collision.rs`, 300 steps,
-/// interpenetrating pair-steps 65,264 without the response: with it 2,215 starting from the
-/// centrelines' closest points alone, 1,547 after 1 round, 1,277 after 3, 1,110 after 6,
-/// without the early stop of [`SETTLED`]; over 600 steps 1,948 at 4 rounds, 2,169 with the
-/// stop at 0.1 mm, 2,223 at 0.01 mm: the gale's own scatter).
-const STRIP_ROUNDS: usize = 4;
-/// The rounds stop once a round moves the nearest point by less than this \[m\].
-const SETTLED: f32 = 1.0e-4;
+/// Two strips nearer than this \[m\] cross (`strips_closest` stops within `strip::SETTLED`
+/// of their nearest points): the response parts them the way they lay in the pose built in
+/// (`TreeSet::rest_side`).
+const CROSSING: f32 = 5.0e-4;
 /// Damping ratio of the response on the closing speed.
 pub const DAMPING_RATIO: f32 = 0.5;
 
@@ -899,6 +903,17 @@ impl SelfCollision {
         out
     }
 
+    /// Per leaf of the forest: the fraction of its blade, from its attachment, that is its
+    /// root part (inside its twig in the shape it grew in, `Topology::leaf_root`).
+    pub fn leaf_roots(&self) -> Vec<f32> {
+        let mut out = Vec::new();
+        for t in &self.trees {
+            debug_assert_eq!(out.len(), t.leaf0 as usize);
+            out.extend((0..t.topo.leaf_count() as u32).map(|j| t.topo.leaf_root(j)));
+        }
+        out
+    }
+
     /// Pieces of every tree (two per segment and leaf, fewer where a part is empty).
     pub fn piece_count(&self) -> usize {
         self.trees.iter().map(|t| t.pieces.len()).sum()
@@ -1019,87 +1034,10 @@ fn fit(
     }
 }
 
-/// A piece as a flat strip: a stem's centreline (`across` zero), or a leaf's blade, its
-/// mid-venation from `base` (the fraction `t0` of its length) along `along` (to the fraction
-/// `t0 + dt`) and `across` the vector from the mid-venation to the outline at half-width 1.
-/// `inv_along` and `inv_across` are the reciprocals of the two vectors' squared lengths (0 for
-/// a zero vector), so that a projection multiplies.
-#[derive(Clone, Copy, Debug)]
-struct Strip {
-    base: Vec3,
-    along: Vec3,
-    across: Vec3,
-    inv_along: f32,
-    inv_across: f32,
-    t0: f32,
-    dt: f32,
-}
-
-impl Strip {
-    /// Piece `i` of `pieces` as a strip, its centreline ends and across vector from `ends` and
-    /// `across`.
-    fn of(pieces: &[RtPiece], (ends, across): (&[[Vec3; 2]], &[Vec3]), i: usize) -> Strip {
-        let [e0, e1] = ends[i];
-        let inv = |v: Vec3| {
-            let l = v.length_squared();
-            if l > 0.0 {
-                1.0 / l
-            } else {
-                0.0
-            }
-        };
-        Strip {
-            base: e0,
-            along: e1 - e0,
-            across: across[i],
-            inv_along: inv(e1 - e0),
-            inv_across: inv(across[i]),
-            t0: pieces[i].t0,
-            dt: pieces[i].t1 - pieces[i].t0,
-        }
-    }
-
-    /// The point of the strip at the fraction `s` of its centreline moved across the blade
-    /// toward `x`, no farther than the outline there.
-    fn toward(&self, s: f32, x: Vec3) -> Vec3 {
-        let c = self.base + self.along * s;
-        if self.inv_across <= 0.0 {
-            return c;
-        }
-        let h = leaf_half_width(self.t0 + self.dt * s);
-        // max/min rather than clamp: a NaN pose must not panic.
-        let l = ((x - c).dot(self.across) * self.inv_across).max(-h).min(h);
-        c + self.across * l
-    }
-
-    /// The point of the strip nearest `x`, nearly: at the fraction of its centreline nearest
-    /// `x`, moved across toward it ([`toward`](Self::toward); exact where the outline there
-    /// is the nearest).
-    fn project(&self, x: Vec3) -> Vec3 {
-        let s = ((x - self.base).dot(self.along) * self.inv_along).clamp(0.0, 1.0);
-        self.toward(s, x)
-    }
-}
-
-/// The nearest points of two strips, approximately: from the closest points of their
-/// centrelines (at the fractions `s`, `t`), the second moved across its blade toward the
-/// first and the first toward that, then [`STRIP_ROUNDS`] rounds of alternating projections
-/// (each strip is convex, so they close in on the nearest points). Exact for two stems; for a
-/// blade, the point where another piece nears its surface, so that a spring there turns the
-/// leaf away rather than pushing along it.
-fn strips_closest(a: &Strip, b: &Strip, (s, t): (f32, f32)) -> (Vec3, Vec3) {
-    let mut pb = b.toward(t, a.base + a.along * s);
-    let mut pa = a.toward(s, pb);
-    for _ in 0..STRIP_ROUNDS {
-        let next = b.project(pa);
-        // Settled (always at once for two stems): the rounds left would change nothing.
-        if next.distance_squared(pb) <= SETTLED * SETTLED {
-            return (pa, next);
-        }
-        pb = next;
-        pa = a.project(pb);
-    }
-    (pa, b.project(pa))
+/// Piece `i` of `pieces` as a strip, its centreline ends and across vector from `ends` and
+/// `across`.
+fn strip_of(pieces: &[RtPiece], (ends, across): (&[[Vec3; 2]], &[Vec3]), i: usize) -> Strip {
+    Strip::new(ends[i], across[i], (pieces[i].t0, pieces[i].t1))
 }
 
 /// The gap between pieces `p` and `q` of `pieces`, their ends and across vectors from `pose`,
@@ -1111,7 +1049,7 @@ fn rest_gap(pieces: &[RtPiece], pose: (&[[Vec3; 2]], &[Vec3]), (p, q): (usize, u
     if !strips {
         return d2.sqrt();
     }
-    let (a, b) = (Strip::of(pieces, pose, p), Strip::of(pieces, pose, q));
+    let (a, b) = (strip_of(pieces, pose, p), strip_of(pieces, pose, q));
     let (pa, pb) = strips_closest(&a, &b, (s, t));
     pa.distance(pb)
 }
@@ -1275,11 +1213,30 @@ impl TreeSet {
                 return;
             }
             let now = (&t.ends[..], &t.across[..]);
-            let (sp, sq) = (Strip::of(&t.pieces, now, p), Strip::of(&t.pieces, now, q));
+            let (sp, sq) = (strip_of(&t.pieces, now, p), strip_of(&t.pieces, now, q));
             let (pa, pb) = strips_closest(&sp, &sq, (cs, ct));
             let (cp, cq) = (a0 + (a1 - a0) * cs, b0 + (b1 - b0) * ct);
-            let dir = (pa - pb).try_normalize().or((cp - cq).try_normalize());
-            (pa.distance(pb), most, dir.unwrap_or_else(centres))
+            // Two blades nearly parallel that cross (leaves stacked on a twig, pressed through
+            // each other) are found so by their outlines where the projections do not reach.
+            let joints = |i: usize| leaf_joints(t.pieces[i].owner.is_root());
+            let is_leaf = |i: usize| matches!(t.pieces[i].owner, Owner::Leaf { .. });
+            let leaves = is_leaf(p) && is_leaf(q);
+            let gap = pa.distance(pb);
+            let gap = if gap >= CROSSING && leaves && blades_cross(&sp, &sq, (joints(p), joints(q))) {
+                0.0
+            } else {
+                gap
+            };
+            // Strips that cross meet along a line, their nearest points on it: the line between
+            // them says nothing of which way the pair parts. They part the way they lay in the
+            // pose built in, carried by the leaves' turns since.
+            let dir = if gap < CROSSING {
+                t.rest_side(p, q)
+            } else {
+                (pa - pb).try_normalize()
+            };
+            let dir = dir.or((cp - cq).try_normalize());
+            (gap, most, dir.unwrap_or_else(centres))
         } else {
             // Chen's: the centrelines' distance, the radii, the k-DOPs' centres (Fig. 5.2).
             (d, radii + 2.0 * params.extra_safe, centres())
@@ -1331,6 +1288,35 @@ impl TreeSet {
             leaf,
             turn,
         });
+    }
+
+    /// The way piece `p` lay from piece `q` in the pose built in (between their nearest points
+    /// as strips), turned as each leaf among them has turned since (the mean of their turns),
+    /// if any.
+    fn rest_side(&self, p: usize, q: usize) -> Option<Vec3> {
+        let rest = (&self.rest_ends[..], &self.rest_across[..]);
+        let ([a0, a1], [b0, b1]) = (rest.0[p], rest.0[q]);
+        let (_, s, t) = segment_segment_closest(a0, a1, b0, b1);
+        let (sp, sq) = (strip_of(&self.pieces, rest, p), strip_of(&self.pieces, rest, q));
+        let (pa, pb) = strips_closest(&sp, &sq, (s, t));
+        let side = (pa - pb).try_normalize().or(((a0 + a1) - (b0 + b1)).try_normalize())?;
+        let frame = |[e0, e1]: [Vec3; 2], x: Vec3| {
+            let y = (e1 - e0).try_normalize()?;
+            let x = (x - y * x.dot(y)).try_normalize()?;
+            Some(Mat3::from_cols(x, y, x.cross(y)))
+        };
+        let turned = |i: usize| match self.pieces[i].owner {
+            Owner::Leaf { .. } => {
+                let now = frame(self.ends[i], self.across[i])?;
+                let rest = frame(self.rest_ends[i], self.rest_across[i])?;
+                Some(now * rest.transpose() * side)
+            }
+            Owner::Stem { .. } => None,
+        };
+        match (turned(p), turned(q)) {
+            (None, None) => Some(side),
+            (a, b) => (a.unwrap_or(Vec3::ZERO) + b.unwrap_or(Vec3::ZERO)).try_normalize(),
+        }
     }
 
     /// Piece `i`'s radius about its strip: a stem's radius, 0 for a blade.

@@ -3,6 +3,7 @@
 //! A pass writes the run it owns and reads the rest of the forest's arrays; `View` is one
 //! forest-order array seen as the run a job owns (mutable) and the part it may read.
 
+use crate::collision::clearance::TwigClearance;
 use crate::collision::runtime::LeafTurn;
 use glam::{Quat, Vec3};
 
@@ -62,6 +63,9 @@ pub(super) struct Ctx<'a> {
     pub response: &'a [Vec3],
     /// The self-collision's springs on each leaf, about its attachment (empty while it is off).
     pub leaf_turns: &'a [LeafTurn],
+    /// Per leaf, its blade's clearance from its own twig (empty while self-collision does not
+    /// answer; `collision::clearance`).
+    pub twig: &'a [TwigClearance],
 }
 
 impl Ctx<'_> {
@@ -191,6 +195,11 @@ pub(super) fn leaves(
             (c.keep, dt),
             compensate,
         );
+        // Its blade's contact with its own twig (`collision::clearance`).
+        let (q1, w1) = match c.twig.get(j) {
+            Some(twig) => twig.hold(q1, w1, segment_axis(seg_q)),
+            None => (q1, w1),
+        };
         finite &= q1.is_finite() & w1.is_finite();
         *pos = attach;
         *q = q1;
