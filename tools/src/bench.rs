@@ -185,6 +185,7 @@ struct CollisionSums {
     traversed: u64,
     close: u64,
     responding: u64,
+    kdop_tests: u64,
     overflow_steps: u64,
     steps: u64,
 }
@@ -201,6 +202,7 @@ impl CollisionSums {
         self.traversed += s.traversed as u64;
         self.close += s.close_pairs as u64;
         self.responding += s.responding as u64;
+        self.kdop_tests += s.kdop_tests;
         self.overflow_steps += s.overflow as u64;
         self.steps += 1;
     }
@@ -287,6 +289,10 @@ struct SimReport {
     requeried_pieces: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     full_traversals: Option<u64>,
+    /// k-DOP pairs compared per step, by the traversals and among the kept pairs
+    /// (`--self-collision`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kdop_tests: Option<f64>,
     /// Steps whose candidate pairs passed the pair limit and were not answered
     /// (`SelfCollisionStats::overflow`; `--self-collision`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -715,6 +721,7 @@ fn report(a: &SimArgs, run: &Run, setup_ms: f64) -> SimReport {
         tracked_pairs: per_step(run.collision.tracked),
         requeried_pieces: per_step(run.collision.requeried),
         full_traversals: collided.then_some(run.collision.traversed),
+        kdop_tests: per_step(run.collision.kdop_tests),
         particles: counts.map(|c| c.0 as u64),
         constraints: counts.map(|c| c.1 as u64),
         root_constraints: counts.map(|c| c.2 as u64),
@@ -882,6 +889,7 @@ fn print_table(r: &SimReport, phases: &[&str], timings: &FrameTimings) {
             r.requeried_pieces.unwrap_or(0.0),
             r.full_traversals.unwrap_or(0)
         );
+        println!("  k-DOP tests            {:.1} per step", r.kdop_tests.unwrap_or(0.0));
         if let Some(n) = r.pair_overflow_steps.filter(|&n| n > 0) {
             println!("  over the pair limit    {n} steps (no pair answered in them)");
         }
