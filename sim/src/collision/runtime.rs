@@ -43,7 +43,7 @@
 //! common ancestor). A model that moves positions rather than forces (Manavi's particles)
 //! takes the pairs within their safe distance as contacts instead (`SelfCollision::with_contacts`):
 //! their centrelines' nearest points and the rest length, held apart as it holds its
-//! constraints.
+//! constraints; a pair that holds a leaf also as strips (`TreeSet::blade_contact`).
 //!
 //! Leaves that turn on their own ([`SelfCollision::with_leaves_turning`], Chen's §4.1) take
 //! the springs on their blades as a torque about their attachments, and there the centreline
@@ -336,12 +336,14 @@ struct TreeSet {
 }
 
 /// A pair of pieces (`p` < `q`) and their distance in the pose the self-collision was built
-/// in, NaN until first needed.
+/// in, NaN until first needed; for a model that moves its pieces apart, also their gap there
+/// as strips (`TreeSet::blade_contact`), NaN until first needed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Tracked {
     p: u32,
     q: u32,
     rest: f32,
+    rest_strips: f32,
 }
 
 /// Self-collision of every tree of a forest.
@@ -723,7 +725,12 @@ impl SelfCollision {
             t.kdop_tests += tests.unwrap_or(0);
             if !overflow {
                 let rest = f32::NAN;
-                t.tracked.extend(out.iter().map(|&(p, q)| Tracked { p, q, rest }));
+                t.tracked.extend(out.iter().map(|&(p, q)| Tracked {
+                    p,
+                    q,
+                    rest,
+                    rest_strips: rest,
+                }));
             }
         }
         drop(tasks);
@@ -789,6 +796,9 @@ impl SelfCollision {
         // The rest distances the answers found, kept with their pairs.
         for (k, _, answer) in &chunks {
             let t = &mut self.trees[*k];
+            for &(i, rest) in &answer.strip_rests {
+                t.tracked[i as usize].rest_strips = rest;
+            }
             for &(i, rest) in &answer.rests {
                 t.tracked[i as usize].rest = rest;
             }
@@ -1077,8 +1087,10 @@ struct Answer {
     near: Vec<(u32, u32)>,
     springs: Vec<Spring>,
     contacts: Vec<Contact>,
-    /// The rest distances found this step: (index into `TreeSet::tracked`, distance).
+    /// The rest distances found this step: (index into `TreeSet::tracked`, distance), and
+    /// the rest gaps as strips.
     rests: Vec<(u32, f32)>,
+    strip_rests: Vec<(u32, f32)>,
 }
 
 /// One responding pair: the segments it pushes, the direction of the push on the first (see
@@ -1106,11 +1118,21 @@ struct Spring {
 /// leaf's: the one it hangs from), the nearest points of their centrelines where the step
 /// starts, and the distance those points are to be kept apart (the spring's rest length: the
 /// radii and the skins, or the pair's distance in the rest pose if less).
+///
+/// Two blades that cross where the step starts (`strip::blades_cross`) have their centrelines
+/// apart, and the line between their nearest points on the crossing says nothing of which
+/// way they part: their contact holds the strips' nearest points instead, along `dir`, the
+/// way the pair lay in the pose built in (`TreeSet::rest_side`), the first point at least
+/// `rest` beyond the second along it (the skin, or the pair's gap as strips in the rest pose
+/// if less).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Contact {
     pub seg: [u32; 2],
     pub at: [Vec3; 2],
     pub rest: f32,
+    /// Zero: the points are kept `rest` apart along the line between them. Otherwise a unit
+    /// vector: the first point is kept `rest` beyond the second along it.
+    pub dir: Vec3,
 }
 
 /// No leaf (a stem piece's `Spring::leaf`).
@@ -1195,7 +1217,15 @@ impl TreeSet {
                 seg: [seg(p), seg(q)],
                 at: [a0 + (a1 - a0) * cs, b0 + (b1 - b0) * ct],
                 rest: most.min(rest),
+                dir: Vec3::ZERO,
             });
+            let rest_strips = (pair.rest_strips, &mut answer.strip_rests, index);
+            if let Some(c) = t.blade_contact(p, q, (d, cs, ct), params.extra_safe, rest_strips) {
+                answer.contacts.push(Contact {
+                    seg: [seg(p), seg(q)],
+                    ..c
+                });
+            }
         }
         // The spring's gap, its most rest length (the rest length is this or the pair's rest
         // distance, if less: found only for a pair nearer than this) and its direction (see
@@ -1288,6 +1318,67 @@ impl TreeSet {
             leaf,
             turn,
         });
+    }
+
+    /// For a pair that holds a leaf, in a model that moves its pieces apart: a contact between
+    /// the pieces as strips (a blade's surface, a stem's axis), which their centrelines' does
+    /// not see (two blades meeting while their mid-venations stay apart, a blade on a stem):
+    /// the strips' nearest points held apart along the line between them to the stems' radii
+    /// and one `skin`, or the pair's gap as strips in the pose built in if less; or, for two
+    /// that cross now (`strip::blades_cross`, or a blade through a stem's axis), along the way
+    /// they lay in the pose built in (`rest_side`). `None` for a pair farther apart than
+    /// that, or of two stems. (`(s, t)`: the centrelines' nearest points, where the search
+    /// starts, and `d` their distance; the pair's gap as strips in the pose built in if known,
+    /// else NaN, and where to note it with the pair's index once found.)
+    fn blade_contact(
+        &self,
+        p: usize,
+        q: usize,
+        (d, s, t): (f32, f32, f32),
+        skin: f32,
+        (known, found, index): (f32, &mut Vec<(u32, f32)>, u32),
+    ) -> Option<Contact> {
+        let leaf = |i: usize| matches!(self.pieces[i].owner, Owner::Leaf { .. });
+        if !(leaf(p) || leaf(q)) {
+            return None;
+        }
+        // A blade lies within its radius (largest half-width) of its centreline, so the strips
+        // are no nearer than the centrelines less the blades' radii.
+        let (core, radii) = (self.core(p) + self.core(q), self.radius[p] + self.radius[q]);
+        let most = core + skin;
+        if d - (radii - core) >= most {
+            return None;
+        }
+        let now = (&self.ends[..], &self.across[..]);
+        let (sp, sq) = (strip_of(&self.pieces, now, p), strip_of(&self.pieces, now, q));
+        let (pa, pb) = strips_closest(&sp, &sq, (s, t));
+        let gap = pa.distance(pb);
+        let joints = |i: usize| leaf_joints(self.pieces[i].owner.is_root());
+        let crossing = gap < CROSSING || (leaf(p) && leaf(q) && blades_cross(&sp, &sq, (joints(p), joints(q))));
+        // A NaN gap (a non-finite pose) is no contact.
+        if !crossing && gap.partial_cmp(&most) != Some(std::cmp::Ordering::Less) {
+            return None;
+        }
+        let rest = if known.is_nan() {
+            let rest_pose = (&self.rest_ends[..], &self.rest_across[..]);
+            let rest = rest_gap(&self.pieces, rest_pose, (p, q), true);
+            found.push((index, rest));
+            rest
+        } else {
+            known
+        };
+        let rest = most.min(rest);
+        let dir = if crossing {
+            self.rest_side(p, q)?
+        } else {
+            (pa - pb).try_normalize()?
+        };
+        ((pa - pb).dot(dir) < rest).then_some(Contact {
+            seg: [0, 0],
+            at: [pa, pb],
+            rest,
+            dir,
+        })
     }
 
     /// The way piece `p` lay from piece `q` in the pose built in (between their nearest points

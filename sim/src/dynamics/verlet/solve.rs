@@ -42,6 +42,9 @@ pub(super) struct Touch {
     pub s: [f32; 2],
     pub off: [Vec3A; 2],
     pub rest: f32,
+    /// Zero, or the fixed way the first point is held `rest` beyond the second
+    /// (`Contact::dir`).
+    pub dir: Vec3A,
 }
 
 /// Per tree, the contacts (`SelfCollision::contacts`) on its particles as they are where the
@@ -69,6 +72,7 @@ pub(super) fn touches_of(
             s: [0.0; 2],
             off: [Vec3A::ZERO; 2],
             rest: c.rest,
+            dir: Vec3A::from(c.dir),
         };
         for k in 0..2 {
             let i = c.seg[k] as usize;
@@ -106,7 +110,8 @@ pub(super) const TOUCH_MOST: f32 = 0.005;
 /// Self-collision's contacts held at their rest lengths by moving the particles, as Manavi's
 /// model keeps its particles out of the ground and the colliders (after every pass): for a pair
 /// nearer than its rest length, the two points move apart along the line between them to that
-/// length, the move shared among the four particles by their blend weights and inverse masses
+/// length (for blades that crossed, along the contact's fixed direction until the first is
+/// that far beyond the second), the move shared among the four particles by their blend weights and inverse masses
 /// (the correction of a distance constraint on two blended points: particle j moves by
 /// λ·b_j·w_j with λ = (rest − d)/Σ b_j²·w_j), the gap closed by at most [`TOUCH_MOST`] a
 /// pass. A massless particle and, while the tree stands on all its roots, its held base
@@ -118,12 +123,22 @@ pub(super) fn touch(touches: &[Touch], pos: &mut [Vec3A], inv_mass: impl Fn(usiz
             pos[a as usize] * (1.0 - c.s[k]) + pos[b as usize] * c.s[k] + c.off[k]
         };
         let d = point(pos, 0) - point(pos, 1);
-        let len2 = d.length_squared();
-        if len2.partial_cmp(&(c.rest * c.rest)) != Some(std::cmp::Ordering::Less) || len2 == 0.0 {
-            continue;
-        }
-        let len = len2.sqrt();
-        let n = d / len;
+        let (len, n) = if c.dir == Vec3A::ZERO {
+            let len2 = d.length_squared();
+            if len2.partial_cmp(&(c.rest * c.rest)) != Some(std::cmp::Ordering::Less) || len2 == 0.0 {
+                continue;
+            }
+            let len = len2.sqrt();
+            (len, d / len)
+        } else {
+            // Blades that crossed: the first point held beyond the second along the way the
+            // pair lay (a negative gap while they still cross).
+            let gap = d.dot(c.dir);
+            if gap.partial_cmp(&c.rest) != Some(std::cmp::Ordering::Less) {
+                continue;
+            }
+            (gap, c.dir)
+        };
         let moves = [
             (c.ends[0][0], 1.0 - c.s[0], 1.0),
             (c.ends[0][1], c.s[0], 1.0),

@@ -1128,6 +1128,7 @@ fn a_contact_moves_two_pieces_apart_to_its_rest_length() {
         s: [0.5, 0.5],
         off: [Vec3A::ZERO; 2],
         rest: 0.01 + 2.5 * solve::TOUCH_MOST,
+        dir: Vec3A::ZERO,
     };
     let mut pos = start;
     let point = |p: &[Vec3A], k: usize| (p[c.ends[k][0] as usize] + p[c.ends[k][1] as usize]) * 0.5;
@@ -1159,4 +1160,54 @@ fn a_contact_moves_two_pieces_apart_to_its_rest_length() {
     pos[0] = Vec3A::new(-1.0, 0.0, 0.0);
     touch(&[held], &mut pos, inv);
     assert_eq!(pos[0], Vec3A::new(-1.0, 0.0, 0.0));
+}
+
+/// A contact with a direction (two blades that crossed, `Contact::dir`) holds its first point
+/// `rest` beyond the second along that direction: from the wrong side it moves them back
+/// through each other along it (where the line between the points would push them further
+/// in), by at most `TOUCH_MOST` a pass, and leaves a pair already that far along it alone.
+#[test]
+fn a_contact_with_a_direction_puts_crossed_pieces_back_on_their_sides() {
+    use glam::Vec3A;
+    use solve::{touch, Touch};
+    let start = [
+        Vec3A::ZERO,
+        Vec3A::new(-1.0, 0.0, 0.0),
+        Vec3A::new(1.0, 0.0, 0.0),
+        Vec3A::new(0.0, 0.004, -1.0),
+        Vec3A::new(0.0, 0.004, 1.0),
+    ];
+    let inv = |j: usize| if j == 0 { 0.0 } else { 1.0 };
+    // The first piece belongs above the second (+y), 2 mm; it is 4 mm below.
+    let c = Touch {
+        ends: [[1, 2], [3, 4]],
+        s: [0.5, 0.5],
+        off: [Vec3A::ZERO; 2],
+        rest: 0.002,
+        dir: Vec3A::Y,
+    };
+    let gap = |p: &[Vec3A]| ((p[1] + p[2]) * 0.5 - (p[3] + p[4]) * 0.5).dot(Vec3A::Y);
+    let mut pos = start;
+    let mut passes = 0;
+    while gap(&pos) < c.rest - 1e-6 {
+        let before = gap(&pos);
+        touch(&[c], &mut pos, inv);
+        assert!(gap(&pos) - before <= solve::TOUCH_MOST + 1e-6, "pass {passes}");
+        assert!(gap(&pos) > before, "pass {passes}: moves toward its side");
+        passes += 1;
+        assert!(passes < 10);
+    }
+    assert!(
+        (gap(&pos) - c.rest).abs() < 1e-5 && passes == 2,
+        "{} after {passes}",
+        gap(&pos)
+    );
+    // Along the direction only.
+    assert!(pos
+        .iter()
+        .zip(&start)
+        .all(|(a, b)| (a.x - b.x).abs() < 1e-9 && (a.z - b.z).abs() < 1e-9));
+    let before = pos;
+    touch(&[c], &mut pos, inv);
+    assert!(pos.iter().zip(&before).all(|(a, b)| (*a - *b).length() < 1e-6));
 }
