@@ -189,8 +189,8 @@ fn interpenetration(kind: ModelKind) -> (usize, usize) {
 /// pass into one another hundreds of times (pair-steps) without a response; with it, in
 /// Weber's articulated model, fewer than 10 % of those remain (about 6 %: the springs on a
 /// segment share its stability cap, which a larger tree needs to stay stable). Manavi's
-/// particles, held apart as contacts after every relaxation pass, keep fewer than 10 % (about
-/// 3.4 %: leaves that hang stacked a few millimetres apart, whose blades meet once the wind
+/// particles, held apart as contacts after every relaxation pass, keep fewer than 2.5 % (about
+/// 1.2 %: leaves that hang stacked a few millimetres apart, whose blades meet once the wind
 /// tilts one against the other while their mid-venations stay apart, held apart as strips too
 /// and, once through each other, put back the way they lay; 5 % with the centrelines' contacts
 /// alone; pushed by forces capped for free point masses instead, about 30 % remained). In Chen's model, whose leaves
@@ -209,7 +209,7 @@ fn self_collision_keeps_a_tree_in_a_gale_from_passing_through_itself() {
     let (off, on) = interpenetration(ModelKind::Verlet);
     eprintln!("verlet: interpenetrating pair-steps off {off}, on {on}");
     assert!(off > 300, "the gale pushes the tree into itself: {off}");
-    assert!(on * 10 < off, "verlet: {on} of {off} remain");
+    assert!(on * 40 < off, "verlet: {on} of {off} remain");
     let (off, on) = interpenetration(ModelKind::Chen);
     eprintln!("chen: interpenetrating pair-steps off {off}, on {on}");
     assert!(off > 300, "the gale pushes the tree into itself: {off}");

@@ -15,12 +15,14 @@
 //! - `bvh`: the tree's own k-DOP hierarchy (§5.3, Algorithms 3 and 4), refit and traversal.
 //! - `runtime`: self-collision while the tree moves (§5): refit, candidate pairs, the
 //!   response spring of Eq. 5.1.
-//! - `strip`: pieces as flat strips and their nearest points (the gap a turning leaf feels).
+//! - `strip`: pieces as flat strips and their nearest points (the gap a leaf feels).
+//! - `gjk`: the nearest points of two convex hulls of a few points (Gilbert et al. 1988).
 //! - `clearance`: a turning leaf's blade held off its own twig.
 
 pub mod bvh;
 pub mod clearance;
 pub mod connect;
+pub mod gjk;
 pub mod kdop;
 pub mod modelling;
 pub mod primitives;

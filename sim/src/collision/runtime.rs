@@ -53,14 +53,12 @@
 //! such a model d is the gap between the pieces as flat strips (`Strip`: a blade's surface
 //! within its outline, a stem's axis; `strips_closest`), the rest length the stems' radii and
 //! the skins (or the rest gap if less), and Dir the line between the strips' nearest points,
-//! which on a blade's face is its normal. Two blades that cross meet along a line, where
-//! their nearest points coincide and say nothing of which way the pair parts; and two nearly
-//! parallel blades pressed through each other (leaves stacked on a twig) are closed in on so
-//! slowly by the alternating projections that their gap stays open (the gale test: five
-//! pairs of stacked leaves stuck through each other for 100 to 500 of its 600 steps). Two
-//! blades are therefore also tested for crossing by their outlines (`strip::blades_cross`);
-//! a crossing pair has a gap of 0 and parts the way it lay in the pose built in, that
-//! direction turned as its leaves have turned since (`TreeSet::rest_side`). The leaf takes
+//! which on a blade's face is its normal (the nearest points of the two as convex hulls,
+//! `strip`). Two blades that cross meet along a line, where their nearest points coincide and
+//! say nothing of which way the pair parts (the gale test once held five pairs of stacked
+//! leaves stuck through each other for 100 to 500 of its 600 steps): a crossing pair has a
+//! gap of 0 and parts the way it lay in the pose built in, that direction turned as its
+//! leaves have turned since (`TreeSet::rest_side`). The leaf takes
 //! the spring [`LEAF_TURN_SCALE`] times stiffer about its attachment; its blade's contact
 //! with its own twig is the model's, as a contact (`clearance`). (A model whose leaves are rigid on their twigs keeps Chen's
 //! distance and direction: a leaf's push acts on its twig alone, and the capsule of its blade
@@ -100,7 +98,7 @@ use super::connect::Topology;
 use super::kdop::{DopK, Kdop};
 use super::modelling::leaf_joints;
 use super::primitives::{blade, blade_kdop, intersect, leaf_half_width, Owner, Piece, Prism, Shape};
-use super::strip::{blades_cross, strips_closest, Strip};
+use super::strip::{strips_closest, Strip};
 use super::tritri::segment_segment_closest;
 use crate::dynamics::pose::{segment_axis, Pose};
 use crate::error::SimError;
@@ -159,12 +157,13 @@ pub const PARTICLE_STABLE: f32 = 0.25;
 /// leaf's wind torque in a gale presses the blade through its own twig and its neighbours
 /// (Chen's model in the gale of `tests/tests/self_collision.rs`, 300 steps, interpenetrating
 /// pair-steps 65,264 without the response; with it, strips from the centrelines' closest
-/// points alone: 9,388 at 1, 2,991 at 10, 2,215 at 50, 2,116 at 200; with `strip::STRIP_ROUNDS`
-/// rounds and no early stop: 1,455 at 20, 1,285 at 200; with the stop, about 1,200 at 50).
+/// points alone: 9,388 at 1, 2,991 at 10, 2,215 at 50, 2,116 at 200; with 4 rounds of
+/// alternating projections between the strips, no early stop: 1,455 at 20, 1,285 at 200; with
+/// the stop, about 1,200 at 50).
 pub const LEAF_TURN_SCALE: f32 = 50.0;
-/// Two strips nearer than this \[m\] cross (`strips_closest` stops within `strip::SETTLED`
-/// of their nearest points): the response parts them the way they lay in the pose built in
-/// (`TreeSet::rest_side`).
+/// Two strips nearer than this \[m\] cross (their hulls meet, `strips_closest` giving two
+/// points of one place to rounding): the response parts them the way they lay in the pose
+/// built in (`TreeSet::rest_side`).
 const CROSSING: f32 = 5.0e-4;
 /// Damping ratio of the response on the closing speed.
 pub const DAMPING_RATIO: f32 = 0.5;
@@ -1047,20 +1046,19 @@ fn fit(
 /// Piece `i` of `pieces` as a strip, its centreline ends and across vector from `ends` and
 /// `across`.
 fn strip_of(pieces: &[RtPiece], (ends, across): (&[[Vec3; 2]], &[Vec3]), i: usize) -> Strip {
-    Strip::new(ends[i], across[i], (pieces[i].t0, pieces[i].t1))
+    Strip::new(ends[i], across[i], (pieces[i].t0, pieces[i].t1)).with_joints(leaf_joints(pieces[i].owner.is_root()))
 }
 
 /// The gap between pieces `p` and `q` of `pieces`, their ends and across vectors from `pose`,
 /// as `TreeSet::answer` measures it: between them as strips (`strips`: leaves that turn) or
 /// between their centrelines.
 fn rest_gap(pieces: &[RtPiece], pose: (&[[Vec3; 2]], &[Vec3]), (p, q): (usize, usize), strips: bool) -> f32 {
-    let ([a0, a1], [b0, b1]) = (pose.0[p], pose.0[q]);
-    let (d2, s, t) = segment_segment_closest(a0, a1, b0, b1);
     if !strips {
-        return d2.sqrt();
+        let ([a0, a1], [b0, b1]) = (pose.0[p], pose.0[q]);
+        return segment_segment_closest(a0, a1, b0, b1).0.sqrt();
     }
     let (a, b) = (strip_of(pieces, pose, p), strip_of(pieces, pose, q));
-    let (pa, pb) = strips_closest(&a, &b, (s, t));
+    let (pa, pb) = strips_closest(&a, &b);
     pa.distance(pb)
 }
 
@@ -1119,7 +1117,7 @@ struct Spring {
 /// starts, and the distance those points are to be kept apart (the spring's rest length: the
 /// radii and the skins, or the pair's distance in the rest pose if less).
 ///
-/// Two blades that cross where the step starts (`strip::blades_cross`) have their centrelines
+/// Two blades that cross where the step starts (their strips meet) have their centrelines
 /// apart, and the line between their nearest points on the crossing says nothing of which
 /// way they part: their contact holds the strips' nearest points instead, along `dir`, the
 /// way the pair lay in the pose built in (`TreeSet::rest_side`), the first point at least
@@ -1220,7 +1218,7 @@ impl TreeSet {
                 dir: Vec3::ZERO,
             });
             let rest_strips = (pair.rest_strips, &mut answer.strip_rests, index);
-            if let Some(c) = t.blade_contact(p, q, (d, cs, ct), params.extra_safe, rest_strips) {
+            if let Some(c) = t.blade_contact(p, q, d, params.extra_safe, rest_strips) {
                 answer.contacts.push(Contact {
                     seg: [seg(p), seg(q)],
                     ..c
@@ -1244,19 +1242,9 @@ impl TreeSet {
             }
             let now = (&t.ends[..], &t.across[..]);
             let (sp, sq) = (strip_of(&t.pieces, now, p), strip_of(&t.pieces, now, q));
-            let (pa, pb) = strips_closest(&sp, &sq, (cs, ct));
+            let (pa, pb) = strips_closest(&sp, &sq);
             let (cp, cq) = (a0 + (a1 - a0) * cs, b0 + (b1 - b0) * ct);
-            // Two blades nearly parallel that cross (leaves stacked on a twig, pressed through
-            // each other) are found so by their outlines where the projections do not reach.
-            let joints = |i: usize| leaf_joints(t.pieces[i].owner.is_root());
-            let is_leaf = |i: usize| matches!(t.pieces[i].owner, Owner::Leaf { .. });
-            let leaves = is_leaf(p) && is_leaf(q);
             let gap = pa.distance(pb);
-            let gap = if gap >= CROSSING && leaves && blades_cross(&sp, &sq, (joints(p), joints(q))) {
-                0.0
-            } else {
-                gap
-            };
             // Strips that cross meet along a line, their nearest points on it: the line between
             // them says nothing of which way the pair parts. They part the way they lay in the
             // pose built in, carried by the leaves' turns since.
@@ -1325,16 +1313,16 @@ impl TreeSet {
     /// not see (two blades meeting while their mid-venations stay apart, a blade on a stem):
     /// the strips' nearest points held apart along the line between them to the stems' radii
     /// and one `skin`, or the pair's gap as strips in the pose built in if less; or, for two
-    /// that cross now (`strip::blades_cross`, or a blade through a stem's axis), along the way
-    /// they lay in the pose built in (`rest_side`). `None` for a pair farther apart than
-    /// that, or of two stems. (`(s, t)`: the centrelines' nearest points, where the search
-    /// starts, and `d` their distance; the pair's gap as strips in the pose built in if known,
-    /// else NaN, and where to note it with the pair's index once found.)
+    /// that cross now (two blades through each other, a blade through a stem's axis), along
+    /// the way they lay in the pose built in (`rest_side`). `None` for a pair farther apart
+    /// than that, or of two stems. (`d`: the centrelines' distance; the pair's gap as strips
+    /// in the pose built in if known, else NaN, and where to note it with the pair's index
+    /// once found.)
     fn blade_contact(
         &self,
         p: usize,
         q: usize,
-        (d, s, t): (f32, f32, f32),
+        d: f32,
         skin: f32,
         (known, found, index): (f32, &mut Vec<(u32, f32)>, u32),
     ) -> Option<Contact> {
@@ -1351,10 +1339,9 @@ impl TreeSet {
         }
         let now = (&self.ends[..], &self.across[..]);
         let (sp, sq) = (strip_of(&self.pieces, now, p), strip_of(&self.pieces, now, q));
-        let (pa, pb) = strips_closest(&sp, &sq, (s, t));
+        let (pa, pb) = strips_closest(&sp, &sq);
         let gap = pa.distance(pb);
-        let joints = |i: usize| leaf_joints(self.pieces[i].owner.is_root());
-        let crossing = gap < CROSSING || (leaf(p) && leaf(q) && blades_cross(&sp, &sq, (joints(p), joints(q))));
+        let crossing = gap < CROSSING;
         // A NaN gap (a non-finite pose) is no contact.
         if !crossing && gap.partial_cmp(&most) != Some(std::cmp::Ordering::Less) {
             return None;
@@ -1387,9 +1374,8 @@ impl TreeSet {
     fn rest_side(&self, p: usize, q: usize) -> Option<Vec3> {
         let rest = (&self.rest_ends[..], &self.rest_across[..]);
         let ([a0, a1], [b0, b1]) = (rest.0[p], rest.0[q]);
-        let (_, s, t) = segment_segment_closest(a0, a1, b0, b1);
         let (sp, sq) = (strip_of(&self.pieces, rest, p), strip_of(&self.pieces, rest, q));
-        let (pa, pb) = strips_closest(&sp, &sq, (s, t));
+        let (pa, pb) = strips_closest(&sp, &sq);
         let side = (pa - pb).try_normalize().or(((a0 + a1) - (b0 + b1)).try_normalize())?;
         let frame = |[e0, e1]: [Vec3; 2], x: Vec3| {
             let y = (e1 - e0).try_normalize()?;

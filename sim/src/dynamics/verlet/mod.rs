@@ -22,7 +22,7 @@
 //!   each moved apart by its segments' particles, at most `solve::TOUCH_MOST` a pass
 //!   (`solve::touch`): a position model keeps its pieces apart as it keeps them out of the
 //!   ground, where a force capped for the lightest particle held too little (about 30 % of the
-//!   interpenetration of no response remained in a gale, 3.4 % held as contacts; a pair
+//!   interpenetration of no response remained in a gale, 1.2 % held as contacts; a pair
 //!   that holds a leaf is held apart as strips too, `SelfCollision`'s `blade_contact`).
 //!
 //! One step, per tree (trees share nothing, so whole trees are jobs):
