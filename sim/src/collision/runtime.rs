@@ -58,12 +58,12 @@
 //! say nothing of which way the pair parts (the gale test once held five pairs of stacked
 //! leaves stuck through each other for 100 to 500 of its 600 steps): a crossing pair has a
 //! gap of 0 and parts the way it lay in the pose built in, that direction turned as its
-//! leaves have turned since (`TreeSet::rest_side`). The leaf takes
-//! the spring [`LEAF_TURN_SCALE`] times stiffer about its attachment; its blade's contact
-//! with its own twig is the model's, as a contact (`clearance`). (A model whose leaves are rigid on their twigs keeps Chen's
-//! distance and direction: a leaf's push acts on its twig alone, and the capsule of its blade
-//! engages the capped springs earlier: Weber's model in the gale test keeps 71 pair-steps
-//! with Chen's measure, 620 with the strips'.)
+//! leaves have turned since (`TreeSet::rest_side`). The leaf takes the spring
+//! [`LEAF_TURN_SCALE`] times stiffer about its attachment; its blade's contact with its own
+//! twig is the model's, as a contact (`clearance`). (A model whose leaves are rigid on their
+//! twigs keeps Chen's distance and direction: a leaf's push acts on its twig alone, and the
+//! capsule of its blade engages the capped springs earlier: Weber's model in the gale test
+//! keeps 71 pair-steps with Chen's measure, 620 with the strips'.)
 //!
 //! A piece of a segment that left its tree (a branch broken off, an uprooted tree;
 //! [`SelfCollision::set_attached`]) bounds nothing and takes no part: it is debris.
