@@ -728,7 +728,7 @@ impl SelfCollision {
                     p,
                     q,
                     rest,
-                    rest_strips: rest,
+                    rest_strips: f32::NAN,
                 }));
             }
         }
@@ -1117,12 +1117,12 @@ struct Spring {
 /// starts, and the distance those points are to be kept apart (the spring's rest length: the
 /// radii and the skins, or the pair's distance in the rest pose if less).
 ///
-/// Two blades that cross where the step starts (their strips meet) have their centrelines
-/// apart, and the line between their nearest points on the crossing says nothing of which
-/// way they part: their contact holds the strips' nearest points instead, along `dir`, the
-/// way the pair lay in the pose built in (`TreeSet::rest_side`), the first point at least
-/// `rest` beyond the second along it (the skin, or the pair's gap as strips in the rest pose
-/// if less).
+/// A pair that holds a leaf has a second contact, between the pieces as strips
+/// (`TreeSet::blade_contact`): the strips' nearest points, held apart along the line between
+/// them (`dir`) to the stems' radii and one skin, or the pair's gap as strips in the rest pose
+/// if less; for two strips that cross where the step starts, whose nearest points coincide,
+/// along the way the pair lay in the rest pose instead (`TreeSet::rest_side`). The first
+/// point is held at least `rest` beyond the second along `dir`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Contact {
     pub seg: [u32; 2],

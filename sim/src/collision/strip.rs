@@ -12,11 +12,12 @@
 //! interpenetrating pair-steps with them against 45 with the hulls', Chen's 156 against 151;
 //! over four gusts' seeds 478 against 210 and 693 against 585. They cost less: on a
 //! treeE-sized tree in a 10 m/s wind the response took 16.5 ms a step in Manavi's model and
-//! 17.5 in Chen's, against 33 and 44 with the hulls.)
+//! 17.5 in Chen's, against 32 and 44 to 47 with the hulls.)
 
 use glam::Vec3;
 
 use super::gjk::hulls_closest;
+use super::modelling::LEAF_JOINTS;
 use super::primitives::leaf_half_width;
 
 /// A piece as a flat strip: a stem's centreline (`across` zero), or a leaf's blade, its
@@ -55,11 +56,11 @@ impl Strip {
             inv_across: inv(across),
             t0,
             dt: t1 - t0,
-            joints: 3,
+            joints: LEAF_JOINTS,
         }
     }
 
-    /// The strip with its outline at `joints` venation joints (3 unless set).
+    /// The strip with its outline at `joints` venation joints (`LEAF_JOINTS` unless set).
     pub fn with_joints(mut self, joints: u32) -> Strip {
         self.joints = joints;
         self
