@@ -187,8 +187,10 @@ fn interpenetration(kind: ModelKind) -> (usize, usize) {
 
 /// Chen 2011 §5's purpose, measured: in a 25 m/s gusting wind the tree's leaves and twigs
 /// pass into one another hundreds of times (pair-steps) without a response; with it, in
-/// Weber's articulated model, fewer than 10 % of those remain (about 6 %: the springs on a
-/// segment share its stability cap, which a larger tree needs to stay stable). Manavi's
+/// Weber's articulated model, fewer than 1 % of those remain (about 0.1 %: the springs on a
+/// segment share its stability cap, which a larger tree needs to stay stable, and hold a force
+/// that grows while a pair stays inside its radii; the contacts turn the segments apart
+/// through Weber's pending displacement; with the capped springs alone about 6 %). Manavi's
 /// particles, held apart as contacts after every relaxation pass, keep fewer than 2.5 % (about
 /// 1.2 %: leaves that hang stacked a few millimetres apart, whose blades meet once the wind
 /// tilts one against the other while their mid-venations stay apart, held apart as strips too
@@ -205,7 +207,7 @@ fn self_collision_keeps_a_tree_in_a_gale_from_passing_through_itself() {
     let (off, on) = interpenetration(ModelKind::Weber);
     eprintln!("weber: interpenetrating pair-steps off {off}, on {on}");
     assert!(off > 300, "the gale pushes the tree into itself: {off}");
-    assert!(on * 10 < off, "weber: {on} of {off} remain");
+    assert!(on * 100 < off, "weber: {on} of {off} remain");
     let (off, on) = interpenetration(ModelKind::Verlet);
     eprintln!("verlet: interpenetrating pair-steps off {off}, on {on}");
     assert!(off > 300, "the gale pushes the tree into itself: {off}");

@@ -45,6 +45,11 @@
 //! their centrelines' nearest points and the rest length, held apart as it holds its
 //! constraints; a pair that holds a leaf also as strips (`TreeSet::blade_contact`).
 //!
+//! A model whose springs must hold a steady push beyond their cap (Weber's: a gale pressing
+//! leafy twigs together) adds a held force to each pair's spring
+//! ([`SelfCollision::with_holding`]): the integral of the spring's push while the pair is
+//! inside its radii, fading once it is out, kept with the pair from step to step.
+//!
 //! Leaves that turn on their own ([`SelfCollision::with_leaves_turning`], Chen's §4.1) take
 //! the springs on their blades as a torque about their attachments, and there the centreline
 //! distance and the k-DOPs' centres fail: a leaf turning onto its own twig or a neighbour on
@@ -120,7 +125,7 @@ pub const BUFFER_SCALE: f32 = 1.5;
 /// self-collision ms per step: 151 at 0 (every step traversed the whole tree), 83 at 2, 92 at
 /// 4, 145 at 8: farther, the kept pairs outgrow what the traversals save).
 pub const TRACK_AHEAD: f32 = 2.0;
-/// Most pairs kept (within the pair margin, over the whole forest, 12 bytes each); beyond it
+/// Most pairs kept (within the pair margin, over the whole forest, 24 bytes each); beyond it
 /// the step answers none and says so (`SelfCollisionStats::overflow`).
 pub const MAX_PAIRS: usize = 16 << 20;
 /// Largest response spring constant accepted \[N/m\].
@@ -165,6 +170,15 @@ pub const LEAF_TURN_SCALE: f32 = 50.0;
 /// points of one place to rounding): the response parts them the way they lay in the pose
 /// built in (`TreeSet::rest_side`).
 const CROSSING: f32 = 5.0e-4;
+/// The held force's growth per step, as a fraction of the capped spring's force at the pair's
+/// depth inside its radii ([`SelfCollision::with_holding`]). Weber's model, gale test seeds 5–8
+/// (`tests/tests/self_collision.rs`), interpenetrating pair-steps, and a treeE-sized tree at
+/// 10 m/s over 120 steps, interpenetrating pairs a step and branches broken: 0.3 gives
+/// 1/16/0/3, 320 and 93; 0.5 gives 4/28/62/0, 343 and 196; 1.0 gives 0/12/38/0, 314 and 360
+/// (without holding: 8/20/45/2 with the contacts, 316 and 81).
+pub const HOLD_GAIN: f32 = 0.3;
+/// The fraction of its held force a pair keeps for each step it does not respond.
+pub const HOLD_FADE: f32 = 0.5;
 /// Damping ratio of the response on the closing speed.
 pub const DAMPING_RATIO: f32 = 0.5;
 
@@ -322,6 +336,9 @@ struct TreeSet {
     /// Every unconnected pair whose watched k-DOPs overlap, smaller piece first, with its
     /// rest distance once a step has needed it (NaN before: `TreeSet::answer` finds it).
     tracked: Vec<Tracked>,
+    /// The held forces of the pairs dropped this step (pair key `p << 32 | q`, force, step),
+    /// sorted: a pair found again takes its own back.
+    carried: Vec<(u64, f32, u32)>,
     /// The candidate pairs of the last step: those of `tracked` whose k-DOPs overlap, as
     /// indices into it.
     pairs: Vec<u32>,
@@ -343,6 +360,10 @@ struct Tracked {
     q: u32,
     rest: f32,
     rest_strips: f32,
+    /// The held force of the pair's response when it last responded \[N\]
+    /// ([`SelfCollision::with_holding`]), and the step it did (`SelfCollision::steps`).
+    hold: f32,
+    held: u32,
 }
 
 /// Self-collision of every tree of a forest.
@@ -368,6 +389,10 @@ pub struct SelfCollision {
     /// last step's.
     want_contacts: bool,
     contacts: Vec<Contact>,
+    /// The gain of the held force per step ([`with_holding`](Self::with_holding)), 0 for none.
+    holding: f32,
+    /// Steps taken (the held forces' clock).
+    steps: u32,
     /// Per segment of the forest: it left its tree (a piece broken off, an uprooted tree) and
     /// takes no part ([`set_attached`](Self::set_attached)); empty while none did.
     gone: Vec<bool>,
@@ -514,6 +539,7 @@ impl SelfCollision {
                 left: Vec::new(),
                 dirty: Vec::new(),
                 tracked: Vec::new(),
+                carried: Vec::new(),
                 pairs: Vec::new(),
                 kdop_tests: 0,
                 requeried: 0,
@@ -532,6 +558,8 @@ impl SelfCollision {
             gone: Vec::new(),
             want_contacts: false,
             contacts: Vec::new(),
+            holding: 0.0,
+            steps: 0,
             trees,
             last: SelfCollisionStats::default(),
         })
@@ -574,6 +602,19 @@ impl SelfCollision {
     /// before; such a model leaves them unused.
     pub fn with_contacts(mut self) -> SelfCollision {
         self.want_contacts = true;
+        self
+    }
+
+    /// Each responding pair also pushes with a held force: it grows each step the pair is
+    /// inside its pieces' radii (by [`HOLD_GAIN`] times the capped spring constant times the
+    /// depth), fades by [`HOLD_FADE`] each step the pair is outside them or not responding,
+    /// and is kept with the pair from step to step (also when the pair is dropped and found
+    /// again in the same step): an integral of the spring's push. A spring capped for
+    /// stability on a light twig holds only its cap times its overlap, less than a gale's push
+    /// on the twig's leaves; the held force grows to the push it meets while its stiffness stays
+    /// the capped spring's. For a model that takes the forces (Weber's).
+    pub fn with_holding(mut self) -> SelfCollision {
+        self.holding = HOLD_GAIN;
         self
     }
 
@@ -674,6 +715,18 @@ impl SelfCollision {
         let mut kept = 0;
         let traversed = trees.iter().filter(|t| t.rebuild).count();
         for (n, t) in trees.iter_mut().enumerate() {
+            // The held forces of the pairs about to be dropped, for the pairs found again.
+            t.carried.clear();
+            let escaped = &t.escaped;
+            let dropped = |x: &&Tracked| t.rebuild || escaped[x.p as usize] || escaped[x.q as usize];
+            t.carried.extend(
+                t.tracked
+                    .iter()
+                    .filter(|x| x.hold > 0.0)
+                    .filter(dropped)
+                    .map(|x| (pair_key(x.p, x.q), x.hold, x.held)),
+            );
+            t.carried.sort_unstable_by_key(|c| c.0);
             if t.rebuild {
                 t.tracked.clear();
                 let jobs = t.bvh.tasks(TASK_DEPTH).into_iter().map(Job::Traverse);
@@ -724,11 +777,20 @@ impl SelfCollision {
             t.kdop_tests += tests.unwrap_or(0);
             if !overflow {
                 let rest = f32::NAN;
-                t.tracked.extend(out.iter().map(|&(p, q)| Tracked {
-                    p,
-                    q,
-                    rest,
-                    rest_strips: f32::NAN,
+                let carried = &t.carried;
+                t.tracked.extend(out.iter().map(|&(p, q)| {
+                    let (hold, held) = match carried.binary_search_by_key(&pair_key(p, q), |c| c.0) {
+                        Ok(i) => (carried[i].1, carried[i].2),
+                        Err(_) => (0.0, 0),
+                    };
+                    Tracked {
+                        p,
+                        q,
+                        rest,
+                        rest_strips: f32::NAN,
+                        hold,
+                        held,
+                    }
                 }));
             }
         }
@@ -786,10 +848,12 @@ impl SelfCollision {
         let trees = &self.trees;
         let turning = self.leaves_turn.then_some(pose);
         let want_contacts = self.want_contacts;
+        self.steps = self.steps.wrapping_add(1);
+        let step = self.steps;
         jobs.for_each_mut(&mut chunks, |_, (k, range, answer)| {
             let t = &trees[*k];
             for &i in &t.pairs[range.clone()] {
-                t.answer(i, (params, dt, turning, want_contacts), answer);
+                t.answer(i, (params, dt, turning, want_contacts, step), answer);
             }
         });
         // The rest distances the answers found, kept with their pairs.
@@ -820,7 +884,7 @@ impl SelfCollision {
         }
         // Eq. 5.1, each spring capped for stability and damped on the closing speed, in
         // parallel; then added to the segments in the pairs' order.
-        let (pressing, share) = (&self.pressing, self.share);
+        let (pressing, share, holding) = (&self.pressing, self.share, self.holding);
         jobs.for_each_mut(&mut chunks, |_, (_, _, answer)| {
             for s in &mut answer.springs {
                 let shared = if share {
@@ -830,12 +894,29 @@ impl SelfCollision {
                 };
                 let stiff = params.stiffness.min(stable * s.mass / (dt * dt) / shared);
                 let damp = 2.0 * DAMPING_RATIO * (stiff * s.mass).sqrt();
-                s.force = s.dir * (stiff * s.overlap + damp * s.closing);
+                s.hold = if holding == 0.0 {
+                    0.0
+                } else if s.deep > 0.0 {
+                    s.hold + holding * stiff * s.deep
+                } else {
+                    s.hold * HOLD_FADE
+                };
+                s.force = s.dir * (stiff * s.overlap + damp * s.closing + s.hold);
             }
         });
         self.leaf_turns.clear();
         if self.leaves_turn {
             self.leaf_turns.resize(forest.leaf_count(), LeafTurn::default());
+        }
+        if holding > 0.0 {
+            for (k, _, answer) in &chunks {
+                let t = &mut self.trees[*k];
+                for s in &answer.springs {
+                    let pair = &mut t.tracked[s.index as usize];
+                    pair.hold = s.hold;
+                    pair.held = step;
+                }
+            }
         }
         for (_, _, answer) in &chunks {
             for s in &answer.springs {
@@ -1109,6 +1190,13 @@ struct Spring {
     /// and stiffness about the leaf's attachment (lever from it to the piece's centre).
     leaf: [u32; 2],
     turn: [LeafTurn; 2],
+    /// The pair's index in `TreeSet::tracked`, and its held force \[N\]: what it kept from its
+    /// last response (faded since), then this step's.
+    index: u32,
+    hold: f32,
+    /// How far the pair is inside its pieces' radii \[m\] (negative: outside): the held force
+    /// grows only while it is.
+    deep: f32,
 }
 
 /// A pair within its safe distance, for a model that keeps pieces apart by moving them
@@ -1131,6 +1219,17 @@ pub struct Contact {
     /// Zero: the points are kept `rest` apart along the line between them. Otherwise a unit
     /// vector: the first point is kept `rest` beyond the second along it.
     pub dir: Vec3,
+    /// Whether the pair holds a leaf: its centrelines' contact is then kept out to the blades'
+    /// largest half-widths, wide of most of a blade's edge, and its strips' contact is the
+    /// close one.
+    pub leaf: bool,
+    /// Whether this is the contact between the pieces as strips (else their centrelines').
+    pub strips: bool,
+}
+
+/// A pair of pieces as one key, whichever comes first.
+fn pair_key(p: u32, q: u32) -> u64 {
+    ((p.min(q) as u64) << 32) | p.max(q) as u64
 }
 
 /// No leaf (a stem piece's `Spring::leaf`).
@@ -1175,7 +1274,7 @@ impl TreeSet {
     fn answer(
         &self,
         index: u32,
-        (params, dt, turning, contacts): (&SelfCollisionParams, f32, Option<&Pose>, bool),
+        (params, dt, turning, contacts, step): (&SelfCollisionParams, f32, Option<&Pose>, bool, u32),
         answer: &mut Answer,
     ) {
         let t = self;
@@ -1216,6 +1315,8 @@ impl TreeSet {
                 at: [a0 + (a1 - a0) * cs, b0 + (b1 - b0) * ct],
                 rest: most.min(rest),
                 dir: Vec3::ZERO,
+                leaf: t.is_leaf(p) || t.is_leaf(q),
+                strips: false,
             });
             let rest_strips = (pair.rest_strips, &mut answer.strip_rests, index);
             if let Some(c) = t.blade_contact(p, q, d, params.extra_safe, rest_strips) {
@@ -1296,7 +1397,15 @@ impl TreeSet {
                 }
             }
         }
+        let hold = if pair.hold > 0.0 {
+            pair.hold * HOLD_FADE.powi(step.wrapping_sub(pair.held).saturating_sub(1).min(64) as i32)
+        } else {
+            0.0
+        };
         answer.springs.push(Spring {
+            index,
+            hold,
+            deep: radii - gap,
             seg: [seg(p), seg(q)],
             dir,
             overlap,
@@ -1326,8 +1435,7 @@ impl TreeSet {
         skin: f32,
         (known, found, index): (f32, &mut Vec<(u32, f32)>, u32),
     ) -> Option<Contact> {
-        let leaf = |i: usize| matches!(self.pieces[i].owner, Owner::Leaf { .. });
-        if !(leaf(p) || leaf(q)) {
+        if !(self.is_leaf(p) || self.is_leaf(q)) {
             return None;
         }
         // A blade lies within its radius (largest half-width) of its centreline, so the strips
@@ -1365,6 +1473,8 @@ impl TreeSet {
             at: [pa, pb],
             rest,
             dir,
+            leaf: true,
+            strips: true,
         })
     }
 
@@ -1394,6 +1504,11 @@ impl TreeSet {
             (None, None) => Some(side),
             (a, b) => (a.unwrap_or(Vec3::ZERO) + b.unwrap_or(Vec3::ZERO)).try_normalize(),
         }
+    }
+
+    /// Whether piece `i` is a leaf's.
+    fn is_leaf(&self, i: usize) -> bool {
+        matches!(self.pieces[i].owner, Owner::Leaf { .. })
     }
 
     /// Piece `i`'s radius about its strip: a stem's radius, 0 for a blade.
@@ -1515,6 +1630,61 @@ mod tests {
                 assert_eq!(*f, Vec3::ZERO, "segment {i}");
             }
         }
+    }
+
+    /// With holding, a pair kept inside its radii pushes harder each step it stays there, by
+    /// the same amount each step (the integral of its capped spring, [`HOLD_GAIN`]), while the
+    /// plain spring's push stays the same; a step out of reach fades what it held by
+    /// [`HOLD_FADE`].
+    #[test]
+    fn a_held_pair_pushes_harder_while_it_stays_inside() {
+        let skel = skeleton();
+        let (forest, rest) = at_rest(&skel);
+        let jobs = JobSystem::new(1).unwrap();
+        let params = SelfCollisionParams::default();
+        let at = |p: Vec3| {
+            (0..forest.segment_count())
+                .find(|&i| (rest.base[i] - p).length() < 1e-4)
+                .unwrap()
+        };
+        let upper = at(Vec3::new(1.0, 2.0, 0.0));
+        // The upper segment swung down until its tip is `gap` above the lower one's axis.
+        let swung = |gap: f32| {
+            let mut pose = rest.clone();
+            let l = forest.seg.length[upper];
+            let drop = rest.base[upper].y - 1.0 - gap;
+            let dir = Vec3::new((l * l - drop * drop).sqrt(), -drop, 0.0).normalize();
+            pose.orient[upper] = Quat::from_rotation_arc(Vec3::Y, dir);
+            pose
+        };
+        // Prisms of 2 cm radius: 2 cm apart they are inside their radii, 5 cm apart outside
+        // them but within their rest length (radii and skins).
+        let (pressed, eased) = (swung(0.02), swung(0.05));
+        let mut plain = SelfCollision::new(&forest, &rest, params).unwrap();
+        let mut held = SelfCollision::new(&forest, &rest, params).unwrap().with_holding();
+        let push = |sc: &mut SelfCollision, pose: &Pose| {
+            let mut forces = vec![Vec3::ZERO; forest.segment_count()];
+            sc.step(&jobs, &forest, pose, 1.0 / 60.0, &mut forces);
+            forces[upper].length()
+        };
+        for sc in [&mut plain, &mut held] {
+            push(sc, &rest);
+            // The first pressed step also damps the closing speed.
+            push(sc, &pressed);
+        }
+        let (p1, h1) = (push(&mut plain, &pressed), push(&mut held, &pressed));
+        let (p2, h2) = (push(&mut plain, &pressed), push(&mut held, &pressed));
+        let (p3, h3) = (push(&mut plain, &pressed), push(&mut held, &pressed));
+        assert!(p1 > 0.0 && p1 == p2 && p2 == p3, "{p1} {p2} {p3}");
+        let step = h3 - h2;
+        assert!(h1 > p1 && step > 0.0, "{h1} {h2} {h3} against {p1}");
+        assert!((h2 - h1 - step).abs() < 1e-3 * step, "{h1} {h2} {h3}");
+        // Eased apart (no closing speed): still pushed by the spring, outside the radii, so
+        // what it held fades.
+        let (p, h) = (push(&mut plain, &eased), push(&mut held, &eased));
+        assert!(p > 0.0 && p < p3, "{p} {p3}");
+        let expect = (h3 - p3) * HOLD_FADE;
+        assert!((h - p - expect).abs() < 2e-3 * expect, "{} against {expect}", h - p);
     }
 
     /// A segment that no longer hangs from its tree takes no part, with everything beyond it:

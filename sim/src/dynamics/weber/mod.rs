@@ -40,6 +40,7 @@ pub mod mapping;
 mod params;
 mod rupture;
 mod step;
+mod touch;
 
 pub use params::{InertiaKind, IntegratorKind, SolverKind, WeberParams};
 pub use rupture::{grown_moments, section_radii, GROWN_MARGIN};
@@ -236,9 +237,13 @@ pub struct WeberModel {
     /// Each joint's wind-grown moment \[N·m\] (`rupture::grown_moments`), from the generated
     /// shape: the floor of its rupture moment.
     grown: Vec<f32>,
-    /// Self-collision (Chen 2011 §5), when on: its response forces enter Eq. 1's right-hand
-    /// side as generalized forces, through `Shared::external`.
+    /// Self-collision (Chen 2011 §5), when on: its response forces (with their held forces,
+    /// `SelfCollision::with_holding`) enter Eq. 1's right-hand side as generalized forces,
+    /// through `Shared::external`, and its contacts turn the segments apart through y
+    /// (`touch`).
     self_collision: Option<SelfCollision>,
+    /// Scratch of `touch::hold_apart`.
+    touch: touch::Scratch,
     /// The leaves that came off (`dynamics::falling`), written into the pose after the trees
     /// and the debris.
     falling: FallingLeaves,
@@ -356,6 +361,7 @@ impl WeberModel {
             breakage: BreakageState::new(n),
             grown: Vec::new(),
             self_collision: None,
+            touch: touch::Scratch::default(),
         };
         sim.sh.over = (0..sim.sh.forest.tree_count())
             .map(|_| AtomicBool::new(false))
@@ -510,7 +516,11 @@ impl WeberModel {
             None => None,
             Some(p) => {
                 let rest = Pose::of_shape(&self.sh.forest);
-                Some(SelfCollision::new(&self.sh.forest, &rest, p)?)
+                Some(
+                    SelfCollision::new(&self.sh.forest, &rest, p)?
+                        .with_contacts()
+                        .with_holding(),
+                )
             }
         };
         self.sh.external.clear();
@@ -756,6 +766,22 @@ impl WeberModel {
             // The pieces broken off take no part.
             sc.set_attached(&self.sh.forest, |i| self.breakage.attached(i));
             sc.step(jobs, &self.sh.forest, &pose, self.sh.params.dt, &mut ext);
+            // The pairs still closer than their rest length, turned apart through y as Weber
+            // holds a segment out of a collider (`touch`).
+            if !sc.contacts().is_empty() {
+                let [a, b] = &self.sh.planes;
+                let (mut a, mut b) = (lock(a), lock(b));
+                let (a, b) = (&mut *a, &mut *b);
+                touch::hold_apart(
+                    &self.sh.forest,
+                    sc.contacts(),
+                    &pose,
+                    ([&a.theta, &b.theta], &self.sh.limit),
+                    [&mut a.y, &mut b.y],
+                    [&mut a.vel, &mut b.vel],
+                    &mut self.touch,
+                );
+            }
             drop(pose);
             self.sh.external = ext;
         }
