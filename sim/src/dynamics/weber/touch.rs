@@ -60,6 +60,8 @@ pub const PASSES: usize = 4;
 #[derive(Default)]
 pub(super) struct Scratch {
     lin: Vec<Linear>,
+    /// Per segment: its turn rates (`turn_rates`) once a contact needed them this step.
+    rates: Vec<Option<[Vec3; 2]>>,
     /// Per segment: the turn asked of it (both planes), and whether any was.
     turns: Vec<[f32; 2]>,
     touched: Vec<bool>,
@@ -115,7 +117,14 @@ pub(super) fn hold_apart(
     vel: [&mut [f32]; 2],
     scratch: &mut Scratch,
 ) -> usize {
-    let Scratch { lin, turns, touched } = scratch;
+    let Scratch {
+        lin,
+        rates,
+        turns,
+        touched,
+    } = scratch;
+    rates.clear();
+    rates.resize(forest.segment_count(), None);
     let mass = |s: usize| {
         let l = forest.seg.length[s];
         forest.seg.inertia[s] / (l * l)
@@ -145,8 +154,8 @@ pub(super) fn hold_apart(
         if !(need.is_finite() && (w0 + w1).is_finite() && w0 + w1 > 0.0) {
             continue;
         }
-        let moves = |s: usize, at: Vec3| {
-            let [w0, w1] = turn_rates(forest, pose, angle, s);
+        let mut moves = |s: usize, at: Vec3| {
+            let [w0, w1] = *rates[s].get_or_insert_with(|| turn_rates(forest, pose, angle, s));
             let lever = at - pose.base[s];
             [w0.cross(lever), w1.cross(lever)]
         };
