@@ -714,19 +714,22 @@ impl SelfCollision {
         let mut tasks: Vec<TraversalTask> = Vec::new();
         let mut kept = 0;
         let traversed = trees.iter().filter(|t| t.rebuild).count();
+        let holding = self.holding > 0.0;
         for (n, t) in trees.iter_mut().enumerate() {
             // The held forces of the pairs about to be dropped, for the pairs found again.
             t.carried.clear();
-            let escaped = &t.escaped;
-            let dropped = |x: &&Tracked| t.rebuild || escaped[x.p as usize] || escaped[x.q as usize];
-            t.carried.extend(
-                t.tracked
-                    .iter()
-                    .filter(|x| x.hold > 0.0)
-                    .filter(dropped)
-                    .map(|x| (pair_key(x.p, x.q), x.hold, x.held)),
-            );
-            t.carried.sort_unstable_by_key(|c| c.0);
+            if holding {
+                let escaped = &t.escaped;
+                let dropped = |x: &&Tracked| t.rebuild || escaped[x.p as usize] || escaped[x.q as usize];
+                t.carried.extend(
+                    t.tracked
+                        .iter()
+                        .filter(|x| x.hold > 0.0)
+                        .filter(dropped)
+                        .map(|x| (pair_key(x.p, x.q), x.hold, x.held)),
+                );
+                t.carried.sort_unstable_by_key(|c| c.0);
+            }
             if t.rebuild {
                 t.tracked.clear();
                 let jobs = t.bvh.tasks(TASK_DEPTH).into_iter().map(Job::Traverse);
