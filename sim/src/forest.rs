@@ -116,6 +116,14 @@ pub struct SegmentData {
     pub leaf_start: Vec<u32>,
 }
 
+impl SegmentData {
+    /// Segment `i`'s effective mass at its tip \[kg\]: its inertia over its length squared,
+    /// the mass a push at its end moves.
+    pub fn end_mass(&self, i: usize) -> f32 {
+        self.inertia[i] / (self.length[i] * self.length[i])
+    }
+}
+
 /// Static per-leaf arrays.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LeafData {

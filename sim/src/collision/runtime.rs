@@ -175,7 +175,8 @@ const CROSSING: f32 = 5.0e-4;
 /// (`tests/tests/self_collision.rs`), interpenetrating pair-steps, and a treeE-sized tree at
 /// 10 m/s over 120 steps, interpenetrating pairs a step and branches broken: 0.3 gives
 /// 1/16/0/3, 320 and 93; 0.5 gives 4/28/62/0, 343 and 196; 1.0 gives 0/12/38/0, 314 and 360
-/// (without holding: 8/20/45/2 with the contacts, 316 and 81).
+/// (1.0 with a pair's held force lost whenever the pair was dropped and found again:
+/// 8/20/45/2, 316 and 81).
 pub const HOLD_GAIN: f32 = 0.3;
 /// The fraction of its held force a pair keeps for each step it does not respond.
 pub const HOLD_FADE: f32 = 0.5;
@@ -512,10 +513,7 @@ impl SelfCollision {
                 .unzip();
             let mass: Vec<f32> = pieces
                 .iter()
-                .map(|p| {
-                    let g = (tree.segments.start + p.owner.segment()) as usize;
-                    forest.seg.inertia[g] / (forest.seg.length[g] * forest.seg.length[g])
-                })
+                .map(|p| forest.seg.end_mass((tree.segments.start + p.owner.segment()) as usize))
                 .collect();
             trees.push(TreeSet {
                 seg0: tree.segments.start,
@@ -714,11 +712,11 @@ impl SelfCollision {
         let mut tasks: Vec<TraversalTask> = Vec::new();
         let mut kept = 0;
         let traversed = trees.iter().filter(|t| t.rebuild).count();
-        let holding = self.holding > 0.0;
+        let carry = self.holding > 0.0;
         for (n, t) in trees.iter_mut().enumerate() {
             // The held forces of the pairs about to be dropped, for the pairs found again.
             t.carried.clear();
-            if holding {
+            if carry {
                 let escaped = &t.escaped;
                 let dropped = |x: &&Tracked| t.rebuild || escaped[x.p as usize] || escaped[x.q as usize];
                 t.carried.extend(

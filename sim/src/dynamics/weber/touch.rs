@@ -12,9 +12,9 @@
 //!
 //! How: a contact's two points are held `rest` apart (along the line between them, or along
 //! its direction). The gap still missing is shared between the two segments in inverse
-//! proportion to their effective masses (a segment's inertia over its length squared, the mass
-//! a push at its end moves), and each share becomes a turn of the segment about its base that
-//! moves the contact point by it, to first order: the point moves by ω_k × (x − base) per unit
+//! proportion to their effective masses (`SegmentData::end_mass`: a segment's inertia over
+//! its length squared, the mass a push at its end moves), and each share becomes a turn of
+//! the segment about its base that moves the contact point by it, to first order: the point moves by ω_k × (x − base) per unit
 //! angle of plane k, ω_k the turn Weber's mapping makes per unit angle (`turn_rates`), the
 //! share split between the two planes by alternating projections (`split_correction`, as
 //! Weber's Figure 4). The contacts are swept [`PASSES`] times (Gauss–Seidel: each reads its
@@ -62,9 +62,8 @@ pub(super) struct Scratch {
     lin: Vec<Linear>,
     /// Per segment: its turn rates (`turn_rates`) once a contact needed them this step.
     rates: Vec<Option<[Vec3; 2]>>,
-    /// Per segment: the turn asked of it (both planes), and whether any was.
+    /// Per segment: the turn asked of it (both planes).
     turns: Vec<[f32; 2]>,
-    touched: Vec<bool>,
 }
 
 /// One contact, linearised: how each of its points moves per unit turn of its segment in
@@ -117,18 +116,9 @@ pub(super) fn hold_apart(
     vel: [&mut [f32]; 2],
     scratch: &mut Scratch,
 ) -> usize {
-    let Scratch {
-        lin,
-        rates,
-        turns,
-        touched,
-    } = scratch;
+    let Scratch { lin, rates, turns } = scratch;
     rates.clear();
     rates.resize(forest.segment_count(), None);
-    let mass = |s: usize| {
-        let l = forest.seg.length[s];
-        forest.seg.inertia[s] / (l * l)
-    };
     let angle = |i: usize| [theta[0][i] + y[0][i], theta[1][i] + y[1][i]];
     lin.clear();
     // A leaf's pair by its strips' contact, a pair of stems by its centrelines' (see above).
@@ -149,7 +139,7 @@ pub(super) fn hold_apart(
             continue;
         }
         let need = c.rest - gap;
-        let (w0, w1) = (1.0 / mass(s0), 1.0 / mass(s1));
+        let (w0, w1) = (1.0 / forest.seg.end_mass(s0), 1.0 / forest.seg.end_mass(s1));
         // A NaN (a non-finite pose) asks for nothing.
         if !(need.is_finite() && (w0 + w1).is_finite() && w0 + w1 > 0.0) {
             continue;
@@ -169,8 +159,6 @@ pub(super) fn hold_apart(
     }
     turns.clear();
     turns.resize(forest.segment_count(), [0.0; 2]);
-    touched.clear();
-    touched.resize(forest.segment_count(), false);
     for _ in 0..PASSES {
         for c in lin.iter() {
             let moved = |k: usize, t: [f32; 2]| c.moves[k][0] * t[0] + c.moves[k][1] * t[1];
@@ -187,7 +175,6 @@ pub(super) fn hold_apart(
                 if t0.is_finite() && t1.is_finite() {
                     turns[s][0] += t0;
                     turns[s][1] += t1;
-                    touched[s] = true;
                 }
             }
         }
@@ -199,7 +186,7 @@ pub(super) fn hold_apart(
     let [v0, v1] = vel;
     let mut turned = 0;
     for s in 0..turns.len() {
-        if touched[s] {
+        if turns[s] != [0.0; 2] {
             let t = &mut turns[s];
             let size = (t[0] * t[0] + t[1] * t[1]).sqrt();
             if size > MOST_TURN {
@@ -401,8 +388,7 @@ mod tests {
         let opened = (moved[0] - moved[1]).dot(dir) - gap;
         assert!((opened - need).abs() < 0.1 * need, "opened {opened}, asked {need}");
         let seg = &sim.forest().seg;
-        let mass = |s: usize| seg.inertia[s] / seg.length[s].powi(2);
-        let lighter = if mass(s0) < mass(s1) { 0 } else { 1 };
+        let lighter = if seg.end_mass(s0) < seg.end_mass(s1) { 0 } else { 1 };
         assert!(tips[lighter] >= tips[1 - lighter], "{tips:?}");
         // Every child of a turned segment turned with it.
         let (x, z) = (sim.plane(0), sim.plane(1));
