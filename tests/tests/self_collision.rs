@@ -191,11 +191,13 @@ fn interpenetration(kind: ModelKind) -> (usize, usize) {
 /// segment share its stability cap, which a larger tree needs to stay stable, and hold a force
 /// that grows while a pair stays inside its radii; the contacts turn the segments apart
 /// through Weber's pending displacement; with the capped springs alone about 6 %). Manavi's
-/// particles, held apart as contacts after every relaxation pass, keep fewer than 2.5 % (about
-/// 1.2 %: leaves that hang stacked a few millimetres apart, whose blades meet once the wind
+/// particles, held apart as contacts after every relaxation pass, keep fewer than 1 % (about
+/// 0.5 %: leaves that hang stacked a few millimetres apart, whose blades meet once the wind
 /// tilts one against the other while their mid-venations stay apart, held apart as strips too
-/// and, once through each other, put back the way they lay; 5 % with the centrelines' contacts
-/// alone; pushed by forces capped for free point masses instead, about 30 % remained). In Chen's model, whose leaves
+/// and, once through each other, put back the way they lay, and blades flapping onto twigs
+/// held from as far as they may close in the step; 1.2 % with contacts only for the pairs
+/// already inside their rest length, 5 % with the centrelines' contacts alone; pushed by
+/// forces capped for free point masses instead, about 30 % remained). In Chen's model, whose leaves
 /// turn on their own, fewer than 1 % remain (about 0.1 %: the springs act on the blades'
 /// surfaces and turn the leaves away, a blade is held off its own twig as a contact, and two
 /// stacked blades pressed through each other are found by their outlines and parted the way
@@ -211,7 +213,7 @@ fn self_collision_keeps_a_tree_in_a_gale_from_passing_through_itself() {
     let (off, on) = interpenetration(ModelKind::Verlet);
     eprintln!("verlet: interpenetrating pair-steps off {off}, on {on}");
     assert!(off > 300, "the gale pushes the tree into itself: {off}");
-    assert!(on * 40 < off, "verlet: {on} of {off} remain");
+    assert!(on * 100 < off, "verlet: {on} of {off} remain");
     let (off, on) = interpenetration(ModelKind::Chen);
     eprintln!("chen: interpenetrating pair-steps off {off}, on {on}");
     assert!(off > 300, "the gale pushes the tree into itself: {off}");

@@ -43,7 +43,9 @@
 //! common ancestor). A model that moves positions rather than forces (Manavi's particles)
 //! takes the pairs within their safe distance as contacts instead (`SelfCollision::with_contacts`):
 //! their centrelines' nearest points and the rest length, held apart as it holds its
-//! constraints; a pair that holds a leaf also as strips (`TreeSet::blade_contact`).
+//! constraints; a pair that holds a leaf also as strips (`TreeSet::blade_contact`), and, for
+//! a model that holds them pass after pass through the step, from as far as the pair may
+//! close in it (`SelfCollision::with_contacts_ahead`).
 //!
 //! A model whose springs must hold a steady push beyond their cap (Weber's: a gale pressing
 //! leafy twigs together) adds a held force to each pair's spring
@@ -389,6 +391,8 @@ pub struct SelfCollision {
     /// Whether the step lists its contacts ([`with_contacts`](Self::with_contacts)), and the
     /// last step's.
     want_contacts: bool,
+    /// Contacts also for the pairs that may close within the step ([`SelfCollision::with_contacts_ahead`]).
+    contacts_ahead: bool,
     contacts: Vec<Contact>,
     /// The gain of the held force per step ([`with_holding`](Self::with_holding)), 0 for none.
     holding: f32,
@@ -555,6 +559,7 @@ impl SelfCollision {
             leaf_turns: Vec::new(),
             gone: Vec::new(),
             want_contacts: false,
+            contacts_ahead: false,
             contacts: Vec::new(),
             holding: 0.0,
             steps: 0,
@@ -600,6 +605,20 @@ impl SelfCollision {
     /// before; such a model leaves them unused.
     pub fn with_contacts(mut self) -> SelfCollision {
         self.want_contacts = true;
+        self
+    }
+
+    /// The contacts ([`with_contacts`](Self::with_contacts)) also hold the pairs that may
+    /// close within the step: a pair that holds a leaf gets its strips' contact while its
+    /// strips lie within the pieces' buffers (the most each moved in the last step, scaled by
+    /// [`BUFFER_SCALE`]) of its rest length, not only once they are nearer than it. For a
+    /// model that holds its contacts pass after pass as it moves the pieces through the step
+    /// (Manavi's): a blade flapping onto a twig closes 3 to 5 cm in a step of a gale, and a
+    /// contact made only for the pairs already inside their rest length comes a step late.
+    /// (A model that holds its contacts once, where the step starts, has no use for them.)
+    pub fn with_contacts_ahead(mut self) -> SelfCollision {
+        self.want_contacts = true;
+        self.contacts_ahead = true;
         self
     }
 
@@ -848,7 +867,7 @@ impl SelfCollision {
         }
         let trees = &self.trees;
         let turning = self.leaves_turn.then_some(pose);
-        let want_contacts = self.want_contacts;
+        let want_contacts = (self.want_contacts, self.contacts_ahead);
         self.steps = self.steps.wrapping_add(1);
         let step = self.steps;
         jobs.for_each_mut(&mut chunks, |_, (k, range, answer)| {
@@ -1275,7 +1294,7 @@ impl TreeSet {
     fn answer(
         &self,
         index: u32,
-        (params, dt, turning, contacts, step): (&SelfCollisionParams, f32, Option<&Pose>, bool, u32),
+        (params, dt, turning, (contacts, ahead), step): (&SelfCollisionParams, f32, Option<&Pose>, (bool, bool), u32),
         answer: &mut Answer,
     ) {
         let t = self;
@@ -1320,7 +1339,7 @@ impl TreeSet {
                 strips: false,
             });
             let rest_strips = (pair.rest_strips, &mut answer.strip_rests, index);
-            if let Some(c) = t.blade_contact(p, q, d, params.extra_safe, rest_strips) {
+            if let Some(c) = t.blade_contact(p, q, d, params.extra_safe, ahead, rest_strips) {
                 answer.contacts.push(Contact {
                     seg: [seg(p), seg(q)],
                     ..c
@@ -1425,7 +1444,8 @@ impl TreeSet {
     /// and one `skin`, or the pair's gap as strips in the pose built in if less; or, for two
     /// that cross now (two blades through each other, a blade through a stem's axis), along
     /// the way they lay in the pose built in (`rest_side`). `None` for a pair farther apart
-    /// than that, or of two stems. (`d`: the centrelines' distance; the pair's gap as strips
+    /// than that (`ahead`: farther than that and the pieces' buffers, the most the pair may
+    /// close in the step), or of two stems. (`d`: the centrelines' distance; the pair's gap as strips
     /// in the pose built in if known, else NaN, and where to note it with the pair's index
     /// once found.)
     fn blade_contact(
@@ -1434,6 +1454,7 @@ impl TreeSet {
         q: usize,
         d: f32,
         skin: f32,
+        ahead: bool,
         (known, found, index): (f32, &mut Vec<(u32, f32)>, u32),
     ) -> Option<Contact> {
         if !(self.is_leaf(p) || self.is_leaf(q)) {
@@ -1443,7 +1464,14 @@ impl TreeSet {
         // are no nearer than the centrelines less the blades' radii.
         let (core, radii) = (self.core(p) + self.core(q), self.radius[p] + self.radius[q]);
         let most = core + skin;
-        if d - (radii - core) >= most {
+        // Looking ahead: from as far as the pair may close in the step (the pieces' buffers).
+        let reach = if ahead {
+            let buffers = (self.safe[p] - self.radius[p]) + (self.safe[q] - self.radius[q]) - 2.0 * skin;
+            most + buffers.max(0.0)
+        } else {
+            most
+        };
+        if d - (radii - core) >= reach {
             return None;
         }
         let now = (&self.ends[..], &self.across[..]);
@@ -1452,7 +1480,7 @@ impl TreeSet {
         let gap = pa.distance(pb);
         let crossing = gap < CROSSING;
         // A NaN gap (a non-finite pose) is no contact.
-        if !crossing && gap.partial_cmp(&most) != Some(std::cmp::Ordering::Less) {
+        if !crossing && gap.partial_cmp(&reach) != Some(std::cmp::Ordering::Less) {
             return None;
         }
         let rest = if known.is_nan() {
@@ -1469,7 +1497,7 @@ impl TreeSet {
         } else {
             (pa - pb).try_normalize()?
         };
-        ((pa - pb).dot(dir) < rest).then_some(Contact {
+        (ahead || (pa - pb).dot(dir) < rest).then_some(Contact {
             seg: [0, 0],
             at: [pa, pb],
             rest,
@@ -1686,6 +1714,59 @@ mod tests {
         assert!(p > 0.0 && p < p3, "{p} {p3}");
         let expect = (h3 - p3) * HOLD_FADE;
         assert!((h - p - expect).abs() < 2e-3 * expect, "{} against {expect}", h - p);
+    }
+
+    /// Contacts made ahead (`with_contacts_ahead`) hold a leaf's pair from as far as it may
+    /// close in the step: a stem swinging down onto a leaf 8 cm in a step gets a strips'
+    /// contact while still 12 cm above the blade (outside its 4 cm rest length: a stem's
+    /// radius and a skin), where plain contacts wait until it is inside; the same stem
+    /// creeping down 1 cm a step gets none there either way.
+    #[test]
+    fn contacts_made_ahead_hold_a_pair_closing_fast() {
+        let mut skel = skeleton();
+        // A blade 10 cm long standing up from the lower outer segment, under the upper outer
+        // segment's tip once that swings down.
+        skel.leaves.push(SkeletonLeaf {
+            segment: 3,
+            along: 1.0,
+            orientation: Quat::IDENTITY,
+            length: 0.1,
+            width: 0.04,
+        });
+        let (forest, rest) = at_rest(&skel);
+        let jobs = JobSystem::new(1).unwrap();
+        let upper = (0..forest.segment_count())
+            .find(|&i| (rest.base[i] - Vec3::new(1.0, 2.0, 0.0)).length() < 1e-4)
+            .unwrap();
+        let swung = |gap: f32| {
+            let mut pose = rest.clone();
+            let l = forest.seg.length[upper];
+            let drop = rest.base[upper].y - 1.0 - gap;
+            let dir = Vec3::new((l * l - drop * drop).sqrt(), -drop, 0.0).normalize();
+            pose.orient[upper] = Quat::from_rotation_arc(Vec3::Y, dir);
+            pose
+        };
+        let strips = |ahead: bool, from: f32| {
+            let sc = SelfCollision::new(&forest, &rest, SelfCollisionParams::default()).unwrap();
+            let mut sc = if ahead {
+                sc.with_contacts_ahead()
+            } else {
+                sc.with_contacts()
+            };
+            let mut forces = vec![Vec3::ZERO; forest.segment_count()];
+            for pose in [rest.clone(), swung(from), swung(0.22)] {
+                sc.step(&jobs, &forest, &pose, 1.0 / 60.0, &mut forces);
+            }
+            let with_upper = |c: &&Contact| c.strips && c.seg.contains(&(upper as u32));
+            sc.contacts().iter().filter(with_upper).copied().collect::<Vec<_>>()
+        };
+        let fast = strips(true, 0.30);
+        assert_eq!(fast.len(), 1, "{fast:?}");
+        let c = fast[0];
+        let gap = (c.at[0] - c.at[1]).dot(c.dir);
+        assert!((gap - 0.12).abs() < 0.01 && (c.rest - 0.04).abs() < 1e-4, "{c:?}");
+        assert!(strips(false, 0.30).is_empty());
+        assert!(strips(true, 0.23).is_empty());
     }
 
     /// A segment that no longer hangs from its tree takes no part, with everything beyond it:

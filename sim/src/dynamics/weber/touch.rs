@@ -140,8 +140,11 @@ pub(super) fn hold_apart(
         }
         let need = c.rest - gap;
         let (w0, w1) = (1.0 / forest.seg.end_mass(s0), 1.0 / forest.seg.end_mass(s1));
-        // A NaN (a non-finite pose) asks for nothing.
-        if !(need.is_finite() && (w0 + w1).is_finite() && w0 + w1 > 0.0) {
+        // A contact not closed where the step starts asks for nothing (contacts made ahead,
+        // `SelfCollision::with_contacts_ahead`, hold pairs that may close within the step,
+        // for a model that holds them pass after pass); a NaN (a non-finite pose) asks for
+        // nothing either.
+        if !(need > 0.0 && need.is_finite() && (w0 + w1).is_finite() && w0 + w1 > 0.0) {
             continue;
         }
         let mut moves = |s: usize, at: Vec3| {
