@@ -28,7 +28,7 @@
 //!   A contact on a blade beyond its twig's tip moves the tip as if the blade's point were
 //!   on it, which overcorrects (the twig's swing moves the blade by its lever): a contact
 //!   that turned the twig by the blade's lever, the correction exact to first order, held
-//!   the gale test's pairs far worse (about 200 pair-steps a seed, 18 to 57 with this one:
+//!   the gale test's pairs far worse (about 200 pair-steps a seed, 5 to 18 with this one:
 //!   stacked leaves a millimetre apart, held exactly at that, crossed on what the contact
 //!   does not see, the twist of the twig and the later passes' pull).
 //!
