@@ -1597,6 +1597,17 @@ mod tests {
         (forest, rest)
     }
 
+    /// `rest` with segment `upper` (the upper branch's outer segment) swung down until its tip
+    /// is `gap` above the lower branch's axis (y = 1).
+    fn swung_down(forest: &Forest, rest: &Pose, upper: usize, gap: f32) -> Pose {
+        let mut pose = rest.clone();
+        let l = forest.seg.length[upper];
+        let drop = rest.base[upper].y - 1.0 - gap;
+        let dir = Vec3::new((l * l - drop * drop).sqrt(), -drop, 0.0).normalize();
+        pose.orient[upper] = Quat::from_rotation_arc(Vec3::Y, dir);
+        pose
+    }
+
     /// A trunk with two branches, the upper one's outer segment reaching down towards the
     /// lower one's (20 cm apart at the tip).
     fn skeleton() -> Skeleton {
@@ -1677,15 +1688,7 @@ mod tests {
                 .unwrap()
         };
         let upper = at(Vec3::new(1.0, 2.0, 0.0));
-        // The upper segment swung down until its tip is `gap` above the lower one's axis.
-        let swung = |gap: f32| {
-            let mut pose = rest.clone();
-            let l = forest.seg.length[upper];
-            let drop = rest.base[upper].y - 1.0 - gap;
-            let dir = Vec3::new((l * l - drop * drop).sqrt(), -drop, 0.0).normalize();
-            pose.orient[upper] = Quat::from_rotation_arc(Vec3::Y, dir);
-            pose
-        };
+        let swung = |gap: f32| swung_down(&forest, &rest, upper, gap);
         // Prisms of 2 cm radius: 2 cm apart they are inside their radii, 5 cm apart outside
         // them but within their rest length (radii and skins).
         let (pressed, eased) = (swung(0.02), swung(0.05));
@@ -1738,14 +1741,7 @@ mod tests {
         let upper = (0..forest.segment_count())
             .find(|&i| (rest.base[i] - Vec3::new(1.0, 2.0, 0.0)).length() < 1e-4)
             .unwrap();
-        let swung = |gap: f32| {
-            let mut pose = rest.clone();
-            let l = forest.seg.length[upper];
-            let drop = rest.base[upper].y - 1.0 - gap;
-            let dir = Vec3::new((l * l - drop * drop).sqrt(), -drop, 0.0).normalize();
-            pose.orient[upper] = Quat::from_rotation_arc(Vec3::Y, dir);
-            pose
-        };
+        let swung = |gap: f32| swung_down(&forest, &rest, upper, gap);
         let strips = |ahead: bool, from: f32| {
             let sc = SelfCollision::new(&forest, &rest, SelfCollisionParams::default()).unwrap();
             let mut sc = if ahead {
