@@ -187,10 +187,11 @@ fn interpenetration(kind: ModelKind) -> (usize, usize) {
 
 /// Chen 2011 §5's purpose, measured: in a 25 m/s gusting wind the tree's leaves and twigs
 /// pass into one another hundreds of times (pair-steps) without a response; with it, in
-/// Weber's articulated model, fewer than 1 % of those remain (about 0.1 %: the springs on a
+/// Weber's articulated model, fewer than 1 % of those remain (none: the springs on a
 /// segment share its stability cap, which a larger tree needs to stay stable, and hold a force
-/// that grows while a pair stays inside its radii; the contacts turn the segments apart
-/// through Weber's pending displacement; with the capped springs alone about 6 %). Manavi's
+/// that grows while a pair stays inside its radii; the contacts turn the segments apart,
+/// pulled by springs the solve takes implicitly; 0.1 % with the turns as displacements
+/// through Weber's pending displacement y, about 6 % with the capped springs alone). Manavi's
 /// particles, held apart as contacts after every relaxation pass, keep fewer than 1 % (about
 /// 0.5 %: leaves that hang stacked a few millimetres apart, whose blades meet once the wind
 /// tilts one against the other while their mid-venations stay apart, held apart as strips too

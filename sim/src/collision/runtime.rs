@@ -175,10 +175,11 @@ const CROSSING: f32 = 5.0e-4;
 /// The held force's growth per step, as a fraction of the capped spring's force at the pair's
 /// depth inside its radii ([`SelfCollision::with_holding`]). Weber's model, gale test seeds 5–8
 /// (`tests/tests/self_collision.rs`), interpenetrating pair-steps, and a treeE-sized tree at
-/// 10 m/s over 120 steps, interpenetrating pairs a step and branches broken: 0.3 gives
-/// 1/16/0/3, 320 and 93; 0.5 gives 4/28/62/0, 343 and 196; 1.0 gives 0/12/38/0, 314 and 360
-/// (1.0 with a pair's held force lost whenever the pair was dropped and found again:
-/// 8/20/45/2, 316 and 81).
+/// 10 m/s over 120 steps, interpenetrating pairs a step and branches broken, with the
+/// contacts' turns as displacements through y: 0.3 gives 1/16/0/3, 320 and 93; 0.5 gives
+/// 4/28/62/0, 343 and 196; 1.0 gives 0/12/38/0, 314 and 360 (1.0 with a pair's held force
+/// lost whenever the pair was dropped and found again: 8/20/45/2, 316 and 81). With the turns
+/// pulled by springs (`weber::touch::PULL`), 0.3 gives 0/0/3/0, 234 and 103.
 pub const HOLD_GAIN: f32 = 0.3;
 /// The fraction of its held force a pair keeps for each step it does not respond.
 pub const HOLD_FADE: f32 = 0.5;

@@ -7,6 +7,7 @@ use glam::{DVec3, Mat3A, Quat, Vec3, Vec3A, Vec4};
 use super::articulated::{self, MassView};
 
 use super::mapping::{self, BendBatch, BendParts, BATCH};
+use super::touch;
 use crate::collider::{Contact, SphereCollider};
 use crate::dynamics::pose::segment_axis;
 use crate::material::{
@@ -52,6 +53,10 @@ pub(crate) struct TreeStatic<'a> {
     /// Forces on the segments' centres from outside the model this step \[N\] (self-collision's
     /// response, Chen 2011 Eq. 5.1); empty for none.
     pub external: &'a [Vec3],
+    /// Self-collision's contacts held as springs (`touch::hold_apart`): per segment, the
+    /// turn of each plane its angles are pulled by this step \[rad\] (zero for none); empty
+    /// for no pulls.
+    pub pull: &'a [[f32; 2]],
 }
 
 impl TreeStatic<'_> {
@@ -630,6 +635,18 @@ pub(crate) fn populate<W: Fn(usize) -> Vec3>(
             let dv = vel[plane][i] - vel_p;
             let g = k * (theta[plane][i] - theta_p - rest[plane][i] + gamma * (h * dv + y[plane][i] - y_p)) + c * dv;
             rhs[plane][i] = rhs[plane][i] - b + h * (tau - g);
+            // A contact's pull (`touch`): a spring of PULL times the joint's stiffness from the
+            // segment's angle to the angle turned by `turn`, taken implicitly as the load
+            // stiffness is (b gains −h·k_c·(γ(h·v0 + y) − turn), A gains (γh)²·k_c through
+            // `stiff`). Only where A is factored each step (`stiff` written above every step).
+            if let Some(&[t0, t1]) = t.pull.get(i) {
+                let turn = if plane == 0 { t0 } else { t1 };
+                if turn != 0.0 {
+                    let kc = touch::PULL * k;
+                    rhs[plane][i] -= h * kc * (gamma * (h * vel[plane][i] + y[plane][i]) - turn);
+                    stiff[plane][i] += kc;
+                }
+            }
             if let Some(p) = parent {
                 rhs[plane][p] += h * g;
             }

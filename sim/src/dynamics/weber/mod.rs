@@ -199,6 +199,9 @@ struct Shared {
     /// Forces on the segments' centres from outside the model this step (self-collision's
     /// response), one per segment; empty for none.
     external: Vec<Vec3>,
+    /// Self-collision's contacts held as springs this step (`kernels::TreeStatic::pull`):
+    /// written before the trees step, emptied after.
+    pull: Vec<[f32; 2]>,
 }
 
 /// Write access for a step's job. The job graph orders the jobs, so this never waits.
@@ -348,6 +351,7 @@ impl WeberModel {
             live: None,
             schedule: StepSchedule::default(),
             external: Vec::new(),
+            pull: Vec::new(),
         };
         let falling = FallingLeaves::new(FallingParams::default(), &sh.forest, true)
             .expect("the default falling-leaf settings are valid");
@@ -766,8 +770,10 @@ impl WeberModel {
             // The pieces broken off take no part.
             sc.set_attached(&self.sh.forest, |i| self.breakage.attached(i));
             sc.step(jobs, &self.sh.forest, &pose, self.sh.params.dt, &mut ext);
-            // The pairs still closer than their rest length, turned apart through y as Weber
-            // holds a segment out of a collider (`touch`).
+            // The pairs still closer than their rest length, turned apart (`touch`): pulled by
+            // springs the solve takes implicitly where A is factored each step, else through y
+            // as Weber holds a segment out of a collider.
+            let springs = refactors_every_step(&self.sh);
             if !sc.contacts().is_empty() {
                 let [a, b] = &self.sh.planes;
                 let (mut a, mut b) = (lock(a), lock(b));
@@ -777,8 +783,8 @@ impl WeberModel {
                     sc.contacts(),
                     &pose,
                     ([&a.theta, &b.theta], &self.sh.limit),
-                    [&mut a.y, &mut b.y],
-                    [&mut a.vel, &mut b.vel],
+                    ([&mut a.y, &mut b.y], [&mut a.vel, &mut b.vel]),
+                    springs.then_some(&mut self.sh.pull),
                     &mut self.touch,
                 );
             }
@@ -807,6 +813,7 @@ impl WeberModel {
             }
             None => graph.run(jobs, &self.sh, None),
         }
+        self.sh.pull.clear();
         if !std::ptr::eq(graph, &self.per_tree) {
             // The per-phase graph (a few trees) leaves the check to here.
             for t in (0..self.sh.forest.tree_count()).filter(|&t| self.sh.schedule.steps_of(t) > 0) {

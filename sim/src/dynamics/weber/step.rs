@@ -61,7 +61,8 @@ pub(super) fn tree_static(sh: &Shared, t: usize) -> TreeStatic<'_> {
             sh.fac[0].get(r.clone()).unwrap_or(&[]),
             sh.fac[1].get(r.clone()).unwrap_or(&[]),
         ],
-        external: sh.external.get(r).unwrap_or(&[]),
+        external: sh.external.get(r.clone()).unwrap_or(&[]),
+        pull: sh.pull.get(r).unwrap_or(&[]),
     }
 }
 
