@@ -242,8 +242,8 @@ pub struct WeberModel {
     grown: Vec<f32>,
     /// Self-collision (Chen 2011 §5), when on: its response forces (with their held forces,
     /// `SelfCollision::with_holding`) enter Eq. 1's right-hand side as generalized forces,
-    /// through `Shared::external`, and its contacts turn the segments apart through y
-    /// (`touch`).
+    /// through `Shared::external`, and its contacts turn the segments apart (`touch`: pulled
+    /// by springs through `Shared::pull`, or displaced through y).
     self_collision: Option<SelfCollision>,
     /// Scratch of `touch::hold_apart`.
     touch: touch::Scratch,

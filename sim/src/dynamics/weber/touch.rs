@@ -157,10 +157,10 @@ pub(super) fn hold_apart(
         }
         let need = c.rest - gap;
         let (w0, w1) = (1.0 / forest.seg.end_mass(s0), 1.0 / forest.seg.end_mass(s1));
-        // A contact not closed where the step starts asks for nothing (contacts made ahead,
-        // `SelfCollision::with_contacts_ahead`, hold pairs that may close within the step,
-        // for a model that holds them pass after pass); a NaN (a non-finite pose) asks for
-        // nothing either.
+        // A contact not closed where the step starts asks for nothing, even once the turns of
+        // the contacts before it close it (a pair of stems gets its centrelines' contact
+        // anywhere within its safe distance, buffers included); a NaN (a non-finite pose)
+        // asks for nothing either.
         if !(need > 0.0 && need.is_finite() && (w0 + w1).is_finite() && w0 + w1 > 0.0) {
             continue;
         }
