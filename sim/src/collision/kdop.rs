@@ -377,6 +377,12 @@ impl Kdop {
         all
     }
 
+    /// The sum of the x, y and z slabs' widths (a measure of size: the larger of two nodes is
+    /// the one a traversal descends). NaN or negative for an empty k-DOP.
+    pub fn span(&self) -> f32 {
+        (self.max[0] - self.min[0]) + (self.max[1] - self.min[1]) + (self.max[2] - self.min[2])
+    }
+
     /// The centre of the x, y, z slabs (the bounding box's centre). NaN components for an
     /// empty k-DOP.
     pub fn centre(&self) -> Vec3 {
