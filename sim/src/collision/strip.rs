@@ -71,9 +71,15 @@ impl Strip {
 /// outlines (a stem's: its centreline's ends), by GJK. Two strips that cross give two points of
 /// the crossing.
 pub fn strips_closest(a: &Strip, b: &Strip) -> (Vec3, Vec3) {
-    let ((pa, na), (pb, nb)) = (a.points(), b.points());
     // Started along the line between the centrelines' middles.
     let toward = (a.base + a.along * 0.5) - (b.base + b.along * 0.5);
+    strips_closest_from(a, b, toward)
+}
+
+/// [`strips_closest`], the search started along `toward` (a guess of the way from the second
+/// to the first: the line between their centrelines' nearest points is a good one).
+pub fn strips_closest_from(a: &Strip, b: &Strip, toward: Vec3) -> (Vec3, Vec3) {
+    let ((pa, na), (pb, nb)) = (a.points(), b.points());
     let (x, y, _) = hulls_closest(&pa[..na], &pb[..nb], toward);
     (x, y)
 }

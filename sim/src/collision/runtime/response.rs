@@ -10,7 +10,7 @@ use glam::{Mat3, Vec3};
 use super::{Answer, LeafTurn, RtPiece, SelfCollisionParams, Spring, TreeSet, HOLD_FADE, LEAF_TURN_SCALE, NO_LEAF};
 use crate::collision::modelling::leaf_joints;
 use crate::collision::primitives::Owner;
-use crate::collision::strip::{strips_closest, Strip};
+use crate::collision::strip::{strips_closest, strips_closest_from, Strip};
 use crate::collision::tritri::segment_segment_closest;
 use crate::dynamics::pose::Pose;
 
@@ -111,16 +111,17 @@ impl TreeSet {
             } else {
                 pair.rest
             };
+            let (cp, cq) = (a0 + (a1 - a0) * cs, b0 + (b1 - b0) * ct);
             answer.contacts.push(Contact {
                 seg: [seg(p), seg(q)],
-                at: [a0 + (a1 - a0) * cs, b0 + (b1 - b0) * ct],
+                at: [cp, cq],
                 rest: most.min(rest),
                 dir: Vec3::ZERO,
                 leaf: t.is_leaf(p) || t.is_leaf(q),
                 strips: false,
             });
             let rest_strips = (pair.rest_strips, &mut answer.strip_rests, index);
-            if let Some(c) = t.blade_contact(p, q, d, params.extra_safe, ahead, rest_strips) {
+            if let Some(c) = t.blade_contact(p, q, (d, cp - cq), params.extra_safe, ahead, rest_strips) {
                 answer.contacts.push(Contact {
                     seg: [seg(p), seg(q)],
                     ..c
@@ -144,8 +145,8 @@ impl TreeSet {
             }
             let now = (&t.ends[..], &t.across[..]);
             let (sp, sq) = (strip_of(&t.pieces, now, p), strip_of(&t.pieces, now, q));
-            let (pa, pb) = strips_closest(&sp, &sq);
             let (cp, cq) = (a0 + (a1 - a0) * cs, b0 + (b1 - b0) * ct);
+            let (pa, pb) = strips_closest_from(&sp, &sq, cp - cq);
             let gap = pa.distance(pb);
             // Strips that cross meet along a line, their nearest points on it: the line between
             // them says nothing of which way the pair parts. They part the way they lay in the
@@ -226,14 +227,15 @@ impl TreeSet {
     /// that cross now (two blades through each other, a blade through a stem's axis), along
     /// the way they lay in the pose built in (`rest_side`). `None` for a pair farther apart
     /// than that (`ahead`: farther than that and the pieces' buffers, the most the pair may
-    /// close in the step), or of two stems. (`d`: the centrelines' distance; the pair's gap as strips
-    /// in the pose built in if known, else NaN, and where to note it with the pair's index
-    /// once found.)
+    /// close in the step), or of two stems. (`d`: the centrelines' distance and `toward` the
+    /// line between their nearest points, where the search for the strips' starts; the pair's
+    /// gap as strips in the pose built in if known, else NaN, and where to note it with the
+    /// pair's index once found.)
     fn blade_contact(
         &self,
         p: usize,
         q: usize,
-        d: f32,
+        (d, toward): (f32, Vec3),
         skin: f32,
         ahead: bool,
         (known, found, index): (f32, &mut Vec<(u32, f32)>, u32),
@@ -257,7 +259,7 @@ impl TreeSet {
         }
         let now = (&self.ends[..], &self.across[..]);
         let (sp, sq) = (strip_of(&self.pieces, now, p), strip_of(&self.pieces, now, q));
-        let (pa, pb) = strips_closest(&sp, &sq);
+        let (pa, pb) = strips_closest_from(&sp, &sq, toward);
         let gap = pa.distance(pb);
         let crossing = gap < CROSSING;
         // A NaN gap (a non-finite pose) is no contact.
