@@ -50,7 +50,8 @@
 //! A model whose springs must hold a steady push beyond their cap (Weber's: a gale pressing
 //! leafy twigs together) adds a held force to each pair's spring
 //! ([`SelfCollision::with_holding`]): the integral of the spring's push while the pair is
-//! inside its radii, fading once it is out, kept with the pair from step to step.
+//! inside its radii, fading once it is out, kept with the pair from step to step, and capped
+//! where the model says what its segments can carry ([`SelfCollision::with_hold_caps`]).
 //!
 //! Leaves that turn on their own ([`SelfCollision::with_leaves_turning`], Chen's §4.1) take
 //! the springs on their blades as a torque about their attachments, and there the centreline
@@ -379,6 +380,9 @@ pub struct SelfCollision {
     share: bool,
     /// Per segment of the forest: responding pairs pressing on it this step (scratch).
     pressing: Vec<u32>,
+    /// Per segment of the forest: the most held force \[N\] the pairs pressing on it may
+    /// keep together ([`with_hold_caps`](Self::with_hold_caps)); empty for no cap.
+    hold_caps: Vec<f32>,
     /// Most pairs kept ([`MAX_PAIRS`] unless set).
     pair_limit: usize,
     /// Whether the model's leaves turn on their own ([`with_leaves_turning`]): each step then
@@ -553,6 +557,7 @@ impl SelfCollision {
             stable: STABLE,
             share: true,
             pressing: Vec::new(),
+            hold_caps: Vec::new(),
             pair_limit: MAX_PAIRS,
             leaves_turn: false,
             leaf_turns: Vec::new(),
@@ -632,6 +637,33 @@ impl SelfCollision {
     pub fn with_holding(mut self) -> SelfCollision {
         self.holding = HOLD_GAIN;
         self
+    }
+
+    /// Caps the held forces ([`with_holding`](Self::with_holding)) on each segment: `caps[i]`
+    /// \[N\] is the most the pairs pressing on segment i of the forest keep together (each
+    /// pair's held force at most the smaller of its two segments' caps over the larger number
+    /// of responding pairs on either). A held force grows for as long as its pair stays inside
+    /// its radii; a model whose joints break (Weber's) caps it at a share of what the joints
+    /// below the pair can carry, so that a pair pressed together by a gale is not pushed apart
+    /// by a force that breaks the twig it hangs from. Fails unless there is one cap per
+    /// segment, each 0 or more (infinite for none).
+    pub fn with_hold_caps(mut self, forest: &Forest, caps: Vec<f32>) -> Result<SelfCollision, SimError> {
+        if caps.len() != forest.segment_count() {
+            return Err(SimError::param(
+                "self-collision held-force caps",
+                caps.len() as f32,
+                format!("allowed: one per segment, {}", forest.segment_count()),
+            ));
+        }
+        if let Some(&bad) = caps.iter().find(|&&c| c.is_nan() || c < 0.0) {
+            return Err(SimError::param(
+                "self-collision held-force cap",
+                bad,
+                "allowed: 0 N or more, infinite for none".to_string(),
+            ));
+        }
+        self.hold_caps = caps;
+        Ok(self)
     }
 
     /// The last step's contacts (empty unless [`with_contacts`](Self::with_contacts)), in an
@@ -904,6 +936,7 @@ impl SelfCollision {
         // Eq. 5.1, each spring capped for stability and damped on the closing speed, in
         // parallel; then added to the segments in the pairs' order.
         let (pressing, share, holding) = (&self.pressing, self.share, self.holding);
+        let caps = &self.hold_caps;
         jobs.for_each_mut(&mut chunks, |_, (_, _, answer)| {
             for s in &mut answer.springs {
                 let shared = if share {
@@ -920,6 +953,10 @@ impl SelfCollision {
                 } else {
                     s.hold * HOLD_FADE
                 };
+                if !caps.is_empty() {
+                    let [a, b] = s.seg.map(|g| g as usize);
+                    s.hold = s.hold.min(caps[a].min(caps[b]) / pressing[a].max(pressing[b]) as f32);
+                }
                 s.force = s.dir * (stiff * s.overlap + damp * s.closing + s.hold);
             }
         });

@@ -130,6 +130,69 @@ fn a_held_pair_pushes_harder_while_it_stays_inside() {
     assert!((h - p - expect).abs() < 2e-3 * expect, "{} against {expect}", h - p);
 }
 
+/// Held forces stop at their caps (`with_hold_caps`): a pair kept inside its radii holds
+/// more each step until its held force reaches the smaller of its two segments' caps, then
+/// holds that; caps of the wrong count, negative or NaN are refused.
+#[test]
+fn held_forces_stop_at_their_caps() {
+    let skel = skeleton();
+    let (forest, rest) = at_rest(&skel);
+    let jobs = JobSystem::new(1).unwrap();
+    let params = SelfCollisionParams::default();
+    let at = |p: Vec3| {
+        (0..forest.segment_count())
+            .find(|&i| (rest.base[i] - p).length() < 1e-4)
+            .unwrap()
+    };
+    let (lower, upper) = (at(Vec3::new(1.0, 1.0, 0.0)), at(Vec3::new(1.0, 2.0, 0.0)));
+    let pressed = swung_down(&forest, &rest, upper, 0.02);
+    let n = forest.segment_count();
+    let mut plain = SelfCollision::new(&forest, &rest, params).unwrap();
+    let held = |caps: Vec<f32>| {
+        SelfCollision::new(&forest, &rest, params)
+            .unwrap()
+            .with_holding()
+            .with_hold_caps(&forest, caps)
+    };
+    // The lower segment's cap binds (the upper's is larger); the other segments have none.
+    let cap = 3.0;
+    let mut caps = vec![f32::INFINITY; n];
+    caps[lower] = cap;
+    caps[upper] = 10.0 * cap;
+    let mut capped = held(caps).unwrap();
+    let mut free = held(vec![f32::INFINITY; n]).unwrap();
+    let push = |sc: &mut SelfCollision, pose: &Pose| {
+        let mut forces = vec![Vec3::ZERO; n];
+        sc.step(&jobs, &forest, pose, 1.0 / 60.0, &mut forces);
+        forces[upper].length()
+    };
+    for sc in [&mut plain, &mut capped, &mut free] {
+        push(sc, &rest);
+        push(sc, &pressed);
+    }
+    let mut last = (0.0, 0.0);
+    for _ in 0..200 {
+        let p = push(&mut plain, &pressed);
+        last = (push(&mut capped, &pressed) - p, push(&mut free, &pressed) - p);
+        assert!(
+            last.0 <= cap * (1.0 + 1e-4) + 1e-4,
+            "held {} over its cap {cap}",
+            last.0
+        );
+    }
+    assert!(
+        (last.0 - cap).abs() < 1e-3 * cap,
+        "held {} against the cap {cap}",
+        last.0
+    );
+    assert!(last.1 > 10.0 * cap, "uncapped, the held force grows on: {}", last.1);
+    let wrong = [vec![1.0; n - 1], vec![-1.0; n], vec![f32::NAN; n]];
+    for caps in wrong {
+        let err = held(caps).unwrap_err().to_string();
+        assert!(err.contains("held-force cap"), "{err}");
+    }
+}
+
 /// Contacts made ahead (`with_contacts_ahead`) hold a leaf's pair from as far as it may
 /// close in the step: a stem swinging down onto a leaf 8 cm in a step gets a strips'
 /// contact while still 12 cm above the blade (outside its 4 cm rest length: a stem's

@@ -520,10 +520,14 @@ impl WeberModel {
             None => None,
             Some(p) => {
                 let rest = Pose::of_shape(&self.sh.forest);
+                // The held forces capped at a share of what the joints below each pair can
+                // carry (`rupture::hold_caps`).
+                let caps = rupture::hold_caps(&self.sh.forest, &rest, &self.sh.limit, rupture::HOLD_SHARE);
                 Some(
                     SelfCollision::new(&self.sh.forest, &rest, p)?
                         .with_contacts()
-                        .with_holding(),
+                        .with_holding()
+                        .with_hold_caps(&self.sh.forest, caps)?,
                 )
             }
         };

@@ -162,6 +162,52 @@ pub(super) fn limits(forest: &Forest, grown: &[f32]) -> Vec<f32> {
     out
 }
 
+/// The share of what a joint can carry beyond its pre-stress that self-collision's held
+/// forces may take (`hold_caps`). A treeE-sized tree (`sylva bench sim --model weber
+/// --segments 14615 --leaves 16607 --steps 120 --threads 2 --wind 10 --self-collision 14
+/// --collision-free`), interpenetrating pairs a step and branches broken: uncapped 230 and 96
+/// (0 broken without self-collision); 0.5 gives 246 and 59, 0.25 gives 252 and 45, 0.1 gives
+/// 243 and 44 (what is left breaks under the contacts' turns and the springs themselves). The
+/// gale test's seeds 5–8 keep 0 interpenetrating pair-steps at 0.5 and 0.25 (3 on seed 7
+/// uncapped). Capping the whole of each pair's force, spring and damper included, at 0.5
+/// broke 25 but left 707 pairs a step, and 32 pair-steps on seed 7.
+pub const HOLD_SHARE: f32 = 0.25;
+
+/// Per segment: the most force \[N\] at its centre, in `pose`, that leaves every joint from it
+/// to its tree's root within `share` of what the joint can carry beyond its pre-stress (the
+/// limit moment of `limit`, k·√limit, less k·|shape − R|), the lever of each the distance
+/// from the joint to the centre: self-collision's cap on the held forces of the pairs
+/// pressing on it (`SelfCollision::with_hold_caps`).
+pub(super) fn hold_caps(forest: &Forest, pose: &Pose, limit: &[f32], share: f32) -> Vec<f32> {
+    let s = &forest.seg;
+    let spare: Vec<f32> = (0..forest.segment_count())
+        .map(|i| {
+            let held = s.stiffness[i]
+                * (0..2)
+                    .map(|k| (s.shape[k][i] - s.rest[k][i]).powi(2))
+                    .sum::<f32>()
+                    .sqrt();
+            (share * (s.stiffness[i] * limit[i].sqrt() - held)).max(0.0)
+        })
+        .collect();
+    (0..forest.segment_count())
+        .map(|i| {
+            let centre = pose.base[i] + segment_axis(pose.orient[i]) * (0.5 * s.length[i]);
+            let mut cap = f32::INFINITY;
+            let mut j = i;
+            loop {
+                let lever = centre.distance(pose.base[j]).max(1.0e-3);
+                cap = cap.min(spare[j] / lever);
+                if s.parent[j] == NO_PARENT {
+                    break;
+                }
+                j = s.parent[j] as usize;
+            }
+            cap
+        })
+        .collect()
+}
+
 /// The bend (x, z) of local joint `i` of a tree: Θ + y of the segment less its parent's, less
 /// the spring's rest angle.
 #[inline(always)]
@@ -320,4 +366,57 @@ pub(super) fn spawn(
 ) {
     let v: Vec<Vec3> = segments.iter().map(|&g| velocity[g as usize - offset]).collect();
     debris.spawn(forest, segments, pose, &v, uprooted);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dynamics::weber::{WeberModel, WeberParams};
+    use crate::material::Material;
+    use crate::testtree::test_tree;
+
+    /// A held force of its segment's cap, at the segment's centre, bends no joint from it to
+    /// the root past `HOLD_SHARE` of what the joint can carry beyond its pre-stress (the
+    /// moment about each joint at most the force times its lever), and one of them exactly to
+    /// it: the cap is the largest such force. Every cap of a tree at rest is positive and
+    /// finite.
+    #[test]
+    fn a_capped_held_force_leaves_every_joint_below_it_within_its_share() {
+        let skel = test_tree(3, 200, 300).unwrap();
+        let forest = crate::forest::at_origin(&skel, &Material::default());
+        let sim = WeberModel::new(forest.clone(), WeberParams::default()).unwrap();
+        let limit = &sim.sh.limit;
+        let pose = Pose::of_shape(&forest);
+        let caps = hold_caps(&forest, &pose, limit, HOLD_SHARE);
+        let s = &forest.seg;
+        // What joint j carries beyond its pre-stress, taken here from the moments
+        // themselves: the limit moment k·√limit less the spring's rest moment.
+        let spare = |j: usize| {
+            let rest = (0..2)
+                .map(|k| (s.shape[k][j] - s.rest[k][j]).powi(2))
+                .sum::<f32>()
+                .sqrt();
+            s.stiffness[j] * (limit[j].sqrt() - rest)
+        };
+        for i in 0..forest.segment_count() {
+            assert!(caps[i].is_finite() && caps[i] > 0.0, "segment {i}: {}", caps[i]);
+            let centre = pose.tip(i, 0.5 * s.length[i]);
+            let mut tight = false;
+            let mut j = i;
+            loop {
+                let moment = caps[i] * centre.distance(pose.base[j]).max(1.0e-3);
+                let share = HOLD_SHARE * spare(j);
+                assert!(
+                    moment <= share * 1.0001,
+                    "segment {i}, joint {j}: {moment} over {share}"
+                );
+                tight |= moment >= share * 0.9999;
+                if s.parent[j] == NO_PARENT {
+                    break;
+                }
+                j = s.parent[j] as usize;
+            }
+            assert!(tight, "segment {i}: no joint at its share");
+        }
+    }
 }

@@ -35,9 +35,10 @@
 //! turns, so a turn of the parent alone would bend every joint below it by the opposite), and
 //! the segment's velocity driving back into its contacts removed, as Weber does at a collider.
 //!
-//! The springs of Eq. 5.1 still act, with their held forces (`SelfCollision::with_holding`):
-//! they hold the gale's steady push from step to step, and the turns catch the pairs the
-//! springs let through.
+//! The springs of Eq. 5.1 still act, with their held forces (`SelfCollision::with_holding`,
+//! capped at a share of what the joints below them carry: `rupture::hold_caps`): they hold
+//! the gale's steady push from step to step, and the turns catch the pairs the springs let
+//! through.
 //!
 //! Invariant: the contacts are taken in their order and each segment's sum in that order, so
 //! the result does not depend on the workers.
