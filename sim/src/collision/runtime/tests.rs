@@ -8,6 +8,13 @@ fn at_rest(skel: &Skeleton) -> (Forest, Pose) {
     (forest, rest)
 }
 
+/// The segment of `forest` that starts at `p` in `rest`.
+fn segment_at(forest: &Forest, rest: &Pose, p: Vec3) -> usize {
+    (0..forest.segment_count())
+        .find(|&i| (rest.base[i] - p).length() < 1e-4)
+        .unwrap()
+}
+
 /// `rest` with segment `upper` (the upper branch's outer segment) swung down until its tip
 /// is `gap` above the lower branch's axis (y = 1).
 fn swung_down(forest: &Forest, rest: &Pose, upper: usize, gap: f32) -> Pose {
@@ -54,11 +61,7 @@ fn a_pair_pushed_together_is_pushed_apart() {
     assert!(forces.iter().all(|f| *f == Vec3::ZERO), "{forces:?}");
     assert!(sc.stats().counted && sc.stats().close_pairs == 0);
     // Find the two outer segments by where they start.
-    let at = |p: Vec3| {
-        (0..forest.segment_count())
-            .find(|&i| (rest.base[i] - p).length() < 1e-4)
-            .unwrap()
-    };
+    let at = |p: Vec3| segment_at(&forest, &rest, p);
     let (lower, upper) = (at(Vec3::new(1.0, 1.0, 0.0)), at(Vec3::new(1.0, 2.0, 0.0)));
     // Swing the upper one down until its tip is 2 cm above the lower one's axis.
     let mut pose = rest.clone();
@@ -93,11 +96,7 @@ fn a_held_pair_pushes_harder_while_it_stays_inside() {
     let (forest, rest) = at_rest(&skel);
     let jobs = JobSystem::new(1).unwrap();
     let params = SelfCollisionParams::default();
-    let at = |p: Vec3| {
-        (0..forest.segment_count())
-            .find(|&i| (rest.base[i] - p).length() < 1e-4)
-            .unwrap()
-    };
+    let at = |p: Vec3| segment_at(&forest, &rest, p);
     let upper = at(Vec3::new(1.0, 2.0, 0.0));
     let swung = |gap: f32| swung_down(&forest, &rest, upper, gap);
     // Prisms of 2 cm radius: 2 cm apart they are inside their radii, 5 cm apart outside
@@ -139,11 +138,7 @@ fn held_forces_stop_at_their_caps() {
     let (forest, rest) = at_rest(&skel);
     let jobs = JobSystem::new(1).unwrap();
     let params = SelfCollisionParams::default();
-    let at = |p: Vec3| {
-        (0..forest.segment_count())
-            .find(|&i| (rest.base[i] - p).length() < 1e-4)
-            .unwrap()
-    };
+    let at = |p: Vec3| segment_at(&forest, &rest, p);
     let (lower, upper) = (at(Vec3::new(1.0, 1.0, 0.0)), at(Vec3::new(1.0, 2.0, 0.0)));
     let pressed = swung_down(&forest, &rest, upper, 0.02);
     let n = forest.segment_count();
@@ -248,11 +243,7 @@ fn a_piece_broken_off_takes_no_part() {
     let (forest, rest) = at_rest(&skel);
     let jobs = JobSystem::new(1).unwrap();
     let mut sc = SelfCollision::new(&forest, &rest, SelfCollisionParams::default()).unwrap();
-    let at = |p: Vec3| {
-        (0..forest.segment_count())
-            .find(|&i| (rest.base[i] - p).length() < 1e-4)
-            .unwrap()
-    };
+    let at = |p: Vec3| segment_at(&forest, &rest, p);
     let upper = at(Vec3::new(1.0, 2.0, 0.0));
     let mut pose = rest.clone();
     let l = forest.seg.length[upper];
