@@ -40,7 +40,9 @@
 //! [`DAMPING_RATIO`] acts on the closing speed. Each force acts on the piece's segment (a
 //! leaf's on the segment it hangs from); a model passes it on towards the root as its own
 //! mechanics does (Fig. 5.3: in an articulated model the forces of a pair cancel below their
-//! common ancestor). A model that moves positions rather than forces (Manavi's particles)
+//! common ancestor), or, where a segment moves by its own forces alone (Chen's model), the
+//! runtime passes it on to the common ancestor with Eq. 5.2's weights
+//! ([`SelfCollision::with_transfer`]). A model that moves positions rather than forces (Manavi's particles)
 //! takes the pairs within their safe distance as contacts instead (`SelfCollision::with_contacts`):
 //! their centrelines' nearest points and the rest length, held apart as it holds its
 //! constraints; a pair that holds a leaf also as strips (`TreeSet::blade_contact`), and, for
@@ -383,6 +385,11 @@ pub struct SelfCollision {
     /// Per segment of the forest: the most held force \[N\] the pairs pressing on it may
     /// keep together ([`with_hold_caps`](Self::with_hold_caps)); empty for no cap.
     hold_caps: Vec<f32>,
+    /// Each pair's force passed on to its common ancestor with Eq. 5.2's weights
+    /// ([`with_transfer`](Self::with_transfer)), and the weights of the original forces it
+    /// leaves per segment (scratch paths with it).
+    transfer: Option<Transfer>,
+    original: Vec<f32>,
     /// Most pairs kept ([`MAX_PAIRS`] unless set).
     pair_limit: usize,
     /// Whether the model's leaves turn on their own ([`with_leaves_turning`]): each step then
@@ -558,6 +565,8 @@ impl SelfCollision {
             share: true,
             pressing: Vec::new(),
             hold_caps: Vec::new(),
+            transfer: None,
+            original: Vec::new(),
             pair_limit: MAX_PAIRS,
             leaves_turn: false,
             leaf_turns: Vec::new(),
@@ -664,6 +673,52 @@ impl SelfCollision {
         }
         self.hold_caps = caps;
         Ok(self)
+    }
+
+    /// Passes each pair's force on from the segment it acts on to the pair's common ancestor,
+    /// as Chen does (§5.2, Fig. 5.3: so that a parent that pulls a primitive the wrong way
+    /// takes the push too), with the weights of Eq. 5.2: on the segment a piece acts on the
+    /// force times `p2` and the segment's original forces (F_W + F_G + F_T + F_Restore) times
+    /// `p1`; along the path to the common ancestor the response's weight falls linearly to 0
+    /// and the original's rises to 1 (a stem far from the pair: P1 up, P2 down), where the
+    /// two pieces' forces, equal and opposite, would cancel. A segment on several pairs' paths
+    /// sums their weighted forces and keeps the least original weight
+    /// ([`original_weights`](Self::original_weights)). For a model whose segments do not pass
+    /// forces to their parents by their own mechanics (Chen's). Fails unless both weights
+    /// lie in 0 to 1.
+    pub fn with_transfer(mut self, forest: &Forest, (p1, p2): (f32, f32)) -> Result<SelfCollision, SimError> {
+        let weights = [
+            ("self-collision response weight P1 (Eq. 5.2)", p1),
+            ("self-collision response weight P2 (Eq. 5.2)", p2),
+        ];
+        for (name, w) in weights {
+            if !(0.0..=1.0).contains(&w) {
+                return Err(SimError::param(name, w, "allowed: 0 to 1"));
+            }
+        }
+        let parent = forest.seg.parent.clone();
+        let mut depth = vec![0u32; parent.len()];
+        for i in 0..parent.len() {
+            // Parents come before their children.
+            if parent[i] != NO_PARENT {
+                depth[i] = depth[parent[i] as usize] + 1;
+            }
+        }
+        self.transfer = Some(Transfer {
+            p1,
+            p2,
+            parent,
+            depth,
+            paths: [Vec::new(), Vec::new()],
+        });
+        Ok(self)
+    }
+
+    /// Per segment of the forest after a step, with [`with_transfer`](Self::with_transfer):
+    /// the weight P1 of Eq. 5.2 on its original forces (1 where no pair's path reached it);
+    /// empty otherwise.
+    pub fn original_weights(&self) -> &[f32] {
+        &self.original
     }
 
     /// The last step's contacts (empty unless [`with_contacts`](Self::with_contacts)), in an
@@ -974,10 +1029,19 @@ impl SelfCollision {
                 }
             }
         }
+        if self.transfer.is_some() {
+            self.original.clear();
+            self.original.resize(forces.len(), 1.0);
+        }
         for (_, _, answer) in &chunks {
             for s in &answer.springs {
-                forces[s.seg[0] as usize] += s.force;
-                forces[s.seg[1] as usize] -= s.force;
+                match &mut self.transfer {
+                    Some(t) => t.pass_on(s.seg, s.force, forces, &mut self.original),
+                    None => {
+                        forces[s.seg[0] as usize] += s.force;
+                        forces[s.seg[1] as usize] -= s.force;
+                    }
+                }
                 for (&j, part) in s.leaf.iter().zip(&s.turn) {
                     if j != NO_LEAF {
                         let turn = &mut self.leaf_turns[j as usize];
@@ -1234,6 +1298,54 @@ struct Spring {
     /// How far the pair is inside its pieces' radii \[m\] (negative: outside): the held force
     /// grows only while it is.
     deep: f32,
+}
+
+/// Eq. 5.2's weights and what passing a pair's force on to its common ancestor needs: the
+/// forest's parents, each segment's depth below its tree's root, and two scratch paths.
+struct Transfer {
+    p1: f32,
+    p2: f32,
+    parent: Vec<u32>,
+    depth: Vec<u32>,
+    paths: [Vec<u32>; 2],
+}
+
+impl Transfer {
+    /// Adds `force` on the first of `seg` and its opposite on the second, each along the
+    /// path from its segment to the two's common ancestor (that excluded), weighted (Chen
+    /// 2011 Fig. 5.3 and Eq. 5.2): h steps up a path of n, P2·(1 − h/n) of the force, and the
+    /// segment's original forces' weight at most P1 + (1 − P1)·h/n in `original`.
+    fn pass_on(&mut self, seg: [u32; 2], force: Vec3, forces: &mut [Vec3], original: &mut [f32]) {
+        let (parent, depth) = (&self.parent, &self.depth);
+        let [pa, pb] = &mut self.paths;
+        pa.clear();
+        pb.clear();
+        let [mut a, mut b] = seg;
+        while depth[a as usize] > depth[b as usize] {
+            pa.push(a);
+            a = parent[a as usize];
+        }
+        while depth[b as usize] > depth[a as usize] {
+            pb.push(b);
+            b = parent[b as usize];
+        }
+        // Segments of one tree meet at its root at the latest (a pair never spans two trees).
+        while a != b {
+            pa.push(a);
+            pb.push(b);
+            a = parent[a as usize];
+            b = parent[b as usize];
+        }
+        for (path, f) in [(&*pa, force), (&*pb, -force)] {
+            let n = path.len() as f32;
+            for (h, &g) in path.iter().enumerate() {
+                let t = h as f32 / n;
+                forces[g as usize] += f * (self.p2 * (1.0 - t));
+                let w = &mut original[g as usize];
+                *w = w.min(self.p1 + (1.0 - self.p1) * t);
+            }
+        }
+    }
 }
 
 /// A pair of pieces as one key, whichever comes first.

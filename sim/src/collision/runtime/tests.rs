@@ -188,6 +188,76 @@ fn held_forces_stop_at_their_caps() {
     }
 }
 
+/// With the transfer (`with_transfer`, Chen Fig. 5.3 and Eq. 5.2), a pair's force reaches
+/// every segment from the one it acts on to the pair's common ancestor, weighted P2 on the
+/// segment and falling linearly towards the ancestor, which takes none; P1 rises from the
+/// segment to 1 there. The upper branch's outer segment pressed onto the lower's: their
+/// common ancestor is the trunk's first segment, three segments up the one side and two up
+/// the other. Weights outside 0 to 1 are refused.
+#[test]
+fn a_pairs_force_is_passed_on_to_its_common_ancestor() {
+    let skel = skeleton();
+    let (forest, rest) = at_rest(&skel);
+    let jobs = JobSystem::new(1).unwrap();
+    let params = SelfCollisionParams::default();
+    let at = |p: Vec3| segment_at(&forest, &rest, p);
+    let (lower, upper) = (at(Vec3::new(1.0, 1.0, 0.0)), at(Vec3::new(1.0, 2.0, 0.0)));
+    // Up the tree from each: the branches' first segments, the trunk's two.
+    let up = |i: usize| forest.seg.parent[i] as usize;
+    let (upper_branch, lower_branch) = (up(upper), up(lower));
+    let (upper_trunk, trunk) = (up(upper_branch), up(lower_branch));
+    assert_eq!(up(upper_trunk), trunk);
+    let pressed = swung_down(&forest, &rest, upper, 0.02);
+    let (p1, p2) = (0.4, 0.8);
+    let mut plain = SelfCollision::new(&forest, &rest, params).unwrap();
+    let mut passed = SelfCollision::new(&forest, &rest, params)
+        .unwrap()
+        .with_transfer(&forest, (p1, p2))
+        .unwrap();
+    let n = forest.segment_count();
+    let mut run = |sc: &mut SelfCollision| {
+        let mut forces = vec![Vec3::ZERO; n];
+        sc.step(&jobs, &forest, &rest, 1.0 / 60.0, &mut forces);
+        let mut forces = vec![Vec3::ZERO; n];
+        sc.step(&jobs, &forest, &pressed, 1.0 / 60.0, &mut forces);
+        forces
+    };
+    let (f, g) = (run(&mut plain), run(&mut passed));
+    let push = f[upper];
+    assert!(push.length() > 0.0 && f[lower] == -push, "{f:?}");
+    let expect = [
+        (upper, p2, p1),
+        (upper_branch, p2 * 2.0 / 3.0, p1 + (1.0 - p1) / 3.0),
+        (upper_trunk, p2 / 3.0, p1 + (1.0 - p1) * 2.0 / 3.0),
+        (lower, -p2, p1),
+        (lower_branch, -p2 / 2.0, p1 + (1.0 - p1) / 2.0),
+        (trunk, 0.0, 1.0),
+    ];
+    let w = passed.original_weights();
+    for (seg, share, original) in expect {
+        assert!(
+            (g[seg] - push * share).length() < 1e-5 * push.length(),
+            "segment {seg}: {} against {}",
+            g[seg],
+            push * share
+        );
+        assert!(
+            (w[seg] - original).abs() < 1e-6,
+            "segment {seg}: P1 {} against {original}",
+            w[seg]
+        );
+    }
+    assert!(plain.original_weights().is_empty());
+    for bad in [(1.5, 1.0), (0.5, -0.1), (f32::NAN, 1.0)] {
+        let err = SelfCollision::new(&forest, &rest, params)
+            .unwrap()
+            .with_transfer(&forest, bad)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("Eq. 5.2"), "{err}");
+    }
+}
+
 /// Contacts made ahead (`with_contacts_ahead`) hold a leaf's pair from as far as it may
 /// close in the step: a stem swinging down onto a leaf 8 cm in a step gets a strips'
 /// contact while still 12 cm above the blade (outside its 4 cm rest length: a stem's

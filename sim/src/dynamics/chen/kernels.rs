@@ -52,8 +52,9 @@ pub(super) fn wind_force(law: DragLaw, s: &Stem, wind: Vec3, vel: Vec3) -> Vec3 
 
 /// The forces on stem `s` and its explicit angular acceleration, from the step's start:
 /// `ori` its unit axis, `rest` its rest axis as its parent now carries it, `wind` F_W,
-/// `transfer` Σ of its children's loads, `k_t` = K_t·K_r, `response` the self-collision force,
-/// `compensate` whether the generated shape is the equilibrium under gravity.
+/// `transfer` Σ of its children's loads, `k_t` = K_t·K_r, `response` the self-collision force
+/// and `p1` Eq. 5.2's weight on the stem's own forces, `compensate` whether the generated shape
+/// is the equilibrium under gravity. The load passed to the parent (Eq. 4.3) is unweighted.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(super) fn stem_forces(
@@ -63,7 +64,7 @@ pub(super) fn stem_forces(
     wind: Vec3,
     transfer: Vec3,
     k_t: f32,
-    response: Vec3,
+    (response, p1): (Vec3, f32),
     compensate: bool,
 ) -> Load {
     // Chen 2011 Eq. 4.1: F_G = m·g.
@@ -83,6 +84,9 @@ pub(super) fn stem_forces(
     // Chen 2011 Eq. 4.2 (as a linear spring, see the module's deviations):
     // F_Restore = −k_r·(P − P_rest), whose moment (Eq. 4.6) is k_r·len²·(ori × ori_rest).
     let restore = ori.cross(rest) * s.w2;
+    // Chen 2011 Eq. 5.2: F^stem = (F_W + F_G + F_T + F_Restore)·P1 + F_Response·P2 (P2 is in
+    // `response`, weighted by the self-collision).
+    let (torque, restore) = (torque * p1, restore * p1);
     // The response's share of Eq. 4.6's torque, its angular acceleration at most
     // `Stem::response_cap` (see the module's deviations).
     let mut pushed = lever.cross(response) * s.inv_inertia;

@@ -65,7 +65,11 @@
 //!    the part of ω along the stem is dropped each step (it could only come from rounding and
 //!    from the parent's turn).
 //! 8. The response force of self-collision (Eq. 5.1) enters the stem's F^stem (Eq. 4.5) but
-//!    not the transfer force of Eq. 4.3, which lists wind, gravity and transfer only.
+//!    not the transfer force of Eq. 4.3, which lists wind, gravity and transfer only: it
+//!    reaches the stem's ancestors as Chen passes it on (§5.2, Fig. 5.3), each pair's force
+//!    on every stem from the one it acts on to the pair's common ancestor, weighted by Eq.
+//!    5.2 (`ChenParams::response_weights`, `SelfCollision::with_transfer`), P1 scaling the
+//!    stem's own forces' torque and restoration.
 //! 9. The response is an explicit spring per pair, each capped for stability by the runtime;
 //!    but every leaf's pairs act on the segment it hangs from, and Chen's leaves turn on their
 //!    own, so a leafy segment sums dozens of capped springs and the explicit step diverged
@@ -324,7 +328,11 @@ impl ChenModel {
             None => None,
             Some(p) => {
                 let rest = Pose::of_shape(&self.forest);
-                Some(SelfCollision::new(&self.forest, &rest, p)?.with_leaves_turning())
+                Some(
+                    SelfCollision::new(&self.forest, &rest, p)?
+                        .with_leaves_turning()
+                        .with_transfer(&self.forest, self.params.response_weights)?,
+                )
             }
         };
         self.twig = match &self.self_collision {
@@ -488,6 +496,7 @@ impl ChenModel {
             uniform: wind.uniform(),
             colliders,
             response,
+            original: self_collision.as_ref().map_or(&[], |sc| sc.original_weights()),
             leaf_turns: self_collision.as_ref().map_or(&[], |sc| sc.leaf_turns()),
             twig,
         };

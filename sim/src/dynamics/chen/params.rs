@@ -43,6 +43,12 @@ pub struct ChenParams {
     /// the base over l²); false, the stem's own mass as the thesis prints it (the stiff twigs
     /// then follow the wind almost statically).
     pub carried_inertia: bool,
+    /// P1 and P2 of Eq. 5.2 on a stem a self-collision pair acts on: the weights of its
+    /// original forces (F_W + F_G + F_T + F_Restore) and of the response force. Along the path
+    /// to the pair's common ancestor the response's weight falls to 0 and the original's rises
+    /// to 1 (`SelfCollision::with_transfer`). Chen leaves them to the user; (1, 1) keeps every
+    /// force whole where the pair acts.
+    pub response_weights: (f32, f32),
 }
 
 impl ChenParams {
@@ -65,6 +71,7 @@ impl ChenParams {
             leaf_frequency: 6.0,
             gravity: 9.81,
             carried_inertia: true,
+            response_weights: (1.0, 1.0),
         }
     }
 
@@ -78,6 +85,8 @@ impl ChenParams {
         check_range("leaf wind (C_W)", self.leaf_wind, 0.0, 1.0e4)?;
         check_positive("leaf frequency", self.leaf_frequency, 1.0e3)?;
         check_range("gravity", self.gravity, 0.0, 100.0)?;
+        check_range("response weight P1 (Eq. 5.2)", self.response_weights.0, 0.0, 1.0)?;
+        check_range("response weight P2 (Eq. 5.2)", self.response_weights.1, 0.0, 1.0)?;
         Ok(())
     }
 

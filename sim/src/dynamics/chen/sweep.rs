@@ -61,6 +61,9 @@ pub(super) struct Ctx<'a> {
     pub colliders: &'a [SphereCollider],
     /// The self-collision's response force per segment (empty while it is off).
     pub response: &'a [Vec3],
+    /// Per segment: P1 of Eq. 5.2, the weight of its own forces (empty while self-collision
+    /// is off: 1 everywhere).
+    pub original: &'a [f32],
     /// The self-collision's springs on each leaf, about its attachment (empty while it is off).
     pub leaf_turns: &'a [LeafTurn],
     /// Per leaf, its blade's clearance from its own twig (empty while self-collision does not
@@ -110,9 +113,10 @@ pub(super) fn forces(
             transfer += load.get(ch as usize).load;
         }
         let response = c.response.get(i).copied().unwrap_or(Vec3::ZERO);
+        let p1 = c.original.get(i).copied().unwrap_or(1.0);
         load.set(
             i,
-            kernels::stem_forces(st, d, rest, f_w, transfer, k_t, response, compensate),
+            kernels::stem_forces(st, d, rest, f_w, transfer, k_t, (response, p1), compensate),
         );
     }
 }
@@ -136,7 +140,9 @@ pub(super) fn motion(
         let st = &c.statics.stem[i];
         let q = orient.get(i);
         let d = segment_axis(q);
-        let w = kernels::angular_velocity(sp.omega, load[i - load0].acc, st.w2, c.keep, dt, d);
+        // Eq. 5.2's P1 on the restoration's implicit part too.
+        let p1 = c.original.get(i).copied().unwrap_or(1.0);
+        let w = kernels::angular_velocity(sp.omega, load[i - load0].acc, st.w2 * p1, c.keep, dt, d);
         let p = s.parent[i];
         let (parent_turn, b) = if p == NO_PARENT {
             (Quat::IDENTITY, c.statics.rest_base[i])

@@ -283,6 +283,20 @@ fn bad_settings_are_refused_naming_the_setting() {
             "leaf frequency",
         ),
         (ChenParams { gravity: -9.81, ..good }, "gravity"),
+        (
+            ChenParams {
+                response_weights: (1.5, 1.0),
+                ..good
+            },
+            "response weight P1",
+        ),
+        (
+            ChenParams {
+                response_weights: (1.0, f32::NAN),
+                ..good
+            },
+            "response weight P2",
+        ),
     ];
     for (p, name) in cases {
         let e = ChenModel::new(f.clone(), p).err().expect(name).to_string();
