@@ -215,7 +215,7 @@ fn a_pairs_force_is_passed_on_to_its_common_ancestor() {
         .with_transfer(&forest, (p1, p2))
         .unwrap();
     let n = forest.segment_count();
-    let mut run = |sc: &mut SelfCollision| {
+    let run = |sc: &mut SelfCollision| {
         let mut forces = vec![Vec3::ZERO; n];
         sc.step(&jobs, &forest, &rest, 1.0 / 60.0, &mut forces);
         let mut forces = vec![Vec3::ZERO; n];
