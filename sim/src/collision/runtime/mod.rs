@@ -696,19 +696,10 @@ impl SelfCollision {
                 return Err(SimError::param(name, w, "allowed: 0 to 1"));
             }
         }
-        let parent = forest.seg.parent.clone();
-        let mut depth = vec![0u32; parent.len()];
-        for i in 0..parent.len() {
-            // Parents come before their children.
-            if parent[i] != NO_PARENT {
-                depth[i] = depth[parent[i] as usize] + 1;
-            }
-        }
         self.transfer = Some(Transfer {
             p1,
             p2,
-            parent,
-            depth,
+            depth: forest.depths(),
             paths: [Vec::new(), Vec::new()],
         });
         Ok(self)
@@ -1036,7 +1027,7 @@ impl SelfCollision {
         for (_, _, answer) in &chunks {
             for s in &answer.springs {
                 match &mut self.transfer {
-                    Some(t) => t.pass_on(s.seg, s.force, forces, &mut self.original),
+                    Some(t) => t.pass_on(&forest.seg.parent, (s.seg, s.force), forces, &mut self.original),
                     None => {
                         forces[s.seg[0] as usize] += s.force;
                         forces[s.seg[1] as usize] -= s.force;
@@ -1300,23 +1291,23 @@ struct Spring {
     deep: f32,
 }
 
-/// Eq. 5.2's weights and what passing a pair's force on to its common ancestor needs: the
-/// forest's parents, each segment's depth below its tree's root, and two scratch paths.
+/// Eq. 5.2's weights and what passing a pair's force on to its common ancestor needs: each
+/// segment's depth below its tree's root (`Forest::depths`) and two scratch paths.
 struct Transfer {
     p1: f32,
     p2: f32,
-    parent: Vec<u32>,
     depth: Vec<u32>,
     paths: [Vec<u32>; 2],
 }
 
 impl Transfer {
     /// Adds `force` on the first of `seg` and its opposite on the second, each along the
-    /// path from its segment to the two's common ancestor (that excluded), weighted (Chen
-    /// 2011 Fig. 5.3 and Eq. 5.2): h steps up a path of n, P2·(1 − h/n) of the force, and the
-    /// segment's original forces' weight at most P1 + (1 − P1)·h/n in `original`.
-    fn pass_on(&mut self, seg: [u32; 2], force: Vec3, forces: &mut [Vec3], original: &mut [f32]) {
-        let (parent, depth) = (&self.parent, &self.depth);
+    /// path (up the forest's `parent`s) from its segment to the two's common ancestor (that
+    /// excluded), weighted (Chen 2011 Fig. 5.3 and Eq. 5.2): h steps up a path of n,
+    /// P2·(1 − h/n) of the force, and the segment's original forces' weight at most
+    /// P1 + (1 − P1)·h/n in `original`.
+    fn pass_on(&mut self, parent: &[u32], (seg, force): ([u32; 2], Vec3), forces: &mut [Vec3], original: &mut [f32]) {
+        let depth = &self.depth;
         let [pa, pb] = &mut self.paths;
         pa.clear();
         pb.clear();

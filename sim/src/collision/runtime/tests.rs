@@ -8,11 +8,15 @@ fn at_rest(skel: &Skeleton) -> (Forest, Pose) {
     (forest, rest)
 }
 
-/// The segment of `forest` that starts at `p` in `rest`.
-fn segment_at(forest: &Forest, rest: &Pose, p: Vec3) -> usize {
-    (0..forest.segment_count())
-        .find(|&i| (rest.base[i] - p).length() < 1e-4)
-        .unwrap()
+/// The lower and the upper branch's outer segments of `skeleton()`'s forest, found by where
+/// they start in `rest`.
+fn outer_segments(forest: &Forest, rest: &Pose) -> (usize, usize) {
+    let at = |p: Vec3| {
+        (0..forest.segment_count())
+            .find(|&i| (rest.base[i] - p).length() < 1e-4)
+            .unwrap()
+    };
+    (at(Vec3::new(1.0, 1.0, 0.0)), at(Vec3::new(1.0, 2.0, 0.0)))
 }
 
 /// `rest` with segment `upper` (the upper branch's outer segment) swung down until its tip
@@ -60,15 +64,9 @@ fn a_pair_pushed_together_is_pushed_apart() {
     sc.step(&jobs, &forest, &rest, 1.0 / 60.0, &mut forces);
     assert!(forces.iter().all(|f| *f == Vec3::ZERO), "{forces:?}");
     assert!(sc.stats().counted && sc.stats().close_pairs == 0);
-    // Find the two outer segments by where they start.
-    let at = |p: Vec3| segment_at(&forest, &rest, p);
-    let (lower, upper) = (at(Vec3::new(1.0, 1.0, 0.0)), at(Vec3::new(1.0, 2.0, 0.0)));
-    // Swing the upper one down until its tip is 2 cm above the lower one's axis.
-    let mut pose = rest.clone();
-    let l = forest.seg.length[upper];
-    let drop = rest.base[upper].y - 1.02;
-    let dir = Vec3::new((l * l - drop * drop).sqrt(), -drop, 0.0).normalize();
-    pose.orient[upper] = Quat::from_rotation_arc(Vec3::Y, dir);
+    // Swing the upper outer segment down until its tip is 2 cm above the lower one's axis.
+    let (lower, upper) = outer_segments(&forest, &rest);
+    let pose = swung_down(&forest, &rest, upper, 0.02);
     let mut forces = vec![Vec3::ZERO; forest.segment_count()];
     sc.step(&jobs, &forest, &pose, 1.0 / 60.0, &mut forces);
     let s = sc.stats();
@@ -96,8 +94,7 @@ fn a_held_pair_pushes_harder_while_it_stays_inside() {
     let (forest, rest) = at_rest(&skel);
     let jobs = JobSystem::new(1).unwrap();
     let params = SelfCollisionParams::default();
-    let at = |p: Vec3| segment_at(&forest, &rest, p);
-    let upper = at(Vec3::new(1.0, 2.0, 0.0));
+    let (_, upper) = outer_segments(&forest, &rest);
     let swung = |gap: f32| swung_down(&forest, &rest, upper, gap);
     // Prisms of 2 cm radius: 2 cm apart they are inside their radii, 5 cm apart outside
     // them but within their rest length (radii and skins).
@@ -138,8 +135,7 @@ fn held_forces_stop_at_their_caps() {
     let (forest, rest) = at_rest(&skel);
     let jobs = JobSystem::new(1).unwrap();
     let params = SelfCollisionParams::default();
-    let at = |p: Vec3| segment_at(&forest, &rest, p);
-    let (lower, upper) = (at(Vec3::new(1.0, 1.0, 0.0)), at(Vec3::new(1.0, 2.0, 0.0)));
+    let (lower, upper) = outer_segments(&forest, &rest);
     let pressed = swung_down(&forest, &rest, upper, 0.02);
     let n = forest.segment_count();
     let mut plain = SelfCollision::new(&forest, &rest, params).unwrap();
@@ -200,8 +196,7 @@ fn a_pairs_force_is_passed_on_to_its_common_ancestor() {
     let (forest, rest) = at_rest(&skel);
     let jobs = JobSystem::new(1).unwrap();
     let params = SelfCollisionParams::default();
-    let at = |p: Vec3| segment_at(&forest, &rest, p);
-    let (lower, upper) = (at(Vec3::new(1.0, 1.0, 0.0)), at(Vec3::new(1.0, 2.0, 0.0)));
+    let (lower, upper) = outer_segments(&forest, &rest);
     // Up the tree from each: the branches' first segments, the trunk's two.
     let up = |i: usize| forest.seg.parent[i] as usize;
     let (upper_branch, lower_branch) = (up(upper), up(lower));
@@ -313,13 +308,8 @@ fn a_piece_broken_off_takes_no_part() {
     let (forest, rest) = at_rest(&skel);
     let jobs = JobSystem::new(1).unwrap();
     let mut sc = SelfCollision::new(&forest, &rest, SelfCollisionParams::default()).unwrap();
-    let at = |p: Vec3| segment_at(&forest, &rest, p);
-    let upper = at(Vec3::new(1.0, 2.0, 0.0));
-    let mut pose = rest.clone();
-    let l = forest.seg.length[upper];
-    let drop = rest.base[upper].y - 1.02;
-    let dir = Vec3::new((l * l - drop * drop).sqrt(), -drop, 0.0).normalize();
-    pose.orient[upper] = Quat::from_rotation_arc(Vec3::Y, dir);
+    let (_, upper) = outer_segments(&forest, &rest);
+    let pose = swung_down(&forest, &rest, upper, 0.02);
     let dt = 1.0 / 60.0;
     for (attached, answers) in [(false, false), (true, true)] {
         sc.set_attached(&forest, |i| attached || i != upper);

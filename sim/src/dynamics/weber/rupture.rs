@@ -131,6 +131,16 @@ pub fn grown_moments(forest: &Forest, base: &[Vec3], orient: &[Quat]) -> Vec<f32
     (0..n).map(|i| (first[i] - base[i] * sum[i]).length()).collect()
 }
 
+/// The moment joint `i` holds at rest \[N·m\]: its spring's pre-stress, k·|shape − R|.
+fn rest_moment(forest: &Forest, i: usize) -> f32 {
+    let s = &forest.seg;
+    s.stiffness[i]
+        * (0..2)
+            .map(|k| (s.shape[k][i] - s.rest[k][i]).powi(2))
+            .sum::<f32>()
+            .sqrt()
+}
+
 /// Per joint, the squared bend (M_limit/k)² beyond which it breaks (a root: uproots), from the
 /// material's modulus of rupture and anchorage; a joint's rupture moment is at least its
 /// wind-grown moment `grown[i]` ([`grown_moments`]).
@@ -143,12 +153,7 @@ pub(super) fn limits(forest: &Forest, grown: &[f32]) -> Vec<f32> {
         let r = tree.segments.start as usize..tree.segments.end as usize;
         let tree_mass: f32 = s.mass[r.clone()].iter().sum();
         for i in r {
-            // What the joint holds at rest, the spring's pre-stress k·|shape - R|.
-            let held = s.stiffness[i]
-                * (0..2)
-                    .map(|k| (s.shape[k][i] - s.rest[k][i]).powi(2))
-                    .sum::<f32>()
-                    .sqrt();
+            let held = rest_moment(forest, i);
             let moment = if s.parent[i] == NO_PARENT {
                 m.anchorage_moment(tree_mass)
             } else {
@@ -181,14 +186,7 @@ pub const HOLD_SHARE: f32 = 0.25;
 pub(super) fn hold_caps(forest: &Forest, pose: &Pose, limit: &[f32], share: f32) -> Vec<f32> {
     let s = &forest.seg;
     let spare: Vec<f32> = (0..forest.segment_count())
-        .map(|i| {
-            let held = s.stiffness[i]
-                * (0..2)
-                    .map(|k| (s.shape[k][i] - s.rest[k][i]).powi(2))
-                    .sum::<f32>()
-                    .sqrt();
-            (share * (s.stiffness[i] * limit[i].sqrt() - held)).max(0.0)
-        })
+        .map(|i| (share * (s.stiffness[i] * limit[i].sqrt() - rest_moment(forest, i))).max(0.0))
         .collect();
     (0..forest.segment_count())
         .map(|i| {
